@@ -1,0 +1,40 @@
+import { attempt, LatchError, type Result } from '../errors.ts';
+import type { ResumeVote } from '../messages/killSwitch.ts';
+import type { PairedCredential } from '../webauthn/pairedCredential.ts';
+import { verifyAssertion } from '../webauthn/verifyAssertion.ts';
+import { resumeChallenge } from './resumeChallenge.ts';
+
+export interface VoteExpectation {
+  fleet: string;
+  /** The epoch of the freeze now in force. */
+  epoch: number;
+  origins: readonly string[];
+  rpId: string;
+}
+
+/**
+ * Verifies one vote to resume. Counting distinct devices toward the quorum is the caller's job:
+ * a device that votes twice is still one vote.
+ */
+export function verifyResumeVote(
+  vote: ResumeVote,
+  expected: VoteExpectation,
+  credential: PairedCredential | undefined,
+): Promise<Result<{ device: string; counter: number }>> {
+  return attempt(async () => {
+    // Said plainly before the challenge would say it anyway: votes die with their freeze.
+    if (vote.fleet !== expected.fleet || vote.epoch !== expected.epoch) {
+      throw new LatchError('stale_epoch', 'the vote is for another freeze');
+    }
+    const challenge = await resumeChallenge(expected);
+    const { counter } = await verifyAssertion(
+      vote.assertion,
+      { challenge, origins: expected.origins, rpId: expected.rpId },
+      credential,
+    );
+    if (credential!.device !== vote.device) {
+      throw new LatchError('device_mismatch', 'the passkey belongs to another device');
+    }
+    return { device: vote.device, counter };
+  });
+}

@@ -1,0 +1,69 @@
+import { f, type Infer } from '../schema/index.ts';
+import { capabilityTokenSchema } from './approvals.ts';
+import { denyEnvelopeSchema, freezeEnvelopeSchema } from './envelopes.ts';
+import { fleetStateSchema, resumeVoteSchema } from './killSwitch.ts';
+import { pairingCompletionSchema } from './pairing.ts';
+import { LIMITS } from './limits.ts';
+
+/**
+ * Relay → daemon, over the daemon's WebSocket. The relay forwards what phones sent; the daemon
+ * verifies approvals and resume votes itself, and honours denies and freezes in any case.
+ */
+export const hostEventSchema = f.variant('type', {
+  state: f.object({ v: f.version(), type: f.literal('state'), state: fleetStateSchema }),
+  approved: f.object({
+    v: f.version(),
+    type: f.literal('approved'),
+    requestId: f.id(),
+    token: capabilityTokenSchema,
+    at: f.timestamp(),
+  }),
+  denied: f.object({
+    v: f.version(),
+    type: f.literal('denied'),
+    requestId: f.id(),
+    envelope: denyEnvelopeSchema,
+    at: f.timestamp(),
+  }),
+  expired: f.object({ v: f.version(), type: f.literal('expired'), requestId: f.id(), at: f.timestamp() }),
+  frozen: f.object({
+    v: f.version(),
+    type: f.literal('frozen'),
+    epoch: f.integer(0, Number.MAX_SAFE_INTEGER),
+    envelope: freezeEnvelopeSchema,
+    at: f.timestamp(),
+  }),
+  resumed: f.object({
+    v: f.version(),
+    type: f.literal('resumed'),
+    epoch: f.integer(0, Number.MAX_SAFE_INTEGER),
+    votes: f.array(resumeVoteSchema, LIMITS.votesPerEpoch),
+    at: f.timestamp(),
+  }),
+  paired: f.object({ v: f.version(), type: f.literal('paired'), completion: pairingCompletionSchema }),
+});
+export type HostEvent = Infer<typeof hostEventSchema>;
+
+/** RFC 8291 leaves 3993 bytes of plaintext in a 4096-byte push message. */
+export const MAX_PUSH_PAYLOAD_BYTES = 3993;
+
+/**
+ * Relay → phone, inside an encrypted Web Push message. It carries the request's sealed box when
+ * it fits, so the notification can show the command; otherwise the id alone, and the app fetches.
+ */
+export const pushMessageSchema = f.variant('type', {
+  request: f.object({
+    v: f.version(),
+    type: f.literal('request'),
+    fleet: f.id(),
+    requestId: f.id(),
+    box: f.optional(f.base64url(1, LIMITS.sealedBoxBytes)),
+  }),
+  summary: f.object({
+    v: f.version(),
+    type: f.literal('summary'),
+    fleet: f.id(),
+    pending: f.integer(0, Number.MAX_SAFE_INTEGER),
+  }),
+});
+export type PushMessage = Infer<typeof pushMessageSchema>;

@@ -1,0 +1,50 @@
+import { f, type Infer } from '../schema/index.ts';
+import { digest, p256PublicKey, pushSubscriptionSchema } from './common.ts';
+import { LIMITS } from './limits.ts';
+
+/**
+ * Daemon → relay → phone. The relay stores it and hands it to whoever presents `offerToken`;
+ * `offerMac`, keyed by the QR secret the relay never sees, lets the phone trust `hostKey`.
+ */
+export const pairingOfferSchema = f.object({
+  v: f.version(),
+  fleet: f.id(),
+  host: f.id(),
+  hostName: f.text(LIMITS.nameBytes),
+  offerId: f.id(),
+  hostKey: p256PublicKey(),
+  offerToken: digest(),
+  exp: f.timestamp(),
+  offerMac: digest(),
+});
+export type PairingOffer = Infer<typeof pairingOfferSchema>;
+
+/** What a phone brings to a fleet: its keys, named by the device id derived from `deviceKey`. */
+export const deviceKeysSchema = f.object({
+  id: f.id(),
+  name: f.text(LIMITS.nameBytes),
+  deviceKey: p256PublicKey(),
+  ecdhKey: p256PublicKey(),
+});
+export type DeviceKeys = Infer<typeof deviceKeysSchema>;
+
+/** A passkey's creation (AuthenticatorAttestationResponse), reduced to what the host verifies. */
+export const registrationSchema = f.object({
+  credentialId: f.base64url(1, LIMITS.credentialIdBytes),
+  clientDataJSON: f.base64url(1, LIMITS.clientDataBytes),
+  attestationObject: f.base64url(1, LIMITS.attestationObjectBytes),
+  transports: f.optional(f.array(f.oneOf(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']), 8)),
+});
+export type Registration = Infer<typeof registrationSchema>;
+
+/** Phone → relay → daemon, under a MAC keyed by the QR secret. */
+export const pairingCompletionSchema = f.object({
+  v: f.version(),
+  fleet: f.id(),
+  offerId: f.id(),
+  device: deviceKeysSchema,
+  registration: registrationSchema,
+  push: f.optional(pushSubscriptionSchema),
+  mac: digest(),
+});
+export type PairingCompletion = Infer<typeof pairingCompletionSchema>;

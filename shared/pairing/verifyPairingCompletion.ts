@@ -1,0 +1,89 @@
+import { verifyRegistrationResponse } from '@simplewebauthn/server';
+import { fromBase64url, toBase64url } from '../encoding/base64url.ts';
+import { constantTimeEqual } from '../encoding/bytes.ts';
+import { attempt, LatchError, type Result } from '../errors.ts';
+import { keyId } from '../keys/p256.ts';
+import type { PairingCompletion, PairingOffer } from '../messages/pairing.ts';
+import type { PairedCredential } from '../webauthn/pairedCredential.ts';
+import { derivePairingKeys } from './pairingKeys.ts';
+import { completionMac } from './pairingTranscript.ts';
+import { registrationChallenge } from './registrationChallenge.ts';
+
+/** A phone as a host keeps it after pairing: everything it needs to verify that phone alone. */
+export interface PairedDevice {
+  id: string;
+  name: string;
+  deviceKey: string;
+  ecdhKey: string;
+  credential: PairedCredential;
+}
+
+/**
+ * The host's side of pairing: the completion answers our offer, carries a MAC under our QR
+ * secret (so the relay cannot have changed a byte of it), names the device by its own key, and
+ * holds a passkey created on our origin with user verification.
+ */
+export function verifyPairingCompletion(
+  completion: PairingCompletion,
+  offer: PairingOffer,
+  secret: Uint8Array<ArrayBuffer>,
+  relying: { origins: readonly string[]; rpId: string },
+): Promise<Result<PairedDevice>> {
+  return attempt(async () => {
+    if (completion.fleet !== offer.fleet || completion.offerId !== offer.offerId) {
+      throw new LatchError('context_mismatch', 'the completion answers another offer');
+    }
+
+    const { macKey } = await derivePairingKeys(secret);
+    const expectedMac = fromBase64url(await completionMac(macKey, offer, completion));
+    if (!constantTimeEqual(fromBase64url(completion.mac), expectedMac)) {
+      throw new LatchError('bad_mac', 'the completion was not made with this QR secret');
+    }
+
+    const { device, registration } = completion;
+    if (device.id !== (await keyId(fromBase64url(device.deviceKey)))) {
+      throw new LatchError('device_mismatch', 'the device id is not the id of its key');
+    }
+
+    const challenge = toBase64url(await registrationChallenge(device));
+    let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+    try {
+      verified = await verifyRegistrationResponse({
+        response: {
+          id: registration.credentialId,
+          rawId: registration.credentialId,
+          type: 'public-key',
+          response: {
+            clientDataJSON: registration.clientDataJSON,
+            attestationObject: registration.attestationObject,
+            ...(registration.transports ? { transports: registration.transports } : {}),
+          },
+          clientExtensionResults: {},
+        },
+        expectedChallenge: challenge,
+        expectedOrigin: [...relying.origins],
+        expectedRPID: relying.rpId,
+        requireUserVerification: true,
+      });
+    } catch (error) {
+      throw new LatchError('registration_failed', `the passkey registration does not verify: ${(error as Error).message}`);
+    }
+    if (!verified.verified || verified.registrationInfo.credential.id !== registration.credentialId) {
+      throw new LatchError('registration_failed', 'the passkey registration does not verify');
+    }
+
+    const { credential } = verified.registrationInfo;
+    return {
+      id: device.id,
+      name: device.name,
+      deviceKey: device.deviceKey,
+      ecdhKey: device.ecdhKey,
+      credential: {
+        id: credential.id,
+        publicKey: toBase64url(credential.publicKey),
+        counter: credential.counter,
+        device: device.id,
+      },
+    };
+  });
+}

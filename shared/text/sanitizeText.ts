@@ -1,0 +1,56 @@
+import { isControl, isInvisible, isLoneSurrogate } from './invisibleCharacters.ts';
+
+export interface SanitizeOptions {
+  /** The most UTF-8 bytes the result may have, the ellipsis included. At least 3. */
+  maxBytes: number;
+  /** Keep newline and tab (a command's detail); otherwise they go too (a title). */
+  multiline: boolean;
+}
+
+export interface SanitizedText {
+  text: string;
+  /** True when anything was removed or cut: the app then shows a "text shortened" mark. */
+  changed: boolean;
+}
+
+const ELLIPSIS = '…';
+const ELLIPSIS_BYTES = 3;
+
+/**
+ * Cleans a string from an agent before anyone sees or signs it (design.md, "Hard rules"):
+ * removes controls, bidi and zero-width characters, tags and lone surrogates, then cuts to
+ * `maxBytes` at a whole code point and ends with "…". Idempotent: cleaning clean text changes
+ * nothing, which is how the wire parsers tell clean text from unclean.
+ */
+export function sanitizeText(text: string, options: SanitizeOptions): SanitizedText {
+  const kept: string[] = [];
+  let removed = false;
+  for (const character of text) {
+    const codePoint = character.codePointAt(0)!;
+    const allowedWhitespace = options.multiline && (character === '\n' || character === '\t');
+    if ((isControl(codePoint) && !allowedWhitespace) || isInvisible(codePoint) || isLoneSurrogate(codePoint)) {
+      removed = true;
+    } else {
+      kept.push(character);
+    }
+  }
+  const { text: cut, truncated } = cutToBytes(kept, options.maxBytes);
+  return { text: cut, changed: removed || truncated };
+}
+
+function cutToBytes(characters: string[], maxBytes: number): { text: string; truncated: boolean } {
+  let bytes = 0;
+  let fitsWithEllipsis = 0; // how many characters fit while leaving room for "…"
+  for (let i = 0; i < characters.length; i++) {
+    bytes += utf8Width(characters[i]!.codePointAt(0)!);
+    if (bytes <= maxBytes - ELLIPSIS_BYTES) fitsWithEllipsis = i + 1;
+    if (bytes > maxBytes) {
+      return { text: characters.slice(0, fitsWithEllipsis).join('') + ELLIPSIS, truncated: true };
+    }
+  }
+  return { text: characters.join(''), truncated: false };
+}
+
+function utf8Width(codePoint: number): number {
+  return codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4;
+}
