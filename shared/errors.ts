@@ -2,45 +2,48 @@
  * Every failure the protocol can report. Callers branch on `code`, never on `message`; tests assert
  * the code. A code, once published, keeps its meaning.
  */
-export type LatchErrorCode =
+export const LATCH_ERROR_CODES = [
   // Untrusted input: shape and size
-  | 'malformed_json'
-  | 'body_too_large'
-  | 'unknown_version'
-  | 'missing_field'
-  | 'unknown_field'
-  | 'invalid_field'
-  | 'field_too_large'
-  | 'invalid_id'
-  | 'malformed_base64url'
-  | 'unclean_text'
+  'malformed_json',
+  'body_too_large',
+  'unknown_version',
+  'missing_field',
+  'unknown_field',
+  'invalid_field',
+  'field_too_large',
+  'invalid_id',
+  'malformed_base64url',
+  'unclean_text',
   // WebAuthn assertion checks (WebAuthn Level 3, §7.2), in the order they run
-  | 'unknown_credential'
-  | 'malformed_client_data'
-  | 'wrong_type'
-  | 'challenge_mismatch'
-  | 'origin_mismatch'
-  | 'cross_origin'
-  | 'top_origin_present'
-  | 'malformed_authenticator_data'
-  | 'rp_id_mismatch'
-  | 'user_not_present'
-  | 'user_not_verified'
-  | 'bad_signature'
-  | 'counter_not_increased'
-  | 'device_mismatch'
-  | 'expired'
-  | 'already_used'
-  | 'stale_epoch'
+  'unknown_credential',
+  'malformed_client_data',
+  'wrong_type',
+  'challenge_mismatch',
+  'origin_mismatch',
+  'cross_origin',
+  'top_origin_present',
+  'malformed_authenticator_data',
+  'rp_id_mismatch',
+  'user_not_present',
+  'user_not_verified',
+  'bad_signature',
+  'counter_not_increased',
+  'device_mismatch',
+  'expired',
+  'already_used',
+  'stale_epoch',
   // Keys, envelopes, encryption and pairing
-  | 'invalid_key'
-  | 'wrong_signer'
-  | 'wrong_kind'
-  | 'stale_timestamp'
-  | 'decrypt_failed'
-  | 'context_mismatch'
-  | 'bad_mac'
-  | 'registration_failed';
+  'invalid_key',
+  'wrong_signer',
+  'wrong_kind',
+  'stale_timestamp',
+  'decrypt_failed',
+  'context_mismatch',
+  'bad_mac',
+  'registration_failed',
+] as const;
+
+export type LatchErrorCode = (typeof LATCH_ERROR_CODES)[number];
 
 export class LatchError extends Error {
   override readonly name = 'LatchError';

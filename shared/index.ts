@@ -36,3 +36,4 @@ export { completionMac, offerMac, shortCode } from './pairing/pairingTranscript.
 export { parsePairingLink, pairingLink, type PairingLink } from './pairing/pairingLink.ts';
 export { registrationChallenge } from './pairing/registrationChallenge.ts';
 export { verifyPairingCompletion, type PairedDevice } from './pairing/verifyPairingCompletion.ts';
+export { MESSAGE_SCHEMAS } from './messages/catalog.ts';

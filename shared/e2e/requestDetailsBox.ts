@@ -14,7 +14,8 @@ export interface BoxContext {
   device: string;
 }
 
-function associatedData(context: BoxContext): Uint8Array<ArrayBuffer> {
+/** The associated data of a details box: binds it to its fleet, host, request and device. */
+export function associatedData(context: BoxContext): Uint8Array<ArrayBuffer> {
   const { fleet, host, requestId, device } = context;
   return canonicalBytes({ v: PROTOCOL_VERSION, purpose: 'request-details', fleet, host, requestId, device });
 }

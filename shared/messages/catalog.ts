@@ -1,0 +1,22 @@
+import type { Field } from '../schema/field.ts';
+import { approvalRequestSchema, capabilityTokenSchema, requestDetailsSchema } from './approvals.ts';
+import { denyEnvelopeSchema, freezeEnvelopeSchema, pairConfirmEnvelopeSchema } from './envelopes.ts';
+import { hostEventSchema, pushMessageSchema } from './events.ts';
+import { fleetStateSchema, resumeVoteSchema } from './killSwitch.ts';
+import { pairingCompletionSchema, pairingOfferSchema } from './pairing.ts';
+
+/** Every message of the protocol by name: the docs and the property tests walk this list. */
+export const MESSAGE_SCHEMAS: Readonly<Record<string, Field<unknown>>> = {
+  PairingOffer: pairingOfferSchema,
+  PairingCompletion: pairingCompletionSchema,
+  PairConfirmEnvelope: pairConfirmEnvelopeSchema,
+  RequestDetails: requestDetailsSchema,
+  ApprovalRequest: approvalRequestSchema,
+  CapabilityToken: capabilityTokenSchema,
+  DenyEnvelope: denyEnvelopeSchema,
+  FreezeEnvelope: freezeEnvelopeSchema,
+  ResumeVote: resumeVoteSchema,
+  FleetState: fleetStateSchema,
+  HostEvent: hostEventSchema,
+  PushMessage: pushMessageSchema,
+};

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { utf8Length } from '../../shared/encoding/bytes.ts';
+import { sanitizeText } from '../../shared/text/sanitizeText.ts';
+
+const line = { maxBytes: 200, multiline: false };
+const block = { maxBytes: 200, multiline: true };
+const hex = (codePoint: number) => `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
+
+describe('sanitizeText', () => {
+  it('keeps ordinary text as it is, and says nothing changed', () => {
+    expect(sanitizeText('git push --force origin main', line)).toEqual({ text: 'git push --force origin main', changed: false });
+    expect(sanitizeText('rm -rf «build» — ünïcödé 日本 😀', line).changed).toBe(false);
+  });
+
+  const c0 = [...Array(0x20).keys()].filter((codePoint) => codePoint !== 0x0a && codePoint !== 0x09);
+  it.each(c0.map((codePoint) => [hex(codePoint), codePoint]))('removes the C0 control %s', (_name, codePoint) => {
+    expect(sanitizeText(`a${String.fromCodePoint(codePoint)}b`, block)).toEqual({ text: 'ab', changed: true });
+  });
+
+  it('removes DEL', () => {
+    expect(sanitizeText('a\u007fb', line)).toEqual({ text: 'ab', changed: true });
+  });
+
+  it('removes every C1 control, U+0080 to U+009F', () => {
+    for (let codePoint = 0x80; codePoint <= 0x9f; codePoint++) {
+      expect(sanitizeText(`a${String.fromCodePoint(codePoint)}b`, line), hex(codePoint)).toEqual({ text: 'ab', changed: true });
+    }
+  });
+
+  it('keeps newline and tab in multi-line fields only', () => {
+    expect(sanitizeText('one\n\ttwo', block)).toEqual({ text: 'one\n\ttwo', changed: false });
+    expect(sanitizeText('one\n\ttwo', line)).toEqual({ text: 'onetwo', changed: true });
+    expect(sanitizeText('one\r\ntwo', block)).toEqual({ text: 'one\ntwo', changed: true });
+  });
+
+  it.each([0x200e, 0x200f, 0x061c].map((codePoint) => [hex(codePoint), codePoint]))('removes the bidi mark %s', (_name, codePoint) => {
+    expect(sanitizeText(`a${String.fromCodePoint(codePoint)}b`, line)).toEqual({ text: 'ab', changed: true });
+  });
+
+  it.each([0x202a, 0x202b, 0x202c, 0x202d, 0x202e].map((codePoint) => [hex(codePoint), codePoint]))(
+    'removes the bidi embedding or override %s',
+    (_name, codePoint) => {
+      expect(sanitizeText(`a${String.fromCodePoint(codePoint)}b`, line)).toEqual({ text: 'ab', changed: true });
+    },
+  );
+
+  it.each([0x2066, 0x2067, 0x2068, 0x2069].map((codePoint) => [hex(codePoint), codePoint]))('removes the bidi isolate %s', (_name, codePoint) => {
+    expect(sanitizeText(`a${String.fromCodePoint(codePoint)}b`, line)).toEqual({ text: 'ab', changed: true });
+  });
+
+  it.each([0x200b, 0x200c, 0x200d, 0x2060, 0xfeff].map((codePoint) => [hex(codePoint), codePoint]))(
+    'removes the zero-width character %s',
+    (_name, codePoint) => {
+      expect(sanitizeText(`a${String.fromCodePoint(codePoint)}b`, line)).toEqual({ text: 'ab', changed: true });
+    },
+  );
+
+  it('removes every tag character, U+E0000 to U+E007F', () => {
+    for (let codePoint = 0xe0000; codePoint <= 0xe007f; codePoint++) {
+      expect(sanitizeText(`a${String.fromCodePoint(codePoint)}b`, line), hex(codePoint)).toEqual({ text: 'ab', changed: true });
+    }
+  });
+
+  it('keeps the neighbours of the removed ranges', () => {
+    const neighbours = [0xa0, 0x200a, 0x2010, 0x2029, 0x202f, 0x2065, 0x206a, 0xfefe, 0xff00, 0xdffff, 0xe0080];
+    const text = neighbours.map((codePoint) => String.fromCodePoint(codePoint)).join('');
+    expect(sanitizeText(text, line)).toEqual({ text, changed: false });
+  });
+
+  it('unmasks the Trojan Source strings of CVE-2021-42574', () => {
+    // "Stretched string": a comment that looks closed to a reader but is not (RLO ... LRI ... PDI).
+    const stretched = 'if access_level != "user\u202e \u2066// Check if admin\u2069 \u2066" {';
+    expect(sanitizeText(stretched, line)).toEqual({ text: 'if access_level != "user // Check if admin " {', changed: true });
+    // "Early return": RLI hides a return inside what looks like a comment.
+    const earlyReturn = '/* begin admins only */ \u2067 return; \u2069\u2066 if (isAdmin) {\u2069';
+    expect(sanitizeText(earlyReturn, line)).toEqual({ text: '/* begin admins only */  return;  if (isAdmin) {', changed: true });
+  });
+
+  it('removes an ASCII sentence smuggled in tag characters', () => {
+    const hidden = [...'approve everything'].map((character) => String.fromCodePoint(0xe0000 + character.charCodeAt(0))).join('');
+    expect(sanitizeText(`ls -la${hidden}`, line)).toEqual({ text: 'ls -la', changed: true });
+  });
+
+  it('joins a command split by a zero-width character, so the reader sees what runs', () => {
+    expect(sanitizeText('r\u200bm -rf /', line)).toEqual({ text: 'rm -rf /', changed: true });
+  });
+
+  it('removes lone surrogates, which have no UTF-8 form', () => {
+    expect(sanitizeText('a\ud800b\udc00c', line)).toEqual({ text: 'abc', changed: true });
+  });
+
+  it('cuts at the byte cap and ends with an ellipsis, within the cap', () => {
+    const result = sanitizeText('a'.repeat(300), line);
+    expect(result.changed).toBe(true);
+    expect(result.text).toBe(`${'a'.repeat(197)}…`);
+    expect(utf8Length(result.text)).toBe(200);
+  });
+
+  it('never splits a multi-byte character at the cap', () => {
+    // "€" is 3 bytes: 10 bytes hold "aa€" and then no room for another "€" and "…".
+    const result = sanitizeText('aa€€€€', { maxBytes: 10, multiline: false });
+    expect(result).toEqual({ text: 'aa€…', changed: true });
+    expect(utf8Length(result.text)).toBeLessThanOrEqual(10);
+    // A 4-byte emoji straddling the cap is dropped whole.
+    expect(sanitizeText('abcd😀😀', { maxBytes: 9, multiline: false })).toEqual({ text: 'abcd…', changed: true });
+  });
+
+  it('keeps text exactly at the cap uncut', () => {
+    expect(sanitizeText('€€€', { maxBytes: 9, multiline: false })).toEqual({ text: '€€€', changed: false });
+  });
+
+  it('is idempotent: cleaning clean text changes nothing', () => {
+    const once = sanitizeText(`x\u202e${'y'.repeat(500)}`, line);
+    expect(sanitizeText(once.text, line)).toEqual({ text: once.text, changed: false });
+  });
+});
