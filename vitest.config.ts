@@ -22,6 +22,8 @@ export default defineConfig({
         test: {
           name: 'workerd',
           include: ['tests/shared/**/*.test.ts'],
+          // *.node.test.ts read files from disk, which a Worker cannot.
+          exclude: ['**/*.node.test.ts'],
         },
       },
     ],

@@ -19,13 +19,22 @@ export * from './messages/events.ts';
 export { exportPublicKey, generateEcdhKeyPair, generateSigningKeyPair, keyId } from './keys/p256.ts';
 export { signEnvelope } from './envelopes/signEnvelope.ts';
 export { verifyEnvelope, type EnvelopeExpectation } from './envelopes/verifyEnvelope.ts';
-export { DEVICE_AUTH_HEADERS, DEVICE_AUTH_MAX_SKEW_MS, signDeviceRequest, verifyDeviceRequest } from './device-auth/deviceRequest.ts';
+export {
+  DEVICE_AUTH_HEADERS,
+  DEVICE_AUTH_MAX_SKEW_MS,
+  signDeviceRequest,
+  verifyDeviceRequest,
+} from './device-auth/deviceRequest.ts';
 export { openRequestDetails, sealRequestDetails, type BoxContext } from './e2e/requestDetailsBox.ts';
 
 export { approvalChallenge, type ApprovalBinding } from './approvals/approvalChallenge.ts';
 export { requestHash } from './approvals/requestHash.ts';
 export { MemorySingleUseStore, type SingleUseStore } from './approvals/singleUseStore.ts';
-export { verifyCapabilityToken, type TokenExpectation, type VerifiedToken } from './approvals/verifyCapabilityToken.ts';
+export {
+  verifyCapabilityToken,
+  type TokenExpectation,
+  type VerifiedToken,
+} from './approvals/verifyCapabilityToken.ts';
 export type { PairedCredential } from './webauthn/pairedCredential.ts';
 
 export { resumeChallenge } from './kill-switch/resumeChallenge.ts';

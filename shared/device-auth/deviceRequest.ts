@@ -26,7 +26,15 @@ export interface DeviceRequest {
 
 async function signingBytes(request: DeviceRequest, device: string, ts: number, nonce: string) {
   const bodyHash = toBase64url(await sha256(request.body));
-  return canonicalBytes({ v: PROTOCOL_VERSION, method: request.method.toUpperCase(), path: request.path, bodyHash, ts, nonce, device });
+  return canonicalBytes({
+    v: PROTOCOL_VERSION,
+    method: request.method.toUpperCase(),
+    path: request.path,
+    bodyHash,
+    ts,
+    nonce,
+    device,
+  });
 }
 
 /** Signs method, path, body hash, time and a fresh nonce; returns the headers to send. */
@@ -64,7 +72,9 @@ export interface VerifiedDeviceRequest {
 export function verifyDeviceRequest(
   request: DeviceRequest,
   headers: { get(name: string): string | null },
-  lookupKey: (device: string) => Uint8Array<ArrayBuffer> | undefined | Promise<Uint8Array<ArrayBuffer> | undefined>,
+  lookupKey: (
+    device: string,
+  ) => Uint8Array<ArrayBuffer> | undefined | Promise<Uint8Array<ArrayBuffer> | undefined>,
   now: number = Date.now(),
 ): Promise<Result<VerifiedDeviceRequest>> {
   return attempt(async () => {

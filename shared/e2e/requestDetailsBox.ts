@@ -25,7 +25,12 @@ export async function sealRequestDetails(
   details: RequestDetails,
   device: { id: string; ecdhKey: string },
 ): Promise<string> {
-  const context = { fleet: details.fleet, host: details.host, requestId: details.requestId, device: device.id };
+  const context = {
+    fleet: details.fleet,
+    host: details.host,
+    requestId: details.requestId,
+    device: device.id,
+  };
   const box = await seal(canonicalBytes(details), fromBase64url(device.ecdhKey), associatedData(context));
   return toBase64url(box);
 }
@@ -39,7 +44,12 @@ export function openRequestDetails(
   return attempt(async () => {
     let plaintext: Uint8Array<ArrayBuffer>;
     try {
-      plaintext = await open(fromBase64url(box), recipient.privateKey, recipient.publicKeyRaw, associatedData(context));
+      plaintext = await open(
+        fromBase64url(box),
+        recipient.privateKey,
+        recipient.publicKeyRaw,
+        associatedData(context),
+      );
     } catch (error) {
       if (error instanceof LatchError && error.code === 'malformed_base64url') {
         throw new LatchError('decrypt_failed', 'the box is not base64url');
@@ -49,7 +59,11 @@ export function openRequestDetails(
     const parsed = parseJson(requestDetailsSchema, plaintext);
     if (!parsed.ok) throw parsed.error;
     const details = parsed.value;
-    if (details.fleet !== context.fleet || details.host !== context.host || details.requestId !== context.requestId) {
+    if (
+      details.fleet !== context.fleet ||
+      details.host !== context.host ||
+      details.requestId !== context.requestId
+    ) {
       throw new LatchError('context_mismatch', 'the details are for another request');
     }
     return details;

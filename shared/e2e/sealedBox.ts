@@ -24,7 +24,9 @@ async function boxKey(
   recipientRaw: Uint8Array,
   usage: 'encrypt' | 'decrypt',
 ): Promise<CryptoKey> {
-  const shared = await crypto.subtle.deriveBits({ name: 'ECDH', public: publicKey }, privateKey, 256);
+  // A variable, not a literal: workerd's typings spell the member `$public`, the DOM's `public`.
+  const ecdh = { name: 'ECDH', public: publicKey };
+  const shared = await crypto.subtle.deriveBits(ecdh, privateKey, 256);
   const ikm = await crypto.subtle.importKey('raw', shared, 'HKDF', false, ['deriveKey']);
   return crypto.subtle.deriveKey(
     { name: 'HKDF', hash: 'SHA-256', salt: concatBytes(ephemeralRaw, recipientRaw), info: INFO },
@@ -45,7 +47,11 @@ export async function seal(
   const ephemeralRaw = await exportPublicKey(ephemeral.publicKey);
   const key = await boxKey(ephemeral.privateKey, recipient, ephemeralRaw, recipientPublicKeyRaw, 'encrypt');
   const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
-  const ciphertext = await crypto.subtle.encrypt({ name: 'AES-GCM', iv, additionalData: associatedData }, key, plaintext);
+  const ciphertext = await crypto.subtle.encrypt(
+    { name: 'AES-GCM', iv, additionalData: associatedData },
+    key,
+    plaintext,
+  );
   return concatBytes(Uint8Array.of(BOX_VERSION), ephemeralRaw, iv, new Uint8Array(ciphertext));
 }
 
@@ -65,7 +71,9 @@ export async function open(
   try {
     const ephemeral = await importEcdhPublicKey(ephemeralRaw);
     const key = await boxKey(recipientPrivateKey, ephemeral, ephemeralRaw, recipientPublicKeyRaw, 'decrypt');
-    return new Uint8Array(await crypto.subtle.decrypt({ name: 'AES-GCM', iv, additionalData: associatedData }, key, ciphertext));
+    return new Uint8Array(
+      await crypto.subtle.decrypt({ name: 'AES-GCM', iv, additionalData: associatedData }, key, ciphertext),
+    );
   } catch {
     throw new LatchError('decrypt_failed', 'the box does not open with this key and context');
   }

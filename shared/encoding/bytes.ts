@@ -1,8 +1,9 @@
 const encoder = new TextEncoder();
-const decoder = new TextDecoder('utf-8', { fatal: true });
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 export function utf8(text: string): Uint8Array<ArrayBuffer> {
-  return encoder.encode(text);
+  // Always an ArrayBuffer; workerd's types say ArrayBufferLike.
+  return encoder.encode(text) as Uint8Array<ArrayBuffer>;
 }
 
 /** Decodes UTF-8, throwing a TypeError on malformed bytes. */

@@ -21,6 +21,10 @@ export async function signEnvelope<K extends EnvelopeKind>(
   const unsigned = { v: PROTOCOL_VERSION, kind, signer, body, ts: now, nonce: toBase64url(randomBytes(16)) };
   // TypeScript cannot narrow the union by a generic K; the members above are exactly EnvelopeOf<K>'s.
   const typed = unsigned as unknown as Omit<EnvelopeOf<K>, 'sig'>;
-  const signature = await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, envelopeSigningBytes(typed));
+  const signature = await crypto.subtle.sign(
+    { name: 'ECDSA', hash: 'SHA-256' },
+    privateKey,
+    envelopeSigningBytes(typed),
+  );
   return { ...typed, sig: toBase64url(new Uint8Array(signature)) } as EnvelopeOf<K>;
 }

@@ -10,20 +10,25 @@ const ECDH = { name: 'ECDH', namedCurve: 'P-256' } as const;
  * (it never leaves IndexedDB as bytes); the daemon keeps it extractable to store it as a JWK.
  */
 export function generateSigningKeyPair(extractable: boolean): Promise<CryptoKeyPair> {
-  return crypto.subtle.generateKey(ECDSA, extractable, ['sign', 'verify']);
+  // The casts here and below bridge the DOM's and workerd's typings of the same Web Crypto calls.
+  return crypto.subtle.generateKey(ECDSA, extractable, ['sign', 'verify']) as Promise<CryptoKeyPair>;
 }
 
 /** The phone's key for end-to-end encryption of request details. */
 export function generateEcdhKeyPair(extractable: boolean): Promise<CryptoKeyPair> {
-  return crypto.subtle.generateKey(ECDH, extractable, ['deriveBits']);
+  return crypto.subtle.generateKey(ECDH, extractable, ['deriveBits']) as Promise<CryptoKeyPair>;
 }
 
 /** The uncompressed point (65 bytes), the form keys take on the wire. */
 export async function exportPublicKey(key: CryptoKey): Promise<Uint8Array<ArrayBuffer>> {
-  return new Uint8Array(await crypto.subtle.exportKey('raw', key));
+  return new Uint8Array((await crypto.subtle.exportKey('raw', key)) as ArrayBuffer);
 }
 
-async function importPublic(raw: Uint8Array<ArrayBuffer>, algorithm: typeof ECDSA | typeof ECDH, usages: KeyUsage[]) {
+async function importPublic(
+  raw: Uint8Array<ArrayBuffer>,
+  algorithm: typeof ECDSA | typeof ECDH,
+  usages: ('verify' | 'deriveBits')[],
+) {
   try {
     return await crypto.subtle.importKey('raw', raw, algorithm, true, usages);
   } catch {

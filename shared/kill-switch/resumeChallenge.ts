@@ -7,5 +7,10 @@ import { PROTOCOL_VERSION } from '../version.ts';
  * approval challenge, whose members differ.
  */
 export function resumeChallenge(binding: { fleet: string; epoch: number }): Promise<Uint8Array<ArrayBuffer>> {
-  return canonicalHash({ v: PROTOCOL_VERSION, purpose: 'resume', fleet: binding.fleet, epoch: binding.epoch });
+  return canonicalHash({
+    v: PROTOCOL_VERSION,
+    purpose: 'resume',
+    fleet: binding.fleet,
+    epoch: binding.epoch,
+  });
 }

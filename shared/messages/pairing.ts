@@ -33,7 +33,9 @@ export const registrationSchema = f.object({
   credentialId: f.base64url(1, LIMITS.credentialIdBytes),
   clientDataJSON: f.base64url(1, LIMITS.clientDataBytes),
   attestationObject: f.base64url(1, LIMITS.attestationObjectBytes),
-  transports: f.optional(f.array(f.oneOf(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']), 8)),
+  transports: f.optional(
+    f.array(f.oneOf(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']), 8),
+  ),
 });
 export type Registration = Infer<typeof registrationSchema>;
 

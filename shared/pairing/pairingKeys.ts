@@ -15,7 +15,12 @@ export interface PairingKeys {
 /** Splits the QR secret with HKDF-SHA-256 into the relay's ticket and the MAC key. */
 export async function derivePairingKeys(secret: Uint8Array<ArrayBuffer>): Promise<PairingKeys> {
   const ikm = await crypto.subtle.importKey('raw', secret, 'HKDF', false, ['deriveBits', 'deriveKey']);
-  const hkdf = (info: string) => ({ name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: utf8(info) });
+  const hkdf = (info: string) => ({
+    name: 'HKDF',
+    hash: 'SHA-256',
+    salt: new Uint8Array(0),
+    info: utf8(info),
+  });
   const offerToken = await crypto.subtle.deriveBits(hkdf('latch/v1/offer-token'), ikm, 256);
   const macKey = await crypto.subtle.deriveKey(
     hkdf('latch/v1/pairing-mac'),
@@ -28,6 +33,10 @@ export async function derivePairingKeys(secret: Uint8Array<ArrayBuffer>): Promis
 }
 
 /** HMAC-SHA-256 over a labelled canonical structure. */
-export async function pairingMac(macKey: CryptoKey, purpose: string, value: object): Promise<Uint8Array<ArrayBuffer>> {
+export async function pairingMac(
+  macKey: CryptoKey,
+  purpose: string,
+  value: object,
+): Promise<Uint8Array<ArrayBuffer>> {
   return new Uint8Array(await crypto.subtle.sign('HMAC', macKey, canonicalBytes({ purpose, value })));
 }

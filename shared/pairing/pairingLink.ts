@@ -34,7 +34,8 @@ export function parsePairingLink(text: string): Result<PairingLink> {
     return fail('invalid_field', 'not a URL');
   }
   const fields = new URLSearchParams(url.hash.slice(1));
-  if (fields.get('v') !== String(PROTOCOL_VERSION)) return fail('unknown_version', 'a pairing link of another version');
+  if (fields.get('v') !== String(PROTOCOL_VERSION))
+    return fail('unknown_version', 'a pairing link of another version');
   const fleet = validateId(fields.get('fleet') ?? '');
   const offerId = validateId(fields.get('offer') ?? '');
   if (!fleet.ok) return fleet;

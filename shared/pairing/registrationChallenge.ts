@@ -6,6 +6,14 @@ import { PROTOCOL_VERSION } from '../version.ts';
  * encryption keys. The same registration serves every host the phone pairs with; each pairing's
  * MAC proves it came from whoever scanned that host's code.
  */
-export function registrationChallenge(device: { deviceKey: string; ecdhKey: string }): Promise<Uint8Array<ArrayBuffer>> {
-  return canonicalHash({ v: PROTOCOL_VERSION, purpose: 'register', deviceKey: device.deviceKey, ecdhKey: device.ecdhKey });
+export function registrationChallenge(device: {
+  deviceKey: string;
+  ecdhKey: string;
+}): Promise<Uint8Array<ArrayBuffer>> {
+  return canonicalHash({
+    v: PROTOCOL_VERSION,
+    purpose: 'register',
+    deviceKey: device.deviceKey,
+    ecdhKey: device.ecdhKey,
+  });
 }

@@ -66,7 +66,10 @@ export function verifyPairingCompletion(
         requireUserVerification: true,
       });
     } catch (error) {
-      throw new LatchError('registration_failed', `the passkey registration does not verify: ${(error as Error).message}`);
+      throw new LatchError(
+        'registration_failed',
+        `the passkey registration does not verify: ${(error as Error).message}`,
+      );
     }
     if (!verified.verified || verified.registrationInfo.credential.id !== registration.credentialId) {
       throw new LatchError('registration_failed', 'the passkey registration does not verify');

@@ -87,7 +87,8 @@ export function literal<const T extends string | number>(value: T): Field<T> {
 /** The `v` field: anything but this version is `unknown_version`. */
 export function version(): Field<ProtocolVersion> {
   return field({ kind: 'literal', value: PROTOCOL_VERSION }, (input, path) => {
-    if (input !== PROTOCOL_VERSION) refuse('unknown_version', path, `only version ${PROTOCOL_VERSION} is spoken`);
+    if (input !== PROTOCOL_VERSION)
+      refuse('unknown_version', path, `only version ${PROTOCOL_VERSION} is spoken`);
     return PROTOCOL_VERSION;
   });
 }
@@ -142,7 +143,9 @@ export function optional<T>(inner: Field<T>): OptionalField<T> {
 
 type Shape = Record<string, Field<unknown>>;
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
-type RequiredKeys<S extends Shape> = { [K in keyof S]: S[K] extends OptionalField<unknown> ? never : K }[keyof S];
+type RequiredKeys<S extends Shape> = {
+  [K in keyof S]: S[K] extends OptionalField<unknown> ? never : K;
+}[keyof S];
 type OptionalKeys<S extends Shape> = Exclude<keyof S, RequiredKeys<S>>;
 export type ObjectOf<S extends Shape> = Simplify<
   { [K in RequiredKeys<S>]: Infer<S[K]> } & { [K in OptionalKeys<S>]?: Exclude<Infer<S[K]>, undefined> }
@@ -167,7 +170,8 @@ export function object<S extends Shape>(shape: S): Field<ObjectOf<S>> {
       if (present) output[name] = member.check(input[name], memberPath);
     }
     for (const name of Object.keys(input)) {
-      if (!Object.hasOwn(shape, name)) refuse('unknown_field', path, `unknown member ${JSON.stringify(name.slice(0, 64))}`);
+      if (!Object.hasOwn(shape, name))
+        refuse('unknown_field', path, `unknown member ${JSON.stringify(name.slice(0, 64))}`);
     }
     return output as ObjectOf<S>;
   });
@@ -186,7 +190,11 @@ export function variant<const Tag extends string, V extends Record<string, Field
     }
     const name = input[tag];
     if (typeof name !== 'string' || !Object.hasOwn(variants, name)) {
-      refuse(Object.hasOwn(input, tag) ? 'invalid_field' : 'missing_field', `${path ? `${path}.` : ''}${tag}`, `expected one of ${Object.keys(variants).join(', ')}`);
+      refuse(
+        Object.hasOwn(input, tag) ? 'invalid_field' : 'missing_field',
+        `${path ? `${path}.` : ''}${tag}`,
+        `expected one of ${Object.keys(variants).join(', ')}`,
+      );
     }
     return variants[name]!.check(input, path) as Infer<V[keyof V]>;
   });

@@ -16,9 +16,18 @@ export function parse<T>(schema: Field<T>, input: unknown): Result<T> {
 }
 
 /** Decodes and checks a JSON text or its UTF-8 bytes, refusing oversized input before parsing it. */
-export function parseJson<T>(schema: Field<T>, json: string | Uint8Array, maxBytes: number = MAX_BODY_BYTES): Result<T> {
+export function parseJson<T>(
+  schema: Field<T>,
+  json: string | Uint8Array,
+  maxBytes: number = MAX_BODY_BYTES,
+): Result<T> {
   // A string's UTF-8 length is at most 3 × its UTF-16 length, so only a long one needs encoding.
-  const size = typeof json === 'string' ? (json.length * 3 <= maxBytes ? 0 : new TextEncoder().encode(json).length) : json.length;
+  const size =
+    typeof json === 'string'
+      ? json.length * 3 <= maxBytes
+        ? 0
+        : new TextEncoder().encode(json).length
+      : json.length;
   if (size > maxBytes) return fail('body_too_large', `the body is over ${maxBytes} bytes`);
   let decoded: unknown;
   try {

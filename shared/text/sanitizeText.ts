@@ -28,7 +28,11 @@ export function sanitizeText(text: string, options: SanitizeOptions): SanitizedT
   for (const character of text) {
     const codePoint = character.codePointAt(0)!;
     const allowedWhitespace = options.multiline && (character === '\n' || character === '\t');
-    if ((isControl(codePoint) && !allowedWhitespace) || isInvisible(codePoint) || isLoneSurrogate(codePoint)) {
+    if (
+      (isControl(codePoint) && !allowedWhitespace) ||
+      isInvisible(codePoint) ||
+      isLoneSurrogate(codePoint)
+    ) {
       removed = true;
     } else {
       kept.push(character);

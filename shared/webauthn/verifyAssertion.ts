@@ -32,7 +32,8 @@ interface ClientData {
 function decodeClientData(clientDataJSON: Uint8Array): ClientData {
   try {
     const decoded: unknown = JSON.parse(fromUtf8(clientDataJSON));
-    if (typeof decoded === 'object' && decoded !== null && !Array.isArray(decoded)) return decoded as ClientData;
+    if (typeof decoded === 'object' && decoded !== null && !Array.isArray(decoded))
+      return decoded as ClientData;
   } catch {
     // fall through to the refusal below
   }

@@ -79,7 +79,9 @@ describe('canonicalize (RFC 8785)', () => {
     ['NaN', '7fffffffffffffff'],
     ['Infinity', '7ff0000000000000'],
   ])('refuses %s, which has no JSON form', (_name, hex) => {
-    expect(() => canonicalize(fromIeeeHex(hex))).toThrowError(expect.objectContaining({ code: 'invalid_field' }));
+    expect(() => canonicalize(fromIeeeHex(hex))).toThrowError(
+      expect.objectContaining({ code: 'invalid_field' }),
+    );
   });
 
   it('refuses a lone surrogate, which has no UTF-8 form', () => {

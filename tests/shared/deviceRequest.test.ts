@@ -1,5 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DEVICE_AUTH_HEADERS, signDeviceRequest, verifyDeviceRequest, type DeviceRequest } from '../../shared/device-auth/deviceRequest.ts';
+import {
+  DEVICE_AUTH_HEADERS,
+  signDeviceRequest,
+  verifyDeviceRequest,
+  type DeviceRequest,
+} from '../../shared/device-auth/deviceRequest.ts';
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { utf8 } from '../../shared/encoding/bytes.ts';
 import { NOW } from '../support/approvalFixture.ts';
@@ -13,7 +18,9 @@ let headers: Headers;
 beforeEach(async () => {
   phone = await createPhone();
   request = { method: 'POST', path: '/v1/fleets/f1/freeze', body: utf8('{"reason":"incident"}') };
-  headers = new Headers(await signDeviceRequest(request, { id: phone.id, privateKey: phone.deviceKeys.privateKey }, NOW));
+  headers = new Headers(
+    await signDeviceRequest(request, { id: phone.id, privateKey: phone.deviceKeys.privateKey }, NOW),
+  );
 });
 
 const lookup = (device: string) => (device === phone.id ? fromBase64url(phone.deviceKey) : undefined);
@@ -48,13 +55,17 @@ describe('device-signed requests', () => {
 
   it('refuses an unknown device', async () => {
     const stranger = await createPhone();
-    const signed = new Headers(await signDeviceRequest(request, { id: stranger.id, privateKey: stranger.deviceKeys.privateKey }, NOW));
+    const signed = new Headers(
+      await signDeviceRequest(request, { id: stranger.id, privateKey: stranger.deviceKeys.privateKey }, NOW),
+    );
     expectRefused(await verify({}, NOW, signed), 'unknown_credential');
   });
 
   it('refuses a signature by another key under this device’s id', async () => {
     const stranger = await createPhone();
-    const signed = new Headers(await signDeviceRequest(request, { id: phone.id, privateKey: stranger.deviceKeys.privateKey }, NOW));
+    const signed = new Headers(
+      await signDeviceRequest(request, { id: phone.id, privateKey: stranger.deviceKeys.privateKey }, NOW),
+    );
     expectRefused(await verify({}, NOW, signed), 'bad_signature');
   });
 

@@ -66,11 +66,15 @@ describe.each(Object.entries(MESSAGE_SCHEMAS))('%s parser', (_name, schema) => {
 
   it('refuses any other version first', () => {
     fc.assert(
-      fc.property(arbitraryFor(schema), fc.oneof(fc.integer(), fc.string(), fc.constant(null)), (message, v) => {
-        fc.pre(v !== 1);
-        const result = parse(schema, { ...(message as object), v, unexpected: true });
-        expect(result.ok ? 'accepted' : result.error.code).toBe('unknown_version');
-      }),
+      fc.property(
+        arbitraryFor(schema),
+        fc.oneof(fc.integer(), fc.string(), fc.constant(null)),
+        (message, v) => {
+          fc.pre(v !== 1);
+          const result = parse(schema, { ...(message as object), v, unexpected: true });
+          expect(result.ok ? 'accepted' : result.error.code).toBe('unknown_version');
+        },
+      ),
       { numRuns: 50 },
     );
   });

@@ -34,7 +34,8 @@ describe('message parsers', () => {
   });
 
   it('refuse a JSON value that is not an object', () => {
-    for (const value of ['[]', '"text"', '1', 'null', 'true']) expectRefused(parseJson(requestDetailsSchema, value), 'invalid_field');
+    for (const value of ['[]', '"text"', '1', 'null', 'true'])
+      expectRefused(parseJson(requestDetailsSchema, value), 'invalid_field');
   });
 
   it('refuse another version before anything else', () => {
@@ -60,7 +61,10 @@ describe('message parsers', () => {
   });
 
   it('refuse an oversized text', () => {
-    expectRefused(parse(requestDetailsSchema, { ...details, title: 'x'.repeat(LIMITS.titleBytes + 1) }), 'field_too_large');
+    expectRefused(
+      parse(requestDetailsSchema, { ...details, title: 'x'.repeat(LIMITS.titleBytes + 1) }),
+      'field_too_large',
+    );
   });
 
   it('refuse a bad id', () => {
@@ -72,7 +76,10 @@ describe('message parsers', () => {
   });
 
   it('refuse a timestamp in seconds', () => {
-    expectRefused(parse(requestDetailsSchema, { ...details, createdAt: Math.floor(details.createdAt / 1000) }), 'invalid_field');
+    expectRefused(
+      parse(requestDetailsSchema, { ...details, createdAt: Math.floor(details.createdAt / 1000) }),
+      'invalid_field',
+    );
   });
 
   it('refuse a nonce of the wrong size', () => {
@@ -80,7 +87,14 @@ describe('message parsers', () => {
   });
 
   it('refuse an array over its item cap', () => {
-    const state = { v: 1, fleet: 'f', frozen: true, epoch: 1, votes: Array.from({ length: LIMITS.votesPerEpoch + 1 }, (_, i) => `d${i}`), needed: 2 };
+    const state = {
+      v: 1,
+      fleet: 'f',
+      frozen: true,
+      epoch: 1,
+      votes: Array.from({ length: LIMITS.votesPerEpoch + 1 }, (_, i) => `d${i}`),
+      needed: 2,
+    };
     expectRefused(parse(fleetStateSchema, state), 'field_too_large');
   });
 
@@ -90,7 +104,10 @@ describe('message parsers', () => {
     ['an unnormalised URL', 'https://PUSH.example/x'],
     ['not a URL', 'push service'],
   ])('refuse a push endpoint with %s', (_what, endpoint) => {
-    expectRefused(parse(pushSubscriptionSchema, { endpoint, keys: { p256dh: 'A'.repeat(87), auth: 'A'.repeat(22) } }), 'invalid_field');
+    expectRefused(
+      parse(pushSubscriptionSchema, { endpoint, keys: { p256dh: 'A'.repeat(87), auth: 'A'.repeat(22) } }),
+      'invalid_field',
+    );
   });
 
   it('accept a loopback http push endpoint, where the local push stand-in lives', () => {
@@ -99,11 +116,16 @@ describe('message parsers', () => {
   });
 
   it('tell events apart by type, and refuse an unknown type', () => {
-    expect(parse(hostEventSchema, { v: 1, type: 'expired', requestId: 'r1', at: details.createdAt })).toEqual({
-      ok: true,
-      value: { v: 1, type: 'expired', requestId: 'r1', at: details.createdAt },
-    });
-    expectRefused(parse(hostEventSchema, { v: 1, type: 'approved-by-relay', requestId: 'r1' }), 'invalid_field');
+    expect(parse(hostEventSchema, { v: 1, type: 'expired', requestId: 'r1', at: details.createdAt })).toEqual(
+      {
+        ok: true,
+        value: { v: 1, type: 'expired', requestId: 'r1', at: details.createdAt },
+      },
+    );
+    expectRefused(
+      parse(hostEventSchema, { v: 1, type: 'approved-by-relay', requestId: 'r1' }),
+      'invalid_field',
+    );
     expectRefused(parse(hostEventSchema, { v: 1, requestId: 'r1' }), 'missing_field');
     expectRefused(parse(hostEventSchema, { v: 9, type: 'teleport' }), 'unknown_version');
   });

@@ -6,7 +6,15 @@ import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
 import { completionMac, offerMac, shortCode } from '../../shared/pairing/pairingTranscript.ts';
 import { verifyPairingCompletion } from '../../shared/pairing/verifyPairingCompletion.ts';
 import { expectRefused } from '../support/expectRefused.ts';
-import { completePairing, createHost, createOffer, createPhone, TEST_ORIGIN, TEST_RP_ID, type TestPhone } from '../support/phone.ts';
+import {
+  completePairing,
+  createHost,
+  createOffer,
+  createPhone,
+  TEST_ORIGIN,
+  TEST_RP_ID,
+  type TestPhone,
+} from '../support/phone.ts';
 
 let phone: TestPhone;
 let offer: PairingOffer;
@@ -70,7 +78,10 @@ describe('pairing', () => {
   });
 
   it('refuses a completion whose keys the relay swapped', async () => {
-    const swapped = { ...completion, device: { ...completion.device, ecdhKey: (await createPhone()).ecdhKey } };
+    const swapped = {
+      ...completion,
+      device: { ...completion.device, ecdhKey: (await createPhone()).ecdhKey },
+    };
     expectRefused(await verifyPairingCompletion(swapped, offer, secret, relying), 'bad_mac');
   });
 
@@ -80,11 +91,17 @@ describe('pairing', () => {
   });
 
   it('refuses a completion for another offer', async () => {
-    expectRefused(await verifyPairingCompletion({ ...completion, offerId: 'other' }, offer, secret, relying), 'context_mismatch');
+    expectRefused(
+      await verifyPairingCompletion({ ...completion, offerId: 'other' }, offer, secret, relying),
+      'context_mismatch',
+    );
   });
 
   it('refuses a device id that is not its key’s', async () => {
-    const renamed = await remac({ ...completion, device: { ...completion.device, id: (await createPhone()).id } });
+    const renamed = await remac({
+      ...completion,
+      device: { ...completion.device, id: (await createPhone()).id },
+    });
     expectRefused(await verifyPairingCompletion(renamed, offer, secret, relying), 'device_mismatch');
   });
 
@@ -111,7 +128,10 @@ describe('pairing', () => {
   });
 
   it('refuses a registration whose attestation object is garbage', async () => {
-    const garbage = await remac({ ...completion, registration: { ...completion.registration, attestationObject: toBase64url(new Uint8Array(40)) } });
+    const garbage = await remac({
+      ...completion,
+      registration: { ...completion.registration, attestationObject: toBase64url(new Uint8Array(40)) },
+    });
     expectRefused(await verifyPairingCompletion(garbage, offer, secret, relying), 'registration_failed');
   });
 });
@@ -123,7 +143,10 @@ describe('pairing link', () => {
     expect(url.pathname).toBe('/pair');
     expect(url.search).toBe('');
     expect(url.hash).toContain(toBase64url(secret));
-    expect(parsePairingLink(link)).toEqual({ ok: true, value: { origin: 'https://latch.test', fleet: 'f1', offerId: 'o1', secret } });
+    expect(parsePairingLink(link)).toEqual({
+      ok: true,
+      value: { origin: 'https://latch.test', fleet: 'f1', offerId: 'o1', secret },
+    });
   });
 
   it.each([
@@ -132,14 +155,20 @@ describe('pairing link', () => {
     ['a bad fleet id', 'https://latch.test/pair#v=1&fleet=a%20b&offer=o&secret=' + 'A'.repeat(43)],
     ['a missing offer', 'https://latch.test/pair#v=1&fleet=f&secret=' + 'A'.repeat(43)],
     ['a short secret', 'https://latch.test/pair#v=1&fleet=f&offer=o&secret=AAAA'],
-    ['a secret that is not base64url', 'https://latch.test/pair#v=1&fleet=f&offer=o&secret=' + '*'.repeat(43)],
+    [
+      'a secret that is not base64url',
+      'https://latch.test/pair#v=1&fleet=f&offer=o&secret=' + '*'.repeat(43),
+    ],
   ])('refuses a link with %s', (_what, link) => {
     expect(parsePairingLink(link).ok).toBe(false);
   });
 
   it('names the fault of a refused link', () => {
     expectRefused(parsePairingLink('https://latch.test/pair#v=2'), 'unknown_version');
-    expectRefused(parsePairingLink('https://latch.test/pair#v=1&fleet=f&offer=o&secret=AAAA'), 'invalid_field');
+    expectRefused(
+      parsePairingLink('https://latch.test/pair#v=1&fleet=f&offer=o&secret=AAAA'),
+      'invalid_field',
+    );
     expect(fromBase64url(toBase64url(secret))).toEqual(secret);
   });
 });

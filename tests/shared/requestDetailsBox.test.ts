@@ -2,7 +2,12 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { canonicalBytes } from '../../shared/canonical/canonicalize.ts';
 import { fromBase64url, toBase64url } from '../../shared/encoding/base64url.ts';
 import { open, seal, SEALED_BOX_OVERHEAD } from '../../shared/e2e/sealedBox.ts';
-import { associatedData, openRequestDetails, sealRequestDetails, type BoxContext } from '../../shared/e2e/requestDetailsBox.ts';
+import {
+  associatedData,
+  openRequestDetails,
+  sealRequestDetails,
+  type BoxContext,
+} from '../../shared/e2e/requestDetailsBox.ts';
 import { utf8 } from '../../shared/encoding/bytes.ts';
 import type { RequestDetails } from '../../shared/messages/approvals.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
@@ -23,7 +28,8 @@ beforeEach(async () => {
 });
 
 const recipient = (who: TestPhone) => ({ privateKey: who.ecdhKeys.privateKey, publicKeyRaw: who.ecdhKeyRaw });
-const sealFor = (who: TestPhone, what: RequestDetails = details) => sealRequestDetails(what, { id: who.id, ecdhKey: who.ecdhKey });
+const sealFor = (who: TestPhone, what: RequestDetails = details) =>
+  sealRequestDetails(what, { id: who.id, ecdhKey: who.ecdhKey });
 
 describe('end-to-end encryption of request details', () => {
   it('round-trips: the phone reads exactly what the daemon sealed', async () => {
@@ -42,7 +48,10 @@ describe('end-to-end encryption of request details', () => {
 
   it('refuses to open with another phone’s key', async () => {
     const other = await createPhone('Other');
-    expectRefused(await openRequestDetails(await sealFor(phone), recipient(other), { ...context, device: other.id }), 'decrypt_failed');
+    expectRefused(
+      await openRequestDetails(await sealFor(phone), recipient(other), { ...context, device: other.id }),
+      'decrypt_failed',
+    );
   });
 
   it.each([1, 30, 70, 90, 200])('refuses a box with byte %i flipped', async (index) => {
@@ -53,7 +62,14 @@ describe('end-to-end encryption of request details', () => {
 
   it('refuses a truncated box', async () => {
     const box = fromBase64url(await sealFor(phone));
-    expectRefused(await openRequestDetails(toBase64url(box.subarray(0, SEALED_BOX_OVERHEAD - 1)), recipient(phone), context), 'decrypt_failed');
+    expectRefused(
+      await openRequestDetails(
+        toBase64url(box.subarray(0, SEALED_BOX_OVERHEAD - 1)),
+        recipient(phone),
+        context,
+      ),
+      'decrypt_failed',
+    );
   });
 
   it.each<[string, Partial<BoxContext>]>([
@@ -62,13 +78,23 @@ describe('end-to-end encryption of request details', () => {
     ['another fleet', { fleet: 'another-fleet' }],
     ['another device', { device: 'another-device' }],
   ])('refuses a box moved onto %s (associated data)', async (_what, change) => {
-    expectRefused(await openRequestDetails(await sealFor(phone), recipient(phone), { ...context, ...change }), 'decrypt_failed');
+    expectRefused(
+      await openRequestDetails(await sealFor(phone), recipient(phone), { ...context, ...change }),
+      'decrypt_failed',
+    );
   });
 
   it('refuses details that name another request than the box’s context', async () => {
     // A daemon bug or a confused sealer: the box opens, but its content disagrees with its label.
-    const mislabelled = await seal(canonicalBytes({ ...details, requestId: 'other' }), phone.ecdhKeyRaw, associatedData(context));
-    expectRefused(await openRequestDetails(toBase64url(mislabelled), recipient(phone), context), 'context_mismatch');
+    const mislabelled = await seal(
+      canonicalBytes({ ...details, requestId: 'other' }),
+      phone.ecdhKeyRaw,
+      associatedData(context),
+    );
+    expectRefused(
+      await openRequestDetails(toBase64url(mislabelled), recipient(phone), context),
+      'context_mismatch',
+    );
   });
 
   it('refuses a box that is not base64url', async () => {
@@ -82,14 +108,22 @@ describe('end-to-end encryption of request details', () => {
   });
 
   it('fits the largest details within the wire cap for a box', async () => {
-    const largest = { ...details, title: 'é'.repeat(LIMITS.titleBytes / 2), detail: '€'.repeat(Math.floor(LIMITS.detailBytes / 3)) };
+    const largest = {
+      ...details,
+      title: 'é'.repeat(LIMITS.titleBytes / 2),
+      detail: '€'.repeat(Math.floor(LIMITS.detailBytes / 3)),
+    };
     const box = fromBase64url(await sealFor(phone, largest));
     expect(box.length).toBeLessThanOrEqual(LIMITS.sealedBoxBytes);
   });
 
   it('refuses the raw box under other associated data', async () => {
     const box = await seal(utf8('secret'), phone.ecdhKeyRaw, utf8('context A'));
-    await expect(open(box, phone.ecdhKeys.privateKey, phone.ecdhKeyRaw, utf8('context A'))).resolves.toEqual(utf8('secret'));
-    await expect(open(box, phone.ecdhKeys.privateKey, phone.ecdhKeyRaw, utf8('context B'))).rejects.toMatchObject({ code: 'decrypt_failed' });
+    await expect(open(box, phone.ecdhKeys.privateKey, phone.ecdhKeyRaw, utf8('context A'))).resolves.toEqual(
+      utf8('secret'),
+    );
+    await expect(
+      open(box, phone.ecdhKeys.privateKey, phone.ecdhKeyRaw, utf8('context B')),
+    ).rejects.toMatchObject({ code: 'decrypt_failed' });
   });
 });

@@ -3,9 +3,12 @@ import { validateId } from '../../shared/text/validateId.ts';
 import { expectRefused } from '../support/expectRefused.ts';
 
 describe('validateId', () => {
-  it.each(['a', 'req_01HZX-9', 'AAECAwQFBgcICQoLDA0ODw', 'host.example:1', 'ünïcödé', 'x'.repeat(128)])('accepts %s', (id) => {
-    expect(validateId(id)).toEqual({ ok: true, value: id });
-  });
+  it.each(['a', 'req_01HZX-9', 'AAECAwQFBgcICQoLDA0ODw', 'host.example:1', 'ünïcödé', 'x'.repeat(128)])(
+    'accepts %s',
+    (id) => {
+      expect(validateId(id)).toEqual({ ok: true, value: id });
+    },
+  );
 
   it.each([
     ['an empty string', ''],

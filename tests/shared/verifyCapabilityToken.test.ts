@@ -1,14 +1,24 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ApprovalBinding } from '../../shared/approvals/approvalChallenge.ts';
 import { MemorySingleUseStore } from '../../shared/approvals/singleUseStore.ts';
-import { verifyCapabilityToken, type TokenExpectation } from '../../shared/approvals/verifyCapabilityToken.ts';
+import {
+  verifyCapabilityToken,
+  type TokenExpectation,
+} from '../../shared/approvals/verifyCapabilityToken.ts';
 import { fromBase64url, toBase64url } from '../../shared/encoding/base64url.ts';
 import { utf8 } from '../../shared/encoding/bytes.ts';
 import { capabilityTokenSchema, type CapabilityToken } from '../../shared/messages/approvals.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import type { PairedCredential } from '../../shared/webauthn/pairedCredential.ts';
-import { bindingFor, NOW, pairedFleet, requestDetails, signToken, type PairedFleet } from '../support/approvalFixture.ts';
+import {
+  bindingFor,
+  NOW,
+  pairedFleet,
+  requestDetails,
+  signToken,
+  type PairedFleet,
+} from '../support/approvalFixture.ts';
 import { expectRefused } from '../support/expectRefused.ts';
 import { createPhone, TEST_ORIGIN, TEST_RP_ID } from '../support/phone.ts';
 
@@ -26,13 +36,22 @@ beforeEach(async () => {
   store = new MemorySingleUseStore(() => NOW);
 });
 
-const verify = (token: CapabilityToken, overrides: Partial<TokenExpectation> = {}, paired: PairedCredential | undefined = credential) =>
-  verifyCapabilityToken(token, { ...expected, ...overrides }, paired, store);
+const verify = (
+  token: CapabilityToken,
+  overrides: Partial<TokenExpectation> = {},
+  paired: PairedCredential | undefined = credential,
+) => verifyCapabilityToken(token, { ...expected, ...overrides }, paired, store);
 
-function withClientData(token: CapabilityToken, edit: (clientData: Record<string, unknown>) => void): CapabilityToken {
+function withClientData(
+  token: CapabilityToken,
+  edit: (clientData: Record<string, unknown>) => void,
+): CapabilityToken {
   const clientData = JSON.parse(new TextDecoder().decode(fromBase64url(token.assertion.clientDataJSON)));
   edit(clientData);
-  return { ...token, assertion: { ...token.assertion, clientDataJSON: toBase64url(utf8(JSON.stringify(clientData))) } };
+  return {
+    ...token,
+    assertion: { ...token.assertion, clientDataJSON: toBase64url(utf8(JSON.stringify(clientData))) },
+  };
 }
 
 function flipByte(text: string, index: number): string {
@@ -51,7 +70,12 @@ describe('verifyCapabilityToken', () => {
     const zeroFleet = await pairedFleet({ counter: 'zero' });
     const zeroBinding = await bindingFor(requestDetails(zeroFleet));
     const token = await signToken(zeroFleet.phone, zeroBinding);
-    const result = await verifyCapabilityToken(token, { ...zeroBinding, origins: [TEST_ORIGIN], rpId: TEST_RP_ID, now: NOW }, zeroFleet.device.credential, store);
+    const result = await verifyCapabilityToken(
+      token,
+      { ...zeroBinding, origins: [TEST_ORIGIN], rpId: TEST_RP_ID, now: NOW },
+      zeroFleet.device.credential,
+      store,
+    );
     expect(result.ok && result.value.counter).toBe(0);
   });
 
@@ -71,13 +95,18 @@ describe('verifyCapabilityToken', () => {
       ['another nonce', () => ({ nonce: toBase64url(new Uint8Array(16)) })],
       ['another deadline', (original) => ({ exp: original.exp + 1 })],
     ])('refuses a token issued for %s', async (_what, change) => {
-      expectRefused(await verify(await signToken(fleet.phone, { ...binding, ...change(binding) })), 'challenge_mismatch');
+      expectRefused(
+        await verify(await signToken(fleet.phone, { ...binding, ...change(binding) })),
+        'challenge_mismatch',
+      );
     });
 
     it('refuses a token whose clientData was rewritten to carry the right challenge', async () => {
       const forOther = await signToken(fleet.phone, { ...binding, requestId: 'another-request' });
       const right = await signToken(fleet.phone, binding);
-      const rightChallenge = JSON.parse(new TextDecoder().decode(fromBase64url(right.assertion.clientDataJSON))).challenge;
+      const rightChallenge = JSON.parse(
+        new TextDecoder().decode(fromBase64url(right.assertion.clientDataJSON)),
+      ).challenge;
       const forged = withClientData(forOther, (clientData) => (clientData['challenge'] = rightChallenge));
       expectRefused(await verify(forged), 'bad_signature');
     });
@@ -95,16 +124,25 @@ describe('verifyCapabilityToken', () => {
     });
 
     it('refuses crossOrigin true', async () => {
-      expectRefused(await verify(await signToken(fleet.phone, binding, { crossOrigin: true })), 'cross_origin');
+      expectRefused(
+        await verify(await signToken(fleet.phone, binding, { crossOrigin: true })),
+        'cross_origin',
+      );
     });
 
     it('refuses a crossOrigin that is not a boolean', async () => {
-      const token = withClientData(await signToken(fleet.phone, binding), (clientData) => (clientData['crossOrigin'] = 'false'));
+      const token = withClientData(
+        await signToken(fleet.phone, binding),
+        (clientData) => (clientData['crossOrigin'] = 'false'),
+      );
       expectRefused(await verify(token), 'cross_origin');
     });
 
     it('refuses a topOrigin', async () => {
-      expectRefused(await verify(await signToken(fleet.phone, binding, { topOrigin: 'https://latch.test' })), 'top_origin_present');
+      expectRefused(
+        await verify(await signToken(fleet.phone, binding, { topOrigin: 'https://latch.test' })),
+        'top_origin_present',
+      );
     });
   });
 
@@ -120,31 +158,47 @@ describe('verifyCapabilityToken', () => {
 
   describe('flags', () => {
     it('refuses UP=0', async () => {
-      expectRefused(await verify(await signToken(fleet.phone, binding, { userPresent: false })), 'user_not_present');
+      expectRefused(
+        await verify(await signToken(fleet.phone, binding, { userPresent: false })),
+        'user_not_present',
+      );
     });
 
     it('refuses UV=0', async () => {
-      expectRefused(await verify(await signToken(fleet.phone, binding, { userVerified: false })), 'user_not_verified');
+      expectRefused(
+        await verify(await signToken(fleet.phone, binding, { userVerified: false })),
+        'user_not_verified',
+      );
     });
   });
 
   describe('signature', () => {
     it.each([0, 7, 40, 70])('refuses a signature with byte %i flipped', async (index) => {
       const token = await signToken(fleet.phone, binding);
-      const forged = { ...token, assertion: { ...token.assertion, signature: flipByte(token.assertion.signature, index) } };
+      const forged = {
+        ...token,
+        assertion: { ...token.assertion, signature: flipByte(token.assertion.signature, index) },
+      };
       expectRefused(await verify(forged), 'bad_signature');
     });
 
     it('refuses authenticator data changed after signing (a raised counter)', async () => {
       const token = await signToken(fleet.phone, binding);
-      const forged = { ...token, assertion: { ...token.assertion, authenticatorData: flipByte(token.assertion.authenticatorData, 36) } };
+      const forged = {
+        ...token,
+        assertion: { ...token.assertion, authenticatorData: flipByte(token.assertion.authenticatorData, 36) },
+      };
       expectRefused(await verify(forged), 'bad_signature');
     });
 
     it('refuses a signature made by another credential under this one’s id', async () => {
       const intruder = await createPhone('Intruder');
       const token = await signToken(intruder, binding);
-      const forged = { ...token, device: fleet.phone.id, assertion: { ...token.assertion, credentialId: credential.id } };
+      const forged = {
+        ...token,
+        device: fleet.phone.id,
+        assertion: { ...token.assertion, credentialId: credential.id },
+      };
       expectRefused(await verify(forged), 'bad_signature');
     });
 
@@ -160,22 +214,46 @@ describe('verifyCapabilityToken', () => {
 
     it('refuses clientDataJSON that is not JSON', async () => {
       const token = await signToken(fleet.phone, binding);
-      const forged = { ...token, assertion: { ...token.assertion, clientDataJSON: toBase64url(utf8('not json')) } };
+      const forged = {
+        ...token,
+        assertion: { ...token.assertion, clientDataJSON: toBase64url(utf8('not json')) },
+      };
       expectRefused(await verify(forged), 'malformed_client_data');
     });
   });
 
   describe('counter', () => {
     it('refuses a counter equal to the stored one', async () => {
-      expectRefused(await verify(await signToken(fleet.phone, binding, { counter: 5 }), {}, { ...credential, counter: 5 }), 'counter_not_increased');
+      expectRefused(
+        await verify(
+          await signToken(fleet.phone, binding, { counter: 5 }),
+          {},
+          { ...credential, counter: 5 },
+        ),
+        'counter_not_increased',
+      );
     });
 
     it('refuses a counter lower than the stored one', async () => {
-      expectRefused(await verify(await signToken(fleet.phone, binding, { counter: 4 }), {}, { ...credential, counter: 5 }), 'counter_not_increased');
+      expectRefused(
+        await verify(
+          await signToken(fleet.phone, binding, { counter: 4 }),
+          {},
+          { ...credential, counter: 5 },
+        ),
+        'counter_not_increased',
+      );
     });
 
     it('refuses a counter of 0 once a nonzero one was seen', async () => {
-      expectRefused(await verify(await signToken(fleet.phone, binding, { counter: 0 }), {}, { ...credential, counter: 5 }), 'counter_not_increased');
+      expectRefused(
+        await verify(
+          await signToken(fleet.phone, binding, { counter: 0 }),
+          {},
+          { ...credential, counter: 5 },
+        ),
+        'counter_not_increased',
+      );
     });
   });
 
@@ -210,7 +288,10 @@ describe('verifyCapabilityToken', () => {
 
     it('refuses a second token for the same request and decision, even with a fresh signature', async () => {
       expect((await verify(await signToken(fleet.phone, binding))).ok).toBe(true);
-      expectRefused(await verify(await signToken(fleet.phone, binding), {}, { ...credential, counter: 1 }), 'already_used');
+      expectRefused(
+        await verify(await signToken(fleet.phone, binding), {}, { ...credential, counter: 1 }),
+        'already_used',
+      );
     });
 
     it('gives exactly one success to 100 concurrent uses of one token', async () => {
@@ -222,7 +303,10 @@ describe('verifyCapabilityToken', () => {
 
     it('does not use up a challenge on a refused token, so the real one still passes', async () => {
       const token = await signToken(fleet.phone, binding);
-      const forged = { ...token, assertion: { ...token.assertion, signature: flipByte(token.assertion.signature, 10) } };
+      const forged = {
+        ...token,
+        assertion: { ...token.assertion, signature: flipByte(token.assertion.signature, 10) },
+      };
       expectRefused(await verify(forged), 'bad_signature');
       expect((await verify(token)).ok).toBe(true);
     });
@@ -244,12 +328,26 @@ describe('verifyCapabilityToken', () => {
       ['the standard alphabet', (s: string) => `+/${s.slice(2)}`],
       ['a space', (s: string) => `${s.slice(0, 4)} ${s.slice(4)}`],
     ])('refuses a signature in base64url with %s', async (_what, spoil) => {
-      expectRefused(await wire((token) => ((token['assertion'] as Record<string, string>)['signature'] = spoil((token['assertion'] as Record<string, string>)['signature']!))), 'malformed_base64url');
+      expectRefused(
+        await wire(
+          (token) =>
+            ((token['assertion'] as Record<string, string>)['signature'] = spoil(
+              (token['assertion'] as Record<string, string>)['signature']!,
+            )),
+        ),
+        'malformed_base64url',
+      );
     });
 
-    it.each(['clientDataJSON', 'authenticatorData', 'signature', 'credentialId'])('refuses a token without assertion.%s', async (member) => {
-      expectRefused(await wire((token) => delete (token['assertion'] as Record<string, unknown>)[member]), 'missing_field');
-    });
+    it.each(['clientDataJSON', 'authenticatorData', 'signature', 'credentialId'])(
+      'refuses a token without assertion.%s',
+      async (member) => {
+        expectRefused(
+          await wire((token) => delete (token['assertion'] as Record<string, unknown>)[member]),
+          'missing_field',
+        );
+      },
+    );
 
     it.each(['requestId', 'device', 'decision', 'v'])('refuses a token without %s', async (member) => {
       expectRefused(await wire((token) => delete token[member]), 'missing_field');
@@ -257,11 +355,22 @@ describe('verifyCapabilityToken', () => {
 
     it('refuses an oversized clientDataJSON before decoding it', async () => {
       const huge = toBase64url(new Uint8Array(LIMITS.clientDataBytes + 1));
-      expectRefused(await wire((token) => ((token['assertion'] as Record<string, unknown>)['clientDataJSON'] = huge)), 'field_too_large');
+      expectRefused(
+        await wire((token) => ((token['assertion'] as Record<string, unknown>)['clientDataJSON'] = huge)),
+        'field_too_large',
+      );
     });
 
     it('refuses authenticator data shorter than 37 bytes', async () => {
-      expectRefused(await wire((token) => ((token['assertion'] as Record<string, unknown>)['authenticatorData'] = toBase64url(new Uint8Array(36)))), 'invalid_field');
+      expectRefused(
+        await wire(
+          (token) =>
+            ((token['assertion'] as Record<string, unknown>)['authenticatorData'] = toBase64url(
+              new Uint8Array(36),
+            )),
+        ),
+        'invalid_field',
+      );
     });
 
     it('refuses another protocol version', async () => {

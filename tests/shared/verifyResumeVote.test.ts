@@ -33,17 +33,26 @@ describe('verifyResumeVote', () => {
   });
 
   it('refuses a vote cast in an earlier freeze', async () => {
-    expectRefused(await verifyResumeVote(await vote(EPOCH - 1), expected(), fleet.device.credential), 'stale_epoch');
+    expectRefused(
+      await verifyResumeVote(await vote(EPOCH - 1), expected(), fleet.device.credential),
+      'stale_epoch',
+    );
   });
 
   it('refuses a vote relabelled with the current epoch', async () => {
     const old = await vote(EPOCH - 1);
-    expectRefused(await verifyResumeVote({ ...old, epoch: EPOCH }, expected(), fleet.device.credential), 'challenge_mismatch');
+    expectRefused(
+      await verifyResumeVote({ ...old, epoch: EPOCH }, expected(), fleet.device.credential),
+      'challenge_mismatch',
+    );
   });
 
   it('refuses an approval token offered as a vote', async () => {
     const approval = await approvalChallenge(await bindingFor(requestDetails(fleet)));
-    expectRefused(await verifyResumeVote(await vote(EPOCH, approval), expected(), fleet.device.credential), 'challenge_mismatch');
+    expectRefused(
+      await verifyResumeVote(await vote(EPOCH, approval), expected(), fleet.device.credential),
+      'challenge_mismatch',
+    );
   });
 
   it('refuses a vote from a passkey the host never paired', async () => {

@@ -5,7 +5,16 @@ import { randomBytes } from '../../shared/encoding/bytes.ts';
 import type { CapabilityToken, RequestDetails } from '../../shared/messages/approvals.ts';
 import { verifyPairingCompletion, type PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { completePairing, createHost, createOffer, createPhone, TEST_ORIGIN, TEST_RP_ID, type TestHost, type TestPhone } from './phone.ts';
+import {
+  completePairing,
+  createHost,
+  createOffer,
+  createPhone,
+  TEST_ORIGIN,
+  TEST_RP_ID,
+  type TestHost,
+  type TestPhone,
+} from './phone.ts';
 import type { Ceremony } from './softwareAuthenticator.ts';
 
 export const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
@@ -23,7 +32,10 @@ export async function pairedFleet(options: { counter?: 'increment' | 'zero' } = 
   const phone = await createPhone('Test phone', options);
   const { offer, secret } = await createOffer(host, { now: NOW });
   const completion = await completePairing(phone, offer, secret);
-  const paired = await verifyPairingCompletion(completion, offer, secret, { origins: [TEST_ORIGIN], rpId: TEST_RP_ID });
+  const paired = await verifyPairingCompletion(completion, offer, secret, {
+    origins: [TEST_ORIGIN],
+    rpId: TEST_RP_ID,
+  });
   if (!paired.ok) throw paired.error;
   return { fleet: offer.fleet, host, phone, device: paired.value };
 }
@@ -49,7 +61,10 @@ export function requestDetails(fleet: PairedFleet, overrides: Partial<RequestDet
   };
 }
 
-export async function bindingFor(details: RequestDetails, decision: ApprovalBinding['decision'] = 'approve'): Promise<ApprovalBinding> {
+export async function bindingFor(
+  details: RequestDetails,
+  decision: ApprovalBinding['decision'] = 'approve',
+): Promise<ApprovalBinding> {
   return {
     fleet: details.fleet,
     host: details.host,

@@ -37,11 +37,15 @@ export function arbitraryFor(field: Field<unknown>): fc.Arbitrary<unknown> {
       return fc
         .webUrl({ validSchemes: ['https'], withQueryParameters: true })
         .map((url) => new URL(url).href)
-        .filter((url) => utf8Length(url) <= spec.maxBytes && !new URL(url).username && !new URL(url).password);
+        .filter(
+          (url) => utf8Length(url) <= spec.maxBytes && !new URL(url).username && !new URL(url).password,
+        );
     case 'array':
       return fc.array(arbitraryFor(spec.item), { maxLength: Math.min(spec.maxItems, 3) });
     case 'object': {
-      const members = Object.fromEntries(Object.entries(spec.fields).map(([name, member]) => [name, arbitraryFor(member)]));
+      const members = Object.fromEntries(
+        Object.entries(spec.fields).map(([name, member]) => [name, arbitraryFor(member)]),
+      );
       const requiredKeys = Object.entries(spec.fields)
         .filter(([, member]) => !member.optional)
         .map(([name]) => name);
@@ -59,11 +63,23 @@ export function arbitraryFor(field: Field<unknown>): fc.Arbitrary<unknown> {
  */
 export function mutatedFor(field: Field<unknown>): fc.Arbitrary<unknown> {
   return fc
-    .tuple(arbitraryFor(field), fc.nat(), fc.constantFrom('drop', 'add', 'replace'), fc.jsonValue({ maxDepth: 2 }), fc.string({ maxLength: 8 }))
+    .tuple(
+      arbitraryFor(field),
+      fc.nat(),
+      fc.constantFrom('drop', 'add', 'replace'),
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.string({ maxLength: 8 }),
+    )
     .map(([value, pick, mutation, replacement, name]) => mutate(value, pick, mutation, replacement, name));
 }
 
-function mutate(value: unknown, pick: number, mutation: 'drop' | 'add' | 'replace', replacement: unknown, name: string): unknown {
+function mutate(
+  value: unknown,
+  pick: number,
+  mutation: 'drop' | 'add' | 'replace',
+  replacement: unknown,
+  name: string,
+): unknown {
   const objects: Record<string, unknown>[] = [];
   const collect = (node: unknown) => {
     if (Array.isArray(node)) node.forEach(collect);

@@ -1,6 +1,11 @@
 import { toBase64url } from '../../shared/encoding/base64url.ts';
 import { randomBytes } from '../../shared/encoding/bytes.ts';
-import { exportPublicKey, generateEcdhKeyPair, generateSigningKeyPair, keyId } from '../../shared/keys/p256.ts';
+import {
+  exportPublicKey,
+  generateEcdhKeyPair,
+  generateSigningKeyPair,
+  keyId,
+} from '../../shared/keys/p256.ts';
 import type { PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
 import { derivePairingKeys, PAIRING_SECRET_BYTES } from '../../shared/pairing/pairingKeys.ts';
 import { completionMac, offerMac } from '../../shared/pairing/pairingTranscript.ts';
@@ -24,7 +29,10 @@ export interface TestPhone {
   authenticator: SoftwareAuthenticator;
 }
 
-export async function createPhone(name = 'Test phone', options: { counter?: 'increment' | 'zero' } = {}): Promise<TestPhone> {
+export async function createPhone(
+  name = 'Test phone',
+  options: { counter?: 'increment' | 'zero' } = {},
+): Promise<TestPhone> {
   const deviceKeys = await generateSigningKeyPair(false);
   const ecdhKeys = await generateEcdhKeyPair(false);
   const deviceKeyRaw = await exportPublicKey(deviceKeys.publicKey);

@@ -42,7 +42,10 @@ export class SoftwareAuthenticator {
 
   /** `counter: 'zero'` behaves like synced passkeys, which always report 0. */
   static async create(options: { counter?: 'increment' | 'zero' } = {}): Promise<SoftwareAuthenticator> {
-    const keys = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign', 'verify']);
+    const keys = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, [
+      'sign',
+      'verify',
+    ]);
     return new SoftwareAuthenticator(keys, toBase64url(randomBytes(16)), options.counter === 'zero' ? -1 : 0);
   }
 
@@ -54,7 +57,10 @@ export class SoftwareAuthenticator {
       credentialId,
       await this.#coseKey(),
     );
-    const authenticatorData = concatBytes(await this.#authenticatorData(ceremony, FLAG_AT, 0), attestedCredentialData);
+    const authenticatorData = concatBytes(
+      await this.#authenticatorData(ceremony, FLAG_AT, 0),
+      attestedCredentialData,
+    );
     const attestationObject = isoCBOR.encode(
       new Map<string, unknown>([
         ['fmt', 'none'],
@@ -75,7 +81,9 @@ export class SoftwareAuthenticator {
     const authenticatorData = await this.#authenticatorData(ceremony, 0, counter);
     const clientDataJSON = this.#clientData(ceremony, 'webauthn.get');
     const signed = concatBytes(authenticatorData, await sha256(clientDataJSON));
-    const p1363 = new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, this.#keys.privateKey, signed));
+    const p1363 = new Uint8Array(
+      await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, this.#keys.privateKey, signed),
+    );
     return {
       credentialId: this.credentialId,
       clientDataJSON: toBase64url(clientDataJSON),
@@ -96,9 +104,15 @@ export class SoftwareAuthenticator {
     );
   }
 
-  async #authenticatorData(ceremony: Ceremony, extraFlags: number, counter: number): Promise<Uint8Array<ArrayBuffer>> {
+  async #authenticatorData(
+    ceremony: Ceremony,
+    extraFlags: number,
+    counter: number,
+  ): Promise<Uint8Array<ArrayBuffer>> {
     const flags =
-      ((ceremony.userPresent ?? true) ? FLAG_UP : 0) | ((ceremony.userVerified ?? true) ? FLAG_UV : 0) | extraFlags;
+      ((ceremony.userPresent ?? true) ? FLAG_UP : 0) |
+      ((ceremony.userVerified ?? true) ? FLAG_UV : 0) |
+      extraFlags;
     const counterBytes = new Uint8Array(4);
     new DataView(counterBytes.buffer).setUint32(0, counter);
     return concatBytes(await sha256(utf8(ceremony.rpId)), Uint8Array.of(flags), counterBytes);
