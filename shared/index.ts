@@ -46,3 +46,4 @@ export { parsePairingLink, pairingLink, type PairingLink } from './pairing/pairi
 export { registrationChallenge } from './pairing/registrationChallenge.ts';
 export { verifyPairingCompletion, type PairedDevice } from './pairing/verifyPairingCompletion.ts';
 export { MESSAGE_SCHEMAS } from './messages/catalog.ts';
+export * from './messages/relayViews.ts';

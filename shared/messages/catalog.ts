@@ -4,6 +4,7 @@ import { denyEnvelopeSchema, freezeEnvelopeSchema, pairConfirmEnvelopeSchema } f
 import { hostEventSchema, pushMessageSchema } from './events.ts';
 import { fleetStateSchema, resumeVoteSchema } from './killSwitch.ts';
 import { pairingCompletionSchema, pairingOfferSchema } from './pairing.ts';
+import { hostFrameSchema, membersSchema, requestListSchema } from './relayViews.ts';
 
 /** Every message of the protocol by name: the docs and the property tests walk this list. */
 export const MESSAGE_SCHEMAS: Readonly<Record<string, Field<unknown>>> = {
@@ -19,4 +20,7 @@ export const MESSAGE_SCHEMAS: Readonly<Record<string, Field<unknown>>> = {
   FleetState: fleetStateSchema,
   HostEvent: hostEventSchema,
   PushMessage: pushMessageSchema,
+  HostFrame: hostFrameSchema,
+  RequestList: requestListSchema,
+  Members: membersSchema,
 };

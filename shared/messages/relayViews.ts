@@ -1,0 +1,54 @@
+import { f, type Infer } from '../schema/index.ts';
+import { DECISIONS } from './approvals.ts';
+import { RISK_LEVELS } from './common.ts';
+import { hostEventSchema } from './events.ts';
+import { LIMITS } from './limits.ts';
+
+export const REQUEST_STATES = ['pending', 'approved', 'denied', 'expired'] as const;
+export type RequestState = (typeof REQUEST_STATES)[number];
+
+/**
+ * A request as the relay shows it to one phone: metadata in the clear, the details only as that
+ * phone's sealed box.
+ */
+export const requestViewSchema = f.object({
+  requestId: f.id(),
+  host: f.id(),
+  conversation: f.id(),
+  risk: f.oneOf(RISK_LEVELS),
+  createdAt: f.timestamp(),
+  exp: f.timestamp(),
+  state: f.oneOf(REQUEST_STATES),
+  decision: f.optional(f.oneOf(DECISIONS)),
+  decidedBy: f.optional(f.id()),
+  decidedAt: f.optional(f.timestamp()),
+  box: f.optional(f.base64url(1, LIMITS.sealedBoxBytes)),
+});
+export type RequestView = Infer<typeof requestViewSchema>;
+
+export const requestListSchema = f.object({ v: f.version(), requests: f.array(requestViewSchema, 1000) });
+export type RequestList = Infer<typeof requestListSchema>;
+
+/** One frame on a daemon's WebSocket: an event and its place in the fleet's event log. */
+export const hostFrameSchema = f.object({
+  v: f.version(),
+  seq: f.integer(0, Number.MAX_SAFE_INTEGER),
+  event: hostEventSchema,
+});
+export type HostFrame = Infer<typeof hostFrameSchema>;
+
+/** The devices and hosts of a fleet, for the phone's devices screen. */
+export const memberViewSchema = f.object({
+  id: f.id(),
+  name: f.text(LIMITS.nameBytes),
+  createdAt: f.timestamp(),
+  revoked: f.boolean(),
+});
+export type MemberView = Infer<typeof memberViewSchema>;
+
+export const membersSchema = f.object({
+  v: f.version(),
+  devices: f.array(memberViewSchema, LIMITS.devicesPerFleet * 4),
+  hosts: f.array(memberViewSchema, 256),
+});
+export type Members = Infer<typeof membersSchema>;
