@@ -1,15 +1,19 @@
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import webpush from 'web-push';
 import { defineConfig } from 'vitest/config';
 
+// VAPID keys for the relay under test: real keys, made fresh for each run.
+const vapid = webpush.generateVAPIDKeys();
+
 // One run, several runtimes: the protocol's tests run in Node and again inside workerd, to prove
-// shared/ runs unchanged in both; the relay's tests run only in workerd.
+// shared/ runs unchanged in both; the relay's tests run in workerd against the real Worker.
 export default defineConfig({
   test: {
     projects: [
       {
         test: {
           name: 'node',
-          include: ['tests/shared/**/*.test.ts', 'tests/daemon/**/*.test.ts'],
+          include: ['tests/shared/**/*.test.ts', 'tests/daemon/**/*.test.ts', 'tests/relay/**/*.node.test.ts'],
           environment: 'node',
         },
       },
@@ -24,6 +28,22 @@ export default defineConfig({
           include: ['tests/shared/**/*.test.ts'],
           // *.node.test.ts read files from disk, which a Worker cannot.
           exclude: ['**/*.node.test.ts'],
+        },
+      },
+      {
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: './wrangler.toml' },
+            miniflare: {
+              bindings: { VAPID_PUBLIC_KEY: vapid.publicKey, VAPID_PRIVATE_KEY: vapid.privateKey, VAPID_SUBJECT: 'mailto:relay-tests@latch.test' },
+            },
+          }),
+        ],
+        test: {
+          name: 'relay',
+          include: ['tests/relay/**/*.test.ts'],
+          exclude: ['**/*.node.test.ts'],
+          globalSetup: ['tests/support/globalSetup.ts'],
         },
       },
     ],

@@ -1,9 +1,3 @@
-import { DurableObject } from 'cloudflare:workers';
-import { Hono } from 'hono';
-
-export class Fleet extends DurableObject<Env> {}
-
-const app = new Hono<{ Bindings: Env }>();
-app.get('/v1/health', (c) => c.json({ ok: true }));
-
-export default app;
+// The relay Worker: the Hono app for /v1 and the PWA, and the per-fleet Durable Object.
+export { app as default } from './app.ts';
+export { Fleet } from './fleet/Fleet.ts';

@@ -47,3 +47,4 @@ export { registrationChallenge } from './pairing/registrationChallenge.ts';
 export { verifyPairingCompletion, type PairedDevice } from './pairing/verifyPairingCompletion.ts';
 export { MESSAGE_SCHEMAS } from './messages/catalog.ts';
 export * from './messages/relayViews.ts';
+export { verifyPasskeyRegistration } from './pairing/verifyPasskeyRegistration.ts';

@@ -3,16 +3,27 @@ import { approvalRequestSchema, capabilityTokenSchema, requestDetailsSchema } fr
 import { denyEnvelopeSchema, freezeEnvelopeSchema, pairConfirmEnvelopeSchema } from './envelopes.ts';
 import { hostEventSchema, pushMessageSchema } from './events.ts';
 import { fleetStateSchema, resumeVoteSchema } from './killSwitch.ts';
-import { pairingCompletionSchema, pairingOfferSchema } from './pairing.ts';
-import { hostFrameSchema, membersSchema, requestListSchema } from './relayViews.ts';
+import { pairConfirmRequestSchema, pairingCompletionSchema, pairingOfferSchema } from './pairing.ts';
+import {
+  hostFrameSchema,
+  membersSchema,
+  offerStatusSchema,
+  pairConfirmedSchema,
+  requestCreatedSchema,
+  requestListSchema,
+} from './relayViews.ts';
 
 /** Every message of the protocol by name: the docs and the property tests walk this list. */
 export const MESSAGE_SCHEMAS: Readonly<Record<string, Field<unknown>>> = {
   PairingOffer: pairingOfferSchema,
   PairingCompletion: pairingCompletionSchema,
   PairConfirmEnvelope: pairConfirmEnvelopeSchema,
+  PairConfirmRequest: pairConfirmRequestSchema,
+  PairConfirmed: pairConfirmedSchema,
+  OfferStatus: offerStatusSchema,
   RequestDetails: requestDetailsSchema,
   ApprovalRequest: approvalRequestSchema,
+  RequestCreated: requestCreatedSchema,
   CapabilityToken: capabilityTokenSchema,
   DenyEnvelope: denyEnvelopeSchema,
   FreezeEnvelope: freezeEnvelopeSchema,

@@ -1,5 +1,6 @@
 import { f, type Infer } from '../schema/index.ts';
 import { digest, p256PublicKey, pushSubscriptionSchema } from './common.ts';
+import { pairConfirmEnvelopeSchema } from './envelopes.ts';
 import { LIMITS } from './limits.ts';
 
 /**
@@ -50,3 +51,15 @@ export const pairingCompletionSchema = f.object({
   mac: digest(),
 });
 export type PairingCompletion = Infer<typeof pairingCompletionSchema>;
+
+/**
+ * Daemon → relay once the MAC checked out. `quorum` is how many phones this host requires to
+ * resume after a freeze; the relay shows progress against the largest quorum of its hosts, and
+ * each daemon enforces its own.
+ */
+export const pairConfirmRequestSchema = f.object({
+  v: f.version(),
+  envelope: pairConfirmEnvelopeSchema,
+  quorum: f.integer(1, LIMITS.votesPerEpoch),
+});
+export type PairConfirmRequest = Infer<typeof pairConfirmRequestSchema>;

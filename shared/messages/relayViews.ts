@@ -3,6 +3,7 @@ import { DECISIONS } from './approvals.ts';
 import { RISK_LEVELS } from './common.ts';
 import { hostEventSchema } from './events.ts';
 import { LIMITS } from './limits.ts';
+import { pairingCompletionSchema, pairingOfferSchema } from './pairing.ts';
 
 export const REQUEST_STATES = ['pending', 'approved', 'denied', 'expired'] as const;
 export type RequestState = (typeof REQUEST_STATES)[number];
@@ -52,3 +53,20 @@ export const membersSchema = f.object({
   hosts: f.array(memberViewSchema, 256),
 });
 export type Members = Infer<typeof membersSchema>;
+
+/** The relay's answer to a pairing offer's poll (daemon) or fetch (phone). */
+export const offerStatusSchema = f.object({
+  v: f.version(),
+  offer: pairingOfferSchema,
+  completion: f.optional(pairingCompletionSchema),
+  confirmed: f.boolean(),
+});
+export type OfferStatus = Infer<typeof offerStatusSchema>;
+
+/** The relay's answer to a new approval request. `joined`: it joined a pending duplicate. */
+export const requestCreatedSchema = f.object({ v: f.version(), requestId: f.id(), joined: f.boolean() });
+export type RequestCreated = Infer<typeof requestCreatedSchema>;
+
+/** The relay's answer to a confirmed pairing: the host's bearer token, on its first pairing only. */
+export const pairConfirmedSchema = f.object({ v: f.version(), hostToken: f.optional(f.base64url(32)) });
+export type PairConfirmed = Infer<typeof pairConfirmedSchema>;

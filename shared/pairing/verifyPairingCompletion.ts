@@ -1,5 +1,4 @@
-import { verifyRegistrationResponse } from '@simplewebauthn/server';
-import { fromBase64url, toBase64url } from '../encoding/base64url.ts';
+import { fromBase64url } from '../encoding/base64url.ts';
 import { constantTimeEqual } from '../encoding/bytes.ts';
 import { attempt, LatchError, type Result } from '../errors.ts';
 import { keyId } from '../keys/p256.ts';
@@ -7,7 +6,7 @@ import type { PairingCompletion, PairingOffer } from '../messages/pairing.ts';
 import type { PairedCredential } from '../webauthn/pairedCredential.ts';
 import { derivePairingKeys } from './pairingKeys.ts';
 import { completionMac } from './pairingTranscript.ts';
-import { registrationChallenge } from './registrationChallenge.ts';
+import { verifyPasskeyRegistration } from './verifyPasskeyRegistration.ts';
 
 /** A phone as a host keeps it after pairing: everything it needs to verify that phone alone. */
 export interface PairedDevice {
@@ -45,48 +44,13 @@ export function verifyPairingCompletion(
       throw new LatchError('device_mismatch', 'the device id is not the id of its key');
     }
 
-    const challenge = toBase64url(await registrationChallenge(device));
-    let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
-    try {
-      verified = await verifyRegistrationResponse({
-        response: {
-          id: registration.credentialId,
-          rawId: registration.credentialId,
-          type: 'public-key',
-          response: {
-            clientDataJSON: registration.clientDataJSON,
-            attestationObject: registration.attestationObject,
-            ...(registration.transports ? { transports: registration.transports } : {}),
-          },
-          clientExtensionResults: {},
-        },
-        expectedChallenge: challenge,
-        expectedOrigin: [...relying.origins],
-        expectedRPID: relying.rpId,
-        requireUserVerification: true,
-      });
-    } catch (error) {
-      throw new LatchError(
-        'registration_failed',
-        `the passkey registration does not verify: ${(error as Error).message}`,
-      );
-    }
-    if (!verified.verified || verified.registrationInfo.credential.id !== registration.credentialId) {
-      throw new LatchError('registration_failed', 'the passkey registration does not verify');
-    }
-
-    const { credential } = verified.registrationInfo;
+    const credential = await verifyPasskeyRegistration(device, registration, relying);
     return {
       id: device.id,
       name: device.name,
       deviceKey: device.deviceKey,
       ecdhKey: device.ecdhKey,
-      credential: {
-        id: credential.id,
-        publicKey: toBase64url(credential.publicKey),
-        counter: credential.counter,
-        device: device.id,
-      },
+      credential,
     };
   });
 }

@@ -1,0 +1,10 @@
+// Secrets and variables the relay reads besides its bindings (see wrangler.toml, docs/deploy.md).
+declare namespace Cloudflare {
+  interface Env {
+    /** VAPID keys (RFC 8292), base64url, as web-push generates them. Without them, no pushes. */
+    VAPID_PUBLIC_KEY?: string;
+    VAPID_PRIVATE_KEY?: string;
+    /** A mailto: or https: contact for push services; Apple refuses a placeholder. */
+    VAPID_SUBJECT?: string;
+  }
+}

@@ -1,0 +1,63 @@
+import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
+import type { Members } from '../../shared/messages/relayViews.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { refusal, type RelayResult } from '../http/relayError.ts';
+import { row, rows, type FleetContext } from './context.ts';
+
+interface MemberRow {
+  id: string;
+  name: string;
+  created_at: number;
+  revoked_at?: number | null;
+}
+
+const asView = (member: MemberRow) => ({
+  id: member.id,
+  name: member.name,
+  createdAt: member.created_at,
+  revoked: member.revoked_at !== undefined && member.revoked_at !== null,
+});
+
+/** The fleet's phones and hosts, for the devices screen. */
+export function listMembers(ctx: FleetContext): Members {
+  return {
+    v: PROTOCOL_VERSION,
+    devices: rows<MemberRow>(ctx.sql, 'SELECT id, name, created_at, revoked_at FROM devices ORDER BY created_at').map(asView),
+    hosts: rows<MemberRow>(ctx.sql, 'SELECT id, name, created_at FROM hosts ORDER BY created_at').map(asView),
+  };
+}
+
+export function renameDevice(ctx: FleetContext, id: string, name: string): RelayResult<Members> {
+  if (!row(ctx.sql, 'SELECT 1 FROM devices WHERE id = ? AND revoked_at IS NULL', id)) {
+    return refusal(404, 'not_found', 'no such device');
+  }
+  ctx.sql.exec('UPDATE devices SET name = ? WHERE id = ?', name, id);
+  return { ok: true, value: listMembers(ctx) };
+}
+
+/**
+ * Revokes a phone at the relay: it can no longer sign in, decide, vote or receive pushes.
+ * Each daemon keeps its own list of trusted phones (`latch devices`), so revoke there too.
+ */
+export function revokeDevice(ctx: FleetContext, id: string): RelayResult<Members> {
+  if (!row(ctx.sql, 'SELECT 1 FROM devices WHERE id = ? AND revoked_at IS NULL', id)) {
+    return refusal(404, 'not_found', 'no such device');
+  }
+  ctx.sql.exec(
+    'UPDATE devices SET revoked_at = ?, push_endpoint = NULL, push_p256dh = NULL, push_auth = NULL WHERE id = ?',
+    ctx.now(),
+    id,
+  );
+  return { ok: true, value: listMembers(ctx) };
+}
+
+/** A phone's new push subscription (browsers rotate them). */
+export function updatePushSubscription(ctx: FleetContext, device: string, push: PushSubscriptionJson): void {
+  ctx.sql.exec(
+    'UPDATE devices SET push_endpoint = ?, push_p256dh = ?, push_auth = ? WHERE id = ?',
+    push.endpoint,
+    push.keys.p256dh,
+    push.keys.auth,
+    device,
+  );
+}

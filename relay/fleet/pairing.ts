@@ -1,0 +1,232 @@
+import { fromBase64url } from '../../shared/encoding/base64url.ts';
+import { attempt } from '../../shared/errors.ts';
+import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
+import { keyId } from '../../shared/keys/p256.ts';
+import type { PairConfirmRequest, PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
+import type { OfferStatus, PairConfirmed } from '../../shared/messages/relayViews.ts';
+import { verifyPasskeyRegistration } from '../../shared/pairing/verifyPasskeyRegistration.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { refusal, refuseWith, type RelayResult } from '../http/relayError.ts';
+import { row, type FleetContext, type HostRow } from './context.ts';
+import { activeDevice, authenticateDevice, consumeNonce, type SignedRequest } from './deviceAuth.ts';
+import { authenticateHost, mintHostToken, tokenHash } from './hostAuth.ts';
+
+/** An offer lives at most this long; `latch pair` uses ten minutes. */
+const MAX_OFFER_TTL_MS = 3600_000;
+/** Open offers per fleet: enough for any person, too few to fill storage. */
+const MAX_OPEN_OFFERS = 20;
+
+interface OfferRow {
+  offer_id: string;
+  host: string;
+  offer: string;
+  offer_token_hash: string;
+  member_only: number;
+  exp: number;
+  completion: string | null;
+  confirmed_at: number | null;
+}
+
+/** Where the PWA is served, hence the WebAuthn origin and RP ID its passkeys are bound to. */
+export interface RelyingParty {
+  origins: readonly string[];
+  rpId: string;
+}
+
+/**
+ * A host offers to pair. A registered host must show its token. An unregistered one may offer
+ * freely into an empty fleet; into a fleet that has phones, only a phone already in it can take
+ * the offer (see completeOffer), so nobody adds a host to someone else's fleet.
+ */
+export async function createOffer(
+  ctx: FleetContext,
+  offer: PairingOffer,
+  bearer: string | undefined,
+): Promise<RelayResult<{ offerId: string; exp: number }>> {
+  const now = ctx.now();
+  if (offer.exp <= now || offer.exp > now + MAX_OFFER_TTL_MS) {
+    return refusal(400, 'invalid_field', 'exp must be in the coming hour');
+  }
+  if (offer.host !== (await keyId(fromBase64url(offer.hostKey)))) {
+    return refusal(400, 'wrong_signer', 'the host id is not the id of the host key');
+  }
+  const registered = row<HostRow>(ctx.sql, 'SELECT * FROM hosts WHERE id = ?', offer.host);
+  if (registered || bearer) {
+    const host = await authenticateHost(ctx, bearer);
+    if (!host.ok) return registered && !bearer ? refusal(401, 'host_token_required', 'this host is paired: show its token') : host;
+    if (host.value.id !== offer.host) return refusal(403, 'forbidden', 'a host can only offer to pair itself');
+  }
+  ctx.sql.exec('DELETE FROM offers WHERE exp < ?', now);
+  const open = row<{ count: number }>(ctx.sql, 'SELECT COUNT(*) AS count FROM offers WHERE confirmed_at IS NULL')!;
+  if (open.count >= MAX_OPEN_OFFERS) return refusal(429, 'too_many_offers', 'too many open pairing offers');
+  if (row(ctx.sql, 'SELECT 1 FROM offers WHERE offer_id = ?', offer.offerId)) {
+    return refusal(409, 'offer_closed', 'an offer with this id exists');
+  }
+  const hasDevices = row(ctx.sql, 'SELECT 1 FROM devices WHERE revoked_at IS NULL LIMIT 1') !== undefined;
+  ctx.sql.exec(
+    'INSERT INTO offers (offer_id, host, offer, offer_token_hash, member_only, exp) VALUES (?, ?, ?, ?, ?, ?)',
+    offer.offerId,
+    offer.host,
+    JSON.stringify(offer),
+    await tokenHash(offer.offerToken),
+    !registered && hasDevices ? 1 : 0,
+    offer.exp,
+  );
+  return { ok: true, value: { offerId: offer.offerId, exp: offer.exp } };
+}
+
+/** The offer for whoever holds its token (the phone that scanned it, the daemon that made it). */
+async function openOffer(ctx: FleetContext, offerId: string, offerToken: string | undefined): Promise<RelayResult<OfferRow>> {
+  const offer = row<OfferRow>(ctx.sql, 'SELECT * FROM offers WHERE offer_id = ?', offerId);
+  // Same answer for "no such offer" and "wrong token": the offer's existence is not disclosed.
+  if (!offer || !offerToken || offer.offer_token_hash !== (await tokenHash(offerToken))) {
+    return refusal(404, 'not_found', 'no such pairing offer');
+  }
+  if (offer.exp <= ctx.now()) return refusal(410, 'expired', 'the pairing offer expired; run latch pair again');
+  return { ok: true, value: offer };
+}
+
+export async function offerStatus(ctx: FleetContext, offerId: string, offerToken: string | undefined): Promise<RelayResult<OfferStatus>> {
+  const offer = await openOffer(ctx, offerId, offerToken);
+  if (!offer.ok) return offer;
+  const { offer: json, completion, confirmed_at } = offer.value;
+  return {
+    ok: true,
+    value: {
+      v: PROTOCOL_VERSION,
+      offer: JSON.parse(json) as PairingOffer,
+      ...(completion ? { completion: JSON.parse(completion) as PairingCompletion } : {}),
+      confirmed: confirmed_at !== null,
+    },
+  };
+}
+
+/**
+ * A phone answers an offer. It signs the request with the device key it pairs with; the relay
+ * checks that and the passkey registration (defence in depth: the daemon checks the MAC, which
+ * is what actually authenticates the phone to it).
+ */
+export async function completeOffer(
+  ctx: FleetContext,
+  offerId: string,
+  offerToken: string | undefined,
+  completion: PairingCompletion,
+  request: SignedRequest,
+  relying: RelyingParty,
+): Promise<RelayResult<{ accepted: true }>> {
+  const offer = await openOffer(ctx, offerId, offerToken);
+  if (!offer.ok) return offer;
+  if (completion.offerId !== offerId || completion.fleet !== ctx.fleet) {
+    return refusal(400, 'context_mismatch', 'the completion answers another offer');
+  }
+  if (offer.value.completion) return refusal(409, 'offer_closed', 'this offer was already answered');
+
+  const { device } = completion;
+  if (device.id !== (await keyId(fromBase64url(device.deviceKey)))) {
+    return refusal(400, 'device_mismatch', 'the device id is not the id of its key');
+  }
+  const known = row<{ device_key: string; revoked_at: number | null }>(ctx.sql, 'SELECT device_key, revoked_at FROM devices WHERE id = ?', device.id);
+  if (known && (known.revoked_at !== null || known.device_key !== device.deviceKey)) {
+    return refusal(403, 'forbidden', 'this device was revoked from the fleet');
+  }
+  if (offer.value.member_only && !known) {
+    return refusal(403, 'forbidden', 'only a phone already in this fleet can add a new host to it');
+  }
+  const auth = await authenticateDevice(ctx, request, { id: device.id, deviceKey: device.deviceKey });
+  if (!auth.ok) return auth;
+
+  const registration = await attempt(() => verifyPasskeyRegistration(device, completion.registration, relying));
+  if (!registration.ok) return refuseWith(registration.error);
+  // Re-read: another completion may have landed while the checks above awaited.
+  if (row(ctx.sql, 'SELECT 1 FROM offers WHERE offer_id = ? AND completion IS NOT NULL', offerId)) {
+    return refusal(409, 'offer_closed', 'this offer was already answered');
+  }
+  ctx.sql.exec('UPDATE offers SET completion = ? WHERE offer_id = ?', JSON.stringify(completion), offerId);
+  return { ok: true, value: { accepted: true } };
+}
+
+/**
+ * The daemon confirms, signing with the host key of its offer. Then the phone joins the fleet
+ * (or, if already in it, is linked to this host), and a new host receives its bearer token.
+ */
+export async function confirmOffer(
+  ctx: FleetContext,
+  offerId: string,
+  request: PairConfirmRequest,
+  relying: RelyingParty,
+): Promise<RelayResult<PairConfirmed>> {
+  const now = ctx.now();
+  const stored = row<OfferRow>(ctx.sql, 'SELECT * FROM offers WHERE offer_id = ?', offerId);
+  if (!stored) return refusal(404, 'not_found', 'no such pairing offer');
+  if (stored.exp <= now) return refusal(410, 'expired', 'the pairing offer expired');
+  if (!stored.completion) return refusal(409, 'offer_closed', 'no phone has answered this offer yet');
+  if (stored.confirmed_at !== null) return refusal(409, 'offer_closed', 'this offer was already confirmed');
+
+  const offer = JSON.parse(stored.offer) as PairingOffer;
+  const completion = JSON.parse(stored.completion) as PairingCompletion;
+  const { envelope } = request;
+  if (
+    envelope.body.fleet !== ctx.fleet ||
+    envelope.body.offerId !== offerId ||
+    envelope.body.device !== completion.device.id ||
+    envelope.signer.role !== 'host' ||
+    envelope.signer.id !== offer.host
+  ) {
+    return refusal(400, 'context_mismatch', 'the confirmation is for another pairing');
+  }
+  const verified = await verifyEnvelope(envelope, { kind: 'pair-confirm', publicKey: fromBase64url(offer.hostKey), maxSkewMs: 60_000, now });
+  if (!verified.ok) return refuseWith(verified.error);
+  if (!consumeNonce(ctx, envelope.nonce)) return refusal(401, 'replayed_nonce', 'this confirmation was already received');
+
+  const registration = await attempt(() => verifyPasskeyRegistration(completion.device, completion.registration, relying));
+  if (!registration.ok) return refuseWith(registration.error);
+  const credential = registration.value;
+  const { device, push } = completion;
+  const isNewHost = !row(ctx.sql, 'SELECT 1 FROM hosts WHERE id = ?', offer.host);
+  const hostToken = isNewHost ? mintHostToken() : undefined;
+  const hostTokenHash = hostToken ? await tokenHash(hostToken) : undefined;
+
+  // From here on no await: the checks and the writes are one atomic step for the object.
+  if (row(ctx.sql, 'SELECT 1 FROM offers WHERE offer_id = ? AND confirmed_at IS NOT NULL', offerId)) {
+    return refusal(409, 'offer_closed', 'this offer was already confirmed');
+  }
+  ctx.sql.exec('UPDATE offers SET confirmed_at = ? WHERE offer_id = ?', now, offerId);
+  if (!activeDevice(ctx, device.id)) {
+    ctx.sql.exec(
+      `INSERT INTO devices (id, name, device_key, ecdh_key, credential_id, credential_key, counter, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      device.id,
+      device.name,
+      device.deviceKey,
+      device.ecdhKey,
+      credential.id,
+      credential.publicKey,
+      credential.counter,
+      now,
+    );
+  }
+  if (push) {
+    ctx.sql.exec(
+      'UPDATE devices SET push_endpoint = ?, push_p256dh = ?, push_auth = ? WHERE id = ?',
+      push.endpoint,
+      push.keys.p256dh,
+      push.keys.auth,
+      device.id,
+    );
+  }
+  if (hostTokenHash) {
+    ctx.sql.exec(
+      'INSERT INTO hosts (id, name, host_key, token_hash, quorum, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      offer.host,
+      offer.hostName,
+      offer.hostKey,
+      hostTokenHash,
+      request.quorum,
+      now,
+    );
+  } else {
+    ctx.sql.exec('UPDATE hosts SET quorum = ?, name = ? WHERE id = ?', request.quorum, offer.hostName, offer.host);
+  }
+  ctx.sql.exec('INSERT OR IGNORE INTO pairings (host, device, created_at) VALUES (?, ?, ?)', offer.host, device.id, now);
+  return { ok: true, value: { v: PROTOCOL_VERSION, ...(hostToken ? { hostToken } : {}) } };
+}

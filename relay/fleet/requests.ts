@@ -1,0 +1,226 @@
+import { verifyCapabilityToken } from '../../shared/approvals/verifyCapabilityToken.ts';
+import { fromBase64url } from '../../shared/encoding/base64url.ts';
+import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
+import type { ApprovalRequest, CapabilityToken, Decision } from '../../shared/messages/approvals.ts';
+import type { DenyEnvelope } from '../../shared/messages/envelopes.ts';
+import type { RequestCreated, RequestList, RequestState, RequestView } from '../../shared/messages/relayViews.ts';
+import type { RiskLevel } from '../../shared/messages/common.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { refusal, refuseWith, type RelayResult } from '../http/relayError.ts';
+import { row, rows, type DeviceRow, type FleetContext, type HostRow, type RequestRow } from './context.ts';
+import { activeDevice, consumeNonce } from './deviceAuth.ts';
+import { notifyNewRequest } from './notify.ts';
+import type { RelyingParty } from './pairing.ts';
+
+/** A request may wait at most a day; the daemon's default is five minutes. */
+const MAX_REQUEST_TTL_MS = 24 * 3600_000;
+/** Decided and expired requests stay listed this long under "recent". */
+const RECENT_MS = 24 * 3600_000;
+
+function isPairedWith(ctx: FleetContext, host: string, device: string): boolean {
+  return row(ctx.sql, 'SELECT 1 FROM pairings WHERE host = ? AND device = ?', host, device) !== undefined;
+}
+
+/**
+ * Stores a host's request: metadata in the clear, one sealed box per phone paired with the host.
+ * A request with the dedup key of a pending one joins it instead; the same request id sent again
+ * (a daemon retrying) is answered as before.
+ */
+export function createRequest(ctx: FleetContext, host: HostRow, request: ApprovalRequest): RelayResult<RequestCreated> {
+  const now = ctx.now();
+  if (request.host !== host.id) return refusal(403, 'forbidden', 'a host can only ask for itself');
+  if (request.exp <= now) return refusal(410, 'expired', 'the request expired before it arrived');
+  if (request.exp > now + MAX_REQUEST_TTL_MS) return refusal(400, 'invalid_field', 'exp is more than a day away');
+
+  const existing = row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', request.requestId);
+  if (existing) {
+    if (existing.host !== host.id) return refusal(409, 'already_decided', 'this request id is taken');
+    return { ok: true, value: { v: PROTOCOL_VERSION, requestId: existing.request_id, joined: false } };
+  }
+  const duplicate = row<RequestRow>(
+    ctx.sql,
+    "SELECT * FROM requests WHERE host = ? AND dedup_key = ? AND state = 'pending' AND exp > ?",
+    host.id,
+    request.dedupKey,
+    now,
+  );
+  if (duplicate) return { ok: true, value: { v: PROTOCOL_VERSION, requestId: duplicate.request_id, joined: true } };
+
+  ctx.sql.exec(
+    `INSERT INTO requests (request_id, host, conversation, dedup_key, risk, created_at, exp, request_hash, nonce, state)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
+    request.requestId,
+    host.id,
+    request.conversation,
+    request.dedupKey,
+    request.risk,
+    now,
+    request.exp,
+    request.requestHash,
+    request.nonce,
+  );
+  for (const { device, box } of request.sealed) {
+    if (isPairedWith(ctx, host.id, device)) {
+      ctx.sql.exec('INSERT INTO sealed_boxes (request_id, device, box) VALUES (?, ?, ?)', request.requestId, device, box);
+    }
+  }
+  notifyNewRequest(ctx, { requestId: request.requestId, host: host.id, conversation: request.conversation });
+  return { ok: true, value: { v: PROTOCOL_VERSION, requestId: request.requestId, joined: false } };
+}
+
+function view(stored: RequestRow & { box: string | null }): RequestView {
+  return {
+    requestId: stored.request_id,
+    host: stored.host,
+    conversation: stored.conversation,
+    risk: stored.risk as RiskLevel,
+    createdAt: stored.created_at,
+    exp: stored.exp,
+    state: stored.state as RequestState,
+    ...(stored.decision ? { decision: stored.decision as Decision } : {}),
+    ...(stored.decided_by ? { decidedBy: stored.decided_by } : {}),
+    ...(stored.decided_at ? { decidedAt: stored.decided_at } : {}),
+    ...(stored.box ? { box: stored.box } : {}),
+  };
+}
+
+const VISIBLE_TO_DEVICE = `
+  SELECT r.*, b.box FROM requests r
+    JOIN pairings p ON p.host = r.host AND p.device = ?
+    LEFT JOIN sealed_boxes b ON b.request_id = r.request_id AND b.device = p.device`;
+
+/** What a phone lists: every pending request of its hosts (pushed or not), or the recent past. */
+export function listRequests(ctx: FleetContext, device: string, which: 'pending' | 'recent'): RequestList {
+  const now = ctx.now();
+  const found =
+    which === 'pending'
+      ? rows<RequestRow & { box: string | null }>(ctx.sql, `${VISIBLE_TO_DEVICE} WHERE r.state = 'pending' AND r.exp > ? ORDER BY r.created_at DESC LIMIT 1000`, device, now)
+      : rows<RequestRow & { box: string | null }>(
+          ctx.sql,
+          `${VISIBLE_TO_DEVICE} WHERE (r.state != 'pending' OR r.exp <= ?) AND r.created_at > ? ORDER BY r.created_at DESC LIMIT 100`,
+          device,
+          now,
+          now - RECENT_MS,
+        );
+  return { v: PROTOCOL_VERSION, requests: found.map(view) };
+}
+
+export function getRequest(ctx: FleetContext, device: string, requestId: string): RelayResult<RequestView> {
+  const found = row<RequestRow & { box: string | null }>(ctx.sql, `${VISIBLE_TO_DEVICE} WHERE r.request_id = ?`, device, requestId);
+  return found ? { ok: true, value: view(found) } : refusal(404, 'not_found', 'no such request for this phone');
+}
+
+/** Marks a pending request decided, unless something decided it first. Synchronous: atomic. */
+function settle(ctx: FleetContext, requestId: string, state: 'approved' | 'denied', decision: Decision, device: string): boolean {
+  const now = ctx.now();
+  const current = row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId);
+  if (!current || current.state !== 'pending' || current.exp <= now) return false;
+  ctx.sql.exec(
+    'UPDATE requests SET state = ?, decision = ?, decided_by = ?, decided_at = ? WHERE request_id = ?',
+    state,
+    decision,
+    device,
+    now,
+    requestId,
+  );
+  return true;
+}
+
+/** Why a request cannot be decided now, if it cannot. */
+function undecidable(ctx: FleetContext, stored: RequestRow): RelayResult<never> | undefined {
+  if (stored.state !== 'pending') return refusal(409, 'already_decided', `the request was already ${stored.state}`);
+  if (stored.exp <= ctx.now()) return refusal(410, 'expired', 'the request expired');
+  return undefined;
+}
+
+/**
+ * A phone's approval. The daemon will verify the token itself; the relay checks what it can
+ * too (signature against the stored passkey, counter, challenge, origin) and lets only the
+ * first valid decision through.
+ */
+export async function decide(
+  ctx: FleetContext,
+  device: DeviceRow,
+  requestId: string,
+  token: CapabilityToken,
+  relying: RelyingParty,
+): Promise<RelayResult<{ state: RequestState }>> {
+  if (token.requestId !== requestId || token.fleet !== ctx.fleet || token.device !== device.id) {
+    return refusal(400, 'context_mismatch', 'the token is for another request or device');
+  }
+  if (token.decision !== 'approve') return refusal(400, 'invalid_field', 'refuse with the deny route, signed by the device key');
+  const stored = row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId);
+  if (!stored || !isPairedWith(ctx, stored.host, device.id)) return refusal(404, 'not_found', 'no such request for this phone');
+  if (token.host !== stored.host) return refusal(400, 'context_mismatch', 'the token names another host');
+  const notNow = undecidable(ctx, stored);
+  if (notNow) return notNow;
+
+  const verified = await verifyCapabilityToken(
+    token,
+    {
+      fleet: ctx.fleet,
+      host: stored.host,
+      requestId,
+      requestHash: stored.request_hash,
+      decision: 'approve',
+      nonce: stored.nonce,
+      exp: stored.exp,
+      origins: relying.origins,
+      rpId: relying.rpId,
+      now: ctx.now(),
+    },
+    { id: device.credential_id, publicKey: device.credential_key, counter: device.counter, device: device.id },
+    // The single-use step is the request's own transition out of "pending".
+    { consume: () => settle(ctx, requestId, 'approved', 'approve', device.id) },
+  );
+  if (!verified.ok) {
+    if (verified.error.code === 'already_used') return refusal(409, 'already_decided', 'another answer was first');
+    return refuseWith(verified.error);
+  }
+  ctx.sql.exec('UPDATE devices SET counter = ? WHERE id = ?', verified.value.counter, device.id);
+  ctx.emit(stored.host, { v: PROTOCOL_VERSION, type: 'approved', requestId, token, at: ctx.now() });
+  return { ok: true, value: { state: 'approved' } };
+}
+
+/** A phone's refusal, signed by its device key: no biometric, since refusing is the safe direction. */
+export async function deny(ctx: FleetContext, requestId: string, envelope: DenyEnvelope): Promise<RelayResult<{ state: RequestState }>> {
+  const { body, signer } = envelope;
+  if (body.requestId !== requestId || body.fleet !== ctx.fleet || signer.role !== 'device') {
+    return refusal(400, 'context_mismatch', 'the deny is for another request');
+  }
+  const device = activeDevice(ctx, signer.id);
+  if (!device) return refusal(401, 'unknown_credential', 'no paired device has this id');
+  const stored = row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId);
+  if (!stored || !isPairedWith(ctx, stored.host, device.id)) return refusal(404, 'not_found', 'no such request for this phone');
+  if (body.host !== stored.host) return refusal(400, 'context_mismatch', 'the deny names another host');
+  const verified = await verifyEnvelope(envelope, { kind: 'deny', publicKey: fromBase64url(device.device_key), maxSkewMs: 60_000, now: ctx.now() });
+  if (!verified.ok) return refuseWith(verified.error);
+  const notNow = undecidable(ctx, row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId)!);
+  if (notNow) return notNow;
+  if (!consumeNonce(ctx, envelope.nonce)) return refusal(401, 'replayed_nonce', 'this deny was already received');
+  if (!settle(ctx, requestId, 'denied', 'deny', device.id)) return refusal(409, 'already_decided', 'another answer was first');
+  ctx.emit(stored.host, { v: PROTOCOL_VERSION, type: 'denied', requestId, envelope, at: ctx.now() });
+  return { ok: true, value: { state: 'denied' } };
+}
+
+/** Expires what is due, tells each daemon, and returns the next deadline (for the alarm). */
+export function expireDue(ctx: FleetContext): number | undefined {
+  const now = ctx.now();
+  const due = rows<RequestRow>(ctx.sql, "SELECT * FROM requests WHERE state = 'pending' AND exp <= ?", now);
+  for (const stored of due) {
+    ctx.sql.exec("UPDATE requests SET state = 'expired', decided_at = ? WHERE request_id = ?", now, stored.request_id);
+    ctx.emit(stored.host, { v: PROTOCOL_VERSION, type: 'expired', requestId: stored.request_id, at: now });
+  }
+  return nextDeadline(ctx);
+}
+
+export function nextDeadline(ctx: FleetContext): number | undefined {
+  return row<{ exp: number | null }>(ctx.sql, "SELECT MIN(exp) AS exp FROM requests WHERE state = 'pending'")?.exp ?? undefined;
+}
+
+/** Forgets requests long past: their boxes first, then the rows. */
+export function pruneRequests(ctx: FleetContext): void {
+  const cutoff = ctx.now() - RECENT_MS;
+  ctx.sql.exec("DELETE FROM sealed_boxes WHERE request_id IN (SELECT request_id FROM requests WHERE state != 'pending' AND exp < ?)", cutoff);
+  ctx.sql.exec("DELETE FROM requests WHERE state != 'pending' AND exp < ?", cutoff);
+}

@@ -1,0 +1,113 @@
+/**
+ * The fleet's tables. Applied at every start with IF NOT EXISTS; a change to an existing table
+ * gets a new numbered step instead of an edit here.
+ *
+ * Nothing here holds a command or any text an agent wrote: requests are metadata plus one
+ * sealed box per phone, and tokens are stored only as hashes.
+ */
+export const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE IF NOT EXISTS hosts (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  host_key TEXT NOT NULL,
+  token_hash TEXT NOT NULL,
+  next_token_hash TEXT,
+  quorum INTEGER NOT NULL,
+  created_at INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS devices (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  device_key TEXT NOT NULL,
+  ecdh_key TEXT NOT NULL,
+  credential_id TEXT NOT NULL UNIQUE,
+  credential_key TEXT NOT NULL,
+  counter INTEGER NOT NULL,
+  push_endpoint TEXT,
+  push_p256dh TEXT,
+  push_auth TEXT,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS pairings (
+  host TEXT NOT NULL,
+  device TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (host, device)
+);
+
+CREATE TABLE IF NOT EXISTS offers (
+  offer_id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  offer TEXT NOT NULL,
+  offer_token_hash TEXT NOT NULL,
+  member_only INTEGER NOT NULL,
+  exp INTEGER NOT NULL,
+  completion TEXT,
+  confirmed_at INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS requests (
+  request_id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  conversation TEXT NOT NULL,
+  dedup_key TEXT NOT NULL,
+  risk TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  exp INTEGER NOT NULL,
+  request_hash TEXT NOT NULL,
+  nonce TEXT NOT NULL,
+  state TEXT NOT NULL,
+  decision TEXT,
+  decided_by TEXT,
+  decided_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS requests_by_state ON requests (state, exp);
+CREATE INDEX IF NOT EXISTS requests_by_dedup ON requests (host, dedup_key, state);
+
+CREATE TABLE IF NOT EXISTS sealed_boxes (
+  request_id TEXT NOT NULL,
+  device TEXT NOT NULL,
+  box TEXT NOT NULL,
+  PRIMARY KEY (request_id, device)
+);
+
+CREATE TABLE IF NOT EXISTS nonces (nonce TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
+
+CREATE TABLE IF NOT EXISTS events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  host TEXT,
+  event TEXT NOT NULL,
+  at INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS switch (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  frozen INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  reason TEXT,
+  frozen_at INTEGER,
+  frozen_by_role TEXT,
+  frozen_by_id TEXT
+);
+INSERT OR IGNORE INTO switch (id, frozen, epoch) VALUES (1, 0, 0);
+
+CREATE TABLE IF NOT EXISTS votes (
+  epoch INTEGER NOT NULL,
+  device TEXT NOT NULL,
+  vote TEXT NOT NULL,
+  PRIMARY KEY (epoch, device)
+);
+
+CREATE TABLE IF NOT EXISTS push_log (
+  host TEXT NOT NULL,
+  conversation TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS push_log_by_host ON push_log (host, kind, at);
+`;

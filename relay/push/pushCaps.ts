@@ -1,0 +1,36 @@
+/** The caps of design.md: per conversation a minute, per host a minute, per host an hour. */
+export const PUSH_CAPS = {
+  perConversationPerMinute: 3,
+  perHostPerMinute: 10,
+  perHostPerHour: 30,
+} as const;
+
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3600_000;
+
+/** What the fleet's push log says about one host at the moment a new request arrives. */
+export interface PushHistory {
+  /** When this host's last summary push went out, if any. */
+  lastSummaryAt: number | undefined;
+  /** Requests that asked for a push in the past hour, before this one. */
+  requestsLastHour: number;
+  /** Pushes sent for this host in the past minute. */
+  hostPushesLastMinute: number;
+  /** Pushes sent for this request's conversation in the past minute. */
+  conversationPushesLastMinute: number;
+}
+
+export type PushDecision = 'push' | 'summary' | 'silent';
+
+/**
+ * Whether a new request is pushed. An agent cannot flood a lock screen: after a summary the
+ * host is silent for an hour; the request that would be the 31st of the hour becomes the one
+ * summary; the minute caps hold back the rest. Every request is listed in the app regardless.
+ */
+export function decidePush(history: PushHistory, now: number): PushDecision {
+  if (history.lastSummaryAt !== undefined && now < history.lastSummaryAt + HOUR_MS) return 'silent';
+  if (history.requestsLastHour >= PUSH_CAPS.perHostPerHour) return 'summary';
+  if (history.hostPushesLastMinute >= PUSH_CAPS.perHostPerMinute) return 'silent';
+  if (history.conversationPushesLastMinute >= PUSH_CAPS.perConversationPerMinute) return 'silent';
+  return 'push';
+}

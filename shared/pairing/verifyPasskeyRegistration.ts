@@ -1,0 +1,54 @@
+import { verifyRegistrationResponse } from '@simplewebauthn/server';
+import { toBase64url } from '../encoding/base64url.ts';
+import { LatchError } from '../errors.ts';
+import type { DeviceKeys, Registration } from '../messages/pairing.ts';
+import type { PairedCredential } from '../webauthn/pairedCredential.ts';
+import { registrationChallenge } from './registrationChallenge.ts';
+
+/**
+ * Checks a phone's passkey creation: made over this phone's device and encryption keys, on our
+ * origin and RP ID, with user verification. Returns the credential to verify its assertions with.
+ * Throws `registration_failed`. Daemon and relay both run it; only the daemon also checks the MAC
+ * that proves who sent it.
+ */
+export async function verifyPasskeyRegistration(
+  device: Pick<DeviceKeys, 'id' | 'deviceKey' | 'ecdhKey'>,
+  registration: Registration,
+  relying: { origins: readonly string[]; rpId: string },
+): Promise<PairedCredential> {
+  let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+  try {
+    verified = await verifyRegistrationResponse({
+      response: {
+        id: registration.credentialId,
+        rawId: registration.credentialId,
+        type: 'public-key',
+        response: {
+          clientDataJSON: registration.clientDataJSON,
+          attestationObject: registration.attestationObject,
+          ...(registration.transports ? { transports: registration.transports } : {}),
+        },
+        clientExtensionResults: {},
+      },
+      expectedChallenge: toBase64url(await registrationChallenge(device)),
+      expectedOrigin: [...relying.origins],
+      expectedRPID: relying.rpId,
+      requireUserVerification: true,
+    });
+  } catch (error) {
+    throw new LatchError(
+      'registration_failed',
+      `the passkey registration does not verify: ${(error as Error).message}`,
+    );
+  }
+  if (!verified.verified || verified.registrationInfo.credential.id !== registration.credentialId) {
+    throw new LatchError('registration_failed', 'the passkey registration does not verify');
+  }
+  const { credential } = verified.registrationInfo;
+  return {
+    id: credential.id,
+    publicKey: toBase64url(credential.publicKey),
+    counter: credential.counter,
+    device: device.id,
+  };
+}
