@@ -1,12 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { startPushService } from './pushService.ts';
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    pushServiceUrl: string;
-  }
-}
-
 /** Starts the push-service stand-in once for a test project, and stops it after. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const push = await startPushService();

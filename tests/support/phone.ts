@@ -6,6 +6,7 @@ import {
   generateSigningKeyPair,
   keyId,
 } from '../../shared/keys/p256.ts';
+import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
 import type { PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
 import { derivePairingKeys, PAIRING_SECRET_BYTES } from '../../shared/pairing/pairingKeys.ts';
 import { completionMac, offerMac } from '../../shared/pairing/pairingTranscript.ts';
@@ -86,7 +87,7 @@ export async function completePairing(
   phone: TestPhone,
   offer: PairingOffer,
   secret: Uint8Array<ArrayBuffer>,
-  ceremony: { origin?: string; rpId?: string; userVerified?: boolean } = {},
+  ceremony: { origin?: string; rpId?: string; userVerified?: boolean; push?: PushSubscriptionJson } = {},
 ): Promise<PairingCompletion> {
   const device = { id: phone.id, name: phone.name, deviceKey: phone.deviceKey, ecdhKey: phone.ecdhKey };
   const registration = await phone.authenticator.register({
@@ -95,7 +96,14 @@ export async function completePairing(
     challenge: await registrationChallenge(device),
     userVerified: ceremony.userVerified ?? true,
   });
-  const unsigned = { v: PROTOCOL_VERSION, fleet: offer.fleet, offerId: offer.offerId, device, registration };
+  const unsigned = {
+    v: PROTOCOL_VERSION,
+    fleet: offer.fleet,
+    offerId: offer.offerId,
+    device,
+    registration,
+    ...(ceremony.push ? { push: ceremony.push } : {}),
+  };
   const { macKey } = await derivePairingKeys(secret);
   return { ...unsigned, mac: await completionMac(macKey, offer, unsigned) };
 }

@@ -3,18 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { toBase64url } from '../../shared/encoding/base64url.ts';
 import { fromUtf8, randomBytes } from '../../shared/encoding/bytes.ts';
 import { exportPublicKey, generateEcdhKeyPair } from '../../shared/keys/p256.ts';
-import { verifyVapidHeader, type VapidClaims } from './vapid.ts';
+import type { ReceivedPush } from './pushServiceClient.ts';
+import { verifyVapidHeader } from './vapid.ts';
 import { decryptWebPush, type UserAgentKeys } from './webPushDecrypt.ts';
-
-/** A push message as the stand-in received it: decrypted, with what its headers said. */
-export interface ReceivedPush {
-  subscription: string;
-  payload: string;
-  receivedAt: number;
-  claims: VapidClaims;
-  ttl: string | null;
-  urgency: string | null;
-}
 
 interface Subscription extends UserAgentKeys {
   gone: boolean;
@@ -75,8 +66,8 @@ export async function startPushService(): Promise<{ url: string; close(): Promis
       payload: fromUtf8(plaintext),
       receivedAt: Date.now(),
       claims: vapid.claims,
-      ttl: request.headers.ttl as string | null,
-      urgency: (request.headers.urgency as string | undefined) ?? null,
+      ttl: (request.headers['ttl'] as string | undefined) ?? null,
+      urgency: (request.headers['urgency'] as string | undefined) ?? null,
     });
     received.set(id, list);
     response.writeHead(201).end();

@@ -1,5 +1,15 @@
 import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
-import type { ReceivedPush } from './pushService.ts';
+import type { VapidClaims } from './vapid.ts';
+
+/** A push message as the stand-in received it: decrypted, with what its headers said. */
+export interface ReceivedPush {
+  subscription: string;
+  payload: string;
+  receivedAt: number;
+  claims: VapidClaims;
+  ttl: string | null;
+  urgency: string | null;
+}
 
 /** Talks to the push stand-in from a test, in Node or in workerd. */
 export class PushServiceClient {

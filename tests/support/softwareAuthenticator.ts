@@ -1,6 +1,7 @@
 import { isoCBOR } from '@simplewebauthn/server/helpers';
 import { fromBase64url, toBase64url } from '../../shared/encoding/base64url.ts';
 import { concatBytes, randomBytes, sha256, utf8 } from '../../shared/encoding/bytes.ts';
+import { generateSigningKeyPair } from '../../shared/keys/p256.ts';
 import type { Assertion } from '../../shared/messages/common.ts';
 import type { Registration } from '../../shared/messages/pairing.ts';
 
@@ -42,10 +43,7 @@ export class SoftwareAuthenticator {
 
   /** `counter: 'zero'` behaves like synced passkeys, which always report 0. */
   static async create(options: { counter?: 'increment' | 'zero' } = {}): Promise<SoftwareAuthenticator> {
-    const keys = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, [
-      'sign',
-      'verify',
-    ]);
+    const keys = await generateSigningKeyPair(false);
     return new SoftwareAuthenticator(keys, toBase64url(randomBytes(16)), options.counter === 'zero' ? -1 : 0);
   }
 
@@ -120,7 +118,7 @@ export class SoftwareAuthenticator {
 
   /** The public key as a COSE_Key (RFC 9053): EC2, ES256, P-256, x, y. */
   async #coseKey(): Promise<Uint8Array> {
-    const jwk = await crypto.subtle.exportKey('jwk', this.#keys.publicKey);
+    const jwk = (await crypto.subtle.exportKey('jwk', this.#keys.publicKey)) as JsonWebKey;
     return isoCBOR.encode(
       new Map<number, number | Uint8Array>([
         [1, 2],
