@@ -9,14 +9,20 @@ describe('concurrent decisions', () => {
     const { details } = await submitRequest(test);
     const token = await signToken(phone, await bindingFor(details));
     const replies = await Promise.all(
-      Array.from({ length: 100 }, () => phoneCall(phone, 'POST', `/v1/fleets/${test.fleet}/requests/${details.requestId}/decision`, token)),
+      Array.from({ length: 100 }, () =>
+        phoneCall(phone, 'POST', `/v1/fleets/${test.fleet}/requests/${details.requestId}/decision`, token),
+      ),
     );
     const statuses = replies.map((reply) => reply.status);
     expect(statuses.filter((status) => status === 200)).toHaveLength(1);
     expect(statuses.filter((status) => status === 409)).toHaveLength(99);
-    expect(new Set(replies.filter((reply) => reply.status === 409).map((reply) => (reply.body as { error: { code: string } }).error.code))).toEqual(
-      new Set(['already_decided']),
-    );
+    expect(
+      new Set(
+        replies
+          .filter((reply) => reply.status === 409)
+          .map((reply) => (reply.body as { error: { code: string } }).error.code),
+      ),
+    ).toEqual(new Set(['already_decided']));
   });
 
   it('lets only the first of two phones decide', async () => {
@@ -25,8 +31,18 @@ describe('concurrent decisions', () => {
     const { details } = await submitRequest(test);
     const binding = await bindingFor(details);
     const replies = await Promise.all([
-      phoneCall(first.phone, 'POST', `/v1/fleets/${test.fleet}/requests/${details.requestId}/decision`, await signToken(first.phone, binding)),
-      phoneCall(second.phone, 'POST', `/v1/fleets/${test.fleet}/requests/${details.requestId}/decision`, await signToken(second.phone, binding)),
+      phoneCall(
+        first.phone,
+        'POST',
+        `/v1/fleets/${test.fleet}/requests/${details.requestId}/decision`,
+        await signToken(first.phone, binding),
+      ),
+      phoneCall(
+        second.phone,
+        'POST',
+        `/v1/fleets/${test.fleet}/requests/${details.requestId}/decision`,
+        await signToken(second.phone, binding),
+      ),
     ]);
     expect(replies.map((reply) => reply.status).sort()).toEqual([200, 409]);
   });

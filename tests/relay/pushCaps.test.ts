@@ -23,7 +23,12 @@ async function driveClock(test: TestFleet): Promise<void> {
  * Worker's route does: the test harness's SELF.fetch slows down with every call
  * (workers-sdk#15446), which would make a thousand requests take minutes.
  */
-async function flood(test: TestFleet, count: number, spacingMs: number, conversations: number): Promise<string[]> {
+async function flood(
+  test: TestFleet,
+  count: number,
+  spacingMs: number,
+  conversations: number,
+): Promise<string[]> {
   const { request } = await submitRequest(test, { now: clock.now, conversation: 'warm-up' });
   const ids: string[] = [request.requestId];
   const stub = fleetStub(test.fleet);
@@ -46,7 +51,11 @@ async function flood(test: TestFleet, count: number, spacingMs: number, conversa
 const kinds = async (test: TestFleet) =>
   (await pushService.messages(test.phones[0]!.pushId!)).map((message) => {
     const parsed = parseJson(pushMessageSchema, message.payload);
-    return parsed.ok ? (parsed.value.type === 'request' ? parsed.value.requestId : `summary:${parsed.value.pending}`) : 'unparsable';
+    return parsed.ok
+      ? parsed.value.type === 'request'
+        ? parsed.value.requestId
+        : `summary:${parsed.value.pending}`
+      : 'unparsable';
   });
 
 describe('push caps', () => {
@@ -59,11 +68,19 @@ describe('push caps', () => {
     // Pushes: the first 10 (the host's minute cap; no conversation had more than 3), then the
     // 31st request of the hour becomes the summary (of 31 pending), then silence.
     const expected = [...ids.slice(0, 10), 'summary:31'];
-    expect(await pushService.waitForMessages(test.phones[0]!.pushId!, expected.length)).toHaveLength(expected.length);
+    expect(await pushService.waitForMessages(test.phones[0]!.pushId!, expected.length)).toHaveLength(
+      expected.length,
+    );
     await new Promise((resolve) => setTimeout(resolve, 200)); // nothing more may arrive
     expect((await kinds(test)).sort()).toEqual(expected.sort());
 
-    const listed = await phoneCall<RequestList>(test.phones[0]!.phone, 'GET', `/v1/fleets/${test.fleet}/requests?state=pending`, undefined, clock.now);
+    const listed = await phoneCall<RequestList>(
+      test.phones[0]!.phone,
+      'GET',
+      `/v1/fleets/${test.fleet}/requests?state=pending`,
+      undefined,
+      clock.now,
+    );
     expect(listed.body.requests).toHaveLength(1000);
     expect(await pushService.rejected()).toEqual([]);
   }, 30_000);
@@ -98,7 +115,9 @@ describe('push caps', () => {
     let endpoint: string | null = 'pending';
     while (endpoint !== null && Date.now() < deadline) {
       endpoint = await runInDurableObject(fleetStub(test.fleet), (_instance: Fleet, state) => {
-        return state.storage.sql.exec<{ push_endpoint: string | null }>('SELECT push_endpoint FROM devices').one().push_endpoint;
+        return state.storage.sql
+          .exec<{ push_endpoint: string | null }>('SELECT push_endpoint FROM devices')
+          .one().push_endpoint;
       });
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -107,13 +126,26 @@ describe('push caps', () => {
 });
 
 describe('decidePush', () => {
-  const quiet: PushHistory = { lastSummaryAt: undefined, requestsLastHour: 0, hostPushesLastMinute: 0, conversationPushesLastMinute: 0 };
+  const quiet: PushHistory = {
+    lastSummaryAt: undefined,
+    requestsLastHour: 0,
+    hostPushesLastMinute: 0,
+    conversationPushesLastMinute: 0,
+  };
   const now = 1_800_000_000_000;
 
   it.each<[string, Partial<PushHistory>, ReturnType<typeof decidePush>]>([
     ['a quiet host', {}, 'push'],
-    ['the third push of a conversation this minute', { conversationPushesLastMinute: 2, hostPushesLastMinute: 2 }, 'push'],
-    ['a fourth push of a conversation this minute', { conversationPushesLastMinute: 3, hostPushesLastMinute: 3 }, 'silent'],
+    [
+      'the third push of a conversation this minute',
+      { conversationPushesLastMinute: 2, hostPushesLastMinute: 2 },
+      'push',
+    ],
+    [
+      'a fourth push of a conversation this minute',
+      { conversationPushesLastMinute: 3, hostPushesLastMinute: 3 },
+      'silent',
+    ],
     ['an eleventh push of a host this minute', { hostPushesLastMinute: 10 }, 'silent'],
     ['the 30th request of the hour', { requestsLastHour: 29 }, 'push'],
     ['the 31st request of the hour', { requestsLastHour: 30, hostPushesLastMinute: 10 }, 'summary'],

@@ -44,7 +44,13 @@ describe('Web Push encryption (RFC 8291) and VAPID (RFC 8292)', () => {
       x: Buffer.from(RFC8291.uaPublic, 'base64url').subarray(1, 33).toString('base64url'),
       y: Buffer.from(RFC8291.uaPublic, 'base64url').subarray(33).toString('base64url'),
     };
-    const privateKey = await crypto.subtle.importKey('jwk', jwk, { name: 'ECDH', namedCurve: 'P-256' }, false, ['deriveBits']);
+    const privateKey = await crypto.subtle.importKey(
+      'jwk',
+      jwk,
+      { name: 'ECDH', namedCurve: 'P-256' },
+      false,
+      ['deriveBits'],
+    );
     const plaintext = await decryptWebPush(fromBase64url(RFC8291.message), {
       privateKey,
       publicKeyRaw: fromBase64url(RFC8291.uaPublic),
@@ -57,11 +63,23 @@ describe('Web Push encryption (RFC 8291) and VAPID (RFC 8292)', () => {
     const vapid = webpush.generateVAPIDKeys();
     const before = Math.floor(Date.now() / 1000);
     const request = webpush.generateRequestDetails(
-      { endpoint: 'https://push.example.net:8443/wpush/v2/abc?x=1', keys: { p256dh: RFC8291.uaPublic, auth: RFC8291.authSecret } },
+      {
+        endpoint: 'https://push.example.net:8443/wpush/v2/abc?x=1',
+        keys: { p256dh: RFC8291.uaPublic, auth: RFC8291.authSecret },
+      },
       'hello',
-      { vapidDetails: { subject: 'mailto:ops@latch.test', publicKey: vapid.publicKey, privateKey: vapid.privateKey }, contentEncoding: 'aes128gcm' },
+      {
+        vapidDetails: {
+          subject: 'mailto:ops@latch.test',
+          publicKey: vapid.publicKey,
+          privateKey: vapid.privateKey,
+        },
+        contentEncoding: 'aes128gcm',
+      },
     );
-    const verified = await verifyVapidHeader((request.headers as Record<string, string>)['Authorization'] ?? null);
+    const verified = await verifyVapidHeader(
+      (request.headers as Record<string, string>)['Authorization'] ?? null,
+    );
     expect(verified.ok).toBe(true);
     if (!verified.ok) return;
     expect(verified.key).toBe(vapid.publicKey);
@@ -75,11 +93,24 @@ describe('Web Push encryption (RFC 8291) and VAPID (RFC 8292)', () => {
     const one = webpush.generateVAPIDKeys();
     const other = webpush.generateVAPIDKeys();
     const request = webpush.generateRequestDetails(
-      { endpoint: 'https://push.example.net/x', keys: { p256dh: RFC8291.uaPublic, auth: RFC8291.authSecret } },
+      {
+        endpoint: 'https://push.example.net/x',
+        keys: { p256dh: RFC8291.uaPublic, auth: RFC8291.authSecret },
+      },
       'hello',
-      { vapidDetails: { subject: 'mailto:ops@latch.test', publicKey: one.publicKey, privateKey: one.privateKey }, contentEncoding: 'aes128gcm' },
+      {
+        vapidDetails: {
+          subject: 'mailto:ops@latch.test',
+          publicKey: one.publicKey,
+          privateKey: one.privateKey,
+        },
+        contentEncoding: 'aes128gcm',
+      },
     );
-    const header = ((request.headers as Record<string, string>)['Authorization'] ?? '').replace(/k=.*$/, `k=${other.publicKey}`);
+    const header = ((request.headers as Record<string, string>)['Authorization'] ?? '').replace(
+      /k=.*$/,
+      `k=${other.publicKey}`,
+    );
     expect(await verifyVapidHeader(header)).toEqual({ ok: false, reason: 'bad JWT signature' });
   });
 });

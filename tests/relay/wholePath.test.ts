@@ -10,14 +10,27 @@ import type { RequestList } from '../../shared/messages/relayViews.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { bindingFor, signToken } from '../support/approvalFixture.ts';
 import { TEST_RP_ID } from '../support/phone.ts';
-import { call, DaemonSocket, fleetStub, newFleet, ORIGIN, phoneCall, pushService, setClock, submitRequest } from './harness.ts';
+import {
+  call,
+  DaemonSocket,
+  fleetStub,
+  newFleet,
+  ORIGIN,
+  phoneCall,
+  pushService,
+  setClock,
+  submitRequest,
+} from './harness.ts';
 
 describe('the whole path through the relay', () => {
   it('pairs, pushes the sealed request, takes the approval, and hands the daemon a token it verifies', async () => {
     const test = await newFleet();
     const [{ phone, device, pushId }] = test.phones as [(typeof test.phones)[0]];
     const daemon = await DaemonSocket.connect(test);
-    expect((await daemon.next('state')).event).toMatchObject({ type: 'state', state: { frozen: false, epoch: 0 } });
+    expect((await daemon.next('state')).event).toMatchObject({
+      type: 'state',
+      state: { frozen: false, epoch: 0 },
+    });
 
     const { details, reply } = await submitRequest(test);
     expect(reply).toEqual({ status: 201, body: { v: 1, requestId: details.requestId, joined: false } });
@@ -25,28 +38,59 @@ describe('the whole path through the relay', () => {
     // The push left the relay, passed the stand-in's VAPID check, and decrypts to our message.
     const [push] = await pushService.waitForMessages(pushId!, 1);
     const message = parseJson(pushMessageSchema, push!.payload);
-    expect(message.ok && message.value).toMatchObject({ type: 'request', fleet: test.fleet, requestId: details.requestId });
+    expect(message.ok && message.value).toMatchObject({
+      type: 'request',
+      fleet: test.fleet,
+      requestId: details.requestId,
+    });
     // It carries the sealed details, which only the phone opens.
     const box = message.ok && message.value.type === 'request' ? message.value.box : undefined;
     const context = { fleet: test.fleet, host: test.host.id, requestId: details.requestId, device: phone.id };
-    expect(await openRequestDetails(box!, { privateKey: phone.ecdhKeys.privateKey, publicKeyRaw: phone.ecdhKeyRaw }, context)).toEqual({ ok: true, value: details });
+    expect(
+      await openRequestDetails(
+        box!,
+        { privateKey: phone.ecdhKeys.privateKey, publicKeyRaw: phone.ecdhKeyRaw },
+        context,
+      ),
+    ).toEqual({ ok: true, value: details });
     expect(push!.payload).not.toContain('rm -rf');
 
     // The phone approves with its passkey.
     const binding = await bindingFor(details);
     const token = await signToken(phone, binding);
-    const decided = await phoneCall(phone, 'POST', `/v1/fleets/${test.fleet}/requests/${details.requestId}/decision`, token);
+    const decided = await phoneCall(
+      phone,
+      'POST',
+      `/v1/fleets/${test.fleet}/requests/${details.requestId}/decision`,
+      token,
+    );
     expect(decided).toEqual({ status: 200, body: { v: 1, state: 'approved' } });
 
     // The daemon receives the token at once, and verifies it with its own keys.
     const approved = await daemon.next('approved');
     expect(approved.event).toMatchObject({ type: 'approved', requestId: details.requestId });
     const received = approved.event.type === 'approved' ? approved.event.token : token;
-    const verified = await verifyCapabilityToken(received, { ...binding, origins: [ORIGIN], rpId: TEST_RP_ID }, device.credential, new MemorySingleUseStore());
+    const verified = await verifyCapabilityToken(
+      received,
+      { ...binding, origins: [ORIGIN], rpId: TEST_RP_ID },
+      device.credential,
+      new MemorySingleUseStore(),
+    );
     expect(verified.ok).toBe(true);
 
-    const listed = await phoneCall<RequestList>(phone, 'GET', `/v1/fleets/${test.fleet}/requests?state=recent`);
-    expect(listed.body.requests).toEqual([expect.objectContaining({ requestId: details.requestId, state: 'approved', decision: 'approve', decidedBy: phone.id })]);
+    const listed = await phoneCall<RequestList>(
+      phone,
+      'GET',
+      `/v1/fleets/${test.fleet}/requests?state=recent`,
+    );
+    expect(listed.body.requests).toEqual([
+      expect.objectContaining({
+        requestId: details.requestId,
+        state: 'approved',
+        decision: 'approve',
+        decidedBy: phone.id,
+      }),
+    ]);
     daemon.close();
   });
 
@@ -55,9 +99,20 @@ describe('the whole path through the relay', () => {
     const { phone } = test.phones[0]!;
     const daemon = await DaemonSocket.connect(test);
     const { details } = await submitRequest(test);
-    const envelope = await signEnvelope('deny', { fleet: test.fleet, host: test.host.id, requestId: details.requestId }, { role: 'device', id: phone.id }, phone.deviceKeys.privateKey);
-    expect(await call('POST', `/v1/fleets/${test.fleet}/requests/${details.requestId}/deny`, { json: envelope })).toEqual({ status: 200, body: { v: 1, state: 'denied' } });
-    expect((await daemon.next('denied')).event).toMatchObject({ type: 'denied', requestId: details.requestId, envelope });
+    const envelope = await signEnvelope(
+      'deny',
+      { fleet: test.fleet, host: test.host.id, requestId: details.requestId },
+      { role: 'device', id: phone.id },
+      phone.deviceKeys.privateKey,
+    );
+    expect(
+      await call('POST', `/v1/fleets/${test.fleet}/requests/${details.requestId}/deny`, { json: envelope }),
+    ).toEqual({ status: 200, body: { v: 1, state: 'denied' } });
+    expect((await daemon.next('denied')).event).toMatchObject({
+      type: 'denied',
+      requestId: details.requestId,
+      envelope,
+    });
     daemon.close();
   });
 
@@ -67,7 +122,10 @@ describe('the whole path through the relay', () => {
     const { details } = await submitRequest(test);
     await setClock(test.fleet, details.exp);
     expect(await runDurableObjectAlarm(fleetStub(test.fleet) as DurableObjectStub<Fleet>)).toBe(true);
-    expect((await daemon.next('expired')).event).toMatchObject({ type: 'expired', requestId: details.requestId });
+    expect((await daemon.next('expired')).event).toMatchObject({
+      type: 'expired',
+      requestId: details.requestId,
+    });
     daemon.close();
   });
 
@@ -79,7 +137,12 @@ describe('the whole path through the relay', () => {
     first.close();
 
     const missed = await submitRequest(test);
-    await phoneCall(phone, 'POST', `/v1/fleets/${test.fleet}/requests/${missed.details.requestId}/decision`, await signToken(phone, await bindingFor(missed.details)));
+    await phoneCall(
+      phone,
+      'POST',
+      `/v1/fleets/${test.fleet}/requests/${missed.details.requestId}/decision`,
+      await signToken(phone, await bindingFor(missed.details)),
+    );
 
     const again = await DaemonSocket.connect(test, `?after=${state.seq}`);
     expect((await again.next('approved')).event).toMatchObject({ requestId: missed.details.requestId });
@@ -90,8 +153,15 @@ describe('the whole path through the relay', () => {
     const test = await newFleet();
     const first = await submitRequest(test, { dedupKey: 'session-1.toolu_42' });
     const second = await submitRequest(test, { dedupKey: 'session-1.toolu_42' });
-    expect(second.reply).toEqual({ status: 200, body: { v: 1, requestId: first.details.requestId, joined: true } });
-    const pending = await phoneCall<RequestList>(test.phones[0]!.phone, 'GET', `/v1/fleets/${test.fleet}/requests?state=pending`);
+    expect(second.reply).toEqual({
+      status: 200,
+      body: { v: 1, requestId: first.details.requestId, joined: true },
+    });
+    const pending = await phoneCall<RequestList>(
+      test.phones[0]!.phone,
+      'GET',
+      `/v1/fleets/${test.fleet}/requests?state=pending`,
+    );
     expect(pending.body.requests.map((request) => request.requestId)).toEqual([first.details.requestId]);
   });
 });

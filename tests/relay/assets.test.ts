@@ -1,0 +1,28 @@
+import { SELF } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { ORIGIN } from './harness.ts';
+
+describe('the PWA as static assets', () => {
+  it.each(['/', '/pair', '/requests/abc'])(
+    'serves %s as the app with a strict CSP and no caching of index.html',
+    async (path) => {
+      const response = await SELF.fetch(`${ORIGIN}${path}`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+      const csp = response.headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).not.toContain('unsafe-inline');
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(response.headers.get('cache-control')).toBe('no-cache');
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      await response.body?.cancel();
+    },
+  );
+
+  it('never answers an API path with the app', async () => {
+    const response = await SELF.fetch(`${ORIGIN}/v1/unknown`);
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    await response.body?.cancel();
+  });
+});
