@@ -13,6 +13,8 @@ await build({
   format: 'esm',
   // Native and large packages stay in node_modules.
   external: ['better-sqlite3'],
-  banner: { js: "import { createRequire as __latchCreateRequire } from 'node:module'; const require = __latchCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __latchCreateRequire } from 'node:module'; const require = __latchCreateRequire(import.meta.url);",
+  },
   logLevel: 'warning',
 });

@@ -6,7 +6,8 @@ import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import type { FleetState } from '../../shared/messages/killSwitch.ts';
 import type { Members, RequestList } from '../../shared/messages/relayViews.ts';
 import { bindingFor, signToken } from '../support/approvalFixture.ts';
-import { freePort, startRelay, type RelayProcess } from '../support/relayProcess.ts';
+import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
+import { freePort, startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import { bearer, RelayDriver } from '../support/relayDriver.ts';
 
 const persistTo = mkdtempSync(join(tmpdir(), 'latch-relay-'));
@@ -19,7 +20,9 @@ afterAll(async () => {
 describe('a relay restart', () => {
   it('keeps requests, devices and the freeze, and a pending request can still be decided', async () => {
     const port = await freePort();
-    running = await startRelay({ persistTo, port });
+    const envFile = join(persistTo, 'relay.env');
+    ensureRelayEnvFile(envFile);
+    running = await startRelay({ persistTo, port, envFile });
     const relay = new RelayDriver(running.origin, (url, init) => fetch(url, init));
     const test = await relay.newFleet({ push: false });
     const { phone } = test.phones[0]!;
@@ -29,7 +32,7 @@ describe('a relay restart', () => {
     expect((await relay.call('POST', `/v1/fleets/${test.fleet}/freeze`, { json: freeze })).status).toBe(200);
 
     await running.stop();
-    running = await startRelay({ persistTo, port });
+    running = await startRelay({ persistTo, port, envFile });
 
     const listed = await relay.phoneCall<RequestList>(phone, 'GET', `/v1/fleets/${test.fleet}/requests?state=pending`);
     expect(listed.body.requests.map((request) => request.requestId)).toEqual([pending.details.requestId]);

@@ -2,12 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import webpush from 'web-push';
 
 export interface RelayProcess {
   origin: string;
   port: number;
-  vapidPublicKey: string;
   stop(): Promise<void>;
 }
 
@@ -38,11 +36,15 @@ export function wranglerEnv(stateDir: string): NodeJS.ProcessEnv {
 
 /**
  * The real relay, as `npm start` runs it: `wrangler dev` (workerd) on loopback, its Durable
- * Object state persisted under `persistTo` so that a restart keeps it.
+ * Object state persisted under `persistTo` so that a restart keeps it. Secrets come from
+ * `envFile` (see localSecrets.ts), never from the command line, where `ps` would show them.
  */
-export async function startRelay(options: { persistTo: string; port?: number; vapid?: { publicKey: string; privateKey: string } }): Promise<RelayProcess> {
+export async function startRelay(options: {
+  persistTo: string;
+  envFile: string;
+  port?: number;
+}): Promise<RelayProcess> {
   const port = options.port ?? (await freePort());
-  const vapid = options.vapid ?? webpush.generateVAPIDKeys();
   mkdirSync(options.persistTo, { recursive: true });
   const child = spawn(
     join(ROOT, 'node_modules/.bin/wrangler'),
@@ -56,24 +58,30 @@ export async function startRelay(options: { persistTo: string; port?: number; va
       '--persist-to',
       options.persistTo,
       '--show-interactive-dev-session=false',
-      '--var',
-      `VAPID_PUBLIC_KEY:${vapid.publicKey}`,
-      '--var',
-      `VAPID_PRIVATE_KEY:${vapid.privateKey}`,
-      '--var',
-      'VAPID_SUBJECT:mailto:local@latch.test',
+      '--env-file',
+      options.envFile,
     ],
-    { cwd: ROOT, env: wranglerEnv(join(options.persistTo, 'wrangler')), stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    {
+      cwd: ROOT,
+      env: wranglerEnv(join(options.persistTo, 'wrangler')),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
   );
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const origin = `http://127.0.0.1:${port}`;
   await waitUntilServing(origin, child, () => output);
-  return { origin, port, vapidPublicKey: vapid.publicKey, stop: () => stopProcessGroup(child) };
+  return { origin, port, stop: () => stopProcessGroup(child) };
 }
 
-async function waitUntilServing(origin: string, child: ChildProcess, output: () => string, timeoutMs = 60_000): Promise<void> {
+async function waitUntilServing(
+  origin: string,
+  child: ChildProcess,
+  output: () => string,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}:\n${output()}`);
