@@ -7,6 +7,7 @@ import { pairConfirmRequestSchema, pairingCompletionSchema, pairingOfferSchema }
 import {
   hostFrameSchema,
   membersSchema,
+  offerCreatedSchema,
   offerStatusSchema,
   pairConfirmedSchema,
   requestCreatedSchema,
@@ -21,6 +22,7 @@ export const MESSAGE_SCHEMAS: Readonly<Record<string, Field<unknown>>> = {
   PairConfirmRequest: pairConfirmRequestSchema,
   PairConfirmed: pairConfirmedSchema,
   OfferStatus: offerStatusSchema,
+  OfferCreated: offerCreatedSchema,
   RequestDetails: requestDetailsSchema,
   ApprovalRequest: approvalRequestSchema,
   RequestCreated: requestCreatedSchema,

@@ -70,3 +70,7 @@ export type RequestCreated = Infer<typeof requestCreatedSchema>;
 /** The relay's answer to a confirmed pairing: the host's bearer token, on its first pairing only. */
 export const pairConfirmedSchema = f.object({ v: f.version(), hostToken: f.optional(f.base64url(32)) });
 export type PairConfirmed = Infer<typeof pairConfirmedSchema>;
+
+/** The relay's answer to a new pairing offer. */
+export const offerCreatedSchema = f.object({ v: f.version(), offerId: f.id(), exp: f.timestamp() });
+export type OfferCreated = Infer<typeof offerCreatedSchema>;

@@ -1,0 +1,46 @@
+import type { Command } from 'commander';
+import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../hooks/claudeCode.ts';
+import { askDaemon } from '../askDaemon.ts';
+import { isInitialised } from '../home.ts';
+
+const MAX_HOOK_INPUT_BYTES = 1024 * 1024;
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_HOOK_INPUT_BYTES) throw new Error('the hook input is over 1 MiB');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Exit code 2 tells Claude Code to block the call and show stderr. */
+function blockWith(reason: string): never {
+  process.stderr.write(`latch: ${reason}\n`);
+  process.exit(2);
+}
+
+export function registerHook(program: Command): void {
+  const hook = program.command('hook').description('answer an agent’s hook');
+  hook
+    .command('claude-code')
+    .description('read Claude Code’s PreToolUse or PermissionRequest JSON on stdin, print its answer')
+    .action(async () => {
+      let text: string;
+      try {
+        text = await readStdin();
+      } catch (error) {
+        blockWith((error as Error).message);
+      }
+      const input = parseClaudeCodeHookInput(text);
+      if ('error' in input) blockWith(input.error);
+      const answer = isInitialised()
+        ? await askDaemon(input.question)
+        : ({ decision: 'deny', blockReason: 'config_missing', reason: 'config_missing: Latch is not set up on this machine; run latch init' } as const);
+      const output = claudeCodeHookOutput(input.event, answer);
+      if (output) process.stdout.write(`${JSON.stringify(output)}\n`);
+      process.exit(0);
+    });
+}

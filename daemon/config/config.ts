@@ -1,0 +1,132 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { parse as parseToml } from 'smol-toml';
+import { validateId } from '../../shared/text/validateId.ts';
+
+export interface LatchConfig {
+  relay: { url: string };
+  host: { name: string; fleet: string };
+  approvals: { timeoutSeconds: number };
+  killSwitch: { quorum: number; strict: boolean; graceSeconds: number; onFreeze: 'stop' | 'terminate' };
+  fallback: { mode: 'none' | 'totp' | 'challenge' };
+  audit: { content: 'full' | 'none' };
+}
+
+/** Why the configuration cannot be used. Every one of these makes gated calls deny, never allow. */
+export class ConfigError extends Error {
+  readonly code: 'config_missing' | 'config_invalid';
+  constructor(code: ConfigError['code'], message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+export function configTemplate(options: { relayUrl: string; hostName: string; fleet: string; quorum: number }): string {
+  return `# Latch configuration. Keep this file mode 0600. Reference: docs/daemon.md
+
+[relay]
+# The relay's origin: your own Worker, or http://localhost:8787 from \`npm start\`.
+url = ${JSON.stringify(options.relayUrl)}
+
+[host]
+# How this machine is named on your phone.
+name = ${JSON.stringify(options.hostName)}
+# The fleet this host belongs to. A phone already in the fleet adds this host to it when it
+# scans this host's pairing code. To join an existing fleet: latch init --fleet <id>.
+fleet = ${JSON.stringify(options.fleet)}
+
+[approvals]
+# How long a request waits for a phone, in seconds. No answer in time is a deny.
+timeout_seconds = 300
+
+[kill_switch]
+# Phones needed to resume after a freeze. 1 is allowed for a single phone.
+quorum = ${options.quorum}
+# false: while the relay is unreachable, keep the last state. true: freeze after grace_seconds.
+strict = false
+grace_seconds = 120
+# What \`latch exec\` does to the processes it started when the fleet freezes:
+# "stop" (SIGSTOP, resumable with SIGCONT) or "terminate" (SIGTERM).
+on_freeze = "stop"
+
+[fallback]
+# When no phone can be reached: "none" (deny), "totp" (a code from your authenticator app,
+# typed on the terminal; enrol with latch pair --totp) or "challenge" (a question typed on the
+# terminal). Both read /dev/tty, never the agent's stdin.
+mode = "none"
+
+[audit]
+# "full" keeps command text in the audit log; "none" keeps only ids.
+# LATCH_AUDIT_CONTENT=none overrides this.
+content = "full"
+`;
+}
+
+type Table = Record<string, unknown>;
+
+function table(value: unknown, name: string): Table {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ConfigError('config_invalid', `[${name}] must be a table`);
+  return value as Table;
+}
+
+function pick<T>(section: Table, key: string, where: string, fallback: T | undefined, check: (value: unknown) => value is T, expected: string): T {
+  const value = section[key];
+  if (value === undefined) {
+    if (fallback === undefined) throw new ConfigError('config_invalid', `${where}.${key} is required`);
+    return fallback;
+  }
+  if (!check(value)) throw new ConfigError('config_invalid', `${where}.${key} must be ${expected}`);
+  return value;
+}
+
+const isString = (value: unknown): value is string => typeof value === 'string';
+const isBoolean = (value: unknown): value is boolean => typeof value === 'boolean';
+const isCount = (min: number, max: number) => (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+const isOneOf = <T extends string>(...values: T[]) => (value: unknown): value is T => typeof value === 'string' && (values as string[]).includes(value);
+
+/** Reads and checks config.toml. Throws ConfigError with a message that names the fault. */
+export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): LatchConfig {
+  if (!existsSync(path)) throw new ConfigError('config_missing', `no configuration at ${path}; run latch init`);
+  let document: Table;
+  try {
+    document = parseToml(readFileSync(path, 'utf8')) as Table;
+  } catch (error) {
+    throw new ConfigError('config_invalid', `${path} is not valid TOML: ${(error as Error).message.split('\n')[0]}`);
+  }
+  const relay = table(document['relay'], 'relay');
+  const host = table(document['host'], 'host');
+  const approvals = table(document['approvals'], 'approvals');
+  const killSwitch = table(document['kill_switch'], 'kill_switch');
+  const fallback = table(document['fallback'], 'fallback');
+  const audit = table(document['audit'], 'audit');
+
+  const url = pick(relay, 'url', 'relay', undefined, isString, 'a URL');
+  let origin: string;
+  try {
+    const parsed = new URL(url);
+    const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(parsed.hostname);
+    if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && loopback)) throw new Error('scheme');
+    origin = parsed.origin;
+  } catch {
+    throw new ConfigError('config_invalid', 'relay.url must be an https URL (http only for localhost)');
+  }
+  const fleet = pick(host, 'fleet', 'host', undefined, isString, 'an id');
+  if (!validateId(fleet).ok) throw new ConfigError('config_invalid', 'host.fleet is not a valid id');
+
+  const contentOverride = env['LATCH_AUDIT_CONTENT'];
+  return {
+    relay: { url: origin },
+    host: { name: pick(host, 'name', 'host', 'latch host', isString, 'a string'), fleet },
+    approvals: { timeoutSeconds: pick(approvals, 'timeout_seconds', 'approvals', 300, isCount(5, 86_400), 'whole seconds from 5 to 86400') },
+    killSwitch: {
+      quorum: pick(killSwitch, 'quorum', 'kill_switch', 2, isCount(1, 32), 'a whole number from 1 to 32'),
+      strict: pick(killSwitch, 'strict', 'kill_switch', false, isBoolean, 'true or false'),
+      graceSeconds: pick(killSwitch, 'grace_seconds', 'kill_switch', 120, isCount(0, 86_400), 'whole seconds'),
+      onFreeze: pick(killSwitch, 'on_freeze', 'kill_switch', 'stop', isOneOf('stop', 'terminate'), '"stop" or "terminate"'),
+    },
+    fallback: { mode: pick(fallback, 'mode', 'fallback', 'none', isOneOf('none', 'totp', 'challenge'), '"none", "totp" or "challenge"') },
+    audit: {
+      content: contentOverride === 'none' ? 'none' : pick(audit, 'content', 'audit', 'full', isOneOf('full', 'none'), '"full" or "none"'),
+    },
+  };
+}

@@ -1,0 +1,29 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/** Where Latch keeps its files: `$LATCH_HOME`, or `~/.latch`. */
+export function latchHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env['LATCH_HOME'] ?? join(homedir(), '.latch');
+}
+
+/**
+ * The daemon's socket: `$XDG_RUNTIME_DIR/latch/daemon.sock` (a per-user tmpfs that systemd
+ * makes 0700), else `~/.latch/run/daemon.sock`.
+ */
+export function socketPath(env: NodeJS.ProcessEnv = process.env): string {
+  const runtime = env['XDG_RUNTIME_DIR'];
+  return runtime ? join(runtime, 'latch', 'daemon.sock') : join(latchHome(env), 'run', 'daemon.sock');
+}
+
+export function latchFiles(home: string) {
+  return {
+    config: join(home, 'config.toml'),
+    policy: join(home, 'policy.toml'),
+    hostKey: join(home, 'host-key.json'),
+    hostToken: join(home, 'host-token'),
+    totp: join(home, 'totp.json'),
+    state: join(home, 'state.db'),
+    audit: join(home, 'audit.log'),
+  };
+}
+export type LatchFiles = ReturnType<typeof latchFiles>;

@@ -1,0 +1,32 @@
+import { closeSync, openSync } from 'node:fs';
+import { createInterface } from 'node:readline/promises';
+import { ReadStream, WriteStream } from 'node:tty';
+
+/** Whether this process has a controlling terminal a person could answer on. */
+export function canPromptOnTty(): boolean {
+  try {
+    closeSync(openSync('/dev/tty', 'r+'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Asks on the controlling terminal, /dev/tty, never on stdin: an agent controls a hook's stdin
+ * and could answer its own question there.
+ */
+export async function promptOnTty(lines: string[]): Promise<string> {
+  const fd = openSync('/dev/tty', 'r+');
+  const input = new ReadStream(fd);
+  const output = new WriteStream(fd);
+  const reader = createInterface({ input, output, terminal: true });
+  try {
+    for (const line of lines.slice(0, -1)) output.write(`${line}\n`);
+    return await reader.question(`${lines.at(-1) ?? ''} `);
+  } finally {
+    reader.close();
+    input.destroy();
+    output.destroy();
+  }
+}

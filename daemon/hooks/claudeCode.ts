@@ -1,0 +1,74 @@
+import type { GateAnswer } from '../socket/localApi.ts';
+import type { GateQuestion } from '../cli/askDaemon.ts';
+
+export const CLAUDE_CODE_EVENTS = ['PreToolUse', 'PermissionRequest'] as const;
+export type ClaudeCodeEvent = (typeof CLAUDE_CODE_EVENTS)[number];
+
+export interface ClaudeCodeHookInput {
+  event: ClaudeCodeEvent;
+  question: GateQuestion;
+}
+
+const asString = (value: unknown) => (typeof value === 'string' ? value : undefined);
+
+/**
+ * Reads the JSON Claude Code writes to a hook's stdin (session_id, hook_event_name, tool_name,
+ * tool_input, cwd, and for PreToolUse tool_use_id) into a question for the daemon.
+ */
+export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { error: string } {
+  let raw: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { error: 'the hook input is not a JSON object' };
+    raw = parsed as Record<string, unknown>;
+  } catch {
+    return { error: 'the hook input is not JSON' };
+  }
+  const event = raw['hook_event_name'];
+  if (!CLAUDE_CODE_EVENTS.includes(event as ClaudeCodeEvent)) {
+    return { error: `latch hook claude-code handles PreToolUse and PermissionRequest, not ${JSON.stringify(event)}` };
+  }
+  const tool = asString(raw['tool_name']);
+  if (!tool) return { error: 'the hook input has no tool_name' };
+  const input = typeof raw['tool_input'] === 'object' && raw['tool_input'] !== null ? (raw['tool_input'] as Record<string, unknown>) : {};
+  const paths = ['file_path', 'path', 'notebook_path'].map((key) => asString(input[key])).filter((path): path is string => path !== undefined);
+  const command = asString(input['command']);
+  const session = asString(raw['session_id']);
+  const toolUseId = asString(raw['tool_use_id']);
+  const cwd = asString(raw['cwd']);
+  const description = asString(input['description']);
+  return {
+    event: event as ClaudeCodeEvent,
+    question: {
+      agent: 'claude-code',
+      tool,
+      paths,
+      input: JSON.stringify(input, null, 2),
+      canDefer: true,
+      ...(command !== undefined ? { command } : {}),
+      ...(description !== undefined && command !== undefined ? { title: `${tool}: ${description}` } : {}),
+      ...(cwd !== undefined ? { cwd } : {}),
+      ...(session !== undefined ? { session } : {}),
+      ...(toolUseId !== undefined ? { toolUseId } : {}),
+    },
+  };
+}
+
+/**
+ * The JSON the hook prints. PreToolUse answers allow, deny or ask (ask: Claude Code's own
+ * prompt). PermissionRequest answers allow or deny; to defer it prints nothing, which leaves the
+ * prompt Claude Code is about to show.
+ */
+export function claudeCodeHookOutput(event: ClaudeCodeEvent, answer: GateAnswer): object | undefined {
+  if (event === 'PreToolUse') {
+    const permissionDecision = answer.decision === 'allow' ? 'allow' : answer.decision === 'defer' ? 'ask' : 'deny';
+    return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision, permissionDecisionReason: `latch: ${answer.reason}` } };
+  }
+  if (answer.decision === 'defer') return undefined;
+  return {
+    hookSpecificOutput: {
+      hookEventName: 'PermissionRequest',
+      decision: answer.decision === 'allow' ? { behavior: 'allow' } : { behavior: 'deny', message: `latch: ${answer.reason}` },
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import type { Action, Policy, PolicyRule } from './policy.ts';
+import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
+
+/** From loosest to strictest. `defer` is looser than `ask`: the agent's own prompt may auto-allow. */
+const STRICTNESS: Record<Action, number> = { allow: 0, defer: 1, ask: 2, deny: 3 };
+const riskRank = (risk: RiskLevel) => RISK_LEVELS.indexOf(risk);
+
+function conditions(rule: PolicyRule): string {
+  return JSON.stringify([rule.tool, rule.command, rule.commandRegex, rule.path, rule.cwd]);
+}
+
+function atLeastAsStrict(next: PolicyRule, previous: PolicyRule): boolean {
+  return (
+    STRICTNESS[next.action] >= STRICTNESS[previous.action] &&
+    riskRank(next.risk) >= riskRank(previous.risk) &&
+    (next.timeoutSeconds ?? Infinity) <= (previous.timeoutSeconds ?? Infinity)
+  );
+}
+
+/**
+ * Whether `next` can only be stricter than `previous`, for every possible call. Conservative:
+ * anything it cannot show to be tightening counts as loosening, which takes a phone's approval.
+ *
+ * Tightening is: the default no looser; every rule that was not "allow" still there, in the same
+ * order, no looser; rules added only if they deny; "allow" rules may go. (A removed "allow" rule
+ * sends its calls to later rules, none of which can be looser than "allow".)
+ */
+export function isTightening(previous: Policy, next: Policy): boolean {
+  if (STRICTNESS[next.defaultAction] < STRICTNESS[previous.defaultAction]) return false;
+  if (riskRank(next.defaultRisk) < riskRank(previous.defaultRisk)) return false;
+
+  let cursor = 0;
+  for (const rule of next.rules) {
+    // Advance through the previous rules, allowing only "allow" rules to be skipped (removed).
+    let found = -1;
+    for (let i = cursor; i < previous.rules.length; i++) {
+      if (conditions(previous.rules[i]!) === conditions(rule)) {
+        found = i;
+        break;
+      }
+    }
+    if (found >= 0 && previous.rules.slice(cursor, found).every((skipped) => skipped.action === 'allow')) {
+      if (!atLeastAsStrict(rule, previous.rules[found]!)) return false;
+      cursor = found + 1;
+    } else if (rule.action !== 'deny') {
+      return false;
+    }
+  }
+  return previous.rules.slice(cursor).every((remaining) => remaining.action === 'allow');
+}

@@ -1,0 +1,118 @@
+import type { ApprovalRequest } from '../../shared/messages/approvals.ts';
+import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
+import { fleetStateSchema, type FleetState } from '../../shared/messages/killSwitch.ts';
+import type { PairConfirmRequest, PairingOffer } from '../../shared/messages/pairing.ts';
+import {
+  offerCreatedSchema,
+  offerStatusSchema,
+  pairConfirmedSchema,
+  requestCreatedSchema,
+  type OfferCreated,
+  type OfferStatus,
+  type PairConfirmed,
+  type RequestCreated,
+} from '../../shared/messages/relayViews.ts';
+import type { Field } from '../../shared/schema/field.ts';
+import { parseJson } from '../../shared/schema/parse.ts';
+
+/** Why a call to the relay failed: it could not be reached, or it refused (with its error code). */
+export type RelayFailure = { kind: 'unreachable'; message: string } | { kind: 'refused'; status: number; code: string; message: string };
+export type RelayReply<T> = { ok: true; value: T } | { ok: false; failure: RelayFailure };
+
+/** How long one HTTP call to the relay may take before the relay counts as unreachable. */
+const CALL_TIMEOUT_MS = 10_000;
+
+/**
+ * The daemon's HTTP calls to the relay. Every answer is parsed like untrusted input: a relay
+ * that answers garbage is a refusal, never a success.
+ */
+export class RelayClient {
+  readonly origin: string;
+  readonly fleet: string;
+  #token: string | undefined;
+
+  constructor(origin: string, fleet: string, token: string | undefined) {
+    this.origin = origin;
+    this.fleet = fleet;
+    this.#token = token;
+  }
+
+  get hasToken(): boolean {
+    return this.#token !== undefined;
+  }
+
+  setToken(token: string): void {
+    this.#token = token;
+  }
+
+  async #call<T>(method: string, path: string, schema: Field<T>, options: { body?: unknown; headers?: Record<string, string> } = {}): Promise<RelayReply<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (this.#token) headers['authorization'] = `Bearer ${this.#token}`;
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    let response: Response;
+    try {
+      response = await fetch(`${this.origin}/v1/fleets/${encodeURIComponent(this.fleet)}${path}`, {
+        method,
+        headers,
+        ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      });
+    } catch (error) {
+      return { ok: false, failure: { kind: 'unreachable', message: (error as Error).message } };
+    }
+    const text = await response.text();
+    if (response.status >= 500) return { ok: false, failure: { kind: 'unreachable', message: `the relay answered ${response.status}` } };
+    if (!response.ok) {
+      let code = 'refused';
+      let message = `the relay answered ${response.status}`;
+      try {
+        const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+        if (typeof body.error?.code === 'string') code = body.error.code;
+        if (typeof body.error?.message === 'string') message = body.error.message;
+      } catch {
+        // keep the generic code
+      }
+      return { ok: false, failure: { kind: 'refused', status: response.status, code, message } };
+    }
+    const parsed = parseJson(schema, text);
+    if (!parsed.ok) return { ok: false, failure: { kind: 'refused', status: response.status, code: parsed.error.code, message: `the relay's answer is malformed: ${parsed.error.message}` } };
+    return { ok: true, value: parsed.value };
+  }
+
+  createOffer(offer: PairingOffer): Promise<RelayReply<OfferCreated>> {
+    return this.#call('POST', '/pairing', offerCreatedSchema, { body: offer });
+  }
+
+  offerStatus(offerId: string, offerToken: string): Promise<RelayReply<OfferStatus>> {
+    return this.#call('GET', `/pairing/${encodeURIComponent(offerId)}`, offerStatusSchema, { headers: { 'latch-offer-token': offerToken } });
+  }
+
+  confirmOffer(offerId: string, request: PairConfirmRequest): Promise<RelayReply<PairConfirmed>> {
+    return this.#call('POST', `/pairing/${encodeURIComponent(offerId)}/confirm`, pairConfirmedSchema, { body: request });
+  }
+
+  createRequest(request: ApprovalRequest): Promise<RelayReply<RequestCreated>> {
+    return this.#call('POST', '/requests', requestCreatedSchema, { body: request });
+  }
+
+  freeze(envelope: FreezeEnvelope): Promise<RelayReply<FleetState>> {
+    return this.#call('POST', '/freeze', fleetStateSchema, { body: envelope });
+  }
+
+  state(): Promise<RelayReply<FleetState>> {
+    return this.#call('GET', '/state', fleetStateSchema);
+  }
+
+  /** The WebSocket URL for this fleet's event stream. */
+  connectUrl(after: number | undefined, quorum: number): string {
+    const url = new URL(`/v1/fleets/${encodeURIComponent(this.fleet)}/connect`, this.origin);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    if (after !== undefined) url.searchParams.set('after', String(after));
+    url.searchParams.set('quorum', String(quorum));
+    return url.toString();
+  }
+
+  authorization(): Record<string, string> {
+    return this.#token ? { authorization: `Bearer ${this.#token}` } : {};
+  }
+}

@@ -1,0 +1,99 @@
+import WebSocket from 'ws';
+import { hostFrameSchema, type HostFrame } from '../../shared/messages/relayViews.ts';
+import { parseJson } from '../../shared/schema/parse.ts';
+import type { RelayClient } from './relayClient.ts';
+
+export type ConnectionStatus = 'connecting' | 'connected' | 'disconnected';
+
+export interface ConnectionOptions {
+  client: RelayClient;
+  quorum: number;
+  /** The last event sequence number handled, to replay what was missed. */
+  cursor(): number | undefined;
+  onFrame(frame: HostFrame): void;
+  onStatus(status: ConnectionStatus): void;
+  log(line: string): void;
+}
+
+const BACKOFF_BASE_MS = 250;
+const BACKOFF_CAP_MS = 30_000;
+const PING_EVERY_MS = 25_000;
+
+/**
+ * The daemon's WebSocket to its fleet. Reconnects with capped exponential backoff and full
+ * jitter (so a relay restart is not met by every daemon at once), and keeps the connection alive
+ * with "ping" frames that the relay's runtime answers without waking the fleet object.
+ */
+export class RelayConnection {
+  readonly #options: ConnectionOptions;
+  #socket: WebSocket | undefined;
+  #attempt = 0;
+  #stopped = false;
+  #retry: NodeJS.Timeout | undefined;
+  #ping: NodeJS.Timeout | undefined;
+
+  constructor(options: ConnectionOptions) {
+    this.#options = options;
+  }
+
+  start(): void {
+    this.#stopped = false;
+    this.#connect();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#retry);
+    clearInterval(this.#ping);
+    this.#socket?.close(1000, 'daemon stopping');
+  }
+
+  #connect(): void {
+    const { client } = this.#options;
+    if (!client.hasToken) {
+      this.#options.onStatus('disconnected');
+      this.#scheduleRetry('this host is not paired yet');
+      return;
+    }
+    this.#options.onStatus('connecting');
+    const socket = new WebSocket(client.connectUrl(this.#options.cursor(), this.#options.quorum), {
+      headers: client.authorization(),
+      handshakeTimeout: 10_000,
+    });
+    this.#socket = socket;
+    socket.on('open', () => {
+      this.#attempt = 0;
+      this.#options.onStatus('connected');
+      this.#ping = setInterval(() => socket.send('ping'), PING_EVERY_MS);
+    });
+    socket.on('message', (data) => {
+      const text = data.toString();
+      if (text === 'pong') return;
+      const frame = parseJson(hostFrameSchema, text);
+      if (frame.ok) this.#options.onFrame(frame.value);
+      else this.#options.log(`ignored a malformed frame from the relay (${frame.error.code})`);
+    });
+    socket.on('unexpected-response', (_request, response) => {
+      this.#options.log(`the relay refused the connection: ${response.statusCode}`);
+      socket.terminate();
+    });
+    socket.on('error', () => {
+      // 'close' follows and schedules the retry.
+    });
+    socket.on('close', () => {
+      clearInterval(this.#ping);
+      if (this.#socket === socket) this.#socket = undefined;
+      this.#options.onStatus('disconnected');
+      this.#scheduleRetry('the connection closed');
+    });
+  }
+
+  #scheduleRetry(why: string): void {
+    if (this.#stopped) return;
+    const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** this.#attempt);
+    this.#attempt = Math.min(this.#attempt + 1, 20);
+    const delay = Math.random() * ceiling;
+    if (this.#attempt > 3) this.#options.log(`${why}; reconnecting in ${Math.round(delay)} ms`);
+    this.#retry = setTimeout(() => this.#connect(), delay);
+  }
+}

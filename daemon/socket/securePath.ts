@@ -1,0 +1,41 @@
+import { lstatSync } from 'node:fs';
+import { dirname, resolve, sep } from 'node:path';
+
+export class InsecurePathError extends Error {
+  readonly code = 'insecure_socket_path';
+}
+
+/**
+ * Walks the socket's path from `/` with lstat, as a client must before connecting (design.md):
+ * no step may be a symbolic link, owned by another user (root excepted), or writable by group or
+ * others, except a root-owned sticky directory such as /tmp, where nobody else can rename or
+ * remove what we own. The socket itself must be ours and no one else's. Throws InsecurePathError.
+ */
+export function checkSocketPath(socketPath: string, uid: number = process.getuid?.() ?? 0): void {
+  const absolute = resolve(socketPath);
+  const steps: string[] = [];
+  for (let path = absolute; ; path = dirname(path)) {
+    steps.unshift(path);
+    if (path === dirname(path)) break;
+  }
+  for (const step of steps) {
+    let stat;
+    try {
+      stat = lstatSync(step);
+    } catch {
+      throw new InsecurePathError(`${step} does not exist`);
+    }
+    if (stat.isSymbolicLink()) throw new InsecurePathError(`${step} is a symbolic link`);
+    if (stat.uid !== uid && stat.uid !== 0) throw new InsecurePathError(`${step} is owned by another user (uid ${stat.uid})`);
+    const writableByOthers = (stat.mode & 0o022) !== 0;
+    const stickyRootDirectory = stat.isDirectory() && (stat.mode & 0o1000) !== 0 && stat.uid === 0;
+    if (writableByOthers && !stickyRootDirectory) {
+      throw new InsecurePathError(`${step} is writable by group or others (mode ${(stat.mode & 0o7777).toString(8)})`);
+    }
+  }
+  const socket = lstatSync(absolute);
+  if (!socket.isSocket()) throw new InsecurePathError(`${absolute} is not a socket`);
+  if (socket.uid !== uid) throw new InsecurePathError(`${absolute} is not owned by you`);
+  if ((socket.mode & 0o077) !== 0) throw new InsecurePathError(`${absolute} is readable or writable by others (mode ${(socket.mode & 0o777).toString(8)})`);
+  if (absolute.split(sep).includes('..')) throw new InsecurePathError('the path is not normalised');
+}

@@ -1,0 +1,206 @@
+import Database from 'better-sqlite3';
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import type { ApprovalBinding } from '../../shared/approvals/approvalChallenge.ts';
+import type { SingleUseStore } from '../../shared/approvals/singleUseStore.ts';
+import type { RequestDetails } from '../../shared/messages/approvals.ts';
+import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
+
+const SCHEMA = `
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = FULL;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS devices (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  device_key TEXT NOT NULL,
+  ecdh_key TEXT NOT NULL,
+  credential_id TEXT NOT NULL UNIQUE,
+  credential_key TEXT NOT NULL,
+  counter INTEGER NOT NULL,
+  paired_at INTEGER NOT NULL,
+  revoked_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS used_tokens (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS requests (
+  request_id TEXT PRIMARY KEY,
+  dedup_key TEXT NOT NULL,
+  details TEXT NOT NULL,
+  binding TEXT NOT NULL,
+  state TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS switch (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  frozen INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  reason TEXT,
+  cause TEXT
+);
+INSERT OR IGNORE INTO switch (id, frozen, epoch) VALUES (1, 0, 0);
+CREATE TABLE IF NOT EXISTS totp_used (step INTEGER PRIMARY KEY, used_at INTEGER NOT NULL);
+`;
+
+export interface SwitchState {
+  frozen: boolean;
+  epoch: number;
+  reason: string | null;
+  /** Why it froze: 'relay' (a phone or host), 'panic' (this host), 'unreachable' (strict mode). */
+  cause: 'relay' | 'panic' | 'unreachable' | null;
+}
+
+export interface RequestRecord {
+  requestId: string;
+  dedupKey: string;
+  details: RequestDetails;
+  binding: ApprovalBinding;
+  state: 'pending' | 'approved' | 'denied' | 'expired';
+}
+
+interface DeviceRow {
+  id: string;
+  name: string;
+  device_key: string;
+  ecdh_key: string;
+  credential_id: string;
+  credential_key: string;
+  counter: number;
+  paired_at: number;
+  revoked_at: number | null;
+}
+
+function toDevice(row: DeviceRow): PairedDevice & { pairedAt: number; revoked: boolean } {
+  return {
+    id: row.id,
+    name: row.name,
+    deviceKey: row.device_key,
+    ecdhKey: row.ecdh_key,
+    credential: { id: row.credential_id, publicKey: row.credential_key, counter: row.counter, device: row.id },
+    pairedAt: row.paired_at,
+    revoked: row.revoked_at !== null,
+  };
+}
+
+/**
+ * The daemon's durable state, in SQLite (WAL, synchronous FULL): paired phones, used tokens,
+ * its own requests, the kill switch. The CLI and the daemon share it; SQLite serialises them.
+ */
+export class StateStore implements SingleUseStore {
+  readonly db: Database.Database;
+
+  constructor(path: string) {
+    if (!existsSync(path)) writeFileSync(path, '', { mode: 0o600 });
+    this.db = new Database(path);
+    this.db.exec(SCHEMA);
+    for (const suffix of ['-wal', '-shm']) {
+      if (existsSync(path + suffix)) chmodSync(path + suffix, 0o600);
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  meta(key: string): string | undefined {
+    return (this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
+
+  // Paired phones
+
+  addDevice(device: PairedDevice, now: number): void {
+    this.db
+      .prepare(
+        `INSERT INTO devices (id, name, device_key, ecdh_key, credential_id, credential_key, counter, paired_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name, credential_id = excluded.credential_id,
+           credential_key = excluded.credential_key, counter = excluded.counter, revoked_at = NULL`,
+      )
+      .run(device.id, device.name, device.deviceKey, device.ecdhKey, device.credential.id, device.credential.publicKey, device.credential.counter, now);
+  }
+
+  devices(options: { includeRevoked?: boolean } = {}): ReturnType<typeof toDevice>[] {
+    const where = options.includeRevoked ? '' : 'WHERE revoked_at IS NULL';
+    return (this.db.prepare(`SELECT * FROM devices ${where} ORDER BY paired_at`).all() as DeviceRow[]).map(toDevice);
+  }
+
+  activeDevice(id: string): PairedDevice | undefined {
+    const row = this.db.prepare('SELECT * FROM devices WHERE id = ? AND revoked_at IS NULL').get(id) as DeviceRow | undefined;
+    return row ? toDevice(row) : undefined;
+  }
+
+  deviceByCredential(credentialId: string): PairedDevice | undefined {
+    const row = this.db.prepare('SELECT * FROM devices WHERE credential_id = ? AND revoked_at IS NULL').get(credentialId) as DeviceRow | undefined;
+    return row ? toDevice(row) : undefined;
+  }
+
+  setCounter(device: string, counter: number): void {
+    this.db.prepare('UPDATE devices SET counter = ? WHERE id = ?').run(counter, device);
+  }
+
+  revokeDevice(id: string, now: number): boolean {
+    return this.db.prepare('UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id).changes === 1;
+  }
+
+  // Single use (shared/approvals/singleUseStore): an INSERT is atomic across processes.
+
+  consume(key: string, expiresAt: number): boolean {
+    this.db.prepare('DELETE FROM used_tokens WHERE expires_at < ?').run(Date.now() - 86_400_000);
+    return this.db.prepare('INSERT OR IGNORE INTO used_tokens (key, expires_at) VALUES (?, ?)').run(key, expiresAt).changes === 1;
+  }
+
+  // The daemon's own requests: what it verifies decisions against.
+
+  saveRequest(record: RequestRecord, now: number): void {
+    this.db
+      .prepare('INSERT INTO requests (request_id, dedup_key, details, binding, state, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(record.requestId, record.dedupKey, JSON.stringify(record.details), JSON.stringify(record.binding), record.state, now);
+  }
+
+  request(requestId: string): RequestRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM requests WHERE request_id = ?').get(requestId) as
+      | { request_id: string; dedup_key: string; details: string; binding: string; state: RequestRecord['state'] }
+      | undefined;
+    if (!row) return undefined;
+    return {
+      requestId: row.request_id,
+      dedupKey: row.dedup_key,
+      details: JSON.parse(row.details) as RequestDetails,
+      binding: JSON.parse(row.binding) as ApprovalBinding,
+      state: row.state,
+    };
+  }
+
+  settleRequest(requestId: string, state: Exclude<RequestRecord['state'], 'pending'>): boolean {
+    return this.db.prepare("UPDATE requests SET state = ? WHERE request_id = ? AND state = 'pending'").run(state, requestId).changes === 1;
+  }
+
+  pruneRequests(before: number): void {
+    this.db.prepare("DELETE FROM requests WHERE created_at < ? AND state != 'pending'").run(before);
+  }
+
+  // The kill switch
+
+  switchState(): SwitchState {
+    const row = this.db.prepare('SELECT frozen, epoch, reason, cause FROM switch WHERE id = 1').get() as {
+      frozen: number;
+      epoch: number;
+      reason: string | null;
+      cause: SwitchState['cause'];
+    };
+    return { frozen: row.frozen === 1, epoch: row.epoch, reason: row.reason, cause: row.cause };
+  }
+
+  setSwitch(state: SwitchState): void {
+    this.db.prepare('UPDATE switch SET frozen = ?, epoch = ?, reason = ?, cause = ? WHERE id = 1').run(state.frozen ? 1 : 0, state.epoch, state.reason, state.cause);
+  }
+
+  // TOTP: each time step's code is accepted once.
+
+  consumeTotpStep(step: number, now: number): boolean {
+    this.db.prepare('DELETE FROM totp_used WHERE used_at < ?').run(now - 3600_000);
+    return this.db.prepare('INSERT OR IGNORE INTO totp_used (step, used_at) VALUES (?, ?)').run(step, now).changes === 1;
+  }
+}
