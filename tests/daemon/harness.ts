@@ -1,0 +1,187 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AuditLog } from '../../daemon/audit/auditLog.ts';
+import { latchFiles } from '../../daemon/config/paths.ts';
+import { PolicyKeeper } from '../../daemon/policy/policyKeeper.ts';
+import { StateStore } from '../../daemon/state/stateStore.ts';
+import { approvalChallenge } from '../../shared/approvals/approvalChallenge.ts';
+import { requestHash } from '../../shared/approvals/requestHash.ts';
+import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
+import type { ApprovalRequest, CapabilityToken, RequestDetails } from '../../shared/messages/approvals.ts';
+import { registrationChallenge } from '../../shared/pairing/registrationChallenge.ts';
+import { verifyPasskeyRegistration } from '../../shared/pairing/verifyPasskeyRegistration.ts';
+import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { createPhone, type TestPhone } from '../support/phone.ts';
+
+const LATCH = new URL('../../daemon/bin/latch.js', import.meta.url).pathname;
+
+/** One machine's worth of Latch: its home, its runtime directory, the environment to run it in. */
+export interface LatchMachine {
+  home: string;
+  runtime: string;
+  socket: string;
+  files: ReturnType<typeof latchFiles>;
+  env: NodeJS.ProcessEnv;
+}
+
+export function newMachine(): LatchMachine {
+  const root = mkdtempSync(join(tmpdir(), 'latch-daemon-'));
+  const home = join(root, 'home');
+  const runtime = join(root, 'run');
+  mkdirSync(runtime, { mode: 0o700 });
+  return {
+    home,
+    runtime,
+    socket: join(runtime, 'latch', 'daemon.sock'),
+    files: latchFiles(home),
+    env: { ...process.env, LATCH_HOME: home, XDG_RUNTIME_DIR: runtime, LATCH_AUDIT_CONTENT: '' },
+  };
+}
+
+export interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `latch` executable, as a person or an agent would. */
+export function runLatch(machine: LatchMachine, args: string[], options: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [LATCH, ...args], { env: { ...machine.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`latch ${args.join(' ')} did not finish:\n${stdout}\n${stderr}`));
+    }, options.timeoutMs ?? 30_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** `latch init` against a relay, then the policy the test wants, approved as a baseline. */
+export async function initMachine(machine: LatchMachine, options: { relay: string; quorum?: number; policy?: string; config?: (text: string) => string }): Promise<void> {
+  const init = await runLatch(machine, ['init', '--relay', options.relay, '--name', 'test-box', '--quorum', String(options.quorum ?? 1)]);
+  if (init.code !== 0) throw new Error(`latch init failed: ${init.stderr}`);
+  if (options.config) {
+    writeFileSync(machine.files.config, options.config(readFileSync(machine.files.config, 'utf8')), { mode: 0o600 });
+  }
+  if (options.policy) {
+    writeFileSync(machine.files.policy, options.policy, { mode: 0o600 });
+    withStore(machine, (store, audit) => new PolicyKeeper(machine.files.policy, store, audit).approve(options.policy!, 'test setup'));
+  }
+}
+
+export function withStore<T>(machine: LatchMachine, body: (store: StateStore, audit: AuditLog) => T): T {
+  const store = new StateStore(machine.files.state);
+  try {
+    return body(store, new AuditLog(machine.files.audit, store, { redactContent: false }));
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * A phone paired with this machine, set up as `latch pair` leaves it: the passkey's public key
+ * (from a real registration, verified), its device and encryption keys, and a host token.
+ */
+export async function pairPhoneDirectly(
+  machine: LatchMachine,
+  origin: string,
+  options: { counter?: 'increment' | 'zero'; name?: string } = {},
+): Promise<{ phone: TestPhone; device: PairedDevice }> {
+  const phone = await createPhone(options.name ?? 'Test phone', options.counter ? { counter: options.counter } : {});
+  const rpId = new URL(origin).hostname;
+  const keys = { id: phone.id, deviceKey: phone.deviceKey, ecdhKey: phone.ecdhKey };
+  const registration = await phone.authenticator.register({ rpId, origin, challenge: await registrationChallenge(keys) });
+  const credential = await verifyPasskeyRegistration(keys, registration, { origins: [origin], rpId });
+  const device: PairedDevice = { ...keys, name: phone.name, credential };
+  withStore(machine, (store) => store.addDevice(device, Date.now()));
+  if (!existsSync(machine.files.hostToken)) writeFileSync(machine.files.hostToken, `${'t'.repeat(43)}\n`, { mode: 0o600 });
+  return { phone, device };
+}
+
+export interface RunningDaemon {
+  child: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Starts `latch daemon` and waits until it answers on its socket. */
+export async function startDaemon(machine: LatchMachine): Promise<RunningDaemon> {
+  const child = spawn(process.execPath, [LATCH, 'daemon'], { env: machine.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`latch daemon exited ${child.exitCode}:\n${output}`);
+    const status = await runLatch(machine, ['status']);
+    if (status.code === 0 || status.code === 1) break;
+    if (Date.now() > deadline) throw new Error(`latch daemon did not answer:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    child,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export function hookInput(event: 'PreToolUse' | 'PermissionRequest', tool: string, toolInput: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    session_id: 'session-1',
+    transcript_path: '/tmp/transcript.jsonl',
+    cwd: '/home/dev/project',
+    permission_mode: 'default',
+    hook_event_name: event,
+    tool_name: tool,
+    tool_input: toolInput,
+    ...(event === 'PreToolUse' ? { tool_use_id: `toolu_${Math.random().toString(36).slice(2)}` } : {}),
+    ...extra,
+  });
+}
+
+/** Runs `latch hook claude-code` in the background: the answer arrives when someone decides. */
+export function startHook(machine: LatchMachine, input: string): Promise<Ran & { output: Record<string, unknown> | undefined }> {
+  return runLatch(machine, ['hook', 'claude-code'], { input, timeoutMs: 60_000 }).then((ran) => ({
+    ...ran,
+    output: ran.stdout.trim() ? (JSON.parse(ran.stdout) as Record<string, unknown>) : undefined,
+  }));
+}
+
+/** What the phone does with a request: open its box, check the hash, sign with its passkey. */
+export async function phoneApproves(phone: TestPhone, request: ApprovalRequest, origin: string, overrides: { requestId?: string } = {}): Promise<{ token: CapabilityToken; details: RequestDetails }> {
+  const box = request.sealed.find((sealed) => sealed.device === phone.id)!.box;
+  const context = { fleet: request.fleet, host: request.host, requestId: request.requestId, device: phone.id };
+  const opened = await openRequestDetails(box, { privateKey: phone.ecdhKeys.privateKey, publicKeyRaw: phone.ecdhKeyRaw }, context);
+  if (!opened.ok) throw opened.error;
+  const details = opened.value;
+  if ((await requestHash(details)) !== request.requestHash) throw new Error('the request hash does not match its details');
+  const binding = { fleet: details.fleet, host: details.host, requestId: details.requestId, requestHash: request.requestHash, decision: 'approve' as const, nonce: details.nonce, exp: details.exp };
+  const assertion = await phone.authenticator.assert({ rpId: new URL(origin).hostname, origin, challenge: await approvalChallenge(binding) });
+  return {
+    details,
+    token: { v: PROTOCOL_VERSION, fleet: request.fleet, host: request.host, requestId: overrides.requestId ?? request.requestId, decision: 'approve', device: phone.id, assertion },
+  };
+}
+
+export function auditLines(machine: LatchMachine): Record<string, unknown>[] {
+  return readFileSync(machine.files.audit, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}

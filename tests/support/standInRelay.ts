@@ -1,0 +1,114 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { ApprovalRequest } from '../../shared/messages/approvals.ts';
+import type { HostEvent } from '../../shared/messages/events.ts';
+import type { FleetState } from '../../shared/messages/killSwitch.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+
+/**
+ * A relay the test controls completely, to play a hostile or broken relay against a real daemon:
+ * it takes requests, and sends the daemon whatever frames the test writes, forged or replayed.
+ * (The real relay runs in workerd in the other tests; this one exists to lie.)
+ */
+export class StandInRelay {
+  readonly requests: ApprovalRequest[] = [];
+  readonly freezes: unknown[] = [];
+  readonly #sockets = new Set<WebSocket>();
+  #seq = 0;
+  #server = createServer((request, response) => void this.#handle(request, response));
+  #wss = new WebSocketServer({ noServer: true });
+  #waiters: (() => void)[] = [];
+  origin = '';
+  /** When set, every HTTP call is answered with this status (503: "unreachable"). */
+  failWith: number | undefined;
+  state: FleetState = { v: PROTOCOL_VERSION, fleet: 'unset', frozen: false, epoch: 0, votes: [], needed: 1 };
+
+  static async start(): Promise<StandInRelay> {
+    const relay = new StandInRelay();
+    relay.#server.on('upgrade', (request, socket, head) => {
+      if (!request.headers.authorization?.startsWith('Bearer ')) {
+        socket.destroy();
+        return;
+      }
+      relay.#wss.handleUpgrade(request, socket, head, (ws) => {
+        relay.#sockets.add(ws);
+        ws.on('close', () => relay.#sockets.delete(ws));
+        ws.on('message', (data) => {
+          if (data.toString() === 'ping') ws.send('pong');
+        });
+        ws.send(JSON.stringify({ v: PROTOCOL_VERSION, seq: relay.#seq, event: { v: PROTOCOL_VERSION, type: 'state', state: relay.state } }));
+        relay.#wake();
+      });
+    });
+    await new Promise<void>((resolve) => relay.#server.listen(0, '127.0.0.1', resolve));
+    relay.origin = `http://127.0.0.1:${(relay.#server.address() as AddressInfo).port}`;
+    return relay;
+  }
+
+  get connected(): number {
+    return this.#sockets.size;
+  }
+
+  /** Sends a frame to every connected daemon, as if the relay had it from a phone. */
+  send(event: HostEvent): void {
+    const frame = JSON.stringify({ v: PROTOCOL_VERSION, seq: ++this.#seq, event });
+    for (const socket of this.#sockets) socket.send(frame);
+  }
+
+  dropConnections(): void {
+    for (const socket of this.#sockets) socket.terminate();
+  }
+
+  async waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error('the stand-in relay waited in vain');
+      await new Promise<void>((resolve) => {
+        this.#waiters.push(resolve);
+        setTimeout(resolve, 25);
+      });
+    }
+  }
+
+  async nextRequest(after = this.requests.length): Promise<ApprovalRequest> {
+    await this.waitFor(() => this.requests.length > after);
+    return this.requests[after]!;
+  }
+
+  #wake(): void {
+    for (const wake of this.#waiters.splice(0)) wake();
+  }
+
+  async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = chunks.length ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown) : undefined;
+    const json = (status: number, value: unknown): void => {
+      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+    };
+    if (this.failWith) return json(this.failWith, { error: { code: 'internal', message: 'stand-in failure' } });
+    const path = new URL(request.url ?? '/', this.origin).pathname;
+    if (request.method === 'POST' && path.endsWith('/requests')) {
+      const approval = body as ApprovalRequest;
+      this.requests.push(approval);
+      this.#wake();
+      return json(201, { v: PROTOCOL_VERSION, requestId: approval.requestId, joined: false });
+    }
+    if (request.method === 'POST' && path.endsWith('/freeze')) {
+      this.freezes.push(body);
+      this.state = { ...this.state, frozen: true, epoch: this.state.epoch + 1 };
+      this.#wake();
+      return json(200, this.state);
+    }
+    if (request.method === 'GET' && path === '/v1/config') return json(200, { v: PROTOCOL_VERSION, vapidPublicKey: null });
+    json(404, { error: { code: 'not_found', message: 'not in the stand-in' } });
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.#sockets) socket.terminate();
+    this.#wss.close();
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+}
