@@ -1,0 +1,132 @@
+import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StandInRelay } from '../support/standInRelay.ts';
+import { hookInput, initMachine, newMachine, pairPhoneDirectly, runLatch, startDaemon, type LatchMachine } from './harness.ts';
+
+let relay: StandInRelay;
+beforeAll(async () => {
+  relay = await StandInRelay.start();
+});
+afterAll(async () => {
+  await relay.stop();
+});
+
+const risky = hookInput('PreToolUse', 'Bash', { command: 'rm -rf build' });
+
+async function expectDeny(machine: LatchMachine, reason: RegExp, env: NodeJS.ProcessEnv = {}) {
+  const ran = await runLatch(machine, ['hook', 'claude-code'], { input: risky, env });
+  const output = ran.stdout.trim() ? (JSON.parse(ran.stdout) as { hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string } }) : undefined;
+  // Either a deny on stdout, or exit 2 (which blocks): never an allow.
+  if (ran.code === 2) {
+    expect(ran.stderr).toMatch(reason);
+    return;
+  }
+  expect(ran.code).toBe(0);
+  expect(output?.hookSpecificOutput.permissionDecision).toBe('deny');
+  expect(output?.hookSpecificOutput.permissionDecisionReason).toMatch(reason);
+}
+
+describe('the hook fails closed', () => {
+  it('denies when the daemon is not running', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: relay.origin });
+    await expectDeny(machine, /daemon_unreachable: the daemon is not running/);
+  });
+
+  it('denies when Latch is not set up (no config)', async () => {
+    await expectDeny(newMachine(), /config_missing/);
+  });
+
+  it('denies when the socket path goes through a symbolic link', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: relay.origin });
+    const daemon = await startDaemon(machine);
+    const linkedRuntime = `${machine.runtime}-link`;
+    symlinkSync(machine.runtime, linkedRuntime);
+    await expectDeny(machine, /insecure_socket_path: .* is a symbolic link/, { XDG_RUNTIME_DIR: linkedRuntime });
+    await daemon.stop();
+  });
+
+  it('denies when a directory on the socket path is world-writable', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: relay.origin });
+    const daemon = await startDaemon(machine);
+    chmodSync(machine.runtime, 0o777);
+    await expectDeny(machine, /insecure_socket_path: .* is writable by group or others/);
+    chmodSync(machine.runtime, 0o700);
+    await daemon.stop();
+  });
+
+  it('denies when the socket itself is open to others', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: relay.origin });
+    const daemon = await startDaemon(machine);
+    chmodSync(machine.socket, 0o666);
+    await expectDeny(machine, /insecure_socket_path: .*daemon\.sock is (writable|readable)/);
+    await daemon.stop();
+  });
+
+  it('denies with relay_unreachable when the relay cannot be reached', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: 'http://127.0.0.1:9' });
+    await pairPhoneDirectly(machine, 'http://127.0.0.1:9');
+    const daemon = await startDaemon(machine);
+    await expectDeny(machine, /relay_unreachable/);
+    await daemon.stop();
+  });
+
+  it('denies with relay_unreachable when the relay answers 5xx', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: relay.origin });
+    await pairPhoneDirectly(machine, relay.origin);
+    const daemon = await startDaemon(machine);
+    relay.failWith = 503;
+    await expectDeny(machine, /relay_unreachable/);
+    relay.failWith = undefined;
+    await daemon.stop();
+  });
+
+  it('denies every gated call while the policy file is malformed, and recovers when it is fixed', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: relay.origin, policy: 'default = "allow"\n' });
+    const daemon = await startDaemon(machine);
+    writeFileSync(machine.files.policy, 'default = "allow"\n[[rule]]\ntool = "Bash"\nactoin = "allow"\n');
+    await expectDeny(machine, /policy_invalid|malformed: rule 1: unknown key "actoin"/);
+    // A broken policy also denies what the old one allowed:
+    const read = await runLatch(machine, ['hook', 'claude-code'], { input: hookInput('PreToolUse', 'Read', { file_path: '/x' }) });
+    expect(JSON.parse(read.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
+    writeFileSync(machine.files.policy, 'default = "allow"\n');
+    const fixed = await runLatch(machine, ['hook', 'claude-code'], { input: hookInput('PreToolUse', 'Read', { file_path: '/x' }) });
+    expect(JSON.parse(fixed.stdout).hookSpecificOutput.permissionDecision).toBe('allow');
+    await daemon.stop();
+  });
+
+  it('denies with not_paired when no phone is paired', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: relay.origin });
+    const daemon = await startDaemon(machine);
+    await expectDeny(machine, /no phone is paired/);
+    await daemon.stop();
+  });
+
+  it('refuses to start on a socket directory with a wider mode, and removes a dead socket file', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: relay.origin });
+    mkdirSync(join(machine.runtime, 'latch'), { mode: 0o755 });
+    chmodSync(join(machine.runtime, 'latch'), 0o755);
+    const refused = await runLatch(machine, ['daemon'], { timeoutMs: 10_000 });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/must be 0700/);
+
+    chmodSync(join(machine.runtime, 'latch'), 0o700);
+    const first = await startDaemon(machine);
+    first.child.kill('SIGKILL'); // leaves its socket file behind
+    await new Promise((resolve) => first.child.once('exit', resolve));
+    const second = await startDaemon(machine);
+    expect(second.output()).toMatch(/removed a dead socket file/);
+    await second.stop();
+    renameSync(machine.runtime, `${machine.runtime}-gone`);
+    rmSync(`${machine.runtime}-gone`, { recursive: true, force: true });
+  });
+});
