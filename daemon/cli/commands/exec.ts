@@ -55,7 +55,13 @@ export function registerExec(program: Command): void {
           signalGroup('SIGCONT');
         }
       });
-      for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => signalGroup(signal));
+      for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+        process.on(signal, () => {
+          signalGroup(signal);
+          // A stopped process only acts on the signal once continued.
+          if (stopped) signalGroup('SIGCONT');
+        });
+      }
       child.on('error', (error) => {
         process.stderr.write(`latch: cannot run ${argv[0]}: ${error.message}\n`);
         stopWatching();
