@@ -1,0 +1,162 @@
+import { writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_POLICY } from '../../daemon/policy/defaultPolicy.ts';
+import { globToRegExp } from '../../daemon/policy/glob.ts';
+import { evaluatePolicy, parsePolicy, PolicyError } from '../../daemon/policy/policy.ts';
+import { isTightening } from '../../daemon/policy/tightening.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { StandInRelay } from '../support/standInRelay.ts';
+import { auditLines, hookInput, initMachine, newMachine, pairPhoneDirectly, phoneApproves, runLatch, startDaemon, type LatchMachine, type RunningDaemon } from './harness.ts';
+import type { TestPhone } from '../support/phone.ts';
+
+const call = (tool: string, command?: string, paths: string[] = []) => ({ tool, paths, ...(command ? { command } : {}) });
+
+describe('the default policy', () => {
+  const policy = parsePolicy(DEFAULT_POLICY);
+  it.each([
+    ['Read', undefined, 'allow'],
+    ['Grep', undefined, 'allow'],
+    ['Bash', 'ls -la src', 'allow'],
+    ['Bash', 'git status', 'allow'],
+    ['Bash', 'rm -rf build', 'ask'],
+    ['Bash', 'git push --force origin main', 'ask'],
+    ['Bash', 'git push origin feature', 'ask'],
+    ['Bash', 'curl -X POST https://api.example.com/deploy', 'ask'],
+    ['Bash', 'ls; rm -rf /', 'ask'],
+    ['Bash', 'ls $(rm -rf ~)', 'ask'],
+    ['Bash', 'npm test', 'ask'],
+    ['Edit', undefined, 'defer'],
+    ['mcp__db__drop_table', undefined, 'ask'],
+  ])('answers %s %s with %s', (tool, command, action) => {
+    expect(evaluatePolicy(policy, call(tool, command)).action).toBe(action);
+  });
+
+  it('rates destructive shell commands high', () => {
+    expect(evaluatePolicy(policy, call('Bash', 'sudo rm -rf /var/lib/postgres'))).toMatchObject({ action: 'ask', risk: 'high', rule: 'destructive shell commands' });
+  });
+});
+
+describe('policy files', () => {
+  it('lets the first matching rule decide, and matches commands, paths and cwd as globs', () => {
+    const policy = parsePolicy(`
+default = "deny"
+[[rule]]
+tool = "Write"
+path = ["/srv/*", "*.env"]
+action = "ask"
+risk = "critical"
+target = "production"
+timeout_seconds = 60
+[[rule]]
+tool = "Write"
+cwd = "/home/*/scratch"
+action = "allow"
+`);
+    expect(evaluatePolicy(policy, call('Write', undefined, ['/srv/app/config.yml']))).toEqual({ action: 'ask', risk: 'critical', rule: 'rule 1', timeoutSeconds: 60, target: 'production' });
+    expect(evaluatePolicy(policy, { ...call('Write', undefined, ['notes.txt']), cwd: '/home/ada/scratch' })).toMatchObject({ action: 'allow' });
+    expect(evaluatePolicy(policy, call('Write', undefined, ['notes.txt']))).toMatchObject({ action: 'deny', rule: 'default' });
+  });
+
+  it.each([
+    ['an unknown setting', 'defualt = "allow"'],
+    ['an unknown rule key', '[[rule]]\ntool = "Bash"\nactoin = "allow"'],
+    ['an unknown action', '[[rule]]\ntool = "Bash"\naction = "maybe"'],
+    ['a rule without action', '[[rule]]\ntool = "Bash"'],
+    ['an unknown risk', '[[rule]]\ntool = "Bash"\naction = "ask"\nrisk = "extreme"'],
+    ['a bad regular expression', '[[rule]]\ncommand_regex = "(("\naction = "deny"'],
+    ['a tool that is not a string', '[[rule]]\ntool = 3\naction = "deny"'],
+    ['TOML that does not parse', 'default = '],
+  ])('refuses %s', (_what, text) => {
+    expect(() => parsePolicy(text)).toThrow(PolicyError);
+  });
+
+  it('matches globs whole, with * across spaces and slashes', () => {
+    expect(globToRegExp('rm -rf *').test('rm -rf build/out')).toBe(true);
+    expect(globToRegExp('rm -rf *').test('echo rm -rf x')).toBe(false);
+    expect(globToRegExp('*.[ch]').test('main.c')).toBe(true);
+    expect(globToRegExp('a.b').test('aXb')).toBe(false);
+  });
+});
+
+describe('tightening or loosening', () => {
+  const base = parsePolicy(`
+default = "ask"
+[[rule]]
+tool = "Read"
+action = "allow"
+[[rule]]
+tool = "Bash"
+command = "rm *"
+action = "ask"
+risk = "high"
+`);
+  const variant = (text: string) => parsePolicy(text);
+
+  it.each([
+    ['a stricter default', 'default = "deny"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"'],
+    ['a rule made stricter', 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "deny"\nrisk = "high"'],
+    ['an added deny rule', 'default = "ask"\n[[rule]]\ntool = "Bash"\naction = "deny"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"'],
+    ['a removed allow rule', 'default = "ask"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"'],
+  ])('counts %s as tightening', (_what, text) => {
+    expect(isTightening(base, variant(text))).toBe(true);
+  });
+
+  it.each([
+    ['a looser default', 'default = "allow"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"'],
+    ['a rule made looser', 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "allow"'],
+    ['a lower risk', 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "low"'],
+    ['an added allow rule', 'default = "ask"\n[[rule]]\ntool = "Bash"\naction = "allow"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"'],
+    ['an added ask rule (it can shadow a deny)', 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\naction = "ask"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"'],
+    ['a removed ask rule', 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"'],
+    ['a defer in place of an ask', 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "defer"\nrisk = "high"'],
+  ])('counts %s as loosening', (_what, text) => {
+    expect(isTightening(base, variant(text))).toBe(false);
+  });
+});
+
+describe('policy changes on a running daemon', () => {
+  let relay: StandInRelay;
+  let machine: LatchMachine;
+  let daemon: RunningDaemon;
+  let phone: TestPhone;
+  const STRICT = 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n';
+  const read = () => runLatch(machine, ['hook', 'claude-code'], { input: hookInput('PreToolUse', 'Read', { file_path: '/x' }) });
+  const decisionOf = async (ran: ReturnType<typeof read>) => JSON.parse((await ran).stdout).hookSpecificOutput.permissionDecision as string;
+
+  beforeAll(async () => {
+    relay = await StandInRelay.start();
+    machine = newMachine();
+    await initMachine(machine, { relay: relay.origin, policy: STRICT });
+    ({ phone } = await pairPhoneDirectly(machine, relay.origin));
+    daemon = await startDaemon(machine);
+    await relay.waitFor(() => relay.connected > 0);
+  });
+
+  afterAll(async () => {
+    await daemon.stop();
+    await relay.stop();
+  });
+
+  it('applies a tightening at once', async () => {
+    expect(await decisionOf(read())).toBe('allow');
+    writeFileSync(machine.files.policy, `${STRICT}[[rule]]\ntool = "Bash"\naction = "deny"\n`.replace('[[rule]]\ntool = "Read"\naction = "allow"\n', '[[rule]]\ntool = "Read"\naction = "deny"\n'));
+    expect(await decisionOf(read())).toBe('deny');
+    expect(auditLines(machine)).toContainEqual(expect.objectContaining({ event: 'policy_approved', by: 'tightening (takes effect at once)' }));
+  });
+
+  it('keeps the approved policy while a loosening waits for a phone, then applies it once approved', async () => {
+    const before = relay.requests.length;
+    writeFileSync(machine.files.policy, 'default = "allow"\n');
+    // The loosening has no effect: the read stays denied, and a phone is asked.
+    expect(await decisionOf(read())).toBe('deny');
+    expect((await runLatch(machine, ['status'])).stdout).toMatch(/policy loosening pending/);
+    const request = await relay.nextRequest(before);
+    const { details, token } = await phoneApproves(phone, request, relay.origin);
+    expect(details).toMatchObject({ tool: 'latch.policy', title: 'Loosen the Latch policy', risk: 'high' });
+    expect(details.detail).toContain('default = "allow"');
+    expect(await decisionOf(read())).toBe('deny');
+
+    relay.send({ v: PROTOCOL_VERSION, type: 'approved', requestId: request.requestId, token, at: Date.now() });
+    await expect.poll(async () => decisionOf(read())).toBe('allow');
+  });
+});
