@@ -1,0 +1,126 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
+import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
+import { approvalChallenge } from '../../shared/approvals/approvalChallenge.ts';
+import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
+import type { OfferStatus, RequestList } from '../../shared/messages/relayViews.ts';
+import { parsePairingLink } from '../../shared/pairing/pairingLink.ts';
+import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
+import { offerMac, shortCode } from '../../shared/pairing/pairingTranscript.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { completePairing, createPhone, type TestPhone } from '../support/phone.ts';
+import { RelayDriver } from '../support/relayDriver.ts';
+import { hookInput, initMachine, newMachine, runLatch, startDaemon, startHook, type LatchMachine, type RunningDaemon } from './harness.ts';
+
+const LATCH = new URL('../../daemon/bin/latch.js', import.meta.url).pathname;
+const state = mkdtempSync(join(tmpdir(), 'latch-pairing-relay-'));
+let relayProcess: RelayProcess;
+let relay: RelayDriver;
+let machine: LatchMachine;
+let daemon: RunningDaemon | undefined;
+let phone: TestPhone;
+
+beforeAll(async () => {
+  const envFile = join(state, 'relay.env');
+  ensureRelayEnvFile(envFile);
+  relayProcess = await startRelay({ persistTo: state, envFile });
+  relay = new RelayDriver(relayProcess.origin, (url, init) => fetch(url, init));
+  machine = newMachine();
+  await initMachine(machine, { relay: relayProcess.origin });
+}, 60_000);
+
+afterAll(async () => {
+  await daemon?.stop();
+  await relayProcess.stop();
+  rmSync(state, { recursive: true, force: true });
+});
+
+/** Runs `latch pair` and plays the phone that scans its code. */
+async function pairThroughTheCli(): Promise<{ code: number | null; stdout: string; phoneCode: string }> {
+  const pair = spawn(process.execPath, [LATCH, 'pair'], { env: machine.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  pair.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  pair.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  await expect.poll(() => /^http\S+\/pair#\S+$/m.test(stdout), { timeout: 15_000 }).toBe(true);
+  const link = parsePairingLink(/^(http\S+\/pair#\S+)$/m.exec(stdout)![1]!);
+  if (!link.ok) throw link.error;
+
+  // The phone fetches the offer with the token derived from the secret, and checks its MAC.
+  const { offerToken, macKey } = await derivePairingKeys(link.value.secret);
+  const status = await relay.call<OfferStatus>('GET', `/v1/fleets/${link.value.fleet}/pairing/${link.value.offerId}`, { headers: { 'latch-offer-token': offerToken } });
+  expect(await offerMac(macKey, status.body.offer)).toBe(status.body.offer.offerMac);
+
+  phone = await createPhone('Ada’s phone');
+  const completion = await completePairing(phone, status.body.offer, link.value.secret, { origin: relay.origin, rpId: relay.rpId });
+  expect((await relay.sendCompletion(phone, link.value.fleet, link.value.offerId, offerToken, completion)).status).toBe(202);
+  const phoneCode = await shortCode(macKey, status.body.offer, completion);
+  const code = await new Promise<number | null>((resolve) => pair.once('exit', resolve));
+  if (code !== 0) throw new Error(`latch pair failed:\n${stdout}\n${stderr}`);
+  return { code, stdout, phoneCode };
+}
+
+describe('latch pair against the real relay', () => {
+  it('shows a QR code and the link, waits for the phone, shows the same short code, and stores the phone', async () => {
+    const { stdout, phoneCode } = await pairThroughTheCli();
+    expect(stdout).toContain('▀'); // the QR code, drawn in half blocks
+    expect(stdout).toContain(`Your phone shows this code: ${phoneCode}`);
+    const devices = await runLatch(machine, ['devices']);
+    expect(devices.stdout).toContain(`${phone.id}  Ada’s phone`);
+    expect(statSync(machine.files.hostToken).mode & 0o777).toBe(0o600);
+    expect(stdout).not.toMatch(/host-token|Bearer/);
+  }, 60_000);
+
+  it('then gates a call through the relay: the phone approves, the hook allows', async () => {
+    daemon = await startDaemon(machine);
+    const hook = startHook(machine, hookInput('PreToolUse', 'Bash', { command: 'rm -rf build' }));
+    const fleet = /fleet = "([^"]+)"/.exec((await import('node:fs')).readFileSync(machine.files.config, 'utf8'))![1]!;
+
+    let pending: RequestList['requests'] = [];
+    await expect.poll(async () => {
+      pending = (await relay.phoneCall<RequestList>(phone, 'GET', `/v1/fleets/${fleet}/requests?state=pending`)).body.requests;
+      return pending.length;
+    }, { timeout: 15_000 }).toBe(1);
+    const [view] = pending as [RequestList['requests'][number]];
+    const context = { fleet, host: view.host, requestId: view.requestId, device: phone.id };
+    const details = await openRequestDetails(view.box!, { privateKey: phone.ecdhKeys.privateKey, publicKeyRaw: phone.ecdhKeyRaw }, context);
+    if (!details.ok) throw details.error;
+    expect(details.value).toMatchObject({ tool: 'Bash', detail: 'rm -rf build', risk: 'high', hostName: 'test-box' });
+
+    const { requestHash } = await import('../../shared/approvals/requestHash.ts');
+    const binding = { fleet, host: view.host, requestId: view.requestId, requestHash: await requestHash(details.value), decision: 'approve' as const, nonce: details.value.nonce, exp: details.value.exp };
+    const assertion = await phone.authenticator.assert({ rpId: relay.rpId, origin: relay.origin, challenge: await approvalChallenge(binding) });
+    const token = { v: PROTOCOL_VERSION, fleet, host: view.host, requestId: view.requestId, decision: 'approve' as const, device: phone.id, assertion };
+    expect((await relay.phoneCall(phone, 'POST', `/v1/fleets/${fleet}/requests/${view.requestId}/decision`, token)).status).toBe(200);
+
+    expect((await hook).output).toEqual({
+      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'latch: approved on Ada’s phone' },
+    });
+  }, 60_000);
+
+  it('latch doctor reports every check passing, with the relay reachable and the quorum met', async () => {
+    const doctor = await runLatch(machine, ['doctor']);
+    expect(doctor.stdout.split('\n').filter(Boolean).map((line) => line.slice(0, 2) + line.slice(2).split(':')[0])).toEqual([
+      '✓ config',
+      '✓ file modes',
+      '✓ socket privacy',
+      '✓ relay reachable',
+      '✓ devices paired',
+      '✓ quorum reachable',
+      '✓ policy',
+    ]);
+    expect(doctor.code).toBe(0);
+  });
+
+  it('latch doctor names each failing check with a fix', async () => {
+    await daemon!.stop();
+    daemon = undefined;
+    const doctor = await runLatch(machine, ['doctor'], { env: { LATCH_HOME: machine.home } });
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toMatch(/✗ socket privacy: the daemon is not running[\s\S]*fix: start latch daemon/);
+  });
+});
