@@ -51,7 +51,8 @@ async function prepareSocket(path: string): Promise<void> {
   const directory = dirname(path);
   if (!existsSync(directory)) mkdirSync(directory, { recursive: true, mode: 0o700 });
   const mode = lstatSync(directory).mode & 0o777;
-  if (mode !== 0o700) throw new Error(`${directory} has mode ${mode.toString(8)}; it must be 0700 (chmod 700 ${directory})`);
+  if (mode !== 0o700)
+    throw new Error(`${directory} has mode ${mode.toString(8)}; it must be 0700 (chmod 700 ${directory})`);
   if (!existsSync(path)) return;
   const alive = await new Promise<boolean>((resolve) => {
     const probe = connect(path);
@@ -69,17 +70,38 @@ async function prepareSocket(path: string): Promise<void> {
 /** `latch daemon`: loads everything, listens on the socket, follows the relay. */
 export async function runDaemon(home: string, options: { socketPath?: string } = {}): Promise<RunningDaemon> {
   const files = latchFiles(home);
-  tightenToOwnerOnly([files.config, files.hostKey, files.hostToken, files.totp, files.state, files.audit, files.policy], log);
+  tightenToOwnerOnly(
+    [files.config, files.hostKey, files.hostToken, files.totp, files.state, files.audit, files.policy],
+    log,
+  );
   const config = loadConfig(files.config);
   const host = await loadHostIdentity(files.hostKey);
   const store = new StateStore(files.state);
   const audit = new AuditLog(files.audit, store, { redactContent: config.audit.content === 'none' });
-  const readToken = () => (existsSync(files.hostToken) ? readFileSync(files.hostToken, 'utf8').trim() : undefined);
+  const readToken = () =>
+    existsSync(files.hostToken) ? readFileSync(files.hostToken, 'utf8').trim() : undefined;
   const relay = new RelayClient(config.relay.url, config.host.fleet, readToken());
   const relying = { origins: [config.relay.url], rpId: new URL(config.relay.url).hostname };
-  const killSwitch = new KillSwitch({ store, audit, host, fleet: config.host.fleet, quorum: config.killSwitch.quorum, relying });
+  const killSwitch = new KillSwitch({
+    store,
+    audit,
+    host,
+    fleet: config.host.fleet,
+    quorum: config.killSwitch.quorum,
+    relying,
+  });
   const policy = new PolicyKeeper(files.policy, store, audit);
-  const gatekeeper = new Gatekeeper({ config, store, audit, relay, killSwitch, policy, relying, hostId: host.id, totpPath: files.totp });
+  const gatekeeper = new Gatekeeper({
+    config,
+    store,
+    audit,
+    relay,
+    killSwitch,
+    policy,
+    relying,
+    hostId: host.id,
+    totpPath: files.totp,
+  });
 
   let relayStatus: ConnectionStatus = 'connecting';
   let unreachableSince: number | undefined = Date.now();
@@ -122,7 +144,9 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
       return cursor === undefined ? undefined : Number(cursor);
     },
     onFrame: (frame) => {
-      frames = frames.then(() => onFrame(frame)).catch((error: unknown) => log(`an event failed: ${(error as Error).message}`));
+      frames = frames
+        .then(() => onFrame(frame))
+        .catch((error: unknown) => log(`an event failed: ${(error as Error).message}`));
     },
     onStatus: (status) => {
       relayStatus = status;
@@ -137,7 +161,10 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
   const strictCheck = setInterval(() => {
     if (!config.killSwitch.strict || unreachableSince === undefined || killSwitch.state.frozen) return;
     if (Date.now() - unreachableSince >= config.killSwitch.graceSeconds * 1000) {
-      killSwitch.freeze('the relay has been unreachable longer than the grace period (strict mode)', 'unreachable');
+      killSwitch.freeze(
+        'the relay has been unreachable longer than the grace period (strict mode)',
+        'unreachable',
+      );
       audit.append({ event: 'freeze', cause: 'unreachable', verified: true });
     }
   }, 1000);
@@ -170,33 +197,50 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
       try {
         if (route === 'POST /v1/gate') {
           const gateRequest = readGateRequest(await readJson(request));
-          if ('error' in gateRequest) return send(response, 400, { error: { code: 'invalid_request', message: gateRequest.error } });
+          if ('error' in gateRequest)
+            return send(response, 400, { error: { code: 'invalid_request', message: gateRequest.error } });
           // NDJSON: a "pending" line once a phone is asked (for the caller's countdown), then the answer.
           response.writeHead(200, { 'content-type': 'application/x-ndjson' });
-          const answer = await gatekeeper.gate(gateRequest, (pending) => response.write(`${JSON.stringify({ pending })}\n`));
+          const answer = await gatekeeper.gate(gateRequest, (pending) =>
+            response.write(`${JSON.stringify({ pending })}\n`),
+          );
           response.end(`${JSON.stringify({ answer })}\n`);
           return;
         }
         if (route === 'POST /v1/fallback') {
           const body = (await readJson(request)) as { requestId?: unknown; answer?: unknown } | undefined;
           if (typeof body?.requestId !== 'string' || typeof body.answer !== 'string') {
-            return send(response, 400, { error: { code: 'invalid_request', message: 'requestId and answer are required' } });
+            return send(response, 400, {
+              error: { code: 'invalid_request', message: 'requestId and answer are required' },
+            });
           }
           return send(response, 200, gatekeeper.answerFallback(body.requestId, body.answer));
         }
         if (route === 'GET /v1/status') return send(response, 200, status());
         if (route === 'POST /v1/panic') {
           const body = (await readJson(request)) as { reason?: unknown } | undefined;
-          const reason = typeof body?.reason === 'string' && body.reason ? body.reason.slice(0, 200) : 'latch panic';
+          const reason =
+            typeof body?.reason === 'string' && body.reason ? body.reason.slice(0, 200) : 'latch panic';
           killSwitch.freeze(reason, 'panic');
           audit.append({ event: 'freeze', cause: 'panic', signer: { role: 'host', id: host.id }, reason });
-          const envelope = await signEnvelope('freeze', { fleet: config.host.fleet, reason }, { role: 'host', id: host.id }, host.privateKey);
+          const envelope = await signEnvelope(
+            'freeze',
+            { fleet: config.host.fleet, reason },
+            { role: 'host', id: host.id },
+            host.privateKey,
+          );
           const sent = await relay.freeze(envelope);
-          return send(response, 200, { ...status(), relayed: sent.ok, ...(sent.ok ? {} : { relayError: sent.failure.message }) });
+          return send(response, 200, {
+            ...status(),
+            relayed: sent.ok,
+            ...(sent.ok ? {} : { relayError: sent.failure.message }),
+          });
         }
         if (route === 'GET /v1/watch') {
           response.writeHead(200, { 'content-type': 'application/x-ndjson' });
-          response.write(`${JSON.stringify({ frozen: killSwitch.state.frozen, reason: killSwitch.state.reason })}\n`);
+          response.write(
+            `${JSON.stringify({ frozen: killSwitch.state.frozen, reason: killSwitch.state.reason })}\n`,
+          );
           watchers.add(response);
           request.on('close', () => watchers.delete(response));
           return;

@@ -31,7 +31,9 @@ export class AuditLog {
   }
 
   append(entry: AuditEvent, now: Date = new Date()): void {
-    const fields = this.#redact ? Object.fromEntries(Object.entries(entry).filter(([key]) => !CONTENT_FIELDS.has(key))) : entry;
+    const fields = this.#redact
+      ? Object.fromEntries(Object.entries(entry).filter(([key]) => !CONTENT_FIELDS.has(key)))
+      : entry;
     this.#store.db
       .transaction(() => {
         const seq = Number(this.#store.meta('audit_seq') ?? 0) + 1;
@@ -54,7 +56,10 @@ export class AuditLog {
 export type AuditVerdict = { ok: true; lines: number } | { ok: false; line: number; problem: string };
 
 /** `latch audit verify`: walks the chain, then compares its end with the anchor in the database. */
-export function verifyAuditLog(path: string, anchor: { seq: number; hash: string } | undefined): AuditVerdict {
+export function verifyAuditLog(
+  path: string,
+  anchor: { seq: number; hash: string } | undefined,
+): AuditVerdict {
   const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
   const lines = text.split('\n').filter((line, index, all) => line !== '' || index < all.length - 1);
   let prev = GENESIS;
@@ -65,12 +70,26 @@ export function verifyAuditLog(path: string, anchor: { seq: number; hash: string
     } catch {
       return { ok: false, line: index + 1, problem: 'not JSON' };
     }
-    if (parsed.prev !== prev) return { ok: false, line: index + 1, problem: 'does not carry the hash of the line before it (edited, deleted or moved)' };
-    if (parsed.seq !== index + 1) return { ok: false, line: index + 1, problem: `sequence number ${String(parsed.seq)} where ${index + 1} belongs` };
+    if (parsed.prev !== prev)
+      return {
+        ok: false,
+        line: index + 1,
+        problem: 'does not carry the hash of the line before it (edited, deleted or moved)',
+      };
+    if (parsed.seq !== index + 1)
+      return {
+        ok: false,
+        line: index + 1,
+        problem: `sequence number ${String(parsed.seq)} where ${index + 1} belongs`,
+      };
     prev = lineHash(line);
   }
   if (anchor && (anchor.seq !== lines.length || anchor.hash !== prev)) {
-    return { ok: false, line: lines.length, problem: `the log ends at line ${lines.length}, the daemon last wrote line ${anchor.seq} (lines were cut or replaced)` };
+    return {
+      ok: false,
+      line: lines.length,
+      problem: `the log ends at line ${lines.length}, the daemon last wrote line ${anchor.seq} (lines were cut or replaced)`,
+    };
   }
   return { ok: true, lines: lines.length };
 }

@@ -10,7 +10,10 @@ export type GateQuestion = Partial<Omit<GateRequest, 'interactive'>> & Pick<Gate
  * A client's whole conversation with the daemon for one call: ask, show the countdown, run the
  * terminal fallback if the daemon offers one. Whatever goes wrong is a deny with its reason.
  */
-export async function askDaemon(question: GateQuestion, options: { socketPath?: string; spinner?: boolean } = {}): Promise<GateAnswer> {
+export async function askDaemon(
+  question: GateQuestion,
+  options: { socketPath?: string; spinner?: boolean } = {},
+): Promise<GateAnswer> {
   const interactive = canPromptOnTty();
   let stopSpinner = () => {};
   try {
@@ -25,12 +28,35 @@ export async function askDaemon(question: GateQuestion, options: { socketPath?: 
     );
     stopSpinner();
     if (answer.decision !== 'fallback') return answer;
-    const typed = await promptOnTty([`latch: ${answer.reason}`, `latch: ${question.title ?? question.command ?? question.tool}`, answer.prompt]);
-    return await callDaemon<GateAnswer>('POST', '/v1/fallback', { requestId: answer.requestId, answer: typed }, options.socketPath ? { socketPath: options.socketPath } : {});
+    const typed = await promptOnTty([
+      `latch: ${answer.reason}`,
+      `latch: ${question.title ?? question.command ?? question.tool}`,
+      answer.prompt,
+    ]);
+    return await callDaemon<GateAnswer>(
+      'POST',
+      '/v1/fallback',
+      { requestId: answer.requestId, answer: typed },
+      options.socketPath ? { socketPath: options.socketPath } : {},
+    );
   } catch (error) {
     stopSpinner();
-    if (error instanceof InsecurePathError) return { decision: 'deny', blockReason: 'insecure_socket_path', reason: `insecure_socket_path: ${error.message}` };
-    if (error instanceof DaemonUnreachableError) return { decision: 'deny', blockReason: 'daemon_unreachable', reason: `daemon_unreachable: ${error.message}` };
-    return { decision: 'deny', blockReason: 'daemon_unreachable', reason: `daemon_unreachable: ${(error as Error).message}` };
+    if (error instanceof InsecurePathError)
+      return {
+        decision: 'deny',
+        blockReason: 'insecure_socket_path',
+        reason: `insecure_socket_path: ${error.message}`,
+      };
+    if (error instanceof DaemonUnreachableError)
+      return {
+        decision: 'deny',
+        blockReason: 'daemon_unreachable',
+        reason: `daemon_unreachable: ${error.message}`,
+      };
+    return {
+      decision: 'deny',
+      blockReason: 'daemon_unreachable',
+      reason: `daemon_unreachable: ${(error as Error).message}`,
+    };
   }
 }

@@ -18,7 +18,13 @@ export function openHome(): Home {
   const files = latchFiles(home);
   const config = loadConfig(files.config);
   const store = new StateStore(files.state);
-  return { home, files, config, store, audit: new AuditLog(files.audit, store, { redactContent: config.audit.content === 'none' }) };
+  return {
+    home,
+    files,
+    config,
+    store,
+    audit: new AuditLog(files.audit, store, { redactContent: config.audit.content === 'none' }),
+  };
 }
 
 export function isInitialised(): boolean {

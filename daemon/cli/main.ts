@@ -19,7 +19,20 @@ export function buildProgram(): Command {
     .description('Hold AI agents’ dangerous actions until you approve them on your phone.')
     .version(`latch 0.1.0 (protocol v${PROTOCOL_VERSION})`, '-V, --version')
     .showHelpAfterError();
-  for (const register of [registerInit, registerPair, registerDaemon, registerStatus, registerPanic, registerDevices, registerHosts, registerDoctor, registerAudit, registerRequest, registerExec, registerHook]) {
+  for (const register of [
+    registerInit,
+    registerPair,
+    registerDaemon,
+    registerStatus,
+    registerPanic,
+    registerDevices,
+    registerHosts,
+    registerDoctor,
+    registerAudit,
+    registerRequest,
+    registerExec,
+    registerHook,
+  ]) {
     register(program);
   }
   return program;

@@ -4,7 +4,11 @@ const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
  * Shows, on stderr only (never in a hook's output), that a phone is being asked: the request's
  * short id and the time left. On a terminal it animates; elsewhere it writes one line.
  */
-export function startSpinner(requestId: string, exp: number, stream: NodeJS.WriteStream = process.stderr): () => void {
+export function startSpinner(
+  requestId: string,
+  exp: number,
+  stream: NodeJS.WriteStream = process.stderr,
+): () => void {
   const shortId = requestId.slice(0, 6);
   const line = () => {
     const left = Math.max(0, Math.ceil((exp - Date.now()) / 1000));

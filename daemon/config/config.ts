@@ -20,7 +20,12 @@ export class ConfigError extends Error {
   }
 }
 
-export function configTemplate(options: { relayUrl: string; hostName: string; fleet: string; quorum: number }): string {
+export function configTemplate(options: {
+  relayUrl: string;
+  hostName: string;
+  fleet: string;
+  quorum: number;
+}): string {
   return `# Latch configuration. Keep this file mode 0600. Reference: docs/daemon.md
 
 [relay]
@@ -65,11 +70,19 @@ type Table = Record<string, unknown>;
 
 function table(value: unknown, name: string): Table {
   if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ConfigError('config_invalid', `[${name}] must be a table`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ConfigError('config_invalid', `[${name}] must be a table`);
   return value as Table;
 }
 
-function pick<T>(section: Table, key: string, where: string, fallback: T | undefined, check: (value: unknown) => value is T, expected: string): T {
+function pick<T>(
+  section: Table,
+  key: string,
+  where: string,
+  fallback: T | undefined,
+  check: (value: unknown) => value is T,
+  expected: string,
+): T {
   const value = section[key];
   if (value === undefined) {
     if (fallback === undefined) throw new ConfigError('config_invalid', `${where}.${key} is required`);
@@ -81,17 +94,27 @@ function pick<T>(section: Table, key: string, where: string, fallback: T | undef
 
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isBoolean = (value: unknown): value is boolean => typeof value === 'boolean';
-const isCount = (min: number, max: number) => (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
-const isOneOf = <T extends string>(...values: T[]) => (value: unknown): value is T => typeof value === 'string' && (values as string[]).includes(value);
+const isCount =
+  (min: number, max: number) =>
+  (value: unknown): value is number =>
+    typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+const isOneOf =
+  <T extends string>(...values: T[]) =>
+  (value: unknown): value is T =>
+    typeof value === 'string' && (values as string[]).includes(value);
 
 /** Reads and checks config.toml. Throws ConfigError with a message that names the fault. */
 export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): LatchConfig {
-  if (!existsSync(path)) throw new ConfigError('config_missing', `no configuration at ${path}; run latch init`);
+  if (!existsSync(path))
+    throw new ConfigError('config_missing', `no configuration at ${path}; run latch init`);
   let document: Table;
   try {
     document = parseToml(readFileSync(path, 'utf8')) as Table;
   } catch (error) {
-    throw new ConfigError('config_invalid', `${path} is not valid TOML: ${(error as Error).message.split('\n')[0]}`);
+    throw new ConfigError(
+      'config_invalid',
+      `${path} is not valid TOML: ${(error as Error).message.split('\n')[0]}`,
+    );
   }
   const relay = table(document['relay'], 'relay');
   const host = table(document['host'], 'host');
@@ -117,16 +140,51 @@ export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): 
   return {
     relay: { url: origin },
     host: { name: pick(host, 'name', 'host', 'latch host', isString, 'a string'), fleet },
-    approvals: { timeoutSeconds: pick(approvals, 'timeout_seconds', 'approvals', 300, isCount(5, 86_400), 'whole seconds from 5 to 86400') },
+    approvals: {
+      timeoutSeconds: pick(
+        approvals,
+        'timeout_seconds',
+        'approvals',
+        300,
+        isCount(5, 86_400),
+        'whole seconds from 5 to 86400',
+      ),
+    },
     killSwitch: {
       quorum: pick(killSwitch, 'quorum', 'kill_switch', 2, isCount(1, 32), 'a whole number from 1 to 32'),
       strict: pick(killSwitch, 'strict', 'kill_switch', false, isBoolean, 'true or false'),
-      graceSeconds: pick(killSwitch, 'grace_seconds', 'kill_switch', 120, isCount(0, 86_400), 'whole seconds'),
-      onFreeze: pick(killSwitch, 'on_freeze', 'kill_switch', 'stop', isOneOf('stop', 'terminate'), '"stop" or "terminate"'),
+      graceSeconds: pick(
+        killSwitch,
+        'grace_seconds',
+        'kill_switch',
+        120,
+        isCount(0, 86_400),
+        'whole seconds',
+      ),
+      onFreeze: pick(
+        killSwitch,
+        'on_freeze',
+        'kill_switch',
+        'stop',
+        isOneOf('stop', 'terminate'),
+        '"stop" or "terminate"',
+      ),
     },
-    fallback: { mode: pick(fallback, 'mode', 'fallback', 'none', isOneOf('none', 'totp', 'challenge'), '"none", "totp" or "challenge"') },
+    fallback: {
+      mode: pick(
+        fallback,
+        'mode',
+        'fallback',
+        'none',
+        isOneOf('none', 'totp', 'challenge'),
+        '"none", "totp" or "challenge"',
+      ),
+    },
     audit: {
-      content: contentOverride === 'none' ? 'none' : pick(audit, 'content', 'audit', 'full', isOneOf('full', 'none'), '"full" or "none"'),
+      content:
+        contentOverride === 'none'
+          ? 'none'
+          : pick(audit, 'content', 'audit', 'full', isOneOf('full', 'none'), '"full" or "none"'),
     },
   };
 }

@@ -78,7 +78,14 @@ export class Gatekeeper {
     options.killSwitch.onChange((state) => {
       if (!state.frozen) return;
       for (const requestId of [...this.#waiting.keys()]) {
-        this.#settle(requestId, deny('kill_switch', `kill_switch: the fleet is frozen (${state.reason ?? 'no reason given'})`, requestId));
+        this.#settle(
+          requestId,
+          deny(
+            'kill_switch',
+            `kill_switch: the fleet is frozen (${state.reason ?? 'no reason given'})`,
+            requestId,
+          ),
+        );
       }
     });
   }
@@ -88,16 +95,32 @@ export class Gatekeeper {
   }
 
   /** `onAsked` hears the request id and deadline once a phone is asked, for the caller's countdown. */
-  async gate(request: GateRequest, onAsked?: (pending: { requestId: string; exp: number }) => void): Promise<GateAnswer> {
+  async gate(
+    request: GateRequest,
+    onAsked?: (pending: { requestId: string; exp: number }) => void,
+  ): Promise<GateAnswer> {
     const { killSwitch, policy, audit } = this.#options;
     const switchState = killSwitch.state;
     if (switchState.frozen) {
-      audit.append({ event: 'refused', blockReason: 'kill_switch', tool: request.tool, command: request.command });
-      return deny('kill_switch', `kill_switch: the fleet is frozen (${switchState.reason ?? 'no reason given'})`);
+      audit.append({
+        event: 'refused',
+        blockReason: 'kill_switch',
+        tool: request.tool,
+        command: request.command,
+      });
+      return deny(
+        'kill_switch',
+        `kill_switch: the fleet is frozen (${switchState.reason ?? 'no reason given'})`,
+      );
     }
     const current = policy.current();
     if (!current.ok) {
-      audit.append({ event: 'refused', blockReason: 'policy_invalid', tool: request.tool, message: current.message });
+      audit.append({
+        event: 'refused',
+        blockReason: 'policy_invalid',
+        tool: request.tool,
+        message: current.message,
+      });
       return deny('policy_invalid', current.message);
     }
     if (current.loosening) this.#askToLoosen(current.loosening);
@@ -110,11 +133,23 @@ export class Gatekeeper {
     });
     const rule = `policy rule "${verdict.rule}"`;
     if (verdict.action === 'allow') {
-      audit.append({ event: 'allowed', via: 'policy', rule: verdict.rule, tool: request.tool, command: request.command });
+      audit.append({
+        event: 'allowed',
+        via: 'policy',
+        rule: verdict.rule,
+        tool: request.tool,
+        command: request.command,
+      });
       return { decision: 'allow', reason: `allowed by ${rule}`, via: 'policy' };
     }
     if (verdict.action === 'deny') {
-      audit.append({ event: 'refused', blockReason: 'policy_violation', rule: verdict.rule, tool: request.tool, command: request.command });
+      audit.append({
+        event: 'refused',
+        blockReason: 'policy_violation',
+        rule: verdict.rule,
+        tool: request.tool,
+        command: request.command,
+      });
       return deny('policy_violation', `policy_violation: denied by ${rule}`);
     }
     if (verdict.action === 'defer' && request.canDefer) {
@@ -122,8 +157,10 @@ export class Gatekeeper {
       return { decision: 'defer', reason: `${rule} leaves this to the agent's own prompt` };
     }
     const risk = strictest(verdict.risk, request.risk);
-    const timeoutSeconds = request.timeoutSeconds ?? verdict.timeoutSeconds ?? this.#options.config.approvals.timeoutSeconds;
-    const target = verdict.target ?? request.target ?? (request.paths[0] ? basename(request.paths[0]) : request.tool);
+    const timeoutSeconds =
+      request.timeoutSeconds ?? verdict.timeoutSeconds ?? this.#options.config.approvals.timeoutSeconds;
+    const target =
+      verdict.target ?? request.target ?? (request.paths[0] ? basename(request.paths[0]) : request.tool);
     return this.#askOnce(request, { risk, timeoutSeconds, target }, onAsked);
   }
 
@@ -135,16 +172,24 @@ export class Gatekeeper {
   ): Promise<GateAnswer> {
     const dedupKey =
       request.session && request.toolUseId
-        ? toBase64url(createHash('sha256').update(`${request.session}\0${request.toolUseId}`).digest().subarray(0, 18))
+        ? toBase64url(
+            createHash('sha256').update(`${request.session}\0${request.toolUseId}`).digest().subarray(0, 18),
+          )
         : toBase64url(randomBytes(18));
     const existing = this.#byDedupKey.get(dedupKey);
     if (existing) return existing;
-    const answer = this.#ask(request, terms, dedupKey, onAsked).finally(() => this.#byDedupKey.delete(dedupKey));
+    const answer = this.#ask(request, terms, dedupKey, onAsked).finally(() =>
+      this.#byDedupKey.delete(dedupKey),
+    );
     this.#byDedupKey.set(dedupKey, answer);
     return answer;
   }
 
-  #details(request: GateRequest, terms: { risk: RiskLevel; timeoutSeconds: number; target: string }, requestId: string): RequestDetails {
+  #details(
+    request: GateRequest,
+    terms: { risk: RiskLevel; timeoutSeconds: number; target: string },
+    requestId: string,
+  ): RequestDetails {
     const now = Date.now();
     let shortened = false;
     const clean = (value: string, maxBytes: number, multiline = false) => {
@@ -193,19 +238,36 @@ export class Gatekeeper {
       exp: details.exp,
     };
     store.saveRequest({ requestId, dedupKey, details, binding, state: 'pending' }, details.createdAt);
-    audit.append({ event: 'asked', requestId, tool: details.tool, risk: details.risk, title: details.title, detail: details.detail, cwd: details.cwd });
+    audit.append({
+      event: 'asked',
+      requestId,
+      tool: details.tool,
+      risk: details.risk,
+      title: details.title,
+      detail: details.detail,
+      cwd: details.cwd,
+    });
 
     const devices = store.devices();
     if (devices.length === 0 || !relay.hasToken) {
-      return this.#fallbackOr(request, details, 'not_paired', 'no phone is paired with this host; run latch pair');
+      return this.#fallbackOr(
+        request,
+        details,
+        'not_paired',
+        'no phone is paired with this host; run latch pair',
+      );
     }
-    const sealed = await Promise.all(devices.map(async (device) => ({ device: device.id, box: await sealRequestDetails(details, device) })));
+    const sealed = await Promise.all(
+      devices.map(async (device) => ({ device: device.id, box: await sealRequestDetails(details, device) })),
+    );
     const created = await relay.createRequest({
       v: PROTOCOL_VERSION,
       fleet: details.fleet,
       host: details.host,
       requestId,
-      conversation: request.session ? toBase64url(createHash('sha256').update(request.session).digest().subarray(0, 12)) : 'none',
+      conversation: request.session
+        ? toBase64url(createHash('sha256').update(request.session).digest().subarray(0, 12))
+        : 'none',
       dedupKey,
       risk: details.risk,
       createdAt: details.createdAt,
@@ -215,11 +277,15 @@ export class Gatekeeper {
       sealed,
     });
     if (!created.ok) {
-      const why = created.failure.kind === 'unreachable' ? `the relay cannot be reached (${created.failure.message})` : `the relay refused the request (${created.failure.code})`;
+      const why =
+        created.failure.kind === 'unreachable'
+          ? `the relay cannot be reached (${created.failure.message})`
+          : `the relay refused the request (${created.failure.code})`;
       return this.#fallbackOr(request, details, 'relay_unreachable', `relay_unreachable: ${why}`);
     }
     // A duplicate at the relay: wait on the request it joined, if it is ours.
-    const waitFor = created.value.joined && store.request(created.value.requestId) ? created.value.requestId : requestId;
+    const waitFor =
+      created.value.joined && store.request(created.value.requestId) ? created.value.requestId : requestId;
     if (waitFor !== requestId) store.settleRequest(requestId, 'denied');
     const exp = store.request(waitFor)!.details.exp;
     onAsked?.({ requestId: waitFor, exp });
@@ -239,7 +305,11 @@ export class Gatekeeper {
     }
     return new Promise((resolve) => {
       const timer = setTimeout(
-        () => this.#settle(requestId, deny('expired', 'expired: no phone answered before the deadline', requestId)),
+        () =>
+          this.#settle(
+            requestId,
+            deny('expired', 'expired: no phone answered before the deadline', requestId),
+          ),
         Math.max(0, exp - Date.now()),
       );
       this.#waiting.set(requestId, { settle: resolve, timer });
@@ -247,13 +317,23 @@ export class Gatekeeper {
   }
 
   #settle(requestId: string, answer: GateAnswer): void {
-    const state = answer.decision === 'allow' ? 'approved' : answer.decision === 'deny' && answer.blockReason === 'expired' ? 'expired' : 'denied';
+    const state =
+      answer.decision === 'allow'
+        ? 'approved'
+        : answer.decision === 'deny' && answer.blockReason === 'expired'
+          ? 'expired'
+          : 'denied';
     this.#options.store.settleRequest(requestId, state);
     const waiter = this.#waiting.get(requestId);
     if (!waiter) return;
     clearTimeout(waiter.timer);
     this.#waiting.delete(requestId);
-    this.#options.audit.append({ event: 'decided', requestId, decision: answer.decision, reason: answer.reason });
+    this.#options.audit.append({
+      event: 'decided',
+      requestId,
+      decision: answer.decision,
+      reason: answer.reason,
+    });
     waiter.settle(answer);
   }
 
@@ -262,18 +342,33 @@ export class Gatekeeper {
     const { store, audit, relying } = this.#options;
     const record = store.request(requestId);
     if (!record || token.requestId !== requestId) {
-      audit.append({ event: 'token_refused', requestId, code: 'unknown_request', message: 'a decision for a request this host never sent' });
+      audit.append({
+        event: 'token_refused',
+        requestId,
+        code: 'unknown_request',
+        message: 'a decision for a request this host never sent',
+      });
       return;
     }
     const device = store.deviceByCredential(token.assertion.credentialId);
-    const verified = await verifyCapabilityToken(token, { ...record.binding, ...relying }, device?.credential, store);
+    const verified = await verifyCapabilityToken(
+      token,
+      { ...record.binding, ...relying },
+      device?.credential,
+      store,
+    );
     if (!verified.ok) {
       audit.append({ event: 'token_refused', requestId, code: verified.error.code, device: token.device });
       return;
     }
     store.setCounter(verified.value.device, verified.value.counter);
     audit.append({ event: 'approved', requestId, device: verified.value.device, verified: true });
-    this.#settle(requestId, { decision: 'allow', reason: `approved on ${device!.name}`, via: 'phone', requestId });
+    this.#settle(requestId, {
+      decision: 'allow',
+      reason: `approved on ${device!.name}`,
+      via: 'phone',
+      requestId,
+    });
   }
 
   /** A deny is honoured even unverified (refusing is safe); the audit line says whether it verified. */
@@ -307,15 +402,29 @@ export class Gatekeeper {
       interactive: false,
       canDefer: false,
     };
-    void this.#askOnce(request, { risk: 'high', timeoutSeconds: this.#options.config.approvals.timeoutSeconds, target: 'policy' }).then((answer) => {
+    void this.#askOnce(request, {
+      risk: 'high',
+      timeoutSeconds: this.#options.config.approvals.timeoutSeconds,
+      target: 'policy',
+    }).then((answer) => {
       if (answer.decision === 'allow') this.#options.policy.approve(loosening.text, answer.reason);
-      else this.#options.audit.append({ event: 'policy_loosening_refused', hash: loosening.hash, reason: answer.reason });
+      else
+        this.#options.audit.append({
+          event: 'policy_loosening_refused',
+          hash: loosening.hash,
+          reason: answer.reason,
+        });
     });
   }
 
   // Fallbacks, when no phone can be reached: answered on the caller's terminal.
 
-  #fallbackOr(request: GateRequest, details: RequestDetails, blockReason: BlockReason, reason: string): Promise<GateAnswer> | GateAnswer {
+  #fallbackOr(
+    request: GateRequest,
+    details: RequestDetails,
+    blockReason: BlockReason,
+    reason: string,
+  ): Promise<GateAnswer> | GateAnswer {
     const mode = this.#options.config.fallback.mode;
     const { requestId } = details;
     if (mode === 'none' || !request.interactive || (mode === 'totp' && !existsSync(this.#options.totpPath))) {
@@ -324,12 +433,18 @@ export class Gatekeeper {
       return deny(blockReason, reason, requestId);
     }
     const now = Date.now();
-    const challenge = mode === 'challenge' ? localChallenge(details.risk, details.target ?? details.tool, now) : undefined;
+    const challenge =
+      mode === 'challenge' ? localChallenge(details.risk, details.target ?? details.tool, now) : undefined;
     return new Promise((resolve) => {
       const settle = (answer: GateAnswer) => {
         this.#fallbacks.delete(requestId);
         this.#options.store.settleRequest(requestId, answer.decision === 'allow' ? 'approved' : 'denied');
-        this.#options.audit.append({ event: 'decided', requestId, decision: answer.decision, reason: answer.reason });
+        this.#options.audit.append({
+          event: 'decided',
+          requestId,
+          decision: answer.decision,
+          reason: answer.reason,
+        });
         return answer;
       };
       this.#fallbacks.set(requestId, {
@@ -339,7 +454,8 @@ export class Gatekeeper {
         settle,
       });
       setTimeout(() => {
-        if (this.#fallbacks.has(requestId)) settle(deny(blockReason, `${reason}; the terminal fallback was not answered in time`, requestId));
+        if (this.#fallbacks.has(requestId))
+          settle(deny(blockReason, `${reason}; the terminal fallback was not answered in time`, requestId));
       }, details.exp - now);
       resolve({
         decision: 'fallback',
@@ -354,19 +470,34 @@ export class Gatekeeper {
   /** The caller's answer to a fallback prompt. One attempt per request. */
   answerFallback(requestId: string, answer: string): GateAnswer {
     const pending = this.#fallbacks.get(requestId);
-    if (!pending) return deny('fallback_failed', 'no terminal fallback is waiting for this request', requestId);
+    if (!pending)
+      return deny('fallback_failed', 'no terminal fallback is waiting for this request', requestId);
     this.#fallbacks.delete(requestId);
     const now = Date.now();
     if (pending.method === 'totp') {
-      const secret = fromBase64url((JSON.parse(readFileSync(this.#options.totpPath, 'utf8')) as { secret: string }).secret);
+      const secret = fromBase64url(
+        (JSON.parse(readFileSync(this.#options.totpPath, 'utf8')) as { secret: string }).secret,
+      );
       const step = matchTotp(secret, answer.trim(), now);
       if (step !== undefined && this.#options.store.consumeTotpStep(step, now)) {
-        return pending.settle({ decision: 'allow', reason: 'approved with a TOTP code on the terminal', via: 'totp', requestId });
+        return pending.settle({
+          decision: 'allow',
+          reason: 'approved with a TOTP code on the terminal',
+          via: 'totp',
+          requestId,
+        });
       }
       return pending.settle(deny('fallback_failed', 'the TOTP code is wrong or was already used', requestId));
     }
-    if (now < pending.notBefore) return pending.settle(deny('fallback_failed', 'answered before the review time was over', requestId));
-    if (answer.trim() !== pending.answer) return pending.settle(deny('fallback_failed', 'the answer is wrong', requestId));
-    return pending.settle({ decision: 'allow', reason: 'approved by the local challenge on the terminal', via: 'challenge', requestId });
+    if (now < pending.notBefore)
+      return pending.settle(deny('fallback_failed', 'answered before the review time was over', requestId));
+    if (answer.trim() !== pending.answer)
+      return pending.settle(deny('fallback_failed', 'the answer is wrong', requestId));
+    return pending.settle({
+      decision: 'allow',
+      reason: 'approved by the local challenge on the terminal',
+      via: 'challenge',
+      requestId,
+    });
   }
 }

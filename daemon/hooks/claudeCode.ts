@@ -19,19 +19,27 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
   let raw: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(text);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { error: 'the hook input is not a JSON object' };
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      return { error: 'the hook input is not a JSON object' };
     raw = parsed as Record<string, unknown>;
   } catch {
     return { error: 'the hook input is not JSON' };
   }
   const event = raw['hook_event_name'];
   if (!CLAUDE_CODE_EVENTS.includes(event as ClaudeCodeEvent)) {
-    return { error: `latch hook claude-code handles PreToolUse and PermissionRequest, not ${JSON.stringify(event)}` };
+    return {
+      error: `latch hook claude-code handles PreToolUse and PermissionRequest, not ${JSON.stringify(event)}`,
+    };
   }
   const tool = asString(raw['tool_name']);
   if (!tool) return { error: 'the hook input has no tool_name' };
-  const input = typeof raw['tool_input'] === 'object' && raw['tool_input'] !== null ? (raw['tool_input'] as Record<string, unknown>) : {};
-  const paths = ['file_path', 'path', 'notebook_path'].map((key) => asString(input[key])).filter((path): path is string => path !== undefined);
+  const input =
+    typeof raw['tool_input'] === 'object' && raw['tool_input'] !== null
+      ? (raw['tool_input'] as Record<string, unknown>)
+      : {};
+  const paths = ['file_path', 'path', 'notebook_path']
+    .map((key) => asString(input[key]))
+    .filter((path): path is string => path !== undefined);
   const command = asString(input['command']);
   const session = asString(raw['session_id']);
   const toolUseId = asString(raw['tool_use_id']);
@@ -61,14 +69,24 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
  */
 export function claudeCodeHookOutput(event: ClaudeCodeEvent, answer: GateAnswer): object | undefined {
   if (event === 'PreToolUse') {
-    const permissionDecision = answer.decision === 'allow' ? 'allow' : answer.decision === 'defer' ? 'ask' : 'deny';
-    return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision, permissionDecisionReason: `latch: ${answer.reason}` } };
+    const permissionDecision =
+      answer.decision === 'allow' ? 'allow' : answer.decision === 'defer' ? 'ask' : 'deny';
+    return {
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision,
+        permissionDecisionReason: `latch: ${answer.reason}`,
+      },
+    };
   }
   if (answer.decision === 'defer') return undefined;
   return {
     hookSpecificOutput: {
       hookEventName: 'PermissionRequest',
-      decision: answer.decision === 'allow' ? { behavior: 'allow' } : { behavior: 'deny', message: `latch: ${answer.reason}` },
+      decision:
+        answer.decision === 'allow'
+          ? { behavior: 'allow' }
+          : { behavior: 'deny', message: `latch: ${answer.reason}` },
     },
   };
 }

@@ -63,7 +63,13 @@ export class KillSwitch {
   async onFrozen(epoch: number, envelope: FreezeEnvelope): Promise<void> {
     this.freeze(envelope.body.reason, 'relay', epoch);
     const verified = await this.#freezeVerified(envelope);
-    this.#options.audit.append({ event: 'freeze', epoch, verified, signer: envelope.signer, reason: envelope.body.reason });
+    this.#options.audit.append({
+      event: 'freeze',
+      epoch,
+      verified,
+      signer: envelope.signer,
+      reason: envelope.body.reason,
+    });
   }
 
   /** Counts the votes this host can verify; resumes only at its own quorum. */
@@ -74,7 +80,11 @@ export class KillSwitch {
     const refused: { device: string; code: string }[] = [];
     for (const vote of votes) {
       const device = this.#options.store.activeDevice(vote.device);
-      const result = await verifyResumeVote(vote, { fleet: this.#options.fleet, epoch: current.epoch, ...this.#options.relying }, device?.credential);
+      const result = await verifyResumeVote(
+        vote,
+        { fleet: this.#options.fleet, epoch: current.epoch, ...this.#options.relying },
+        device?.credential,
+      );
       if (result.ok) counted.add(result.value.device);
       else refused.push({ device: vote.device, code: result.error.code });
     }
@@ -97,10 +107,20 @@ export class KillSwitch {
     const current = this.state;
     if (state.frozen && (!current.frozen || current.epoch < state.epoch)) {
       this.freeze(state.reason ?? 'frozen', 'relay', state.epoch);
-      this.#options.audit.append({ event: 'freeze', epoch: state.epoch, verified: false, via: 'relay state', reason: state.reason ?? null });
+      this.#options.audit.append({
+        event: 'freeze',
+        epoch: state.epoch,
+        verified: false,
+        via: 'relay state',
+        reason: state.reason ?? null,
+      });
     } else if (!state.frozen && current.frozen && current.cause === 'unreachable') {
       this.#set({ frozen: false, epoch: current.epoch, reason: null, cause: null });
-      this.#options.audit.append({ event: 'resume', epoch: current.epoch, via: 'relay reachable again (strict mode)' });
+      this.#options.audit.append({
+        event: 'resume',
+        epoch: current.epoch,
+        via: 'relay reachable again (strict mode)',
+      });
     }
   }
 }

@@ -33,7 +33,18 @@ export class PolicyError extends Error {
   readonly code = 'policy_invalid';
 }
 
-const RULE_KEYS = new Set(['name', 'tool', 'command', 'command_regex', 'path', 'cwd', 'action', 'risk', 'timeout_seconds', 'target']);
+const RULE_KEYS = new Set([
+  'name',
+  'tool',
+  'command',
+  'command_regex',
+  'path',
+  'cwd',
+  'action',
+  'risk',
+  'timeout_seconds',
+  'target',
+]);
 
 function strings(value: unknown, where: string): string[] | undefined {
   if (value === undefined) return undefined;
@@ -82,11 +93,15 @@ export function parsePolicy(text: string): Policy {
       }
     }
     const timeout = entry['timeout_seconds'];
-    if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 5 || timeout > 86_400)) {
+    if (
+      timeout !== undefined &&
+      (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 5 || timeout > 86_400)
+    ) {
       throw new PolicyError(`${where}: timeout_seconds must be whole seconds from 5 to 86400`);
     }
     if (entry['action'] === undefined) throw new PolicyError(`${where}: action is required`);
-    if (entry['target'] !== undefined && typeof entry['target'] !== 'string') throw new PolicyError(`${where}: target must be a string`);
+    if (entry['target'] !== undefined && typeof entry['target'] !== 'string')
+      throw new PolicyError(`${where}: target must be a string`);
     const rule: PolicyRule = {
       name: typeof entry['name'] === 'string' ? entry['name'] : `rule ${index + 1}`,
       action: oneOf(entry['action'], ACTIONS, `${where}: action`, 'ask'),
@@ -140,7 +155,8 @@ export function evaluatePolicy(policy: Policy, call: GatedCall): Verdict {
     const matches =
       anyMatch(rule.tool, [call.tool]) &&
       (rule.command === undefined || (command !== undefined && anyMatch(rule.command, [command]))) &&
-      (rule.commandRegex === undefined || (command !== undefined && new RegExp(rule.commandRegex).test(command))) &&
+      (rule.commandRegex === undefined ||
+        (command !== undefined && new RegExp(rule.commandRegex).test(command))) &&
       (rule.path === undefined || anyMatch(rule.path, call.paths)) &&
       (rule.cwd === undefined || (call.cwd !== undefined && anyMatch(rule.cwd, [call.cwd])));
     if (matches) {

@@ -41,7 +41,8 @@ export class PolicyKeeper {
   current(): PolicyView {
     if (!existsSync(this.#path)) return { ok: false, message: `no policy at ${this.#path}; run latch init` };
     const { mtimeMs, size } = statSync(this.#path);
-    if (this.#seen && this.#seen.mtimeMs === mtimeMs && this.#seen.size === size && !this.#pendingChanged()) return this.#seen.view;
+    if (this.#seen && this.#seen.mtimeMs === mtimeMs && this.#seen.size === size && !this.#pendingChanged())
+      return this.#seen.view;
     const view = this.#read();
     this.#seen = { mtimeMs, size, view };
     return view;
@@ -59,7 +60,8 @@ export class PolicyKeeper {
     try {
       next = parsePolicy(text);
     } catch (error) {
-      if (error instanceof PolicyError) return { ok: false, message: `the policy ${this.#path} is malformed: ${error.message}` };
+      if (error instanceof PolicyError)
+        return { ok: false, message: `the policy ${this.#path} is malformed: ${error.message}` };
       throw error;
     }
     const approvedText = this.#store.meta('policy_text');

@@ -16,7 +16,9 @@ import type { Field } from '../../shared/schema/field.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 
 /** Why a call to the relay failed: it could not be reached, or it refused (with its error code). */
-export type RelayFailure = { kind: 'unreachable'; message: string } | { kind: 'refused'; status: number; code: string; message: string };
+export type RelayFailure =
+  | { kind: 'unreachable'; message: string }
+  | { kind: 'refused'; status: number; code: string; message: string };
 export type RelayReply<T> = { ok: true; value: T } | { ok: false; failure: RelayFailure };
 
 /** How long one HTTP call to the relay may take before the relay counts as unreachable. */
@@ -45,7 +47,12 @@ export class RelayClient {
     this.#token = token;
   }
 
-  async #call<T>(method: string, path: string, schema: Field<T>, options: { body?: unknown; headers?: Record<string, string> } = {}): Promise<RelayReply<T>> {
+  async #call<T>(
+    method: string,
+    path: string,
+    schema: Field<T>,
+    options: { body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<RelayReply<T>> {
     const headers: Record<string, string> = { ...options.headers };
     if (this.#token) headers['authorization'] = `Bearer ${this.#token}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';
@@ -61,7 +68,11 @@ export class RelayClient {
       return { ok: false, failure: { kind: 'unreachable', message: (error as Error).message } };
     }
     const text = await response.text();
-    if (response.status >= 500) return { ok: false, failure: { kind: 'unreachable', message: `the relay answered ${response.status}` } };
+    if (response.status >= 500)
+      return {
+        ok: false,
+        failure: { kind: 'unreachable', message: `the relay answered ${response.status}` },
+      };
     if (!response.ok) {
       let code = 'refused';
       let message = `the relay answered ${response.status}`;
@@ -75,7 +86,16 @@ export class RelayClient {
       return { ok: false, failure: { kind: 'refused', status: response.status, code, message } };
     }
     const parsed = parseJson(schema, text);
-    if (!parsed.ok) return { ok: false, failure: { kind: 'refused', status: response.status, code: parsed.error.code, message: `the relay's answer is malformed: ${parsed.error.message}` } };
+    if (!parsed.ok)
+      return {
+        ok: false,
+        failure: {
+          kind: 'refused',
+          status: response.status,
+          code: parsed.error.code,
+          message: `the relay's answer is malformed: ${parsed.error.message}`,
+        },
+      };
     return { ok: true, value: parsed.value };
   }
 
@@ -84,11 +104,15 @@ export class RelayClient {
   }
 
   offerStatus(offerId: string, offerToken: string): Promise<RelayReply<OfferStatus>> {
-    return this.#call('GET', `/pairing/${encodeURIComponent(offerId)}`, offerStatusSchema, { headers: { 'latch-offer-token': offerToken } });
+    return this.#call('GET', `/pairing/${encodeURIComponent(offerId)}`, offerStatusSchema, {
+      headers: { 'latch-offer-token': offerToken },
+    });
   }
 
   confirmOffer(offerId: string, request: PairConfirmRequest): Promise<RelayReply<PairConfirmed>> {
-    return this.#call('POST', `/pairing/${encodeURIComponent(offerId)}/confirm`, pairConfirmedSchema, { body: request });
+    return this.#call('POST', `/pairing/${encodeURIComponent(offerId)}/confirm`, pairConfirmedSchema, {
+      body: request,
+    });
   }
 
   createRequest(request: ApprovalRequest): Promise<RelayReply<RequestCreated>> {

@@ -22,7 +22,9 @@ function checkedSocketPath(options: DaemonCallOptions): string {
     checkSocketPath(socketPath);
   } catch (error) {
     if (error instanceof InsecurePathError && /does not exist$/.test(error.message)) {
-      throw new DaemonUnreachableError(`the daemon is not running (no socket at ${socketPath}); start it with latch daemon`);
+      throw new DaemonUnreachableError(
+        `the daemon is not running (no socket at ${socketPath}); start it with latch daemon`,
+      );
     }
     throw error;
   }
@@ -33,7 +35,12 @@ function checkedSocketPath(options: DaemonCallOptions): string {
  * One call to the daemon's local API over its Unix socket, after walking the socket's path.
  * Throws InsecurePathError or DaemonUnreachableError; callers turn both into a deny.
  */
-export function callDaemon<T>(method: string, path: string, body?: unknown, options: DaemonCallOptions = {}): Promise<T> {
+export function callDaemon<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  options: DaemonCallOptions = {},
+): Promise<T> {
   let socketPath: string;
   try {
     socketPath = checkedSocketPath(options);
@@ -43,7 +50,14 @@ export function callDaemon<T>(method: string, path: string, body?: unknown, opti
   return new Promise<T>((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const call = request(
-      { socketPath, method, path, headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {} },
+      {
+        socketPath,
+        method,
+        path,
+        headers: payload
+          ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
+          : {},
+      },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -56,16 +70,23 @@ export function callDaemon<T>(method: string, path: string, body?: unknown, opti
         });
       },
     );
-    call.on('error', (error) => reject(new DaemonUnreachableError(`the daemon cannot be reached: ${error.message}`)));
+    call.on('error', (error) =>
+      reject(new DaemonUnreachableError(`the daemon cannot be reached: ${error.message}`)),
+    );
     if (options.timeoutMs) {
-      call.setTimeout(options.timeoutMs, () => call.destroy(new Error(`no answer within ${Math.round(options.timeoutMs! / 1000)} s`)));
+      call.setTimeout(options.timeoutMs, () =>
+        call.destroy(new Error(`no answer within ${Math.round(options.timeoutMs! / 1000)} s`)),
+      );
     }
     call.end(payload);
   });
 }
 
 /** Follows the daemon's switch: calls `onState` with each change, until the returned stop(). */
-export function watchDaemon(onState: (state: { frozen: boolean; reason: string | null }) => void, options: DaemonCallOptions = {}): () => void {
+export function watchDaemon(
+  onState: (state: { frozen: boolean; reason: string | null }) => void,
+  options: DaemonCallOptions = {},
+): () => void {
   const socketPath = checkedSocketPath(options);
   const call = request({ socketPath, method: 'GET', path: '/v1/watch' }, (response) => {
     let buffer = '';
@@ -101,7 +122,12 @@ export function gateCall<A>(
   return new Promise<A>((resolve, reject) => {
     const payload = JSON.stringify(gateRequest);
     const call = request(
-      { socketPath, method: 'POST', path: '/v1/gate', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      {
+        socketPath,
+        method: 'POST',
+        path: '/v1/gate',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      },
       (response) => {
         let buffer = '';
         let answered = false;
@@ -109,7 +135,11 @@ export function gateCall<A>(
           buffer += chunk.toString('utf8');
           let newline;
           while ((newline = buffer.indexOf('\n')) >= 0) {
-            const line = JSON.parse(buffer.slice(0, newline)) as { pending?: { requestId: string; exp: number }; answer?: A; error?: { message: string } };
+            const line = JSON.parse(buffer.slice(0, newline)) as {
+              pending?: { requestId: string; exp: number };
+              answer?: A;
+              error?: { message: string };
+            };
             buffer = buffer.slice(newline + 1);
             if (line.pending) options.onPending?.(line.pending);
             if (line.answer) {
@@ -126,15 +156,22 @@ export function gateCall<A>(
           if (answered) return;
           try {
             const body = JSON.parse(buffer) as { error?: { message: string } };
-            reject(new DaemonUnreachableError(`the daemon refused the request: ${body.error?.message ?? 'no answer'}`));
+            reject(
+              new DaemonUnreachableError(
+                `the daemon refused the request: ${body.error?.message ?? 'no answer'}`,
+              ),
+            );
           } catch {
             reject(new DaemonUnreachableError('the daemon closed the connection without an answer'));
           }
         });
       },
     );
-    call.on('error', (error) => reject(new DaemonUnreachableError(`the daemon cannot be reached: ${error.message}`)));
-    if (options.timeoutMs) call.setTimeout(options.timeoutMs, () => call.destroy(new Error('no answer in time')));
+    call.on('error', (error) =>
+      reject(new DaemonUnreachableError(`the daemon cannot be reached: ${error.message}`)),
+    );
+    if (options.timeoutMs)
+      call.setTimeout(options.timeoutMs, () => call.destroy(new Error('no answer in time')));
     call.end(payload);
   });
 }

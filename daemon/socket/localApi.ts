@@ -50,7 +50,17 @@ export type GateAnswer =
   | { decision: 'defer'; reason: string }
   | { decision: 'fallback'; reason: string; requestId: string; method: 'totp' | 'challenge'; prompt: string };
 
-const MAX = { name: 64, tool: 128, command: 8000, path: 1024, paths: 32, input: 16_000, title: 200, detail: 4000, id: 256 };
+const MAX = {
+  name: 64,
+  tool: 128,
+  command: 8000,
+  path: 1024,
+  paths: 32,
+  input: 16_000,
+  title: 200,
+  detail: 4000,
+  id: 256,
+};
 
 function text(value: unknown, maxBytes: number, multiline = false): string | undefined {
   if (typeof value !== 'string') return undefined;
@@ -59,14 +69,24 @@ function text(value: unknown, maxBytes: number, multiline = false): string | und
 
 /** Reads a gate request from an agent, leniently (clean and cap, never trust) but completely. */
 export function readGateRequest(body: unknown): GateRequest | { error: string } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { error: 'the request must be a JSON object' };
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return { error: 'the request must be a JSON object' };
   const raw = body as Record<string, unknown>;
   const tool = text(raw['tool'], MAX.tool);
   if (!tool) return { error: 'tool is required' };
-  const paths = Array.isArray(raw['paths']) ? raw['paths'].slice(0, MAX.paths).map((path) => text(path, MAX.path)).filter((path): path is string => !!path) : [];
+  const paths = Array.isArray(raw['paths'])
+    ? raw['paths']
+        .slice(0, MAX.paths)
+        .map((path) => text(path, MAX.path))
+        .filter((path): path is string => !!path)
+    : [];
   const risk = RISK_LEVELS.includes(raw['risk'] as RiskLevel) ? (raw['risk'] as RiskLevel) : undefined;
-  const timeout = typeof raw['timeoutSeconds'] === 'number' && Number.isInteger(raw['timeoutSeconds']) ? raw['timeoutSeconds'] : undefined;
-  const optional = (key: keyof GateRequest, value: string | number | undefined) => (value === undefined || value === '' ? {} : { [key]: value });
+  const timeout =
+    typeof raw['timeoutSeconds'] === 'number' && Number.isInteger(raw['timeoutSeconds'])
+      ? raw['timeoutSeconds']
+      : undefined;
+  const optional = (key: keyof GateRequest, value: string | number | undefined) =>
+    value === undefined || value === '' ? {} : { [key]: value };
   return {
     agent: text(raw['agent'], MAX.name) || 'agent',
     tool,
@@ -75,7 +95,14 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     canDefer: raw['canDefer'] === true,
     ...optional('command', text(raw['command'], MAX.command, true)),
     ...optional('cwd', text(raw['cwd'], MAX.path)),
-    ...optional('input', typeof raw['input'] === 'string' ? text(raw['input'], MAX.input, true) : raw['input'] !== undefined ? text(JSON.stringify(raw['input'], null, 2), MAX.input, true) : undefined),
+    ...optional(
+      'input',
+      typeof raw['input'] === 'string'
+        ? text(raw['input'], MAX.input, true)
+        : raw['input'] !== undefined
+          ? text(JSON.stringify(raw['input'], null, 2), MAX.input, true)
+          : undefined,
+    ),
     ...optional('title', text(raw['title'], MAX.title)),
     ...optional('detail', text(raw['detail'], MAX.detail, true)),
     ...optional('target', text(raw['target'], MAX.title)),

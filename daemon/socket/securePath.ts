@@ -26,16 +26,22 @@ export function checkSocketPath(socketPath: string, uid: number = process.getuid
       throw new InsecurePathError(`${step} does not exist`);
     }
     if (stat.isSymbolicLink()) throw new InsecurePathError(`${step} is a symbolic link`);
-    if (stat.uid !== uid && stat.uid !== 0) throw new InsecurePathError(`${step} is owned by another user (uid ${stat.uid})`);
+    if (stat.uid !== uid && stat.uid !== 0)
+      throw new InsecurePathError(`${step} is owned by another user (uid ${stat.uid})`);
     const writableByOthers = (stat.mode & 0o022) !== 0;
     const stickyRootDirectory = stat.isDirectory() && (stat.mode & 0o1000) !== 0 && stat.uid === 0;
     if (writableByOthers && !stickyRootDirectory) {
-      throw new InsecurePathError(`${step} is writable by group or others (mode ${(stat.mode & 0o7777).toString(8)})`);
+      throw new InsecurePathError(
+        `${step} is writable by group or others (mode ${(stat.mode & 0o7777).toString(8)})`,
+      );
     }
   }
   const socket = lstatSync(absolute);
   if (!socket.isSocket()) throw new InsecurePathError(`${absolute} is not a socket`);
   if (socket.uid !== uid) throw new InsecurePathError(`${absolute} is not owned by you`);
-  if ((socket.mode & 0o077) !== 0) throw new InsecurePathError(`${absolute} is readable or writable by others (mode ${(socket.mode & 0o777).toString(8)})`);
+  if ((socket.mode & 0o077) !== 0)
+    throw new InsecurePathError(
+      `${absolute} is readable or writable by others (mode ${(socket.mode & 0o777).toString(8)})`,
+    );
   if (absolute.split(sep).includes('..')) throw new InsecurePathError('the path is not normalised');
 }

@@ -74,7 +74,12 @@ function toDevice(row: DeviceRow): PairedDevice & { pairedAt: number; revoked: b
     name: row.name,
     deviceKey: row.device_key,
     ecdhKey: row.ecdh_key,
-    credential: { id: row.credential_id, publicKey: row.credential_key, counter: row.counter, device: row.id },
+    credential: {
+      id: row.credential_id,
+      publicKey: row.credential_key,
+      counter: row.counter,
+      device: row.id,
+    },
     pairedAt: row.paired_at,
     revoked: row.revoked_at !== null,
   };
@@ -101,11 +106,16 @@ export class StateStore implements SingleUseStore {
   }
 
   meta(key: string): string | undefined {
-    return (this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+    return (this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)
+      ?.value;
   }
 
   setMeta(key: string, value: string): void {
-    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+    this.db
+      .prepare(
+        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      )
+      .run(key, value);
   }
 
   // Paired phones
@@ -118,21 +128,35 @@ export class StateStore implements SingleUseStore {
          ON CONFLICT (id) DO UPDATE SET name = excluded.name, credential_id = excluded.credential_id,
            credential_key = excluded.credential_key, counter = excluded.counter, revoked_at = NULL`,
       )
-      .run(device.id, device.name, device.deviceKey, device.ecdhKey, device.credential.id, device.credential.publicKey, device.credential.counter, now);
+      .run(
+        device.id,
+        device.name,
+        device.deviceKey,
+        device.ecdhKey,
+        device.credential.id,
+        device.credential.publicKey,
+        device.credential.counter,
+        now,
+      );
   }
 
   devices(options: { includeRevoked?: boolean } = {}): ReturnType<typeof toDevice>[] {
     const where = options.includeRevoked ? '' : 'WHERE revoked_at IS NULL';
-    return (this.db.prepare(`SELECT * FROM devices ${where} ORDER BY paired_at`).all() as DeviceRow[]).map(toDevice);
+    return (this.db.prepare(`SELECT * FROM devices ${where} ORDER BY paired_at`).all() as DeviceRow[]).map(
+      toDevice,
+    );
   }
 
   activeDevice(id: string): PairedDevice | undefined {
-    const row = this.db.prepare('SELECT * FROM devices WHERE id = ? AND revoked_at IS NULL').get(id) as DeviceRow | undefined;
+    const row = this.db.prepare('SELECT * FROM devices WHERE id = ? AND revoked_at IS NULL').get(id) as
+      DeviceRow | undefined;
     return row ? toDevice(row) : undefined;
   }
 
   deviceByCredential(credentialId: string): PairedDevice | undefined {
-    const row = this.db.prepare('SELECT * FROM devices WHERE credential_id = ? AND revoked_at IS NULL').get(credentialId) as DeviceRow | undefined;
+    const row = this.db
+      .prepare('SELECT * FROM devices WHERE credential_id = ? AND revoked_at IS NULL')
+      .get(credentialId) as DeviceRow | undefined;
     return row ? toDevice(row) : undefined;
   }
 
@@ -141,27 +165,48 @@ export class StateStore implements SingleUseStore {
   }
 
   revokeDevice(id: string, now: number): boolean {
-    return this.db.prepare('UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id).changes === 1;
+    return (
+      this.db.prepare('UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id)
+        .changes === 1
+    );
   }
 
   // Single use (shared/approvals/singleUseStore): an INSERT is atomic across processes.
 
   consume(key: string, expiresAt: number): boolean {
     this.db.prepare('DELETE FROM used_tokens WHERE expires_at < ?').run(Date.now() - 86_400_000);
-    return this.db.prepare('INSERT OR IGNORE INTO used_tokens (key, expires_at) VALUES (?, ?)').run(key, expiresAt).changes === 1;
+    return (
+      this.db.prepare('INSERT OR IGNORE INTO used_tokens (key, expires_at) VALUES (?, ?)').run(key, expiresAt)
+        .changes === 1
+    );
   }
 
   // The daemon's own requests: what it verifies decisions against.
 
   saveRequest(record: RequestRecord, now: number): void {
     this.db
-      .prepare('INSERT INTO requests (request_id, dedup_key, details, binding, state, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(record.requestId, record.dedupKey, JSON.stringify(record.details), JSON.stringify(record.binding), record.state, now);
+      .prepare(
+        'INSERT INTO requests (request_id, dedup_key, details, binding, state, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        record.requestId,
+        record.dedupKey,
+        JSON.stringify(record.details),
+        JSON.stringify(record.binding),
+        record.state,
+        now,
+      );
   }
 
   request(requestId: string): RequestRecord | undefined {
     const row = this.db.prepare('SELECT * FROM requests WHERE request_id = ?').get(requestId) as
-      | { request_id: string; dedup_key: string; details: string; binding: string; state: RequestRecord['state'] }
+      | {
+          request_id: string;
+          dedup_key: string;
+          details: string;
+          binding: string;
+          state: RequestRecord['state'];
+        }
       | undefined;
     if (!row) return undefined;
     return {
@@ -174,7 +219,11 @@ export class StateStore implements SingleUseStore {
   }
 
   settleRequest(requestId: string, state: Exclude<RequestRecord['state'], 'pending'>): boolean {
-    return this.db.prepare("UPDATE requests SET state = ? WHERE request_id = ? AND state = 'pending'").run(state, requestId).changes === 1;
+    return (
+      this.db
+        .prepare("UPDATE requests SET state = ? WHERE request_id = ? AND state = 'pending'")
+        .run(state, requestId).changes === 1
+    );
   }
 
   pruneRequests(before: number): void {
@@ -194,13 +243,18 @@ export class StateStore implements SingleUseStore {
   }
 
   setSwitch(state: SwitchState): void {
-    this.db.prepare('UPDATE switch SET frozen = ?, epoch = ?, reason = ?, cause = ? WHERE id = 1').run(state.frozen ? 1 : 0, state.epoch, state.reason, state.cause);
+    this.db
+      .prepare('UPDATE switch SET frozen = ?, epoch = ?, reason = ?, cause = ? WHERE id = 1')
+      .run(state.frozen ? 1 : 0, state.epoch, state.reason, state.cause);
   }
 
   // TOTP: each time step's code is accepted once.
 
   consumeTotpStep(step: number, now: number): boolean {
     this.db.prepare('DELETE FROM totp_used WHERE used_at < ?').run(now - 3600_000);
-    return this.db.prepare('INSERT OR IGNORE INTO totp_used (step, used_at) VALUES (?, ?)').run(step, now).changes === 1;
+    return (
+      this.db.prepare('INSERT OR IGNORE INTO totp_used (step, used_at) VALUES (?, ?)').run(step, now)
+        .changes === 1
+    );
   }
 }

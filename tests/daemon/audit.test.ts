@@ -9,7 +9,8 @@ beforeEach(async () => {
   machine = newMachine();
   await initMachine(machine, { relay: 'http://127.0.0.1:9' });
   withStore(machine, (_store, audit) => {
-    for (let i = 0; i < 5; i++) audit.append({ event: 'allowed', via: 'policy', tool: 'Read', command: `cat file-${i}` });
+    for (let i = 0; i < 5; i++)
+      audit.append({ event: 'allowed', via: 'policy', tool: 'Read', command: `cat file-${i}` });
   });
 });
 
@@ -19,7 +20,10 @@ const verify = () => runLatch(machine, ['audit', 'verify']);
 
 describe('latch audit verify', () => {
   it('passes on a clean log', async () => {
-    expect(await verify()).toMatchObject({ code: 0, stdout: `ok: ${lines().length} lines, the chain is intact\n` });
+    expect(await verify()).toMatchObject({
+      code: 0,
+      stdout: `ok: ${lines().length} lines, the chain is intact\n`,
+    });
   });
 
   it('fails after one line is edited', async () => {
@@ -54,7 +58,13 @@ describe('latch audit verify', () => {
 
   it('keeps ids and drops text when content is redacted', async () => {
     withStore(machine, (store) => {
-      new AuditLog(machine.files.audit, store, { redactContent: true }).append({ event: 'asked', requestId: 'req-1', title: 'Run rm -rf build', detail: 'rm -rf build', cwd: '/srv' });
+      new AuditLog(machine.files.audit, store, { redactContent: true }).append({
+        event: 'asked',
+        requestId: 'req-1',
+        title: 'Run rm -rf build',
+        detail: 'rm -rf build',
+        cwd: '/srv',
+      });
     });
     const last = JSON.parse(lines().at(-1)!) as Record<string, unknown>;
     expect(last).toMatchObject({ event: 'asked', requestId: 'req-1' });

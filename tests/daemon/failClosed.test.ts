@@ -2,7 +2,15 @@ import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StandInRelay } from '../support/standInRelay.ts';
-import { hookInput, initMachine, newMachine, pairPhoneDirectly, runLatch, startDaemon, type LatchMachine } from './harness.ts';
+import {
+  hookInput,
+  initMachine,
+  newMachine,
+  pairPhoneDirectly,
+  runLatch,
+  startDaemon,
+  type LatchMachine,
+} from './harness.ts';
 
 let relay: StandInRelay;
 beforeAll(async () => {
@@ -16,7 +24,11 @@ const risky = hookInput('PreToolUse', 'Bash', { command: 'rm -rf build' });
 
 async function expectDeny(machine: LatchMachine, reason: RegExp, env: NodeJS.ProcessEnv = {}) {
   const ran = await runLatch(machine, ['hook', 'claude-code'], { input: risky, env });
-  const output = ran.stdout.trim() ? (JSON.parse(ran.stdout) as { hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string } }) : undefined;
+  const output = ran.stdout.trim()
+    ? (JSON.parse(ran.stdout) as {
+        hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string };
+      })
+    : undefined;
   // Either a deny on stdout, or exit 2 (which blocks): never an allow.
   if (ran.code === 2) {
     expect(ran.stderr).toMatch(reason);
@@ -44,7 +56,9 @@ describe('the hook fails closed', () => {
     const daemon = await startDaemon(machine);
     const linkedRuntime = `${machine.runtime}-link`;
     symlinkSync(machine.runtime, linkedRuntime);
-    await expectDeny(machine, /insecure_socket_path: .* is a symbolic link/, { XDG_RUNTIME_DIR: linkedRuntime });
+    await expectDeny(machine, /insecure_socket_path: .* is a symbolic link/, {
+      XDG_RUNTIME_DIR: linkedRuntime,
+    });
     await daemon.stop();
   });
 
@@ -94,10 +108,14 @@ describe('the hook fails closed', () => {
     writeFileSync(machine.files.policy, 'default = "allow"\n[[rule]]\ntool = "Bash"\nactoin = "allow"\n');
     await expectDeny(machine, /policy_invalid|malformed: rule 1: unknown key "actoin"/);
     // A broken policy also denies what the old one allowed:
-    const read = await runLatch(machine, ['hook', 'claude-code'], { input: hookInput('PreToolUse', 'Read', { file_path: '/x' }) });
+    const read = await runLatch(machine, ['hook', 'claude-code'], {
+      input: hookInput('PreToolUse', 'Read', { file_path: '/x' }),
+    });
     expect(JSON.parse(read.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
     writeFileSync(machine.files.policy, 'default = "allow"\n');
-    const fixed = await runLatch(machine, ['hook', 'claude-code'], { input: hookInput('PreToolUse', 'Read', { file_path: '/x' }) });
+    const fixed = await runLatch(machine, ['hook', 'claude-code'], {
+      input: hookInput('PreToolUse', 'Read', { file_path: '/x' }),
+    });
     expect(JSON.parse(fixed.stdout).hookSpecificOutput.permissionDecision).toBe('allow');
     await daemon.stop();
   });

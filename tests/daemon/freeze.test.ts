@@ -7,7 +7,17 @@ import type { ResumeVote } from '../../shared/messages/killSwitch.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { createPhone, type TestPhone } from '../support/phone.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
-import { auditLines, hookInput, initMachine, newMachine, pairPhoneDirectly, runLatch, startDaemon, type LatchMachine, type RunningDaemon } from './harness.ts';
+import {
+  auditLines,
+  hookInput,
+  initMachine,
+  newMachine,
+  pairPhoneDirectly,
+  runLatch,
+  startDaemon,
+  type LatchMachine,
+  type RunningDaemon,
+} from './harness.ts';
 
 const POLICY = `
 default = "ask"
@@ -31,7 +41,10 @@ beforeAll(async () => {
   relay = await StandInRelay.start();
   machine = newMachine();
   await initMachine(machine, { relay: relay.origin, quorum: 2, policy: POLICY });
-  phones = [(await pairPhoneDirectly(machine, relay.origin)).phone, (await pairPhoneDirectly(machine, relay.origin, { name: 'Second phone' })).phone];
+  phones = [
+    (await pairPhoneDirectly(machine, relay.origin)).phone,
+    (await pairPhoneDirectly(machine, relay.origin, { name: 'Second phone' })).phone,
+  ];
   daemon = await startDaemon(machine);
   await relay.waitFor(() => relay.connected > 0);
 });
@@ -42,7 +55,12 @@ afterAll(async () => {
 });
 
 async function freezeFrom(phone: TestPhone, epoch: number, reason = 'prod incident 412') {
-  const envelope = await signEnvelope('freeze', { fleet: relay.requests[0]?.fleet ?? (await fleetOf()), reason }, { role: 'device', id: phone.id }, phone.deviceKeys.privateKey);
+  const envelope = await signEnvelope(
+    'freeze',
+    { fleet: relay.requests[0]?.fleet ?? (await fleetOf()), reason },
+    { role: 'device', id: phone.id },
+    phone.deviceKeys.privateKey,
+  );
   relay.send({ v: PROTOCOL_VERSION, type: 'frozen', epoch, envelope, at: Date.now() });
 }
 
@@ -52,7 +70,11 @@ async function fleetOf(): Promise<string> {
 
 async function vote(phone: TestPhone, epoch: number): Promise<ResumeVote> {
   const fleet = await fleetOf();
-  const assertion = await phone.authenticator.assert({ rpId: '127.0.0.1', origin: relay.origin, challenge: await resumeChallenge({ fleet, epoch }) });
+  const assertion = await phone.authenticator.assert({
+    rpId: '127.0.0.1',
+    origin: relay.origin,
+    challenge: await resumeChallenge({ fleet, epoch }),
+  });
   return { v: PROTOCOL_VERSION, fleet, epoch, device: phone.id, assertion };
 }
 
@@ -60,23 +82,42 @@ const processState = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').
 
 describe('the kill switch on the host', () => {
   it('blocks the next call with kill_switch, stops what latch exec started, and makes status exit 1', async () => {
-    const exec = spawn(process.execPath, [new URL('../../daemon/bin/latch.js', import.meta.url).pathname, 'exec', '--', 'sleep', '1000'], { env: machine.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exec = spawn(
+      process.execPath,
+      [new URL('../../daemon/bin/latch.js', import.meta.url).pathname, 'exec', '--', 'sleep', '1000'],
+      { env: machine.env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let execErr = '';
     exec.stderr.on('data', (chunk: Buffer) => (execErr += chunk.toString()));
     // The command runs as a child of `latch exec`, in its own process group.
-    await expect.poll(() => readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim(), { timeout: 10_000 }).not.toBe('');
-    const sleeper = Number(readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim().split(' ')[0]);
+    await expect
+      .poll(() => readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim(), {
+        timeout: 10_000,
+      })
+      .not.toBe('');
+    const sleeper = Number(
+      readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim().split(' ')[0],
+    );
     expect(processState(sleeper)).toMatch(/[SR]/);
 
     await freezeFrom(phones[0]!, 1);
 
     await expect.poll(() => processState(sleeper), { timeout: 5000 }).toBe('T');
-    const blocked = await runLatch(machine, ['hook', 'claude-code'], { input: hookInput('PreToolUse', 'Read', { file_path: '/x' }) });
-    expect(JSON.parse(blocked.stdout).hookSpecificOutput).toMatchObject({ permissionDecision: 'deny', permissionDecisionReason: expect.stringMatching(/^latch: kill_switch: the fleet is frozen \(prod incident 412\)/) });
+    const blocked = await runLatch(machine, ['hook', 'claude-code'], {
+      input: hookInput('PreToolUse', 'Read', { file_path: '/x' }),
+    });
+    expect(JSON.parse(blocked.stdout).hookSpecificOutput).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: expect.stringMatching(
+        /^latch: kill_switch: the fleet is frozen \(prod incident 412\)/,
+      ),
+    });
     const status = await runLatch(machine, ['status']);
     expect(status.code).toBe(1);
     expect(status.stdout).toMatch(/^frozen: prod incident 412/);
-    expect(auditLines(machine)).toContainEqual(expect.objectContaining({ event: 'freeze', epoch: 1, verified: true, reason: 'prod incident 412' }));
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({ event: 'freeze', epoch: 1, verified: true, reason: 'prod incident 412' }),
+    );
     expect(execErr).toMatch(/frozen/);
     // A stopped process ignores SIGTERM until continued: end both for good.
     process.kill(sleeper, 'SIGKILL');
@@ -85,21 +126,45 @@ describe('the kill switch on the host', () => {
 
   it('stays frozen on votes it cannot verify, or on too few', async () => {
     const stranger = await createPhone('Stranger');
-    relay.send({ v: PROTOCOL_VERSION, type: 'resumed', epoch: 1, votes: [await vote(stranger, 1), await vote(phones[0]!, 1)], at: Date.now() });
-    await expect.poll(() => auditLines(machine).some((line) => line['event'] === 'resume_refused')).toBe(true);
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'resumed',
+      epoch: 1,
+      votes: [await vote(stranger, 1), await vote(phones[0]!, 1)],
+      at: Date.now(),
+    });
+    await expect
+      .poll(() => auditLines(machine).some((line) => line['event'] === 'resume_refused'))
+      .toBe(true);
     expect((await runLatch(machine, ['status'])).code).toBe(1);
   });
 
   it('refuses votes from an earlier freeze', async () => {
-    relay.send({ v: PROTOCOL_VERSION, type: 'resumed', epoch: 1, votes: [await vote(phones[0]!, 0), await vote(phones[1]!, 0)], at: Date.now() });
-    await expect.poll(() => auditLines(machine).filter((line) => line['event'] === 'resume_refused').length).toBe(2);
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'resumed',
+      epoch: 1,
+      votes: [await vote(phones[0]!, 0), await vote(phones[1]!, 0)],
+      at: Date.now(),
+    });
+    await expect
+      .poll(() => auditLines(machine).filter((line) => line['event'] === 'resume_refused').length)
+      .toBe(2);
     expect((await runLatch(machine, ['status'])).code).toBe(1);
   });
 
   it('resumes on its quorum of verified votes from distinct phones, and calls pass again', async () => {
-    relay.send({ v: PROTOCOL_VERSION, type: 'resumed', epoch: 1, votes: [await vote(phones[0]!, 1), await vote(phones[1]!, 1)], at: Date.now() });
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'resumed',
+      epoch: 1,
+      votes: [await vote(phones[0]!, 1), await vote(phones[1]!, 1)],
+      at: Date.now(),
+    });
     await expect.poll(async () => (await runLatch(machine, ['status'])).code).toBe(0);
-    const read = await runLatch(machine, ['hook', 'claude-code'], { input: hookInput('PreToolUse', 'Read', { file_path: '/x' }) });
+    const read = await runLatch(machine, ['hook', 'claude-code'], {
+      input: hookInput('PreToolUse', 'Read', { file_path: '/x' }),
+    });
     expect(JSON.parse(read.stdout).hookSpecificOutput.permissionDecision).toBe('allow');
   });
 
@@ -107,8 +172,16 @@ describe('the kill switch on the host', () => {
     const stranger = await createPhone('Stranger');
     await freezeFrom(stranger, 2, 'unverifiable');
     await expect.poll(async () => (await runLatch(machine, ['status'])).code).toBe(1);
-    expect(auditLines(machine)).toContainEqual(expect.objectContaining({ event: 'freeze', epoch: 2, verified: false }));
-    relay.send({ v: PROTOCOL_VERSION, type: 'resumed', epoch: 2, votes: [await vote(phones[0]!, 2), await vote(phones[1]!, 2)], at: Date.now() });
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({ event: 'freeze', epoch: 2, verified: false }),
+    );
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'resumed',
+      epoch: 2,
+      votes: [await vote(phones[0]!, 2), await vote(phones[1]!, 2)],
+      at: Date.now(),
+    });
     await expect.poll(async () => (await runLatch(machine, ['status'])).code).toBe(0);
   });
 
@@ -126,7 +199,11 @@ describe('the kill switch on the host', () => {
     const freshDaemon = await startDaemon(fresh);
     const panic = await runLatch(fresh, ['panic', 'the', 'agent', 'went', 'rogue']);
     expect(panic).toMatchObject({ code: 0, stdout: 'frozen: the fleet is frozen\n' });
-    expect(relay.freezes.at(-1)).toMatchObject({ kind: 'freeze', body: { reason: 'the agent went rogue' }, signer: { role: 'host' } });
+    expect(relay.freezes.at(-1)).toMatchObject({
+      kind: 'freeze',
+      body: { reason: 'the agent went rogue' },
+      signer: { role: 'host' },
+    });
     expect((await runLatch(fresh, ['status'])).code).toBe(1);
     await freshDaemon.stop();
   });
@@ -135,11 +212,14 @@ describe('the kill switch on the host', () => {
     const strict = newMachine();
     await initMachine(strict, {
       relay: 'http://127.0.0.1:9',
-      config: (text) => text.replace('strict = false', 'strict = true').replace('grace_seconds = 120', 'grace_seconds = 1'),
+      config: (text) =>
+        text.replace('strict = false', 'strict = true').replace('grace_seconds = 120', 'grace_seconds = 1'),
     });
     await pairPhoneDirectly(strict, 'http://127.0.0.1:9');
     const strictDaemon = await startDaemon(strict);
-    await expect.poll(async () => (await runLatch(strict, ['status'])).stdout, { timeout: 10_000 }).toMatch(/^frozen: the relay has been unreachable/);
+    await expect
+      .poll(async () => (await runLatch(strict, ['status'])).stdout, { timeout: 10_000 })
+      .toMatch(/^frozen: the relay has been unreachable/);
     await strictDaemon.stop();
   });
 });

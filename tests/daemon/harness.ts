@@ -48,9 +48,16 @@ export interface Ran {
 }
 
 /** Runs the real `latch` executable, as a person or an agent would. */
-export function runLatch(machine: LatchMachine, args: string[], options: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Ran> {
+export function runLatch(
+  machine: LatchMachine,
+  args: string[],
+  options: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [LATCH, ...args], { env: { ...machine.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [LATCH, ...args], {
+      env: { ...machine.env, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -68,15 +75,30 @@ export function runLatch(machine: LatchMachine, args: string[], options: { input
 }
 
 /** `latch init` against a relay, then the policy the test wants, approved as a baseline. */
-export async function initMachine(machine: LatchMachine, options: { relay: string; quorum?: number; policy?: string; config?: (text: string) => string }): Promise<void> {
-  const init = await runLatch(machine, ['init', '--relay', options.relay, '--name', 'test-box', '--quorum', String(options.quorum ?? 1)]);
+export async function initMachine(
+  machine: LatchMachine,
+  options: { relay: string; quorum?: number; policy?: string; config?: (text: string) => string },
+): Promise<void> {
+  const init = await runLatch(machine, [
+    'init',
+    '--relay',
+    options.relay,
+    '--name',
+    'test-box',
+    '--quorum',
+    String(options.quorum ?? 1),
+  ]);
   if (init.code !== 0) throw new Error(`latch init failed: ${init.stderr}`);
   if (options.config) {
-    writeFileSync(machine.files.config, options.config(readFileSync(machine.files.config, 'utf8')), { mode: 0o600 });
+    writeFileSync(machine.files.config, options.config(readFileSync(machine.files.config, 'utf8')), {
+      mode: 0o600,
+    });
   }
   if (options.policy) {
     writeFileSync(machine.files.policy, options.policy, { mode: 0o600 });
-    withStore(machine, (store, audit) => new PolicyKeeper(machine.files.policy, store, audit).approve(options.policy!, 'test setup'));
+    withStore(machine, (store, audit) =>
+      new PolicyKeeper(machine.files.policy, store, audit).approve(options.policy!, 'test setup'),
+    );
   }
 }
 
@@ -98,14 +120,22 @@ export async function pairPhoneDirectly(
   origin: string,
   options: { counter?: 'increment' | 'zero'; name?: string } = {},
 ): Promise<{ phone: TestPhone; device: PairedDevice }> {
-  const phone = await createPhone(options.name ?? 'Test phone', options.counter ? { counter: options.counter } : {});
+  const phone = await createPhone(
+    options.name ?? 'Test phone',
+    options.counter ? { counter: options.counter } : {},
+  );
   const rpId = new URL(origin).hostname;
   const keys = { id: phone.id, deviceKey: phone.deviceKey, ecdhKey: phone.ecdhKey };
-  const registration = await phone.authenticator.register({ rpId, origin, challenge: await registrationChallenge(keys) });
+  const registration = await phone.authenticator.register({
+    rpId,
+    origin,
+    challenge: await registrationChallenge(keys),
+  });
   const credential = await verifyPasskeyRegistration(keys, registration, { origins: [origin], rpId });
   const device: PairedDevice = { ...keys, name: phone.name, credential };
   withStore(machine, (store) => store.addDevice(device, Date.now()));
-  if (!existsSync(machine.files.hostToken)) writeFileSync(machine.files.hostToken, `${'t'.repeat(43)}\n`, { mode: 0o600 });
+  if (!existsSync(machine.files.hostToken))
+    writeFileSync(machine.files.hostToken, `${'t'.repeat(43)}\n`, { mode: 0o600 });
   return { phone, device };
 }
 
@@ -117,7 +147,10 @@ export interface RunningDaemon {
 
 /** Starts `latch daemon` and waits until it answers on its socket. */
 export async function startDaemon(machine: LatchMachine): Promise<RunningDaemon> {
-  const child = spawn(process.execPath, [LATCH, 'daemon'], { env: machine.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [LATCH, 'daemon'], {
+    env: machine.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -141,7 +174,12 @@ export async function startDaemon(machine: LatchMachine): Promise<RunningDaemon>
   };
 }
 
-export function hookInput(event: 'PreToolUse' | 'PermissionRequest', tool: string, toolInput: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
+export function hookInput(
+  event: 'PreToolUse' | 'PermissionRequest',
+  tool: string,
+  toolInput: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): string {
   return JSON.stringify({
     session_id: 'session-1',
     transcript_path: '/tmp/transcript.jsonl',
@@ -156,7 +194,10 @@ export function hookInput(event: 'PreToolUse' | 'PermissionRequest', tool: strin
 }
 
 /** Runs `latch hook claude-code` in the background: the answer arrives when someone decides. */
-export function startHook(machine: LatchMachine, input: string): Promise<Ran & { output: Record<string, unknown> | undefined }> {
+export function startHook(
+  machine: LatchMachine,
+  input: string,
+): Promise<Ran & { output: Record<string, unknown> | undefined }> {
   return runLatch(machine, ['hook', 'claude-code'], { input, timeoutMs: 60_000 }).then((ran) => ({
     ...ran,
     output: ran.stdout.trim() ? (JSON.parse(ran.stdout) as Record<string, unknown>) : undefined,
@@ -164,18 +205,53 @@ export function startHook(machine: LatchMachine, input: string): Promise<Ran & {
 }
 
 /** What the phone does with a request: open its box, check the hash, sign with its passkey. */
-export async function phoneApproves(phone: TestPhone, request: ApprovalRequest, origin: string, overrides: { requestId?: string } = {}): Promise<{ token: CapabilityToken; details: RequestDetails }> {
+export async function phoneApproves(
+  phone: TestPhone,
+  request: ApprovalRequest,
+  origin: string,
+  overrides: { requestId?: string } = {},
+): Promise<{ token: CapabilityToken; details: RequestDetails }> {
   const box = request.sealed.find((sealed) => sealed.device === phone.id)!.box;
-  const context = { fleet: request.fleet, host: request.host, requestId: request.requestId, device: phone.id };
-  const opened = await openRequestDetails(box, { privateKey: phone.ecdhKeys.privateKey, publicKeyRaw: phone.ecdhKeyRaw }, context);
+  const context = {
+    fleet: request.fleet,
+    host: request.host,
+    requestId: request.requestId,
+    device: phone.id,
+  };
+  const opened = await openRequestDetails(
+    box,
+    { privateKey: phone.ecdhKeys.privateKey, publicKeyRaw: phone.ecdhKeyRaw },
+    context,
+  );
   if (!opened.ok) throw opened.error;
   const details = opened.value;
-  if ((await requestHash(details)) !== request.requestHash) throw new Error('the request hash does not match its details');
-  const binding = { fleet: details.fleet, host: details.host, requestId: details.requestId, requestHash: request.requestHash, decision: 'approve' as const, nonce: details.nonce, exp: details.exp };
-  const assertion = await phone.authenticator.assert({ rpId: new URL(origin).hostname, origin, challenge: await approvalChallenge(binding) });
+  if ((await requestHash(details)) !== request.requestHash)
+    throw new Error('the request hash does not match its details');
+  const binding = {
+    fleet: details.fleet,
+    host: details.host,
+    requestId: details.requestId,
+    requestHash: request.requestHash,
+    decision: 'approve' as const,
+    nonce: details.nonce,
+    exp: details.exp,
+  };
+  const assertion = await phone.authenticator.assert({
+    rpId: new URL(origin).hostname,
+    origin,
+    challenge: await approvalChallenge(binding),
+  });
   return {
     details,
-    token: { v: PROTOCOL_VERSION, fleet: request.fleet, host: request.host, requestId: overrides.requestId ?? request.requestId, decision: 'approve', device: phone.id, assertion },
+    token: {
+      v: PROTOCOL_VERSION,
+      fleet: request.fleet,
+      host: request.host,
+      requestId: overrides.requestId ?? request.requestId,
+      decision: 'approve',
+      device: phone.id,
+      assertion,
+    },
   };
 }
 

@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../daemon/hooks/claudeCode.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
-import { hookInput, initMachine, newMachine, pairPhoneDirectly, runLatch, startDaemon, type LatchMachine, type RunningDaemon } from './harness.ts';
+import {
+  hookInput,
+  initMachine,
+  newMachine,
+  pairPhoneDirectly,
+  runLatch,
+  startDaemon,
+  type LatchMachine,
+  type RunningDaemon,
+} from './harness.ts';
 
 const POLICY = `
 default = "ask"
@@ -45,27 +54,55 @@ afterAll(async () => {
 
 const hook = async (input: string) => {
   const ran = await runLatch(machine, ['hook', 'claude-code'], { input });
-  return { code: ran.code, output: ran.stdout.trim() ? (JSON.parse(ran.stdout) as unknown) : undefined, stderr: ran.stderr };
+  return {
+    code: ran.code,
+    output: ran.stdout.trim() ? (JSON.parse(ran.stdout) as unknown) : undefined,
+    stderr: ran.stderr,
+  };
 };
 
 describe('latch hook claude-code', () => {
   it('answers PreToolUse allow in Claude Code’s shape', async () => {
-    expect(await hook(hookInput('PreToolUse', 'Read', { file_path: '/home/dev/project/README.md' }))).toEqual({
-      code: 0,
-      stderr: '',
-      output: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'latch: allowed by policy rule "reads"' } },
-    });
+    expect(await hook(hookInput('PreToolUse', 'Read', { file_path: '/home/dev/project/README.md' }))).toEqual(
+      {
+        code: 0,
+        stderr: '',
+        output: {
+          hookSpecificOutput: {
+            hookEventName: 'PreToolUse',
+            permissionDecision: 'allow',
+            permissionDecisionReason: 'latch: allowed by policy rule "reads"',
+          },
+        },
+      },
+    );
   });
 
   it('answers PreToolUse deny with the reason', async () => {
-    expect(await hook(hookInput('PreToolUse', 'Bash', { command: 'psql prod -c "drop table users"' }))).toMatchObject({
+    expect(
+      await hook(hookInput('PreToolUse', 'Bash', { command: 'psql prod -c "drop table users"' })),
+    ).toMatchObject({
       code: 0,
-      output: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'latch: policy_violation: denied by policy rule "never drop prod"' } },
+      output: {
+        hookSpecificOutput: {
+          hookEventName: 'PreToolUse',
+          permissionDecision: 'deny',
+          permissionDecisionReason: 'latch: policy_violation: denied by policy rule "never drop prod"',
+        },
+      },
     });
   });
 
   it('answers PreToolUse ask when the policy defers to Claude Code’s own prompt', async () => {
-    expect(await hook(hookInput('PreToolUse', 'Edit', { file_path: '/home/dev/project/a.ts', old_string: 'a', new_string: 'b' }))).toMatchObject({
+    expect(
+      await hook(
+        hookInput('PreToolUse', 'Edit', {
+          file_path: '/home/dev/project/a.ts',
+          old_string: 'a',
+          new_string: 'b',
+        }),
+      ),
+    ).toMatchObject({
       code: 0,
       output: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask' } },
     });
@@ -78,17 +115,29 @@ describe('latch hook claude-code', () => {
     expect((await hook(hookInput('PermissionRequest', 'Bash', { command: 'deploy prod' }))).output).toEqual({
       hookSpecificOutput: {
         hookEventName: 'PermissionRequest',
-        decision: { behavior: 'deny', message: 'latch: policy_violation: denied by policy rule "never drop prod"' },
+        decision: {
+          behavior: 'deny',
+          message: 'latch: policy_violation: denied by policy rule "never drop prod"',
+        },
       },
     });
   });
 
   it('prints nothing for a PermissionRequest the policy defers, leaving Claude Code’s prompt', async () => {
-    expect(await hook(hookInput('PermissionRequest', 'Edit', { file_path: '/x' }))).toEqual({ code: 0, output: undefined, stderr: '' });
+    expect(await hook(hookInput('PermissionRequest', 'Edit', { file_path: '/x' }))).toEqual({
+      code: 0,
+      output: undefined,
+      stderr: '',
+    });
   });
 
   it('blocks with exit 2 on input it cannot read', async () => {
-    for (const input of ['not json', '[]', JSON.stringify({ hook_event_name: 'PostToolUse', tool_name: 'Bash' }), JSON.stringify({ hook_event_name: 'PreToolUse' })]) {
+    for (const input of [
+      'not json',
+      '[]',
+      JSON.stringify({ hook_event_name: 'PostToolUse', tool_name: 'Bash' }),
+      JSON.stringify({ hook_event_name: 'PreToolUse' }),
+    ]) {
       const result = await hook(input);
       expect(result.code).toBe(2);
       expect(result.output).toBeUndefined();
@@ -99,16 +148,39 @@ describe('latch hook claude-code', () => {
 
 describe('the Claude Code mapping', () => {
   it('reads the tool, command, paths, session and tool call from the hook input', () => {
-    const parsed = parseClaudeCodeHookInput(hookInput('PreToolUse', 'Bash', { command: 'ls', description: 'List files' }, { tool_use_id: 'toolu_1' }));
-    expect(parsed).toMatchObject({ event: 'PreToolUse', question: { tool: 'Bash', command: 'ls', title: 'Bash: List files', session: 'session-1', toolUseId: 'toolu_1', cwd: '/home/dev/project' } });
-    expect(parseClaudeCodeHookInput(hookInput('PreToolUse', 'Write', { file_path: '/a/b.txt', content: 'x' }))).toMatchObject({ question: { paths: ['/a/b.txt'] } });
+    const parsed = parseClaudeCodeHookInput(
+      hookInput(
+        'PreToolUse',
+        'Bash',
+        { command: 'ls', description: 'List files' },
+        { tool_use_id: 'toolu_1' },
+      ),
+    );
+    expect(parsed).toMatchObject({
+      event: 'PreToolUse',
+      question: {
+        tool: 'Bash',
+        command: 'ls',
+        title: 'Bash: List files',
+        session: 'session-1',
+        toolUseId: 'toolu_1',
+        cwd: '/home/dev/project',
+      },
+    });
+    expect(
+      parseClaudeCodeHookInput(hookInput('PreToolUse', 'Write', { file_path: '/a/b.txt', content: 'x' })),
+    ).toMatchObject({ question: { paths: ['/a/b.txt'] } });
   });
 
   it('never maps a deny or a defer to allow', () => {
     for (const event of ['PreToolUse', 'PermissionRequest'] as const) {
-      const denied = JSON.stringify(claudeCodeHookOutput(event, { decision: 'deny', reason: 'x', blockReason: 'denied' }));
+      const denied = JSON.stringify(
+        claudeCodeHookOutput(event, { decision: 'deny', reason: 'x', blockReason: 'denied' }),
+      );
       expect(denied).not.toContain('"allow"');
-      expect(JSON.stringify(claudeCodeHookOutput(event, { decision: 'defer', reason: 'x' }) ?? {})).not.toContain('"allow"');
+      expect(
+        JSON.stringify(claudeCodeHookOutput(event, { decision: 'defer', reason: 'x' }) ?? {}),
+      ).not.toContain('"allow"');
     }
   });
 });

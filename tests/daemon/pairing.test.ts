@@ -14,7 +14,16 @@ import { offerMac, shortCode } from '../../shared/pairing/pairingTranscript.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { completePairing, createPhone, type TestPhone } from '../support/phone.ts';
 import { RelayDriver } from '../support/relayDriver.ts';
-import { hookInput, initMachine, newMachine, runLatch, startDaemon, startHook, type LatchMachine, type RunningDaemon } from './harness.ts';
+import {
+  hookInput,
+  initMachine,
+  newMachine,
+  runLatch,
+  startDaemon,
+  startHook,
+  type LatchMachine,
+  type RunningDaemon,
+} from './harness.ts';
 
 const LATCH = new URL('../../daemon/bin/latch.js', import.meta.url).pathname;
 const state = mkdtempSync(join(tmpdir(), 'latch-pairing-relay-'));
@@ -41,7 +50,10 @@ afterAll(async () => {
 
 /** Runs `latch pair` and plays the phone that scans its code. */
 async function pairThroughTheCli(): Promise<{ code: number | null; stdout: string; phoneCode: string }> {
-  const pair = spawn(process.execPath, [LATCH, 'pair'], { env: machine.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const pair = spawn(process.execPath, [LATCH, 'pair'], {
+    env: machine.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   pair.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -52,12 +64,21 @@ async function pairThroughTheCli(): Promise<{ code: number | null; stdout: strin
 
   // The phone fetches the offer with the token derived from the secret, and checks its MAC.
   const { offerToken, macKey } = await derivePairingKeys(link.value.secret);
-  const status = await relay.call<OfferStatus>('GET', `/v1/fleets/${link.value.fleet}/pairing/${link.value.offerId}`, { headers: { 'latch-offer-token': offerToken } });
+  const status = await relay.call<OfferStatus>(
+    'GET',
+    `/v1/fleets/${link.value.fleet}/pairing/${link.value.offerId}`,
+    { headers: { 'latch-offer-token': offerToken } },
+  );
   expect(await offerMac(macKey, status.body.offer)).toBe(status.body.offer.offerMac);
 
   phone = await createPhone('Ada’s phone');
-  const completion = await completePairing(phone, status.body.offer, link.value.secret, { origin: relay.origin, rpId: relay.rpId });
-  expect((await relay.sendCompletion(phone, link.value.fleet, link.value.offerId, offerToken, completion)).status).toBe(202);
+  const completion = await completePairing(phone, status.body.offer, link.value.secret, {
+    origin: relay.origin,
+    rpId: relay.rpId,
+  });
+  expect(
+    (await relay.sendCompletion(phone, link.value.fleet, link.value.offerId, offerToken, completion)).status,
+  ).toBe(202);
   const phoneCode = await shortCode(macKey, status.body.offer, completion);
   const code = await new Promise<number | null>((resolve) => pair.once('exit', resolve));
   if (code !== 0) throw new Error(`latch pair failed:\n${stdout}\n${stderr}`);
@@ -78,33 +99,83 @@ describe('latch pair against the real relay', () => {
   it('then gates a call through the relay: the phone approves, the hook allows', async () => {
     daemon = await startDaemon(machine);
     const hook = startHook(machine, hookInput('PreToolUse', 'Bash', { command: 'rm -rf build' }));
-    const fleet = /fleet = "([^"]+)"/.exec((await import('node:fs')).readFileSync(machine.files.config, 'utf8'))![1]!;
+    const fleet = /fleet = "([^"]+)"/.exec(
+      (await import('node:fs')).readFileSync(machine.files.config, 'utf8'),
+    )![1]!;
 
     let pending: RequestList['requests'] = [];
-    await expect.poll(async () => {
-      pending = (await relay.phoneCall<RequestList>(phone, 'GET', `/v1/fleets/${fleet}/requests?state=pending`)).body.requests;
-      return pending.length;
-    }, { timeout: 15_000 }).toBe(1);
+    await expect
+      .poll(
+        async () => {
+          pending = (
+            await relay.phoneCall<RequestList>(phone, 'GET', `/v1/fleets/${fleet}/requests?state=pending`)
+          ).body.requests;
+          return pending.length;
+        },
+        { timeout: 15_000 },
+      )
+      .toBe(1);
     const [view] = pending as [RequestList['requests'][number]];
     const context = { fleet, host: view.host, requestId: view.requestId, device: phone.id };
-    const details = await openRequestDetails(view.box!, { privateKey: phone.ecdhKeys.privateKey, publicKeyRaw: phone.ecdhKeyRaw }, context);
+    const details = await openRequestDetails(
+      view.box!,
+      { privateKey: phone.ecdhKeys.privateKey, publicKeyRaw: phone.ecdhKeyRaw },
+      context,
+    );
     if (!details.ok) throw details.error;
-    expect(details.value).toMatchObject({ tool: 'Bash', detail: 'rm -rf build', risk: 'high', hostName: 'test-box' });
+    expect(details.value).toMatchObject({
+      tool: 'Bash',
+      detail: 'rm -rf build',
+      risk: 'high',
+      hostName: 'test-box',
+    });
 
     const { requestHash } = await import('../../shared/approvals/requestHash.ts');
-    const binding = { fleet, host: view.host, requestId: view.requestId, requestHash: await requestHash(details.value), decision: 'approve' as const, nonce: details.value.nonce, exp: details.value.exp };
-    const assertion = await phone.authenticator.assert({ rpId: relay.rpId, origin: relay.origin, challenge: await approvalChallenge(binding) });
-    const token = { v: PROTOCOL_VERSION, fleet, host: view.host, requestId: view.requestId, decision: 'approve' as const, device: phone.id, assertion };
-    expect((await relay.phoneCall(phone, 'POST', `/v1/fleets/${fleet}/requests/${view.requestId}/decision`, token)).status).toBe(200);
+    const binding = {
+      fleet,
+      host: view.host,
+      requestId: view.requestId,
+      requestHash: await requestHash(details.value),
+      decision: 'approve' as const,
+      nonce: details.value.nonce,
+      exp: details.value.exp,
+    };
+    const assertion = await phone.authenticator.assert({
+      rpId: relay.rpId,
+      origin: relay.origin,
+      challenge: await approvalChallenge(binding),
+    });
+    const token = {
+      v: PROTOCOL_VERSION,
+      fleet,
+      host: view.host,
+      requestId: view.requestId,
+      decision: 'approve' as const,
+      device: phone.id,
+      assertion,
+    };
+    expect(
+      (await relay.phoneCall(phone, 'POST', `/v1/fleets/${fleet}/requests/${view.requestId}/decision`, token))
+        .status,
+    ).toBe(200);
 
     expect((await hook).output).toEqual({
-      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'latch: approved on Ada’s phone' },
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'allow',
+        permissionDecisionReason: 'latch: approved on Ada’s phone',
+      },
     });
   }, 60_000);
 
   it('latch doctor reports every check passing, with the relay reachable and the quorum met', async () => {
     const doctor = await runLatch(machine, ['doctor']);
-    expect(doctor.stdout.split('\n').filter(Boolean).map((line) => line.slice(0, 2) + line.slice(2).split(':')[0])).toEqual([
+    expect(
+      doctor.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.slice(0, 2) + line.slice(2).split(':')[0]),
+    ).toEqual([
       '✓ config',
       '✓ file modes',
       '✓ socket privacy',
@@ -121,6 +192,8 @@ describe('latch pair against the real relay', () => {
     daemon = undefined;
     const doctor = await runLatch(machine, ['doctor'], { env: { LATCH_HOME: machine.home } });
     expect(doctor.code).toBe(1);
-    expect(doctor.stdout).toMatch(/✗ socket privacy: the daemon is not running[\s\S]*fix: start latch daemon/);
+    expect(doctor.stdout).toMatch(
+      /✗ socket privacy: the daemon is not running[\s\S]*fix: start latch daemon/,
+    );
   });
 });

@@ -6,10 +6,25 @@ import { evaluatePolicy, parsePolicy, PolicyError } from '../../daemon/policy/po
 import { isTightening } from '../../daemon/policy/tightening.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
-import { auditLines, hookInput, initMachine, newMachine, pairPhoneDirectly, phoneApproves, runLatch, startDaemon, type LatchMachine, type RunningDaemon } from './harness.ts';
+import {
+  auditLines,
+  hookInput,
+  initMachine,
+  newMachine,
+  pairPhoneDirectly,
+  phoneApproves,
+  runLatch,
+  startDaemon,
+  type LatchMachine,
+  type RunningDaemon,
+} from './harness.ts';
 import type { TestPhone } from '../support/phone.ts';
 
-const call = (tool: string, command?: string, paths: string[] = []) => ({ tool, paths, ...(command ? { command } : {}) });
+const call = (tool: string, command?: string, paths: string[] = []) => ({
+  tool,
+  paths,
+  ...(command ? { command } : {}),
+});
 
 describe('the default policy', () => {
   const policy = parsePolicy(DEFAULT_POLICY);
@@ -32,7 +47,11 @@ describe('the default policy', () => {
   });
 
   it('rates destructive shell commands high', () => {
-    expect(evaluatePolicy(policy, call('Bash', 'sudo rm -rf /var/lib/postgres'))).toMatchObject({ action: 'ask', risk: 'high', rule: 'destructive shell commands' });
+    expect(evaluatePolicy(policy, call('Bash', 'sudo rm -rf /var/lib/postgres'))).toMatchObject({
+      action: 'ask',
+      risk: 'high',
+      rule: 'destructive shell commands',
+    });
   });
 });
 
@@ -52,9 +71,20 @@ tool = "Write"
 cwd = "/home/*/scratch"
 action = "allow"
 `);
-    expect(evaluatePolicy(policy, call('Write', undefined, ['/srv/app/config.yml']))).toEqual({ action: 'ask', risk: 'critical', rule: 'rule 1', timeoutSeconds: 60, target: 'production' });
-    expect(evaluatePolicy(policy, { ...call('Write', undefined, ['notes.txt']), cwd: '/home/ada/scratch' })).toMatchObject({ action: 'allow' });
-    expect(evaluatePolicy(policy, call('Write', undefined, ['notes.txt']))).toMatchObject({ action: 'deny', rule: 'default' });
+    expect(evaluatePolicy(policy, call('Write', undefined, ['/srv/app/config.yml']))).toEqual({
+      action: 'ask',
+      risk: 'critical',
+      rule: 'rule 1',
+      timeoutSeconds: 60,
+      target: 'production',
+    });
+    expect(
+      evaluatePolicy(policy, { ...call('Write', undefined, ['notes.txt']), cwd: '/home/ada/scratch' }),
+    ).toMatchObject({ action: 'allow' });
+    expect(evaluatePolicy(policy, call('Write', undefined, ['notes.txt']))).toMatchObject({
+      action: 'deny',
+      rule: 'default',
+    });
   });
 
   it.each([
@@ -93,22 +123,52 @@ risk = "high"
   const variant = (text: string) => parsePolicy(text);
 
   it.each([
-    ['a stricter default', 'default = "deny"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"'],
-    ['a rule made stricter', 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "deny"\nrisk = "high"'],
-    ['an added deny rule', 'default = "ask"\n[[rule]]\ntool = "Bash"\naction = "deny"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"'],
-    ['a removed allow rule', 'default = "ask"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"'],
+    [
+      'a stricter default',
+      'default = "deny"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
+    ],
+    [
+      'a rule made stricter',
+      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "deny"\nrisk = "high"',
+    ],
+    [
+      'an added deny rule',
+      'default = "ask"\n[[rule]]\ntool = "Bash"\naction = "deny"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
+    ],
+    [
+      'a removed allow rule',
+      'default = "ask"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
+    ],
   ])('counts %s as tightening', (_what, text) => {
     expect(isTightening(base, variant(text))).toBe(true);
   });
 
   it.each([
-    ['a looser default', 'default = "allow"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"'],
-    ['a rule made looser', 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "allow"'],
-    ['a lower risk', 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "low"'],
-    ['an added allow rule', 'default = "ask"\n[[rule]]\ntool = "Bash"\naction = "allow"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"'],
-    ['an added ask rule (it can shadow a deny)', 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\naction = "ask"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"'],
+    [
+      'a looser default',
+      'default = "allow"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
+    ],
+    [
+      'a rule made looser',
+      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "allow"',
+    ],
+    [
+      'a lower risk',
+      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "low"',
+    ],
+    [
+      'an added allow rule',
+      'default = "ask"\n[[rule]]\ntool = "Bash"\naction = "allow"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
+    ],
+    [
+      'an added ask rule (it can shadow a deny)',
+      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\naction = "ask"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
+    ],
     ['a removed ask rule', 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"'],
-    ['a defer in place of an ask', 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "defer"\nrisk = "high"'],
+    [
+      'a defer in place of an ask',
+      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "defer"\nrisk = "high"',
+    ],
   ])('counts %s as loosening', (_what, text) => {
     expect(isTightening(base, variant(text))).toBe(false);
   });
@@ -120,8 +180,12 @@ describe('policy changes on a running daemon', () => {
   let daemon: RunningDaemon;
   let phone: TestPhone;
   const STRICT = 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n';
-  const read = () => runLatch(machine, ['hook', 'claude-code'], { input: hookInput('PreToolUse', 'Read', { file_path: '/x' }) });
-  const decisionOf = async (ran: ReturnType<typeof read>) => JSON.parse((await ran).stdout).hookSpecificOutput.permissionDecision as string;
+  const read = () =>
+    runLatch(machine, ['hook', 'claude-code'], {
+      input: hookInput('PreToolUse', 'Read', { file_path: '/x' }),
+    });
+  const decisionOf = async (ran: ReturnType<typeof read>) =>
+    JSON.parse((await ran).stdout).hookSpecificOutput.permissionDecision as string;
 
   beforeAll(async () => {
     relay = await StandInRelay.start();
@@ -139,9 +203,17 @@ describe('policy changes on a running daemon', () => {
 
   it('applies a tightening at once', async () => {
     expect(await decisionOf(read())).toBe('allow');
-    writeFileSync(machine.files.policy, `${STRICT}[[rule]]\ntool = "Bash"\naction = "deny"\n`.replace('[[rule]]\ntool = "Read"\naction = "allow"\n', '[[rule]]\ntool = "Read"\naction = "deny"\n'));
+    writeFileSync(
+      machine.files.policy,
+      `${STRICT}[[rule]]\ntool = "Bash"\naction = "deny"\n`.replace(
+        '[[rule]]\ntool = "Read"\naction = "allow"\n',
+        '[[rule]]\ntool = "Read"\naction = "deny"\n',
+      ),
+    );
     expect(await decisionOf(read())).toBe('deny');
-    expect(auditLines(machine)).toContainEqual(expect.objectContaining({ event: 'policy_approved', by: 'tightening (takes effect at once)' }));
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({ event: 'policy_approved', by: 'tightening (takes effect at once)' }),
+    );
   });
 
   it('keeps the approved policy while a loosening waits for a phone, then applies it once approved', async () => {
@@ -156,7 +228,13 @@ describe('policy changes on a running daemon', () => {
     expect(details.detail).toContain('default = "allow"');
     expect(await decisionOf(read())).toBe('deny');
 
-    relay.send({ v: PROTOCOL_VERSION, type: 'approved', requestId: request.requestId, token, at: Date.now() });
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'approved',
+      requestId: request.requestId,
+      token,
+      at: Date.now(),
+    });
     await expect.poll(async () => decisionOf(read())).toBe('allow');
   });
 });

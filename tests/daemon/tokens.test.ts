@@ -2,7 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { createPhone } from '../support/phone.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
-import { auditLines, hookInput, initMachine, newMachine, pairPhoneDirectly, phoneApproves, startDaemon, startHook, type LatchMachine, type RunningDaemon } from './harness.ts';
+import {
+  auditLines,
+  hookInput,
+  initMachine,
+  newMachine,
+  pairPhoneDirectly,
+  phoneApproves,
+  startDaemon,
+  startHook,
+  type LatchMachine,
+  type RunningDaemon,
+} from './harness.ts';
 import type { TestPhone } from '../support/phone.ts';
 
 let relay: StandInRelay;
@@ -13,7 +24,10 @@ let phone: TestPhone;
 beforeAll(async () => {
   relay = await StandInRelay.start();
   machine = newMachine();
-  await initMachine(machine, { relay: relay.origin, config: (text) => text.replace('timeout_seconds = 300', 'timeout_seconds = 8') });
+  await initMachine(machine, {
+    relay: relay.origin,
+    config: (text) => text.replace('timeout_seconds = 300', 'timeout_seconds = 8'),
+  });
   ({ phone } = await pairPhoneDirectly(machine, relay.origin));
   daemon = await startDaemon(machine);
   await relay.waitFor(() => relay.connected > 0);
@@ -24,7 +38,8 @@ afterAll(async () => {
   await relay.stop();
 });
 
-const rmCall = () => hookInput('PreToolUse', 'Bash', { command: 'rm -rf build', description: 'Clean the build' });
+const rmCall = () =>
+  hookInput('PreToolUse', 'Bash', { command: 'rm -rf build', description: 'Clean the build' });
 
 describe('the daemon verifies every decision itself', () => {
   it('allows a call once a paired phone’s token for exactly this request verifies', async () => {
@@ -32,10 +47,20 @@ describe('the daemon verifies every decision itself', () => {
     const request = await relay.nextRequest();
     const { token, details } = await phoneApproves(phone, request, relay.origin);
     expect(details.detail).toBe('rm -rf build');
-    relay.send({ v: PROTOCOL_VERSION, type: 'approved', requestId: request.requestId, token, at: Date.now() });
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'approved',
+      requestId: request.requestId,
+      token,
+      at: Date.now(),
+    });
     const { output } = await hook;
     expect(output).toEqual({
-      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'latch: approved on Test phone' },
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'allow',
+        permissionDecisionReason: 'latch: approved on Test phone',
+      },
     });
   });
 
@@ -45,52 +70,126 @@ describe('the daemon verifies every decision itself', () => {
     const request = await relay.nextRequest(before);
     // The stand-in relay has a passkey of its own and signs a perfect assertion with it.
     const impostor = await createPhone('Relay’s own key');
-    const { token } = await phoneApproves({ ...impostor, ecdhKeys: phone.ecdhKeys, ecdhKeyRaw: phone.ecdhKeyRaw, id: phone.id }, request, relay.origin);
-    relay.send({ v: PROTOCOL_VERSION, type: 'approved', requestId: request.requestId, token: { ...token, device: phone.id }, at: Date.now() });
+    const { token } = await phoneApproves(
+      { ...impostor, ecdhKeys: phone.ecdhKeys, ecdhKeyRaw: phone.ecdhKeyRaw, id: phone.id },
+      request,
+      relay.origin,
+    );
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'approved',
+      requestId: request.requestId,
+      token: { ...token, device: phone.id },
+      at: Date.now(),
+    });
     const { output } = await hook;
     expect(output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
     expect(JSON.stringify(output)).toContain('expired');
-    expect(auditLines(machine)).toContainEqual(expect.objectContaining({ event: 'token_refused', requestId: request.requestId, code: 'unknown_credential' }));
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({
+        event: 'token_refused',
+        requestId: request.requestId,
+        code: 'unknown_credential',
+      }),
+    );
   }, 30_000);
 
   it('refuses a genuine token issued for another request', async () => {
     const first = relay.requests.length;
     const hookA = startHook(machine, rmCall());
     const requestA = await relay.nextRequest(first);
-    const hookB = startHook(machine, hookInput('PreToolUse', 'Bash', { command: 'git push --force origin main' }));
+    const hookB = startHook(
+      machine,
+      hookInput('PreToolUse', 'Bash', { command: 'git push --force origin main' }),
+    );
     const requestB = await relay.nextRequest(first + 1);
     // The phone approved A; a lying relay presents that approval as B's.
     const { token } = await phoneApproves(phone, requestA, relay.origin);
-    relay.send({ v: PROTOCOL_VERSION, type: 'approved', requestId: requestB.requestId, token: { ...token, requestId: requestB.requestId }, at: Date.now() });
-    relay.send({ v: PROTOCOL_VERSION, type: 'approved', requestId: requestA.requestId, token, at: Date.now() });
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'approved',
+      requestId: requestB.requestId,
+      token: { ...token, requestId: requestB.requestId },
+      at: Date.now(),
+    });
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'approved',
+      requestId: requestA.requestId,
+      token,
+      at: Date.now(),
+    });
     expect((await hookA).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
     expect((await hookB).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
-    expect(auditLines(machine)).toContainEqual(expect.objectContaining({ event: 'token_refused', requestId: requestB.requestId, code: 'challenge_mismatch' }));
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({
+        event: 'token_refused',
+        requestId: requestB.requestId,
+        code: 'challenge_mismatch',
+      }),
+    );
   }, 30_000);
 
   it('refuses a token replayed after a daemon restart', async () => {
     // A synced passkey reports counter 0 every time, so only the single-use store can catch this.
-    const { phone: syncedPhone } = await pairPhoneDirectly(machine, relay.origin, { counter: 'zero', name: 'Synced phone' });
+    const { phone: syncedPhone } = await pairPhoneDirectly(machine, relay.origin, {
+      counter: 'zero',
+      name: 'Synced phone',
+    });
     const before = relay.requests.length;
     const hook = startHook(machine, rmCall());
     const request = await relay.nextRequest(before);
     const { token } = await phoneApproves(syncedPhone, request, relay.origin);
-    relay.send({ v: PROTOCOL_VERSION, type: 'approved', requestId: request.requestId, token, at: Date.now() });
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'approved',
+      requestId: request.requestId,
+      token,
+      at: Date.now(),
+    });
     expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
 
     await daemon.stop();
     daemon = await startDaemon(machine);
     await relay.waitFor(() => relay.connected > 0);
-    relay.send({ v: PROTOCOL_VERSION, type: 'approved', requestId: request.requestId, token, at: Date.now() });
-    await expect.poll(() => auditLines(machine).filter((line) => line['event'] === 'token_refused' && line['requestId'] === request.requestId)).toEqual([
-      expect.objectContaining({ code: 'already_used' }),
-    ]);
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'approved',
+      requestId: request.requestId,
+      token,
+      at: Date.now(),
+    });
+    await expect
+      .poll(() =>
+        auditLines(machine).filter(
+          (line) => line['event'] === 'token_refused' && line['requestId'] === request.requestId,
+        ),
+      )
+      .toEqual([expect.objectContaining({ code: 'already_used' })]);
   }, 30_000);
 
   it('ignores, and logs, a decision for a request this host never sent', async () => {
-    const stranger = { ...(await phoneApproves(phone, relay.requests[0]!, relay.origin)).token, requestId: 'never-sent' };
-    relay.send({ v: PROTOCOL_VERSION, type: 'approved', requestId: 'never-sent', token: stranger, at: Date.now() });
-    await expect.poll(() => auditLines(machine).some((line) => line['event'] === 'token_refused' && line['requestId'] === 'never-sent' && line['code'] === 'unknown_request')).toBe(true);
+    const stranger = {
+      ...(await phoneApproves(phone, relay.requests[0]!, relay.origin)).token,
+      requestId: 'never-sent',
+    };
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'approved',
+      requestId: 'never-sent',
+      token: stranger,
+      at: Date.now(),
+    });
+    await expect
+      .poll(() =>
+        auditLines(machine).some(
+          (line) =>
+            line['event'] === 'token_refused' &&
+            line['requestId'] === 'never-sent' &&
+            line['code'] === 'unknown_request',
+        ),
+      )
+      .toBe(true);
   });
 
   it('honours a deny from the relay, and an expiry', async () => {
@@ -99,6 +198,11 @@ describe('the daemon verifies every decision itself', () => {
     const request = await relay.nextRequest(before);
     relay.send({ v: PROTOCOL_VERSION, type: 'expired', requestId: request.requestId, at: Date.now() });
     const { output } = await hook;
-    expect(output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: expect.stringContaining('expired') } });
+    expect(output).toMatchObject({
+      hookSpecificOutput: {
+        permissionDecision: 'deny',
+        permissionDecisionReason: expect.stringContaining('expired'),
+      },
+    });
   });
 });

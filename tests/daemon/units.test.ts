@@ -39,8 +39,15 @@ describe('TOTP (RFC 6238, SHA-1)', () => {
 
 describe('the local challenge', () => {
   it('asks a sum for low risk and makes a person wait, then type the target, for high and critical', () => {
-    expect(localChallenge('low', 'x', 0)).toMatchObject({ notBefore: 0, prompt: expect.stringMatching(/what is \d+ \+ \d+/) });
-    expect(localChallenge('high', 'main', 1000)).toEqual({ prompt: expect.stringContaining('"main"'), answer: 'main', notBefore: 11_000 });
+    expect(localChallenge('low', 'x', 0)).toMatchObject({
+      notBefore: 0,
+      prompt: expect.stringMatching(/what is \d+ \+ \d+/),
+    });
+    expect(localChallenge('high', 'main', 1000)).toEqual({
+      prompt: expect.stringContaining('"main"'),
+      answer: 'main',
+      notBefore: 11_000,
+    });
     expect(localChallenge('critical', 'prod-db', 0).notBefore).toBe(30_000);
   });
 });
@@ -103,16 +110,29 @@ describe('the config file', () => {
     writeFileSync(path, text);
     return path;
   };
-  const valid = configTemplate({ relayUrl: 'https://latch.example.com', hostName: 'box', fleet: 'fleet-1', quorum: 2 });
+  const valid = configTemplate({
+    relayUrl: 'https://latch.example.com',
+    hostName: 'box',
+    fleet: 'fleet-1',
+    quorum: 2,
+  });
 
   it('reads the template latch init writes', () => {
-    expect(loadConfig(write(valid))).toMatchObject({ relay: { url: 'https://latch.example.com' }, host: { fleet: 'fleet-1' }, killSwitch: { quorum: 2, strict: false, onFreeze: 'stop' } });
+    expect(loadConfig(write(valid))).toMatchObject({
+      relay: { url: 'https://latch.example.com' },
+      host: { fleet: 'fleet-1' },
+      killSwitch: { quorum: 2, strict: false, onFreeze: 'stop' },
+    });
   });
 
   it.each([
     ['a missing file', undefined, 'config_missing'],
     ['TOML that does not parse', 'relay = ', 'config_invalid'],
-    ['a plain-http relay that is not local', valid.replace('https://latch.example.com', 'http://latch.example.com'), 'config_invalid'],
+    [
+      'a plain-http relay that is not local',
+      valid.replace('https://latch.example.com', 'http://latch.example.com'),
+      'config_invalid',
+    ],
     ['a quorum of 0', valid.replace('quorum = 2', 'quorum = 0'), 'config_invalid'],
     ['an unknown fallback', valid.replace('mode = "none"', 'mode = "sms"'), 'config_invalid'],
     ['a fleet that is not an id', valid.replace('fleet = "fleet-1"', 'fleet = "a b"'), 'config_invalid'],
@@ -129,7 +149,13 @@ describe('the config file', () => {
 
 describe('reading an agent’s gate request', () => {
   it('cleans every string and caps every size', () => {
-    const read = readGateRequest({ tool: 'Bash\u202e', command: `r\u200bm -rf /${'x'.repeat(10_000)}`, paths: Array(100).fill('/a'), risk: 'extreme', session: 's' });
+    const read = readGateRequest({
+      tool: 'Bash\u202e',
+      command: `r\u200bm -rf /${'x'.repeat(10_000)}`,
+      paths: Array(100).fill('/a'),
+      risk: 'extreme',
+      session: 's',
+    });
     expect(read).toMatchObject({ tool: 'Bash', paths: expect.any(Array) });
     if ('error' in read) throw new Error(read.error);
     expect(read.command!.startsWith('rm -rf /')).toBe(true);

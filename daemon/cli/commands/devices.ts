@@ -20,7 +20,9 @@ export function registerDevices(program: Command): void {
       const devices = store.devices({ includeRevoked: true });
       if (devices.length === 0) process.stdout.write('no phone is paired; run latch pair\n');
       for (const device of devices) {
-        process.stdout.write(`${device.id}  ${device.name}  paired ${new Date(device.pairedAt).toISOString()}${device.revoked ? '  (revoked)' : ''}\n`);
+        process.stdout.write(
+          `${device.id}  ${device.name}  paired ${new Date(device.pairedAt).toISOString()}${device.revoked ? '  (revoked)' : ''}\n`,
+        );
       }
     });
 }

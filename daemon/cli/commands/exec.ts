@@ -8,7 +8,8 @@ import { parseRisk } from './request.ts';
 /** The exit code of `latch exec` when the command was not allowed to run. */
 export const EXEC_DENIED = 126;
 
-const shellQuote = (argument: string) => (/^[\w@%+=:,./-]+$/.test(argument) ? argument : `'${argument.replace(/'/g, `'\\''`)}'`);
+const shellQuote = (argument: string) =>
+  /^[\w@%+=:,./-]+$/.test(argument) ? argument : `'${argument.replace(/'/g, `'\\''`)}'`;
 
 export function registerExec(program: Command): void {
   program
@@ -47,7 +48,9 @@ export function registerExec(program: Command): void {
       const stopWatching = watchDaemon((state) => {
         if (state.frozen && !stopped) {
           stopped = config.killSwitch.onFreeze === 'stop';
-          process.stderr.write(`latch: the fleet is frozen (${state.reason ?? 'no reason'}); ${stopped ? 'stopping' : 'terminating'} ${command}\n`);
+          process.stderr.write(
+            `latch: the fleet is frozen (${state.reason ?? 'no reason'}); ${stopped ? 'stopping' : 'terminating'} ${command}\n`,
+          );
           signalGroup(config.killSwitch.onFreeze === 'stop' ? 'SIGSTOP' : 'SIGTERM');
         } else if (!state.frozen && stopped) {
           stopped = false;

@@ -38,7 +38,11 @@ export function registerHook(program: Command): void {
       if ('error' in input) blockWith(input.error);
       const answer = isInitialised()
         ? await askDaemon(input.question)
-        : ({ decision: 'deny', blockReason: 'config_missing', reason: 'config_missing: Latch is not set up on this machine; run latch init' } as const);
+        : ({
+            decision: 'deny',
+            blockReason: 'config_missing',
+            reason: 'config_missing: Latch is not set up on this machine; run latch init',
+          } as const);
       const output = claudeCodeHookOutput(input.event, answer);
       if (output) process.stdout.write(`${JSON.stringify(output)}\n`);
       process.exit(0);

@@ -26,12 +26,17 @@ export function registerInit(program: Command): void {
       const files = latchFiles(home);
       if (existsSync(files.config)) fail(`already initialised: ${files.config} exists`, 1);
       const quorum = Number(options.quorum);
-      if (!Number.isInteger(quorum) || quorum < 1 || quorum > 32) fail('--quorum must be a whole number from 1 to 32');
+      if (!Number.isInteger(quorum) || quorum < 1 || quorum > 32)
+        fail('--quorum must be a whole number from 1 to 32');
       const fleet = options.fleet ?? `fleet-${toBase64url(randomBytes(16))}`;
       if (!validateId(fleet).ok) fail('--fleet is not a valid fleet id');
 
       mkdirSync(home, { recursive: true, mode: 0o700 });
-      writeFileSync(files.config, configTemplate({ relayUrl: options.relay, hostName: options.name, fleet, quorum }), { mode: 0o600, flag: 'wx' });
+      writeFileSync(
+        files.config,
+        configTemplate({ relayUrl: options.relay, hostName: options.name, fleet, quorum }),
+        { mode: 0o600, flag: 'wx' },
+      );
       if (!existsSync(files.policy)) writeFileSync(files.policy, DEFAULT_POLICY, { mode: 0o600 });
       const identity = existsSync(files.hostKey) ? undefined : await createHostIdentity(files.hostKey);
       const store = new StateStore(files.state);

@@ -54,7 +54,12 @@ export function registerPair(program: Command): void {
       const created = await relay.createOffer(offer);
       if (!created.ok) fail(`the relay did not take the pairing offer: ${created.failure.message}`, 1);
 
-      const link = pairingLink({ origin: config.relay.url, fleet: offer.fleet, offerId: offer.offerId, secret });
+      const link = pairingLink({
+        origin: config.relay.url,
+        fleet: offer.fleet,
+        offerId: offer.offerId,
+        secret,
+      });
       process.stdout.write('Scan this code with your phone’s camera, or open the link in the Latch app:\n\n');
       await printQr(link);
       process.stdout.write(`\n${link}\n\nWaiting for your phone…\n`);
@@ -71,12 +76,24 @@ export function registerPair(program: Command): void {
         audit.append({ event: 'pairing_refused', offerId: offer.offerId, code: paired.error.code });
         fail(`refused the phone’s answer: ${paired.error.message} (${paired.error.code})`, 1);
       }
-      process.stdout.write(`\nYour phone shows this code: ${await shortCode(macKey, offer, completion)}\nIf it does not, run latch devices --revoke ${paired.value.id}.\n`);
+      process.stdout.write(
+        `\nYour phone shows this code: ${await shortCode(macKey, offer, completion)}\nIf it does not, run latch devices --revoke ${paired.value.id}.\n`,
+      );
 
-      const envelope = await signEnvelope('pair-confirm', { fleet: offer.fleet, offerId: offer.offerId, device: paired.value.id }, { role: 'host', id: host.id }, host.privateKey);
-      const confirmed = await relay.confirmOffer(offer.offerId, { v: PROTOCOL_VERSION, envelope, quorum: config.killSwitch.quorum });
+      const envelope = await signEnvelope(
+        'pair-confirm',
+        { fleet: offer.fleet, offerId: offer.offerId, device: paired.value.id },
+        { role: 'host', id: host.id },
+        host.privateKey,
+      );
+      const confirmed = await relay.confirmOffer(offer.offerId, {
+        v: PROTOCOL_VERSION,
+        envelope,
+        quorum: config.killSwitch.quorum,
+      });
       if (!confirmed.ok) fail(`the relay did not take the confirmation: ${confirmed.failure.message}`, 1);
-      if (confirmed.value.hostToken) writeFileSync(files.hostToken, `${confirmed.value.hostToken}\n`, { mode: 0o600 });
+      if (confirmed.value.hostToken)
+        writeFileSync(files.hostToken, `${confirmed.value.hostToken}\n`, { mode: 0o600 });
       store.addDevice(paired.value, Date.now());
       audit.append({ event: 'paired', device: paired.value.id, name: paired.value.name });
       process.stdout.write(`Paired ${paired.value.name}.\n`);
@@ -91,9 +108,13 @@ export function registerPair(program: Command): void {
 
       if (options.totp) {
         const totpSecret = newTotpSecret();
-        writeFileSync(files.totp, `${JSON.stringify({ secret: toBase64url(totpSecret) })}\n`, { mode: 0o600 });
+        writeFileSync(files.totp, `${JSON.stringify({ secret: toBase64url(totpSecret) })}\n`, {
+          mode: 0o600,
+        });
         audit.append({ event: 'totp_enrolled' });
-        process.stdout.write('\nScan this code with your authenticator app (TOTP fallback, used only when no phone can be reached):\n\n');
+        process.stdout.write(
+          '\nScan this code with your authenticator app (TOTP fallback, used only when no phone can be reached):\n\n',
+        );
         await printQr(totpUri(totpSecret, config.host.name));
         process.stdout.write('Set [fallback] mode = "totp" in the config to use it.\n');
       }

@@ -8,13 +8,17 @@ export const STATUS_EXIT = { running: 0, frozen: 1, unreachable: 2 } as const;
 export function registerStatus(program: Command): void {
   program
     .command('status')
-    .description('one line; exits 0 when running and not frozen, 1 when frozen, 2 when the daemon cannot be reached')
+    .description(
+      'one line; exits 0 when running and not frozen, 1 when frozen, 2 when the daemon cannot be reached',
+    )
     .action(async () => {
       try {
         const status = await callDaemon<DaemonStatus>('GET', '/v1/status', undefined, { timeoutMs: 5000 });
         const relay = `relay ${status.relay}, ${status.devices} phone${status.devices === 1 ? '' : 's'}, quorum ${status.quorum}`;
         if (status.frozen) {
-          process.stdout.write(`frozen: ${status.reason ?? 'no reason given'} (epoch ${status.epoch}; ${relay})\n`);
+          process.stdout.write(
+            `frozen: ${status.reason ?? 'no reason given'} (epoch ${status.epoch}; ${relay})\n`,
+          );
           process.exit(STATUS_EXIT.frozen);
         }
         const policy = status.policy === 'ok' ? '' : `, policy ${status.policy.replace('_', ' ')}`;
