@@ -1,9 +1,35 @@
 import preact from '@preact/preset-vite';
 import { defineConfig } from 'vite';
+import { VitePWA } from 'vite-plugin-pwa';
 
-// The phone app. Built into dist/pwa, which the relay serves (wrangler.toml [assets]).
+// The phone app, built into dist/pwa, which the relay serves (wrangler.toml [assets]).
+// The service worker is our own TypeScript (injectManifest): Workbox only precaches.
 export default defineConfig({
   root: new URL('.', import.meta.url).pathname,
-  plugins: [preact()],
-  build: { outDir: '../dist/pwa', emptyOutDir: true },
+  plugins: [
+    preact(),
+    VitePWA({
+      strategies: 'injectManifest',
+      srcDir: 'src',
+      filename: 'sw.ts',
+      injectRegister: false,
+      manifest: {
+        name: 'Latch',
+        short_name: 'Latch',
+        description: 'Approve or refuse what your AI agents want to do, and freeze them all at once.',
+        start_url: '/',
+        scope: '/',
+        display: 'standalone',
+        background_color: '#111827',
+        theme_color: '#111827',
+        icons: [
+          { src: '/icons/icon-192.png', sizes: '192x192', type: 'image/png' },
+          { src: '/icons/icon-512.png', sizes: '512x512', type: 'image/png' },
+          { src: '/icons/maskable-512.png', sizes: '512x512', type: 'image/png', purpose: 'maskable' },
+        ],
+      },
+      injectManifest: { globPatterns: ['**/*.{js,css,html,png,webmanifest}'] },
+    }),
+  ],
+  build: { outDir: '../dist/pwa', emptyOutDir: true, target: 'es2022' },
 });

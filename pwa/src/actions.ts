@@ -1,0 +1,137 @@
+import type { ApprovalBinding } from '../../shared/approvals/approvalChallenge.ts';
+import { requestHash } from '../../shared/approvals/requestHash.ts';
+import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
+import { fromBase64url } from '../../shared/encoding/base64url.ts';
+import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
+import type { RequestDetails } from '../../shared/messages/approvals.ts';
+import type { Assertion } from '../../shared/messages/common.ts';
+import { fleetStateSchema, type FleetState } from '../../shared/messages/killSwitch.ts';
+import {
+  requestListSchema,
+  requestViewSchema,
+  type RequestList,
+  type RequestView,
+} from '../../shared/messages/relayViews.ts';
+import { f } from '../../shared/schema/index.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import type { DeviceIdentity } from './keystore.ts';
+import { fleetPath, relayCall, type ApiResult } from './relayApi.ts';
+
+/** A request opened on this phone: what the relay says, what the host sealed, what we would sign. */
+export interface OpenedRequest {
+  fleet: string;
+  view: RequestView;
+  details: RequestDetails;
+  binding: ApprovalBinding;
+}
+
+const stateChange = f.object({
+  v: f.version(),
+  state: f.oneOf(['pending', 'approved', 'denied', 'expired']),
+});
+
+export const listRequests = (
+  identity: DeviceIdentity,
+  fleet: string,
+  which: 'pending' | 'recent',
+): Promise<ApiResult<RequestList>> =>
+  relayCall('GET', fleetPath(fleet, `/requests?state=${which}`), requestListSchema, { identity });
+
+export const fetchRequest = (
+  identity: DeviceIdentity,
+  fleet: string,
+  requestId: string,
+): Promise<ApiResult<RequestView>> =>
+  relayCall('GET', fleetPath(fleet, `/requests/${encodeURIComponent(requestId)}`), requestViewSchema, {
+    identity,
+  });
+
+export const fetchState = (identity: DeviceIdentity, fleet: string): Promise<ApiResult<FleetState>> =>
+  relayCall('GET', fleetPath(fleet, '/state'), fleetStateSchema, { identity });
+
+// Nothing here asks for a passkey, so the service worker can use it too (deny from a notification).
+
+/**
+ * Opens the sealed details with this phone's key, and derives what an approval signs: the hash of
+ * exactly these details, so the text shown is the text approved.
+ */
+export async function openRequest(
+  identity: DeviceIdentity,
+  fleet: string,
+  view: RequestView,
+): Promise<OpenedRequest | { error: string }> {
+  if (!view.box) return { error: 'this request was not sealed for this phone' };
+  const context = { fleet, host: view.host, requestId: view.requestId, device: identity.id };
+  const opened = await openRequestDetails(
+    view.box,
+    { privateKey: identity.ecdh.privateKey, publicKeyRaw: fromBase64url(identity.ecdhKey) },
+    context,
+  );
+  if (!opened.ok) return { error: `the details cannot be opened (${opened.error.code})` };
+  const details = opened.value;
+  const binding: ApprovalBinding = {
+    fleet,
+    host: view.host,
+    requestId: view.requestId,
+    requestHash: await requestHash(details),
+    decision: 'approve',
+    nonce: details.nonce,
+    exp: details.exp,
+  };
+  return { fleet, view, details, binding };
+}
+
+/** Approve: the passkey's assertion over approvalChallenge(request.binding), as a token to the relay. */
+export async function approve(identity: DeviceIdentity, request: OpenedRequest, assertion: Assertion) {
+  const token = {
+    v: PROTOCOL_VERSION,
+    fleet: request.fleet,
+    host: request.view.host,
+    requestId: request.view.requestId,
+    decision: 'approve' as const,
+    device: identity.id,
+    assertion,
+  };
+  return relayCall(
+    'POST',
+    fleetPath(request.fleet, `/requests/${encodeURIComponent(request.view.requestId)}/decision`),
+    stateChange,
+    { identity, body: token },
+  );
+}
+
+/** Deny: one tap, signed with the device key (refusing is the safe direction: no biometric). */
+export async function deny(identity: DeviceIdentity, fleet: string, host: string, requestId: string) {
+  const envelope = await signEnvelope(
+    'deny',
+    { fleet, host, requestId },
+    { role: 'device', id: identity.id },
+    identity.signing.privateKey,
+  );
+  return relayCall('POST', fleetPath(fleet, `/requests/${encodeURIComponent(requestId)}/deny`), stateChange, {
+    body: envelope,
+  });
+}
+
+/** The panic button: freezes the fleet, signed with the device key. */
+export async function freeze(identity: DeviceIdentity, fleet: string, reason: string) {
+  const envelope = await signEnvelope(
+    'freeze',
+    { fleet, reason },
+    { role: 'device', id: identity.id },
+    identity.signing.privateKey,
+  );
+  return relayCall('POST', fleetPath(fleet, '/freeze'), fleetStateSchema, { body: envelope });
+}
+
+/** A vote to resume: the passkey's assertion over resumeChallenge({ fleet, epoch }). */
+export async function voteToResume(
+  identity: DeviceIdentity,
+  fleet: string,
+  epoch: number,
+  assertion: Assertion,
+) {
+  return relayCall('POST', fleetPath(fleet, '/resume'), fleetStateSchema, {
+    body: { v: PROTOCOL_VERSION, fleet, epoch, device: identity.id, assertion },
+  });
+}

@@ -1,0 +1,59 @@
+import { useRef, useState } from 'preact/hooks';
+
+const HOLD_MS = 600;
+
+/**
+ * The panic button: big and red, fired by holding it (pointer, or Space/Enter) for 600 ms, so a
+ * brush or a stray tap cannot freeze the fleet, and a deliberate press cannot miss.
+ */
+export function PanicButton({ onFire, disabled }: { onFire: () => void; disabled?: boolean }) {
+  const [holding, setHolding] = useState(false);
+  const timer = useRef<number | undefined>(undefined);
+
+  const start = () => {
+    if (disabled || timer.current !== undefined) return;
+    setHolding(true);
+    timer.current = window.setTimeout(() => {
+      timer.current = undefined;
+      setHolding(false);
+      onFire();
+    }, HOLD_MS);
+  };
+  const cancel = () => {
+    window.clearTimeout(timer.current);
+    timer.current = undefined;
+    setHolding(false);
+  };
+
+  return (
+    <button
+      type="button"
+      class={`panic${holding ? ' holding' : ''}`}
+      disabled={disabled}
+      aria-label="Panic: hold to freeze every agent"
+      aria-describedby="panic-hint"
+      onPointerDown={(event) => {
+        event.currentTarget.setPointerCapture(event.pointerId);
+        start();
+      }}
+      onPointerUp={cancel}
+      onPointerCancel={cancel}
+      onPointerLeave={cancel}
+      onContextMenu={(event) => event.preventDefault()}
+      onKeyDown={(event) => {
+        if (event.key === ' ' || event.key === 'Enter') {
+          event.preventDefault();
+          if (!event.repeat) start();
+        }
+      }}
+      onKeyUp={(event) => {
+        if (event.key === ' ' || event.key === 'Enter') cancel();
+      }}
+    >
+      <span class="panic-label">PANIC</span>
+      <span id="panic-hint" class="panic-hint">
+        {holding ? 'keep holding…' : 'hold to freeze every agent'}
+      </span>
+    </button>
+  );
+}

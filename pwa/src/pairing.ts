@@ -1,0 +1,124 @@
+import { fromBase64url } from '../../shared/encoding/base64url.ts';
+import { constantTimeEqual } from '../../shared/encoding/bytes.ts';
+import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
+import { offerStatusSchema, type OfferStatus } from '../../shared/messages/relayViews.ts';
+import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
+import type { PairingLink } from '../../shared/pairing/pairingLink.ts';
+import { completionMac, offerMac, shortCode } from '../../shared/pairing/pairingTranscript.ts';
+import { f } from '../../shared/schema/index.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { addMembership, ensureIdentity, loadPasskey, savePasskey } from './keystore.ts';
+import { fleetPath, relayCall } from './relayApi.ts';
+import { createPasskey } from './webauthn.ts';
+
+export type PairingProgress =
+  | { step: 'checking' }
+  | { step: 'passkey' }
+  | { step: 'sending' }
+  | { step: 'compare'; code: string; hostName: string }
+  | { step: 'done'; code: string; hostName: string }
+  | { step: 'failed'; message: string };
+
+/** Asks for a push subscription, but never waits forever: without a push service it never settles. */
+async function pushSubscription(vapidPublicKey: string | null): Promise<PushSubscriptionJson | undefined> {
+  if (!vapidPublicKey || !('serviceWorker' in navigator) || !('PushManager' in window)) return undefined;
+  try {
+    if ((await Notification.requestPermission()) !== 'granted') return undefined;
+    const registration = await navigator.serviceWorker.ready;
+    const subscribe = registration.pushManager.subscribe({
+      userVisibleOnly: true,
+      applicationServerKey: fromBase64url(vapidPublicKey),
+    });
+    const subscription = await Promise.race([
+      subscribe,
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 8000)),
+    ]);
+    const json = subscription?.toJSON();
+    return json?.endpoint && json.keys?.['p256dh'] && json.keys['auth']
+      ? { endpoint: json.endpoint, keys: { p256dh: json.keys['p256dh'], auth: json.keys['auth'] } }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const configSchema = f.object({ v: f.version(), vapidPublicKey: f.optional(f.base64url(65)) });
+const accepted = f.object({ v: f.version(), accepted: f.boolean() });
+
+/**
+ * The phone's side of pairing: fetch the offer with the token the QR secret yields, check the
+ * host's MAC over it, make keys and a passkey (once per phone), send them under a MAC, show the
+ * short code, and wait for the host to confirm.
+ */
+export async function pairWith(
+  link: PairingLink,
+  deviceName: string,
+  report: (progress: PairingProgress) => void,
+): Promise<void> {
+  const { offerToken, macKey } = await derivePairingKeys(link.secret);
+  const path = fleetPath(link.fleet, `/pairing/${encodeURIComponent(link.offerId)}`);
+  const status = await relayCall('GET', path, offerStatusSchema, {
+    headers: { 'latch-offer-token': offerToken },
+  });
+  if (!status.ok)
+    return report({
+      step: 'failed',
+      message:
+        status.status === 410
+          ? 'This code expired. Run latch pair again.'
+          : 'This pairing code is not valid any more.',
+    });
+  const { offer } = status.value;
+  // The relay handed us the host's key; only the host, which holds the secret, could MAC it.
+  if (!constantTimeEqual(fromBase64url(await offerMac(macKey, offer)), fromBase64url(offer.offerMac))) {
+    return report({ step: 'failed', message: 'This code was tampered with on the way. Do not pair.' });
+  }
+
+  const identity = await ensureIdentity(deviceName);
+  let passkey = await loadPasskey();
+  if (!passkey) {
+    report({ step: 'passkey' });
+    passkey = await createPasskey(identity);
+    await savePasskey(passkey);
+  }
+  report({ step: 'sending' });
+  const config = await relayCall('GET', '/v1/config', configSchema);
+  const push = await pushSubscription(config.ok ? (config.value.vapidPublicKey ?? null) : null);
+  const unsigned = {
+    v: PROTOCOL_VERSION,
+    fleet: link.fleet,
+    offerId: link.offerId,
+    device: {
+      id: identity.id,
+      name: identity.name,
+      deviceKey: identity.deviceKey,
+      ecdhKey: identity.ecdhKey,
+    },
+    registration: passkey.registration,
+    ...(push ? { push } : {}),
+  };
+  const completion = { ...unsigned, mac: await completionMac(macKey, offer, unsigned) };
+  const sent = await relayCall('POST', `${path}/complete`, accepted, {
+    identity,
+    body: completion,
+    headers: { 'latch-offer-token': offerToken },
+  });
+  if (!sent.ok) return report({ step: 'failed', message: `The relay refused: ${sent.message}` });
+
+  const code = await shortCode(macKey, offer, completion);
+  report({ step: 'compare', code, hostName: offer.hostName });
+  for (;;) {
+    const current: { ok: true; value: OfferStatus } | { ok: false } = await relayCall(
+      'GET',
+      path,
+      offerStatusSchema,
+      { headers: { 'latch-offer-token': offerToken } },
+    );
+    if (current.ok && current.value.confirmed) break;
+    if (Date.now() > offer.exp)
+      return report({ step: 'failed', message: 'The computer did not confirm in time.' });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  await addMembership(link.fleet, { id: offer.host, name: offer.hostName });
+  report({ step: 'done', code, hostName: offer.hostName });
+}

@@ -1,0 +1,60 @@
+import { signDeviceRequest } from '../../shared/device-auth/deviceRequest.ts';
+import { utf8 } from '../../shared/encoding/bytes.ts';
+import type { Field } from '../../shared/schema/field.ts';
+import { parseJson } from '../../shared/schema/parse.ts';
+import type { DeviceIdentity } from './keystore.ts';
+
+export type ApiResult<T> =
+  { ok: true; value: T } | { ok: false; status: number; code: string; message: string };
+
+/**
+ * One call to the relay (this page's own origin). Answers are parsed like any untrusted input;
+ * with `identity`, the request is signed with the device key.
+ */
+export async function relayCall<T>(
+  method: string,
+  path: string,
+  schema: Field<T>,
+  options: { identity?: DeviceIdentity; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<ApiResult<T>> {
+  const body = options.body === undefined ? undefined : utf8(JSON.stringify(options.body));
+  const headers: Record<string, string> = {
+    ...options.headers,
+    ...(body ? { 'content-type': 'application/json' } : {}),
+  };
+  if (options.identity) {
+    Object.assign(
+      headers,
+      await signDeviceRequest(
+        { method, path, body: body ?? new Uint8Array(0) },
+        { id: options.identity.id, privateKey: options.identity.signing.privateKey },
+      ),
+    );
+  }
+  let response: Response;
+  try {
+    response = await fetch(path, { method, headers, ...(body ? { body } : {}) });
+  } catch {
+    return { ok: false, status: 0, code: 'offline', message: 'the relay cannot be reached' };
+  }
+  const text = await response.text();
+  if (!response.ok) {
+    try {
+      const { error } = JSON.parse(text) as { error: { code: string; message: string } };
+      return { ok: false, status: response.status, code: error.code, message: error.message };
+    } catch {
+      return {
+        ok: false,
+        status: response.status,
+        code: 'http_error',
+        message: `the relay answered ${response.status}`,
+      };
+    }
+  }
+  const parsed = parseJson(schema, text);
+  return parsed.ok
+    ? parsed
+    : { ok: false, status: response.status, code: parsed.error.code, message: parsed.error.message };
+}
+
+export const fleetPath = (fleet: string, rest: string) => `/v1/fleets/${encodeURIComponent(fleet)}${rest}`;

@@ -1,0 +1,34 @@
+import { useEffect, useState } from 'preact/hooks';
+
+/** The app's routes, as paths the relay serves index.html for. */
+export type Route =
+  | { name: 'home' }
+  | { name: 'pair' }
+  | { name: 'scan' }
+  | { name: 'devices' }
+  | { name: 'request'; fleet: string; requestId: string };
+
+export function parseRoute(pathname: string): Route {
+  const parts = pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === 'pair') return { name: 'pair' };
+  if (parts[0] === 'scan') return { name: 'scan' };
+  if (parts[0] === 'devices') return { name: 'devices' };
+  if (parts[0] === 'requests' && parts[1] && parts[2])
+    return { name: 'request', fleet: parts[1], requestId: parts[2] };
+  return { name: 'home' };
+}
+
+export function navigate(path: string): void {
+  history.pushState(null, '', path);
+  dispatchEvent(new PopStateEvent('popstate'));
+}
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location.pathname));
+  useEffect(() => {
+    const onChange = () => setRoute(parseRoute(location.pathname));
+    addEventListener('popstate', onChange);
+    return () => removeEventListener('popstate', onChange);
+  }, []);
+  return route;
+}

@@ -1,0 +1,101 @@
+import { useEffect, useState } from 'preact/hooks';
+import { LIMITS } from '../../../shared/messages/limits.ts';
+import { membersSchema, type Members } from '../../../shared/messages/relayViews.ts';
+import { sanitizeText } from '../../../shared/text/sanitizeText.ts';
+import { loadIdentity, loadMemberships, type DeviceIdentity } from '../keystore.ts';
+import { fleetPath, relayCall } from '../relayApi.ts';
+import { navigate } from '../router.ts';
+
+/** The fleet's phones and hosts: rename a phone, revoke one. */
+export function DevicesScreen() {
+  const [identity, setIdentity] = useState<DeviceIdentity>();
+  const [fleet, setFleet] = useState<string>();
+  const [members, setMembers] = useState<Members>();
+  const [message, setMessage] = useState<string>();
+
+  const load = async () => {
+    const me = await loadIdentity();
+    const [first] = await loadMemberships();
+    if (!me || !first) return setMessage('This phone is not paired.');
+    setIdentity(me);
+    setFleet(first.fleet);
+    const listed = await relayCall('GET', fleetPath(first.fleet, '/members'), membersSchema, {
+      identity: me,
+    });
+    if (listed.ok) setMembers(listed.value);
+    else setMessage(listed.message);
+  };
+  useEffect(() => void load(), []);
+
+  const rename = async (id: string, current: string) => {
+    const typed = prompt('New name', current);
+    if (!typed || !identity || !fleet) return;
+    const name = sanitizeText(typed, { maxBytes: LIMITS.nameBytes, multiline: false }).text;
+    const result = await relayCall(
+      'PATCH',
+      fleetPath(fleet, `/devices/${encodeURIComponent(id)}`),
+      membersSchema,
+      { identity, body: { v: 1, name } },
+    );
+    if (result.ok) setMembers(result.value);
+    else setMessage(result.message);
+  };
+
+  const revoke = async (id: string, name: string) => {
+    if (
+      !identity ||
+      !fleet ||
+      !confirm(`Revoke ${name}? It will no longer be able to approve, deny or vote.`)
+    )
+      return;
+    const result = await relayCall(
+      'DELETE',
+      fleetPath(fleet, `/devices/${encodeURIComponent(id)}`),
+      membersSchema,
+      { identity },
+    );
+    if (result.ok) setMembers(result.value);
+    else setMessage(result.message);
+  };
+
+  return (
+    <main class="screen">
+      <header class="top">
+        <h1>Devices</h1>
+        <button type="button" class="link" onClick={() => navigate('/')}>
+          Back
+        </button>
+      </header>
+      {message && <p role="status">{message}</p>}
+      <h2>Phones</h2>
+      <ul class="members">
+        {members?.devices.map((device) => (
+          <li key={device.id} class={device.revoked ? 'revoked' : ''}>
+            <span>
+              {device.name}
+              {device.id === identity?.id ? ' (this phone)' : ''}
+              {device.revoked ? ' (revoked)' : ''}
+            </span>
+            {!device.revoked && (
+              <span class="member-actions">
+                <button type="button" onClick={() => void rename(device.id, device.name)}>
+                  Rename
+                </button>
+                <button type="button" class="deny" onClick={() => void revoke(device.id, device.name)}>
+                  Revoke
+                </button>
+              </span>
+            )}
+          </li>
+        ))}
+      </ul>
+      <h2>Hosts</h2>
+      <ul class="members">
+        {members?.hosts.map((host) => (
+          <li key={host.id}>{host.name}</li>
+        ))}
+      </ul>
+      <p class="muted">To stop a host trusting a phone, also run latch devices --revoke on that host.</p>
+    </main>
+  );
+}

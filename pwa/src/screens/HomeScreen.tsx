@@ -1,0 +1,220 @@
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { resumeChallenge } from '../../../shared/kill-switch/resumeChallenge.ts';
+import type { FleetState } from '../../../shared/messages/killSwitch.ts';
+import {
+  fetchState,
+  freeze,
+  listRequests,
+  openRequest,
+  voteToResume,
+  type OpenedRequest,
+} from '../actions.ts';
+import { PanicButton } from '../components/PanicButton.tsx';
+import { RiskBadge } from '../components/RiskBadge.tsx';
+import {
+  loadIdentity,
+  loadMemberships,
+  loadPasskey,
+  type DeviceIdentity,
+  type Membership,
+  type Passkey,
+} from '../keystore.ts';
+import { requestPath } from '../paths.ts';
+import { navigate } from '../router.ts';
+import { signWithPasskey } from '../webauthn.ts';
+
+interface FleetView {
+  membership: Membership;
+  state?: FleetState;
+  pending: OpenedRequest[];
+  recent: OpenedRequest[];
+}
+
+const POLL_MS = 3000;
+
+async function loadFleet(identity: DeviceIdentity, membership: Membership): Promise<FleetView> {
+  const [state, pending, recent] = await Promise.all([
+    fetchState(identity, membership.fleet),
+    listRequests(identity, membership.fleet, 'pending'),
+    listRequests(identity, membership.fleet, 'recent'),
+  ]);
+  const open = async (list: typeof pending) =>
+    list.ok
+      ? (
+          await Promise.all(list.value.requests.map((view) => openRequest(identity, membership.fleet, view)))
+        ).filter((opened): opened is OpenedRequest => !('error' in opened))
+      : [];
+  return {
+    membership,
+    ...(state.ok ? { state: state.value } : {}),
+    pending: await open(pending),
+    recent: await open(recent),
+  };
+}
+
+function timeLeft(exp: number): string {
+  const seconds = Math.max(0, Math.round((exp - Date.now()) / 1000));
+  return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')} left`;
+}
+
+export function HomeScreen() {
+  const [identity, setIdentity] = useState<DeviceIdentity>();
+  const [passkey, setPasskey] = useState<Passkey>();
+  const [fleets, setFleets] = useState<FleetView[]>();
+  const [notice, setNotice] = useState<string>();
+
+  const refresh = useCallback(async () => {
+    const me = identity ?? (await loadIdentity());
+    if (!me) return setFleets([]);
+    setIdentity(me);
+    setPasskey(await loadPasskey());
+    setFleets(await Promise.all((await loadMemberships()).map((membership) => loadFleet(me, membership))));
+  }, [identity]);
+
+  useEffect(() => {
+    void refresh();
+    const timer = setInterval(() => void refresh(), POLL_MS);
+    const onMessage = () => void refresh();
+    navigator.serviceWorker?.addEventListener('message', onMessage);
+    return () => {
+      clearInterval(timer);
+      navigator.serviceWorker?.removeEventListener('message', onMessage);
+    };
+  }, [refresh]);
+
+  if (!fleets) return <main class="screen">Loading…</main>;
+  if (!identity || fleets.length === 0) {
+    return (
+      <main class="screen">
+        <h1>Latch</h1>
+        <p>
+          This phone is not paired yet. On your computer, run <code>latch pair</code> and scan its code.
+        </p>
+        <button type="button" class="primary" onClick={() => navigate('/scan')}>
+          Scan a pairing code
+        </button>
+      </main>
+    );
+  }
+
+  const panic = async () => {
+    const results = await Promise.all(
+      fleets.map((fleet) => freeze(identity, fleet.membership.fleet, 'panic button')),
+    );
+    setNotice(
+      results.every((result) => result.ok)
+        ? 'Frozen. Every agent is stopped.'
+        : 'The freeze did not reach the relay. Try again.',
+    );
+    await refresh();
+  };
+
+  return (
+    <main class="screen">
+      <header class="top">
+        <h1>Latch</h1>
+        <nav>
+          <button type="button" class="link" onClick={() => navigate('/devices')}>
+            Devices
+          </button>
+          <button type="button" class="link" onClick={() => navigate('/scan')}>
+            Scan
+          </button>
+        </nav>
+      </header>
+      <PanicButton onFire={() => void panic()} disabled={fleets.every((fleet) => fleet.state?.frozen)} />
+      {notice && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
+      {fleets.map((fleet) => (
+        <section key={fleet.membership.fleet} aria-label="fleet">
+          <FleetStatus fleet={fleet} identity={identity} passkey={passkey} onChange={refresh} />
+          <h2>Waiting for you ({fleet.pending.length})</h2>
+          {fleet.pending.length === 0 && <p class="muted">Nothing is waiting.</p>}
+          <ul class="requests">
+            {fleet.pending.map((request) => (
+              <li key={request.view.requestId}>
+                <button
+                  type="button"
+                  class="request-item"
+                  onClick={() => navigate(requestPath(fleet.membership.fleet, request.view.requestId))}
+                >
+                  <span class="request-title">{request.details.title}</span>
+                  <span class="request-meta">
+                    {request.details.hostName} · <RiskBadge risk={request.details.risk} /> ·{' '}
+                    {timeLeft(request.details.exp)}
+                  </span>
+                </button>
+              </li>
+            ))}
+          </ul>
+          <h2>Recent</h2>
+          <ul class="requests recent">
+            {fleet.recent.map((request) => (
+              <li key={request.view.requestId}>
+                <span class="request-title">{request.details.title}</span>
+                <span class={`outcome outcome-${request.view.state}`}>{request.view.state}</span>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ))}
+    </main>
+  );
+}
+
+function FleetStatus({
+  fleet,
+  identity,
+  passkey,
+  onChange,
+}: {
+  fleet: FleetView;
+  identity: DeviceIdentity;
+  passkey: Passkey | undefined;
+  onChange: () => Promise<void>;
+}) {
+  const [message, setMessage] = useState<string>();
+  const { state } = fleet;
+  if (!state) return <p class="status unknown">The relay cannot be reached.</p>;
+  if (!state.frozen) {
+    return (
+      <p class="status armed" aria-live="polite">
+        Armed: agents run under your policy.
+      </p>
+    );
+  }
+  const voted = state.votes.includes(identity.id);
+  const vote = async () => {
+    if (!passkey) return setMessage('This phone has no passkey.');
+    try {
+      const assertion = await signWithPasskey(
+        passkey,
+        await resumeChallenge({ fleet: state.fleet, epoch: state.epoch }),
+      );
+      const result = await voteToResume(identity, state.fleet, state.epoch, assertion);
+      setMessage(result.ok ? 'Your vote is counted.' : `Vote refused: ${result.message}`);
+    } catch {
+      setMessage('Face ID was cancelled. Nothing was sent.');
+    }
+    await onChange();
+  };
+  return (
+    <div class="status frozen" role="alert">
+      <strong>FROZEN</strong>: {state.reason ?? 'no reason given'}
+      <p>
+        Votes to resume: {state.votes.length} of {state.needed}
+      </p>
+      {voted ? (
+        <p>This phone has voted.</p>
+      ) : (
+        <button type="button" class="primary" onClick={() => void vote()}>
+          Vote to resume (Face ID)
+        </button>
+      )}
+      {message && <p role="status">{message}</p>}
+    </div>
+  );
+}

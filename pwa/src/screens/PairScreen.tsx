@@ -1,0 +1,101 @@
+import { useEffect, useState } from 'preact/hooks';
+import { parsePairingLink } from '../../../shared/pairing/pairingLink.ts';
+import { pairWith, type PairingProgress } from '../pairing.ts';
+import { navigate } from '../router.ts';
+
+function guessDeviceName(): string {
+  const agent = navigator.userAgent;
+  if (/iPhone/.test(agent)) return 'iPhone';
+  if (/iPad/.test(agent)) return 'iPad';
+  if (/Android/.test(agent)) return 'Android phone';
+  return 'Browser';
+}
+
+/** Opened by the QR link: the secret is in the fragment, which never leaves this page. */
+export function PairScreen() {
+  const [progress, setProgress] = useState<PairingProgress>({ step: 'checking' });
+  const [name, setName] = useState(guessDeviceName);
+  const [started, setStarted] = useState(false);
+  const link = parsePairingLink(location.href);
+
+  useEffect(() => {
+    // Keep the secret out of the address bar and history once read.
+    if (link.ok) history.replaceState(null, '', '/pair');
+  }, []);
+
+  if (!link.ok && !started) {
+    return (
+      <main class="screen">
+        <h1>Pair this phone</h1>
+        <p>
+          This pairing link is not valid ({link.error.code}). Run <code>latch pair</code> again and scan the
+          new code.
+        </p>
+      </main>
+    );
+  }
+
+  const start = () => {
+    if (!link.ok) return;
+    setStarted(true);
+    pairWith(link.value, name.trim() || guessDeviceName(), setProgress).catch((error: unknown) =>
+      setProgress({
+        step: 'failed',
+        message:
+          error instanceof Error && error.name === 'NotAllowedError'
+            ? 'Face ID was cancelled.'
+            : 'Pairing failed.',
+      }),
+    );
+  };
+
+  if (!started) {
+    return (
+      <main class="screen">
+        <h1>Pair this phone</h1>
+        <p>This phone will be asked before your agents do anything dangerous, and can freeze them all.</p>
+        <label class="field">
+          Name this phone
+          <input value={name} maxLength={40} onInput={(event) => setName(event.currentTarget.value)} />
+        </label>
+        <button type="button" class="primary" onClick={start}>
+          Pair with Face ID
+        </button>
+      </main>
+    );
+  }
+
+  return (
+    <main class="screen">
+      <h1>Pair this phone</h1>
+      {progress.step === 'checking' && <p>Checking the code…</p>}
+      {progress.step === 'passkey' && (
+        <p>Confirm with Face ID or your fingerprint to create this phone’s key.</p>
+      )}
+      {progress.step === 'sending' && <p>Sending this phone’s keys…</p>}
+      {(progress.step === 'compare' || progress.step === 'done') && (
+        <div class="code-box">
+          <p>Check that your terminal shows the same code:</p>
+          <p class="short-code" aria-label="short code">
+            {progress.code}
+          </p>
+          <p>
+            {progress.step === 'done'
+              ? `Paired with ${progress.hostName}.`
+              : `Waiting for ${progress.hostName} to confirm…`}
+          </p>
+        </div>
+      )}
+      {progress.step === 'failed' && (
+        <p class="error" role="alert">
+          {progress.message}
+        </p>
+      )}
+      {(progress.step === 'done' || progress.step === 'failed') && (
+        <button type="button" class="primary" onClick={() => navigate('/')}>
+          Done
+        </button>
+      )}
+    </main>
+  );
+}

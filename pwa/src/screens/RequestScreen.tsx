@@ -1,0 +1,208 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { approvalChallenge } from '../../../shared/approvals/approvalChallenge.ts';
+import { approve, deny, fetchRequest, openRequest, type OpenedRequest } from '../actions.ts';
+import { RiskBadge } from '../components/RiskBadge.tsx';
+import { loadIdentity, loadPasskey, type DeviceIdentity, type Passkey } from '../keystore.ts';
+import { navigate } from '../router.ts';
+import { signWithPasskey } from '../webauthn.ts';
+
+type Outcome = 'approved' | 'denied' | 'expired' | 'already decided' | 'failed';
+type Phase =
+  | { name: 'loading' }
+  | { name: 'ready'; request: OpenedRequest }
+  | { name: 'done'; outcome: Outcome; message: string };
+
+/** Seconds of review before Approve is enabled, by risk (design.md: friction by risk level). */
+const REVIEW_SECONDS = { low: 0, medium: 0, high: 10, critical: 30 } as const;
+
+const OUTCOME_TEXT: Record<Outcome, string> = {
+  approved: 'Approved',
+  denied: 'Denied',
+  expired: 'Expired',
+  'already decided': 'Already decided',
+  failed: 'Not sent',
+};
+
+export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: string }) {
+  const [phase, setPhase] = useState<Phase>({ name: 'loading' });
+  const [identity, setIdentity] = useState<DeviceIdentity>();
+  const [passkey, setPasskey] = useState<Passkey>();
+
+  useEffect(() => {
+    void (async () => {
+      const me = await loadIdentity();
+      if (!me) return setPhase({ name: 'done', outcome: 'failed', message: 'This phone is not paired.' });
+      setIdentity(me);
+      setPasskey(await loadPasskey());
+      const view = await fetchRequest(me, fleet, requestId);
+      if (!view.ok) return setPhase({ name: 'done', outcome: 'failed', message: view.message });
+      if (view.value.state !== 'pending' || view.value.exp <= Date.now()) {
+        const outcome: Outcome =
+          view.value.state === 'expired' || view.value.exp <= Date.now() ? 'expired' : 'already decided';
+        return setPhase({
+          name: 'done',
+          outcome,
+          message: `This request was already ${view.value.state === 'pending' ? 'expired' : view.value.state}.`,
+        });
+      }
+      const opened = await openRequest(me, fleet, view.value);
+      setPhase(
+        'error' in opened
+          ? { name: 'done', outcome: 'failed', message: opened.error }
+          : { name: 'ready', request: opened },
+      );
+    })();
+  }, [fleet, requestId]);
+
+  if (phase.name === 'loading') return <main class="screen">Loading…</main>;
+  if (phase.name === 'done') return <Result outcome={phase.outcome} message={phase.message} />;
+  return (
+    <Review
+      request={phase.request}
+      identity={identity!}
+      passkey={passkey}
+      onDone={(outcome, message) => setPhase({ name: 'done', outcome, message })}
+    />
+  );
+}
+
+function Result({ outcome, message }: { outcome: Outcome; message: string }) {
+  return (
+    <main class="screen">
+      <div class={`result result-${outcome.replace(' ', '-')}`} role="status" aria-live="assertive">
+        <span class="result-word">{OUTCOME_TEXT[outcome]}</span>
+        <p>{message}</p>
+      </div>
+      <button type="button" class="primary" onClick={() => navigate('/')}>
+        Back to the list
+      </button>
+    </main>
+  );
+}
+
+function Review({
+  request,
+  identity,
+  passkey,
+  onDone,
+}: {
+  request: OpenedRequest;
+  identity: DeviceIdentity;
+  passkey: Passkey | undefined;
+  onDone: (outcome: Outcome, message: string) => void;
+}) {
+  const { details } = request;
+  const review = REVIEW_SECONDS[details.risk];
+  const [shownAt] = useState(() => Date.now());
+  const [now, setNow] = useState(() => Date.now());
+  const [typed, setTyped] = useState('');
+  const [busy, setBusy] = useState(false);
+  const approveButton = useRef<HTMLButtonElement>(null);
+
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 250);
+    return () => clearInterval(timer);
+  }, []);
+
+  const reviewLeft = Math.max(0, Math.ceil((shownAt + review * 1000 - now) / 1000));
+  const needsTyping = details.risk === 'critical';
+  const target = details.target ?? details.tool;
+  const expired = now >= details.exp;
+  const canApprove =
+    !busy && !expired && reviewLeft === 0 && (!needsTyping || typed === target) && passkey !== undefined;
+
+  const doDeny = async () => {
+    if (busy) return;
+    setBusy(true);
+    const result = await deny(identity, request.fleet, request.view.host, request.view.requestId);
+    if (result.ok) onDone('denied', 'The agent was told no.');
+    else
+      onDone(
+        result.status === 409 ? 'already decided' : result.status === 410 ? 'expired' : 'failed',
+        result.message,
+      );
+  };
+
+  const doApprove = async () => {
+    if (!canApprove) return;
+    setBusy(true);
+    try {
+      const assertion = await signWithPasskey(passkey!, await approvalChallenge(request.binding));
+      const result = await approve(identity, request, assertion);
+      if (result.ok) onDone('approved', 'The agent may go ahead, once.');
+      else
+        onDone(
+          result.status === 409 ? 'already decided' : result.status === 410 ? 'expired' : 'failed',
+          result.message,
+        );
+    } catch {
+      setBusy(false); // Face ID cancelled: nothing was sent, the request still waits.
+    }
+  };
+
+  useEffect(() => {
+    if (expired) onDone('expired', 'No answer in time: the agent was refused.');
+  }, [expired]);
+
+  useEffect(() => {
+    // Escape denies. Enter never approves, wherever the focus is.
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        void doDeny();
+      } else if (event.key === 'Enter') {
+        event.preventDefault();
+      }
+    };
+    addEventListener('keydown', onKey, true);
+    return () => removeEventListener('keydown', onKey, true);
+  });
+
+  return (
+    <main class="screen request">
+      <p class="request-meta">
+        <span>{details.hostName}</span> · <span>{details.agent}</span> · <span>{details.tool}</span> ·{' '}
+        <RiskBadge risk={details.risk} />
+      </p>
+      <h1 class="request-title">{details.title}</h1>
+      {details.shortened && (
+        <p class="shortened" role="note">
+          Text shortened: hidden or control characters were removed, or it was cut.
+        </p>
+      )}
+      <pre class="detail">{details.detail}</pre>
+      {details.cwd && (
+        <p class="muted">
+          in <code>{details.cwd}</code>
+        </p>
+      )}
+      {needsTyping && (
+        <label class="confirm">
+          Type <code>{target}</code> to approve
+          <input
+            value={typed}
+            onInput={(event) => setTyped(event.currentTarget.value)}
+            autocomplete="off"
+            autocapitalize="off"
+            spellcheck={false}
+          />
+        </label>
+      )}
+      <div class="actions">
+        <button type="button" class="deny" disabled={busy} onClick={() => void doDeny()}>
+          Deny
+        </button>
+        <button
+          type="button"
+          class="approve"
+          ref={approveButton}
+          disabled={!canApprove}
+          onClick={() => void doApprove()}
+        >
+          {reviewLeft > 0 ? `Approve in ${reviewLeft} s` : 'Approve with Face ID'}
+        </button>
+      </div>
+      <p class="muted">Escape denies. Expires at {new Date(details.exp).toLocaleTimeString()}.</p>
+    </main>
+  );
+}
