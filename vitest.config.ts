@@ -31,6 +31,16 @@ export default defineConfig({
         },
       },
       {
+        // Real processes and a real browser: the relay in workerd, the daemon, Chromium.
+        test: {
+          name: 'browser',
+          include: ['tests/pwa/**/*.test.ts', 'tests/e2e/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
         plugins: [
           cloudflareTest({
             wrangler: { configPath: './wrangler.toml' },

@@ -80,7 +80,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
   const audit = new AuditLog(files.audit, store, { redactContent: config.audit.content === 'none' });
   const readToken = () =>
     existsSync(files.hostToken) ? readFileSync(files.hostToken, 'utf8').trim() : undefined;
-  const relay = new RelayClient(config.relay.url, config.host.fleet, readToken());
+  const relay = new RelayClient(config.relay.url, config.host.fleet, readToken);
   const relying = { origins: [config.relay.url], rpId: new URL(config.relay.url).hostname };
   const killSwitch = new KillSwitch({
     store,
@@ -138,8 +138,6 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
     client: relay,
     quorum: config.killSwitch.quorum,
     cursor: () => {
-      const token = readToken();
-      if (token && !relay.hasToken) relay.setToken(token);
       const cursor = store.meta('cursor');
       return cursor === undefined ? undefined : Number(cursor);
     },

@@ -191,7 +191,7 @@ export class Gatekeeper {
     requestId: string,
   ): RequestDetails {
     const now = Date.now();
-    let shortened = false;
+    let shortened = request.shortened;
     const clean = (value: string, maxBytes: number, multiline = false) => {
       const cleaned = sanitizeText(value, { maxBytes, multiline });
       shortened ||= cleaned.changed;
@@ -401,6 +401,7 @@ export class Gatekeeper {
       detail: `The policy file changed in a way that loosens it (sha256 ${loosening.hash.slice(0, 16)}…). Until you approve, the previous policy stays in force.\n\n${loosening.text}`,
       interactive: false,
       canDefer: false,
+      shortened: false,
     };
     void this.#askOnce(request, {
       risk: 'high',

@@ -31,20 +31,17 @@ const CALL_TIMEOUT_MS = 10_000;
 export class RelayClient {
   readonly origin: string;
   readonly fleet: string;
-  #token: string | undefined;
+  readonly #token: () => string | undefined;
 
-  constructor(origin: string, fleet: string, token: string | undefined) {
+  /** `token` is read at each call: `latch pair` may write it while the daemon runs. */
+  constructor(origin: string, fleet: string, token: () => string | undefined) {
     this.origin = origin;
     this.fleet = fleet;
     this.#token = token;
   }
 
   get hasToken(): boolean {
-    return this.#token !== undefined;
-  }
-
-  setToken(token: string): void {
-    this.#token = token;
+    return this.#token() !== undefined;
   }
 
   async #call<T>(
@@ -53,8 +50,7 @@ export class RelayClient {
     schema: Field<T>,
     options: { body?: unknown; headers?: Record<string, string> } = {},
   ): Promise<RelayReply<T>> {
-    const headers: Record<string, string> = { ...options.headers };
-    if (this.#token) headers['authorization'] = `Bearer ${this.#token}`;
+    const headers: Record<string, string> = { ...options.headers, ...this.authorization() };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     let response: Response;
     try {
@@ -137,6 +133,7 @@ export class RelayClient {
   }
 
   authorization(): Record<string, string> {
-    return this.#token ? { authorization: `Bearer ${this.#token}` } : {};
+    const token = this.#token();
+    return token ? { authorization: `Bearer ${token}` } : {};
   }
 }

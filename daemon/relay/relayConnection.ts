@@ -51,8 +51,9 @@ export class RelayConnection {
   #connect(): void {
     const { client } = this.#options;
     if (!client.hasToken) {
+      // Not paired yet: look again soon, without backing off, so a fresh pairing connects at once.
       this.#options.onStatus('disconnected');
-      this.#scheduleRetry('this host is not paired yet');
+      if (!this.#stopped) this.#retry = setTimeout(() => this.#connect(), 500);
       return;
     }
     this.#options.onStatus('connecting');

@@ -27,6 +27,8 @@ export interface GateRequest {
   interactive: boolean;
   /** The caller has a native prompt to defer to (Claude Code's PreToolUse). */
   canDefer: boolean;
+  /** Cleaning changed some text: the phone shows the "text shortened" mark. */
+  shortened: boolean;
 }
 
 export type BlockReason =
@@ -62,16 +64,18 @@ const MAX = {
   id: 256,
 };
 
-function text(value: unknown, maxBytes: number, multiline = false): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  return sanitizeText(value, { maxBytes, multiline }).text;
-}
-
 /** Reads a gate request from an agent, leniently (clean and cap, never trust) but completely. */
 export function readGateRequest(body: unknown): GateRequest | { error: string } {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     return { error: 'the request must be a JSON object' };
   const raw = body as Record<string, unknown>;
+  let shortened = false;
+  const text = (value: unknown, maxBytes: number, multiline = false): string | undefined => {
+    if (typeof value !== 'string') return undefined;
+    const cleaned = sanitizeText(value, { maxBytes, multiline });
+    shortened ||= cleaned.changed;
+    return cleaned.text;
+  };
   const tool = text(raw['tool'], MAX.tool);
   if (!tool) return { error: 'tool is required' };
   const paths = Array.isArray(raw['paths'])
@@ -87,7 +91,7 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
       : undefined;
   const optional = (key: keyof GateRequest, value: string | number | undefined) =>
     value === undefined || value === '' ? {} : { [key]: value };
-  return {
+  const request = {
     agent: text(raw['agent'], MAX.name) || 'agent',
     tool,
     paths,
@@ -110,7 +114,8 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     ...optional('toolUseId', text(raw['toolUseId'], MAX.id)),
     ...optional('timeoutSeconds', timeout),
     ...(risk ? { risk } : {}),
-  } as GateRequest;
+  };
+  return { ...request, shortened } as GateRequest;
 }
 
 /** The status line every client can show. */

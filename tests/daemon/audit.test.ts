@@ -1,7 +1,7 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { AuditLog } from '../../daemon/audit/auditLog.ts';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { initMachine, newMachine, runLatch, withStore, type LatchMachine } from './harness.ts';
+import { initMachine, newMachine, runLatch, withStore, type LatchMachine } from '../support/latchMachine.ts';
 
 let machine: LatchMachine;
 

@@ -10,7 +10,7 @@ import {
   runLatch,
   startDaemon,
   type LatchMachine,
-} from './harness.ts';
+} from '../support/latchMachine.ts';
 
 let relay: StandInRelay;
 beforeAll(async () => {

@@ -17,7 +17,7 @@ import {
   startDaemon,
   type LatchMachine,
   type RunningDaemon,
-} from './harness.ts';
+} from '../support/latchMachine.ts';
 
 const POLICY = `
 default = "ask"

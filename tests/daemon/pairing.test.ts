@@ -23,7 +23,7 @@ import {
   startHook,
   type LatchMachine,
   type RunningDaemon,
-} from './harness.ts';
+} from '../support/latchMachine.ts';
 
 const LATCH = new URL('../../daemon/bin/latch.js', import.meta.url).pathname;
 const state = mkdtempSync(join(tmpdir(), 'latch-pairing-relay-'));

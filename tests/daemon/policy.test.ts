@@ -17,7 +17,7 @@ import {
   startDaemon,
   type LatchMachine,
   type RunningDaemon,
-} from './harness.ts';
+} from '../support/latchMachine.ts';
 import type { TestPhone } from '../support/phone.ts';
 
 const call = (tool: string, command?: string, paths: string[] = []) => ({

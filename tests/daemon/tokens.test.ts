@@ -13,7 +13,7 @@ import {
   startHook,
   type LatchMachine,
   type RunningDaemon,
-} from './harness.ts';
+} from '../support/latchMachine.ts';
 import type { TestPhone } from '../support/phone.ts';
 
 let relay: StandInRelay;

@@ -34,7 +34,7 @@ export function registerPair(program: Command): void {
       const { files, config, store, audit } = openHome();
       const host = await loadHostIdentity(files.hostKey);
       const token = existsSync(files.hostToken) ? readFileSync(files.hostToken, 'utf8').trim() : undefined;
-      const relay = new RelayClient(config.relay.url, config.host.fleet, token);
+      const relay = new RelayClient(config.relay.url, config.host.fleet, () => token);
       const relying = { origins: [config.relay.url], rpId: new URL(config.relay.url).hostname };
       const ttlMs = Math.min(Math.max(Number(options.timeout) || 600, 60), 3600) * 1000;
 

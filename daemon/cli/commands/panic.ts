@@ -49,7 +49,7 @@ export function registerPanic(program: Command): void {
         { role: 'host', id: host.id },
         host.privateKey,
       );
-      const sent = await new RelayClient(config.relay.url, config.host.fleet, token).freeze(envelope);
+      const sent = await new RelayClient(config.relay.url, config.host.fleet, () => token).freeze(envelope);
       process.stdout.write(
         sent.ok
           ? 'frozen: the fleet is frozen (the daemon is not running)\n'

@@ -16,7 +16,8 @@ export function PairScreen() {
   const [progress, setProgress] = useState<PairingProgress>({ step: 'checking' });
   const [name, setName] = useState(guessDeviceName);
   const [started, setStarted] = useState(false);
-  const link = parsePairingLink(location.href);
+  // Read once: the effect below removes the secret from the address bar.
+  const [link] = useState(() => parsePairingLink(location.href));
 
   useEffect(() => {
     // Keep the secret out of the address bar and history once read.

@@ -14,7 +14,7 @@ import { registrationChallenge } from '../../shared/pairing/registrationChalleng
 import { verifyPasskeyRegistration } from '../../shared/pairing/verifyPasskeyRegistration.ts';
 import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { createPhone, type TestPhone } from '../support/phone.ts';
+import { createPhone, type TestPhone } from './phone.ts';
 
 const LATCH = new URL('../../daemon/bin/latch.js', import.meta.url).pathname;
 

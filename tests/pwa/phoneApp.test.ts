@@ -1,0 +1,222 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
+import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
+import { PWA_BUDGET_BYTES, shippedJs } from '../../scripts/pwa-budget.ts';
+import { deliverPush, launchPhone, shownNotifications, type BrowserPhone } from '../support/browserPhone.ts';
+import { initMachine, newMachine, runLatch, startDaemon, type LatchMachine, type RunningDaemon } from '../support/latchMachine.ts';
+import { startPushService } from '../support/pushService.ts';
+import { PushServiceClient } from '../support/pushServiceClient.ts';
+
+const LATCH = new URL('../../daemon/bin/latch.js', import.meta.url).pathname;
+const POLICY = `
+default = "ask"
+[[rule]]
+name = "destructive"
+tool = "Bash"
+command = "rm *"
+action = "ask"
+risk = "high"
+[[rule]]
+name = "requests"
+tool = "request"
+action = "ask"
+risk = "low"
+`;
+
+const state = mkdtempSync(join(tmpdir(), 'latch-pwa-'));
+let relay: RelayProcess;
+let origin: string;
+let push: Awaited<ReturnType<typeof startPushService>>;
+let pushService: PushServiceClient;
+let machine: LatchMachine;
+let daemon: RunningDaemon;
+const phones: { browser: BrowserPhone; pushId: string }[] = [];
+
+beforeAll(async () => {
+  const envFile = join(state, 'relay.env');
+  ensureRelayEnvFile(envFile);
+  relay = await startRelay({ persistTo: state, envFile });
+  // WebAuthn needs a domain for its RP ID, not an IP address: the phones use localhost.
+  origin = `http://localhost:${relay.port}`;
+  push = await startPushService();
+  pushService = new PushServiceClient(push.url);
+  machine = newMachine();
+  await initMachine(machine, { relay: origin, quorum: 2, policy: POLICY });
+  daemon = await startDaemon(machine);
+}, 90_000);
+
+afterAll(async () => {
+  for (const phone of phones) await phone.browser.close();
+  await daemon?.stop();
+  await push?.close();
+  await relay?.stop();
+  rmSync(state, { recursive: true, force: true });
+});
+
+/** `latch pair` in a terminal, and the phone that opens its link and pairs with Face ID. */
+async function pairPhone(name: string): Promise<{ browser: BrowserPhone; pushId: string }> {
+  const { id, subscription } = await pushService.subscribe();
+  const browser = await launchPhone(origin, subscription, name);
+  const pair = spawn(process.execPath, [LATCH, 'pair'], { env: machine.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let terminal = '';
+  pair.stdout.on('data', (chunk: Buffer) => (terminal += chunk.toString()));
+  await expect.poll(() => /^(http\S+\/pair#\S+)$/m.test(terminal), { timeout: 15_000 }).toBe(true);
+  const link = /^(http\S+\/pair#\S+)$/m.exec(terminal)![1]!;
+
+  await browser.page.goto(link);
+  await browser.page.getByLabel('Name this phone').fill(name);
+  await browser.page.getByRole('button', { name: 'Pair with Face ID' }).click();
+  const code = browser.page.getByLabel('short code');
+  await code.waitFor({ timeout: 20_000 });
+  const shown = (await code.textContent())!.trim();
+  await new Promise((resolve) => pair.once('exit', resolve));
+  expect(terminal).toContain(`Your phone shows this code: ${shown}`);
+  await browser.page.getByText(/^Paired with test-box\.$/).waitFor({ timeout: 10_000 });
+  // The secret left the address bar once read.
+  expect(browser.page.url()).toBe(`${origin}/pair`);
+  const paired = { browser, pushId: id };
+  phones.push(paired);
+  return paired;
+}
+
+function startHook(command: string) {
+  return runLatch(machine, ['hook', 'claude-code'], {
+    input: JSON.stringify({ session_id: 's', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command }, cwd: '/srv/app', tool_use_id: `t-${Math.random()}` }),
+    timeoutMs: 120_000,
+  }).then((ran) => JSON.parse(ran.stdout).hookSpecificOutput as { permissionDecision: string; permissionDecisionReason: string });
+}
+
+/** Opens the newest pending request from the home screen. */
+async function openFirstPending(phone: BrowserPhone, title: RegExp) {
+  await phone.page.goto(origin);
+  const item = phone.page.getByRole('button', { name: title });
+  await item.first().waitFor({ timeout: 15_000 });
+  await item.first().click();
+}
+
+describe('the phone app', () => {
+  it('pairs two phones by their QR links, each showing the terminal’s short code', async () => {
+    await pairPhone('Phone A');
+    await pairPhone('Phone B');
+    expect((await runLatch(machine, ['devices'])).stdout.split('\n').filter(Boolean)).toHaveLength(2);
+  }, 90_000);
+
+  it('shows a pushed request as a notification with Approve and Deny', async () => {
+    const [{ browser, pushId }] = phones as [(typeof phones)[0]];
+    const before = (await pushService.messages(pushId)).length;
+    const hook = startHook('rm -rf build');
+    const [message] = (await pushService.waitForMessages(pushId, before + 1, 15_000)).slice(before);
+    expect(await pushService.rejected()).toEqual([]);
+    await browser.page.goto(origin);
+    await deliverPush(browser, origin, message!.payload);
+    await expect.poll(() => shownNotifications(browser), { timeout: 10_000 }).toEqual([
+      expect.objectContaining({ title: 'test-box: Bash', body: 'rm -rf build', actions: ['approve', 'deny'] }),
+    ]);
+    await browser.screenshot('home');
+    // Leave this request for the next test to approve.
+    (globalThis as { pendingHook?: Promise<unknown> }).pendingHook = hook;
+  }, 60_000);
+
+  it('holds Approve through the cooling-off, never approves on Enter, then approves with Face ID', async () => {
+    const [{ browser }] = phones as [(typeof phones)[0]];
+    const hook = (globalThis as { pendingHook?: Promise<{ permissionDecision: string }> }).pendingHook!;
+    await openFirstPending(browser, /Bash: rm -rf build/);
+    const approve = browser.page.getByRole('button', { name: /^Approve/ });
+    await expect.poll(() => approve.textContent()).toMatch(/^Approve in \d+ s$/);
+    expect(await approve.isDisabled()).toBe(true);
+    await browser.page.getByText('rm -rf build', { exact: true }).waitFor();
+    await browser.screenshot('request');
+    await approve.focus().catch(() => {});
+    await browser.page.keyboard.press('Enter');
+    expect(await browser.page.getByText('Approved').count()).toBe(0);
+    await expect.poll(() => approve.isDisabled(), { timeout: 15_000 }).toBe(false);
+    await browser.page.keyboard.press('Enter');
+    expect(await browser.page.getByText('Approved').count()).toBe(0);
+    await approve.click();
+    await browser.page.getByRole('status').getByText('Approved').waitFor({ timeout: 10_000 });
+    // The relay took the token; the daemon verified it and let the call through.
+    expect(await hook).toMatchObject({ permissionDecision: 'allow', permissionDecisionReason: 'latch: approved on Phone A' });
+  }, 60_000);
+
+  it('denies with Escape, and the agent hears it', async () => {
+    const [{ browser }] = phones as [(typeof phones)[0]];
+    const hook = startHook('rm -rf dist');
+    await openFirstPending(browser, /Bash: rm -rf dist/);
+    await browser.page.getByText('rm -rf dist', { exact: true }).waitFor();
+    await browser.page.keyboard.press('Escape');
+    await browser.page.getByRole('status').getByText('Denied').waitFor({ timeout: 10_000 }).catch(async (error: unknown) => {
+      console.error('the phone showed:', await browser.page.locator('body').textContent(), browser.errors);
+      throw error;
+    });
+    expect(await hook).toMatchObject({ permissionDecision: 'deny', permissionDecisionReason: 'latch: denied on Phone A' });
+  }, 60_000);
+
+  it('shows an expired request as expired', async () => {
+    const [{ browser }] = phones as [(typeof phones)[0]];
+    const request = runLatch(machine, ['request', '--title', 'Publish the package', '--timeout', '5'], { timeoutMs: 30_000 });
+    await openFirstPending(browser, /Publish the package/);
+    await browser.page.getByRole('status').getByText('Expired').waitFor({ timeout: 15_000 });
+    expect(await request).toMatchObject({ code: 1, stdout: expect.stringMatching(/^denied: expired/) });
+  }, 60_000);
+
+  it('shows text cleaned of bidi overrides and tag characters, with the "text shortened" mark', async () => {
+    const [{ browser }] = phones as [(typeof phones)[0]];
+    const smuggled = [...'approve'].map((character) => String.fromCodePoint(0xe0000 + character.charCodeAt(0))).join('');
+    const title = `Deploy \u202Eprod\u202C now${smuggled} ${'x'.repeat(300)}`;
+    const request = runLatch(machine, ['request', '--title', title, '--detail', `git push \u2066origin\u2069 main${smuggled}`, '--timeout', '60'], { timeoutMs: 90_000 });
+    await openFirstPending(browser, /Deploy prod now/);
+    await expect.poll(() => browser.page.getByRole('note').textContent(), { timeout: 10_000 }).toMatch(/^Text shortened/);
+    const text = (await browser.page.locator('main').textContent())!;
+    expect(text).toContain('Deploy prod now');
+    expect(text).toContain('git push origin main');
+    expect(text).not.toMatch(/[\u202A-\u202E\u2066-\u2069]|[\u{E0000}-\u{E007F}]/u);
+    await browser.page.getByRole('button', { name: 'Deny' }).click();
+    expect((await request).code).toBe(1);
+  }, 60_000);
+
+  it('freezes the fleet from one phone, needs both votes to resume, and refuses a second vote from the same phone', async () => {
+    const [a, b] = phones as [(typeof phones)[0], (typeof phones)[0]];
+    await a.browser.page.goto(origin);
+    const panic = a.browser.page.getByRole('button', { name: /Panic/ });
+    // A tap is not enough.
+    await panic.click();
+    expect((await runLatch(machine, ['status'])).code).toBe(0);
+    // A hold is.
+    await panic.hover();
+    await a.browser.page.mouse.down();
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    await a.browser.page.mouse.up();
+    await a.browser.page.getByText('FROZEN', { exact: true }).waitFor({ timeout: 10_000 });
+    await expect.poll(async () => (await runLatch(machine, ['status'])).code, { timeout: 10_000 }).toBe(1);
+    await a.browser.page.getByText('Votes to resume: 0 of 2').waitFor();
+    await a.browser.screenshot('frozen');
+
+    const votes: { url: string; body: string }[] = [];
+    a.browser.page.on('request', (request) => {
+      if (request.url().endsWith('/resume')) votes.push({ url: request.url(), body: request.postData() ?? '' });
+    });
+    await a.browser.page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
+    await a.browser.page.getByText('Votes to resume: 1 of 2').waitFor({ timeout: 10_000 });
+    await a.browser.page.getByText('This phone has voted.').waitFor();
+    // The app offers no second vote; the same vote sent again, straight to the relay, is refused
+    // (its passkey counter has moved on; a fresh second vote is refused as already_used, see tests/relay).
+    const again = await a.browser.page.request.post(votes[0]!.url, { data: votes[0]!.body, headers: { 'content-type': 'application/json' } });
+    expect({ status: again.status(), code: ((await again.json()) as { error: { code: string } }).error.code }).toEqual({ status: 403, code: 'counter_not_increased' });
+    expect((await runLatch(machine, ['status'])).code).toBe(1);
+
+    await b.browser.page.goto(origin);
+    await b.browser.page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
+    await b.browser.page.getByText(/^Armed/).waitFor({ timeout: 10_000 });
+    await expect.poll(async () => (await runLatch(machine, ['status'])).code, { timeout: 10_000 }).toBe(0);
+  }, 90_000);
+
+  it('ships at most 60 KB of JavaScript, gzipped', () => {
+    const total = shippedJs().reduce((sum, { gzipped }) => sum + gzipped, 0);
+    expect(total).toBeGreaterThan(0);
+    expect(total).toBeLessThanOrEqual(PWA_BUDGET_BYTES);
+  });
+});

@@ -1,0 +1,88 @@
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
+
+/** Where screenshots go: git-ignored, looked at after a run. */
+export const TEST_OUTPUT = new URL('../../test-output/', import.meta.url).pathname;
+
+/**
+ * A phone, played by Debian's Chromium: a fresh profile, a CDP virtual authenticator standing in
+ * for Face ID (user verification on), notifications granted, and, since no push service exists
+ * here, a push subscription that points at the local push-service stand-in.
+ */
+export interface BrowserPhone {
+  context: BrowserContext;
+  page: Page;
+  cdp: CDPSession;
+  /** Uncaught errors and console errors of the page, for failing tests to show. */
+  errors: string[];
+  screenshot(name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function launchPhone(origin: string, subscription: PushSubscriptionJson, name: string): Promise<BrowserPhone> {
+  const profile = mkdtempSync(join(tmpdir(), `latch-phone-${name}-`));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 390, height: 844 },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  await context.grantPermissions(['notifications'], { origin });
+  // PushManager.subscribe cannot succeed without a push service: the test gives the page one.
+  await context.addInitScript((sub: PushSubscriptionJson) => {
+    PushManager.prototype.subscribe = async function () {
+      return { endpoint: sub.endpoint, expirationTime: null, toJSON: () => ({ endpoint: sub.endpoint, expirationTime: null, keys: sub.keys }) } as unknown as PushSubscription;
+    };
+  }, subscription);
+  const page = context.pages()[0] ?? (await context.newPage());
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  mkdirSync(TEST_OUTPUT, { recursive: true });
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  return {
+    context,
+    page,
+    cdp,
+    errors,
+    screenshot: async (shot) => {
+      await page.screenshot({ path: join(TEST_OUTPUT, `${shot}.png`), fullPage: true });
+    },
+    close: () => context.close(),
+  };
+}
+
+/** Delivers a push message's plaintext to the phone's service worker, as the browser would after decrypting it. */
+export async function deliverPush(phone: BrowserPhone, origin: string, data: string): Promise<void> {
+  const registrations = new Promise<string>((resolve) => {
+    phone.cdp.on('ServiceWorker.workerRegistrationUpdated', ({ registrations: list }: { registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] }) => {
+      const found = list.find((registration) => registration.scopeURL.startsWith(origin) && !registration.isDeleted);
+      if (found) resolve(found.registrationId);
+    });
+  });
+  await phone.cdp.send('ServiceWorker.enable');
+  const registrationId = await registrations;
+  await phone.cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId, data });
+}
+
+/** The notifications the phone's service worker is showing. */
+export function shownNotifications(phone: BrowserPhone): Promise<{ title: string; body: string; actions: string[]; tag: string }[]> {
+  return phone.page.evaluate(async () => {
+    const registration = await navigator.serviceWorker.ready;
+    return (await registration.getNotifications()).map((notification) => ({
+      title: notification.title,
+      body: notification.body,
+      tag: notification.tag,
+      actions: ((notification as unknown as { actions: { action: string }[] }).actions ?? []).map((action) => action.action),
+    }));
+  });
+}
