@@ -214,6 +214,31 @@ describe('the phone app', () => {
     await expect.poll(async () => (await runLatch(machine, ['status'])).code, { timeout: 10_000 }).toBe(0);
   }, 90_000);
 
+  it('fits a 320 px wide screen without scrolling sideways, in dark mode too', async () => {
+    const [{ browser }] = phones as [(typeof phones)[0]];
+    await browser.page.setViewportSize({ width: 320, height: 640 });
+    await browser.page.emulateMedia({ colorScheme: 'dark' });
+    await browser.page.goto(origin);
+    await browser.page.getByRole('button', { name: /Panic/ }).waitFor();
+    expect(await browser.page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320);
+    expect(await browser.page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(11, 17, 32)');
+    await browser.screenshot('home-320-dark');
+    await browser.page.emulateMedia({ colorScheme: 'light' });
+    await browser.page.setViewportSize({ width: 390, height: 844 });
+  });
+
+  it('lists the fleet’s phones and hosts, and revokes a phone, which is then locked out', async () => {
+    const [a, b] = phones as [(typeof phones)[0], (typeof phones)[0]];
+    await a.browser.page.goto(`${origin}/devices`);
+    await a.browser.page.getByText('Phone A (this phone)').waitFor();
+    await a.browser.page.getByText('test-box').waitFor();
+    a.browser.page.once('dialog', (dialog) => void dialog.accept());
+    await a.browser.page.getByRole('listitem').filter({ hasText: 'Phone B' }).getByRole('button', { name: 'Revoke' }).click();
+    await a.browser.page.getByText('Phone B (revoked)').waitFor();
+    await b.browser.page.goto(origin);
+    await b.browser.page.getByText('This phone is no longer trusted by this fleet: it was revoked.').waitFor();
+  });
+
   it('ships at most 60 KB of JavaScript, gzipped', () => {
     const total = shippedJs().reduce((sum, { gzipped }) => sum + gzipped, 0);
     expect(total).toBeGreaterThan(0);

@@ -26,6 +26,8 @@ import { signWithPasskey } from '../webauthn.ts';
 interface FleetView {
   membership: Membership;
   state?: FleetState;
+  /** Why the state could not be read, when it could not. */
+  problem?: string;
   pending: OpenedRequest[];
   recent: OpenedRequest[];
 }
@@ -178,7 +180,7 @@ function FleetStatus({
 }) {
   const [message, setMessage] = useState<string>();
   const { state } = fleet;
-  if (!state) return <p class="status unknown">The relay cannot be reached.</p>;
+  if (!state) return <p class="status unknown">{fleet.problem}</p>;
   if (!state.frozen) {
     return (
       <p class="status armed" aria-live="polite">
