@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
 import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import { PWA_BUDGET_BYTES, shippedJs } from '../../scripts/pwa-budget.ts';
-import { deliverPush, launchPhone, shownNotifications, type BrowserPhone } from '../support/browserPhone.ts';
+import { holdPanic, openPending, pairBrowserPhone } from '../support/browserFlows.ts';
+import { deliverPush, shownNotifications, type BrowserPhone } from '../support/browserPhone.ts';
 import { initMachine, newMachine, runLatch, startDaemon, type LatchMachine, type RunningDaemon } from '../support/latchMachine.ts';
 import { startPushService } from '../support/pushService.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 
-const LATCH = new URL('../../daemon/bin/latch.js', import.meta.url).pathname;
 const POLICY = `
 default = "ask"
 [[rule]]
@@ -57,28 +56,8 @@ afterAll(async () => {
   rmSync(state, { recursive: true, force: true });
 });
 
-/** `latch pair` in a terminal, and the phone that opens its link and pairs with Face ID. */
-async function pairPhone(name: string): Promise<{ browser: BrowserPhone; pushId: string }> {
-  const { id, subscription } = await pushService.subscribe();
-  const browser = await launchPhone(origin, subscription, name);
-  const pair = spawn(process.execPath, [LATCH, 'pair'], { env: machine.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let terminal = '';
-  pair.stdout.on('data', (chunk: Buffer) => (terminal += chunk.toString()));
-  await expect.poll(() => /^(http\S+\/pair#\S+)$/m.test(terminal), { timeout: 15_000 }).toBe(true);
-  const link = /^(http\S+\/pair#\S+)$/m.exec(terminal)![1]!;
-
-  await browser.page.goto(link);
-  await browser.page.getByLabel('Name this phone').fill(name);
-  await browser.page.getByRole('button', { name: 'Pair with Face ID' }).click();
-  const code = browser.page.getByLabel('short code');
-  await code.waitFor({ timeout: 20_000 });
-  const shown = (await code.textContent())!.trim();
-  await new Promise((resolve) => pair.once('exit', resolve));
-  expect(terminal).toContain(`Your phone shows this code: ${shown}`);
-  await browser.page.getByText(/^Paired with test-box\.$/).waitFor({ timeout: 10_000 });
-  // The secret left the address bar once read.
-  expect(browser.page.url()).toBe(`${origin}/pair`);
-  const paired = { browser, pushId: id };
+async function pairPhone(name: string) {
+  const paired = await pairBrowserPhone(machine, origin, pushService, name);
   phones.push(paired);
   return paired;
 }
@@ -90,13 +69,7 @@ function startHook(command: string) {
   }).then((ran) => JSON.parse(ran.stdout).hookSpecificOutput as { permissionDecision: string; permissionDecisionReason: string });
 }
 
-/** Opens the newest pending request from the home screen. */
-async function openFirstPending(phone: BrowserPhone, title: RegExp) {
-  await phone.page.goto(origin);
-  const item = phone.page.getByRole('button', { name: title });
-  await item.first().waitFor({ timeout: 15_000 });
-  await item.first().click();
-}
+const openFirstPending = (phone: BrowserPhone, title: RegExp) => openPending(phone, origin, title);
 
 describe('the phone app', () => {
   it('pairs two phones by their QR links, each showing the terminal’s short code', async () => {
@@ -181,15 +154,11 @@ describe('the phone app', () => {
   it('freezes the fleet from one phone, needs both votes to resume, and refuses a second vote from the same phone', async () => {
     const [a, b] = phones as [(typeof phones)[0], (typeof phones)[0]];
     await a.browser.page.goto(origin);
-    const panic = a.browser.page.getByRole('button', { name: /Panic/ });
     // A tap is not enough.
-    await panic.click();
+    await a.browser.page.getByRole('button', { name: /Panic/ }).click();
     expect((await runLatch(machine, ['status'])).code).toBe(0);
     // A hold is.
-    await panic.hover();
-    await a.browser.page.mouse.down();
-    await new Promise((resolve) => setTimeout(resolve, 900));
-    await a.browser.page.mouse.up();
+    await holdPanic(a.browser, origin);
     await a.browser.page.getByText('FROZEN', { exact: true }).waitFor({ timeout: 10_000 });
     await expect.poll(async () => (await runLatch(machine, ['status'])).code, { timeout: 10_000 }).toBe(1);
     await a.browser.page.getByText('Votes to resume: 0 of 2').waitFor();

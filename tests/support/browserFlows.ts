@@ -1,0 +1,53 @@
+import { spawn } from 'node:child_process';
+import { expect } from 'vitest';
+import { launchPhone, type BrowserPhone } from './browserPhone.ts';
+import type { LatchMachine } from './latchMachine.ts';
+import type { PushServiceClient } from './pushServiceClient.ts';
+
+const LATCH = new URL('../../daemon/bin/latch.js', import.meta.url).pathname;
+
+export interface PairedBrowserPhone {
+  browser: BrowserPhone;
+  pushId: string;
+}
+
+/** `latch pair` in a terminal, and a browser phone that opens its link and pairs with Face ID. */
+export async function pairBrowserPhone(machine: LatchMachine, origin: string, pushService: PushServiceClient, name: string): Promise<PairedBrowserPhone> {
+  const { id, subscription } = await pushService.subscribe();
+  const browser = await launchPhone(origin, subscription, name);
+  const pair = spawn(process.execPath, [LATCH, 'pair'], { env: machine.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let terminal = '';
+  pair.stdout.on('data', (chunk: Buffer) => (terminal += chunk.toString()));
+  await expect.poll(() => /^(http\S+\/pair#\S+)$/m.test(terminal), { timeout: 15_000 }).toBe(true);
+  const link = /^(http\S+\/pair#\S+)$/m.exec(terminal)![1]!;
+
+  await browser.page.goto(link);
+  await browser.page.getByLabel('Name this phone').fill(name);
+  await browser.page.getByRole('button', { name: 'Pair with Face ID' }).click();
+  const code = browser.page.getByLabel('short code');
+  await code.waitFor({ timeout: 20_000 });
+  const shown = (await code.textContent())!.trim();
+  await new Promise((resolve) => pair.once('exit', resolve));
+  expect(terminal).toContain(`Your phone shows this code: ${shown}`);
+  await browser.page.getByText(/^Paired with .+\.$/).waitFor({ timeout: 10_000 });
+  // The secret left the address bar once read.
+  expect(browser.page.url()).toBe(`${origin}/pair`);
+  return { browser, pushId: id };
+}
+
+/** Opens, from the home screen, the first pending request whose title matches. */
+export async function openPending(phone: BrowserPhone, origin: string, title: RegExp): Promise<void> {
+  await phone.page.goto(origin);
+  const item = phone.page.getByRole('button', { name: title });
+  await item.first().waitFor({ timeout: 15_000 });
+  await item.first().click();
+}
+
+/** Holds the panic button long enough to fire it. */
+export async function holdPanic(phone: BrowserPhone, origin: string): Promise<void> {
+  await phone.page.goto(origin);
+  await phone.page.getByRole('button', { name: /Panic/ }).hover();
+  await phone.page.mouse.down();
+  await new Promise((resolve) => setTimeout(resolve, 900));
+  await phone.page.mouse.up();
+}
