@@ -6,5 +6,7 @@ declare namespace Cloudflare {
     VAPID_PRIVATE_KEY?: string;
     /** A mailto: or https: contact for push services; Apple refuses a placeholder. */
     VAPID_SUBJECT?: string;
+    /** Push caps "per conversation a minute,per host a minute,per host an hour" (default 3,10,30). */
+    PUSH_CAPS?: string;
   }
 }

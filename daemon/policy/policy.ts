@@ -145,8 +145,18 @@ export interface Verdict {
   target?: string;
 }
 
+// Compiled once per pattern: the policy is evaluated on every gated call.
+const compiled = new Map<string, RegExp>();
+function pattern(source: string, compile: (source: string) => RegExp): RegExp {
+  let regExp = compiled.get(source);
+  if (!regExp) compiled.set(source, (regExp = compile(source)));
+  return regExp;
+}
+const glob = (source: string) => pattern(`glob:${source}`, () => globToRegExp(source));
+const regex = (source: string) => pattern(`regex:${source}`, () => new RegExp(source));
+
 const anyMatch = (globs: string[] | undefined, values: string[]) =>
-  globs === undefined || values.some((value) => globs.some((glob) => globToRegExp(glob).test(value)));
+  globs === undefined || values.some((value) => globs.some((source) => glob(source).test(value)));
 
 /** The first rule whose every condition holds decides; none holding, the default does. */
 export function evaluatePolicy(policy: Policy, call: GatedCall): Verdict {
@@ -156,7 +166,7 @@ export function evaluatePolicy(policy: Policy, call: GatedCall): Verdict {
       anyMatch(rule.tool, [call.tool]) &&
       (rule.command === undefined || (command !== undefined && anyMatch(rule.command, [command]))) &&
       (rule.commandRegex === undefined ||
-        (command !== undefined && new RegExp(rule.commandRegex).test(command))) &&
+        (command !== undefined && regex(rule.commandRegex).test(command))) &&
       (rule.path === undefined || anyMatch(rule.path, call.paths)) &&
       (rule.cwd === undefined || (call.cwd !== undefined && anyMatch(rule.cwd, [call.cwd])));
     if (matches) {

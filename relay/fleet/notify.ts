@@ -1,7 +1,7 @@
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { MAX_PUSH_PAYLOAD_BYTES, type PushMessage } from '../../shared/messages/events.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { decidePush, HOUR_MS, MINUTE_MS } from '../push/pushCaps.ts';
+import { decidePush, HOUR_MS, MINUTE_MS, pushCapsFrom } from '../push/pushCaps.ts';
 import { sendWebPush, type VapidKeys } from '../push/sendWebPush.ts';
 import { row, rows, type FleetContext } from './context.ts';
 
@@ -48,6 +48,7 @@ export function notifyNewRequest(ctx: FleetContext, request: { requestId: string
       ),
     },
     now,
+    pushCapsFrom(ctx.env.PUSH_CAPS),
   );
   ctx.sql.exec("INSERT INTO push_log (host, conversation, kind, at) VALUES (?, ?, 'request', ?)", host, conversation, now);
   if (decision === 'silent') return;

@@ -1,9 +1,21 @@
 /** The caps of design.md: per conversation a minute, per host a minute, per host an hour. */
-export const PUSH_CAPS = {
-  perConversationPerMinute: 3,
-  perHostPerMinute: 10,
-  perHostPerHour: 30,
-} as const;
+export interface PushCaps {
+  perConversationPerMinute: number;
+  perHostPerMinute: number;
+  perHostPerHour: number;
+}
+export const PUSH_CAPS: PushCaps = { perConversationPerMinute: 3, perHostPerMinute: 10, perHostPerHour: 30 };
+
+/**
+ * The caps in force: design.md's, unless the operator sets PUSH_CAPS = "3,10,30" (per
+ * conversation a minute, per host a minute, per host an hour), e.g. for a load test.
+ */
+export function pushCapsFrom(setting: string | undefined): PushCaps {
+  const numbers = setting?.split(',').map(Number);
+  if (!numbers || numbers.length !== 3 || !numbers.every((n) => Number.isInteger(n) && n > 0)) return PUSH_CAPS;
+  const [perConversationPerMinute, perHostPerMinute, perHostPerHour] = numbers as [number, number, number];
+  return { perConversationPerMinute, perHostPerMinute, perHostPerHour };
+}
 
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3600_000;
@@ -27,10 +39,10 @@ export type PushDecision = 'push' | 'summary' | 'silent';
  * host is silent for an hour; the request that would be the 31st of the hour becomes the one
  * summary; the minute caps hold back the rest. Every request is listed in the app regardless.
  */
-export function decidePush(history: PushHistory, now: number): PushDecision {
+export function decidePush(history: PushHistory, now: number, caps: PushCaps = PUSH_CAPS): PushDecision {
   if (history.lastSummaryAt !== undefined && now < history.lastSummaryAt + HOUR_MS) return 'silent';
-  if (history.requestsLastHour >= PUSH_CAPS.perHostPerHour) return 'summary';
-  if (history.hostPushesLastMinute >= PUSH_CAPS.perHostPerMinute) return 'silent';
-  if (history.conversationPushesLastMinute >= PUSH_CAPS.perConversationPerMinute) return 'silent';
+  if (history.requestsLastHour >= caps.perHostPerHour) return 'summary';
+  if (history.hostPushesLastMinute >= caps.perHostPerMinute) return 'silent';
+  if (history.conversationPushesLastMinute >= caps.perConversationPerMinute) return 'silent';
   return 'push';
 }

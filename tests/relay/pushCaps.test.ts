@@ -1,7 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import type { Fleet } from '../../relay/fleet/Fleet.ts';
-import { decidePush, HOUR_MS, type PushHistory } from '../../relay/push/pushCaps.ts';
+import { decidePush, HOUR_MS, PUSH_CAPS, pushCapsFrom, type PushHistory } from '../../relay/push/pushCaps.ts';
 import { pushMessageSchema } from '../../shared/messages/events.ts';
 import type { RequestList } from '../../shared/messages/relayViews.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
@@ -153,5 +153,12 @@ describe('decidePush', () => {
     ['a request an hour after a summary', { lastSummaryAt: now - HOUR_MS }, 'push'],
   ])('answers %s with %s', (_what, history, expected) => {
     expect(decidePush({ ...quiet, ...history }, now)).toBe(expected);
+  });
+});
+
+describe('pushCapsFrom', () => {
+  it('reads an operator’s caps, and keeps design.md’s for anything malformed', () => {
+    expect(pushCapsFrom('5,20,100')).toEqual({ perConversationPerMinute: 5, perHostPerMinute: 20, perHostPerHour: 100 });
+    for (const setting of [undefined, '', '5,20', '5,20,x', '0,1,1', '1.5,2,3']) expect(pushCapsFrom(setting)).toEqual(PUSH_CAPS);
   });
 });
