@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,13 +6,11 @@ import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
 import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import { approvalChallenge } from '../../shared/approvals/approvalChallenge.ts';
 import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
-import type { OfferStatus, RequestList } from '../../shared/messages/relayViews.ts';
-import { parsePairingLink } from '../../shared/pairing/pairingLink.ts';
-import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
-import { offerMac, shortCode } from '../../shared/pairing/pairingTranscript.ts';
+import type { RequestList } from '../../shared/messages/relayViews.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { completePairing, createPhone, type TestPhone } from '../support/phone.ts';
+import type { TestPhone } from '../support/phone.ts';
 import { RelayDriver } from '../support/relayDriver.ts';
+import { pairSoftwarePhone } from '../support/softwarePairing.ts';
 import {
   hookInput,
   initMachine,
@@ -25,7 +22,6 @@ import {
   type RunningDaemon,
 } from '../support/latchMachine.ts';
 
-const LATCH = new URL('../../daemon/bin/latch.js', import.meta.url).pathname;
 const state = mkdtempSync(join(tmpdir(), 'latch-pairing-relay-'));
 let relayProcess: RelayProcess;
 let relay: RelayDriver;
@@ -48,46 +44,11 @@ afterAll(async () => {
   rmSync(state, { recursive: true, force: true });
 });
 
-/** Runs `latch pair` and plays the phone that scans its code. */
-async function pairThroughTheCli(): Promise<{ code: number | null; stdout: string; phoneCode: string }> {
-  const pair = spawn(process.execPath, [LATCH, 'pair'], {
-    env: machine.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  pair.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  pair.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  await expect.poll(() => /^http\S+\/pair#\S+$/m.test(stdout), { timeout: 15_000 }).toBe(true);
-  const link = parsePairingLink(/^(http\S+\/pair#\S+)$/m.exec(stdout)![1]!);
-  if (!link.ok) throw link.error;
-
-  // The phone fetches the offer with the token derived from the secret, and checks its MAC.
-  const { offerToken, macKey } = await derivePairingKeys(link.value.secret);
-  const status = await relay.call<OfferStatus>(
-    'GET',
-    `/v1/fleets/${link.value.fleet}/pairing/${link.value.offerId}`,
-    { headers: { 'latch-offer-token': offerToken } },
-  );
-  expect(await offerMac(macKey, status.body.offer)).toBe(status.body.offer.offerMac);
-
-  phone = await createPhone('Ada’s phone');
-  const completion = await completePairing(phone, status.body.offer, link.value.secret, {
-    origin: relay.origin,
-    rpId: relay.rpId,
-  });
-  expect(
-    (await relay.sendCompletion(phone, link.value.fleet, link.value.offerId, offerToken, completion)).status,
-  ).toBe(202);
-  const phoneCode = await shortCode(macKey, status.body.offer, completion);
-  const code = await new Promise<number | null>((resolve) => pair.once('exit', resolve));
-  if (code !== 0) throw new Error(`latch pair failed:\n${stdout}\n${stderr}`);
-  return { code, stdout, phoneCode };
-}
-
 describe('latch pair against the real relay', () => {
   it('shows a QR code and the link, waits for the phone, shows the same short code, and stores the phone', async () => {
-    const { stdout, phoneCode } = await pairThroughTheCli();
+    const paired = await pairSoftwarePhone(machine, relay, { name: 'Ada’s phone' });
+    phone = paired.phone;
+    const { stdout, phoneCode } = paired;
     expect(stdout).toContain('▀'); // the QR code, drawn in half blocks
     expect(stdout).toContain(`Your phone shows this code: ${phoneCode}`);
     const devices = await runLatch(machine, ['devices']);

@@ -1,0 +1,51 @@
+import { spawn } from 'node:child_process';
+import type { OfferStatus } from '../../shared/messages/relayViews.ts';
+import { parsePairingLink } from '../../shared/pairing/pairingLink.ts';
+import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
+import { offerMac, shortCode } from '../../shared/pairing/pairingTranscript.ts';
+import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
+import type { LatchMachine } from './latchMachine.ts';
+import { completePairing, createPhone, type TestPhone } from './phone.ts';
+import type { RelayDriver } from './relayDriver.ts';
+
+const LATCH = new URL('../../daemon/bin/latch.js', import.meta.url).pathname;
+
+/**
+ * Runs `latch pair` and plays, in software, the phone that scans its code: fetches the offer,
+ * checks its MAC, registers a passkey, answers under the MAC. Resolves once `latch pair` exits.
+ */
+export async function pairSoftwarePhone(
+  machine: LatchMachine,
+  relay: RelayDriver,
+  options: { name?: string; push?: PushSubscriptionJson } = {},
+): Promise<{ phone: TestPhone; fleet: string; stdout: string; phoneCode: string }> {
+  const pair = spawn(process.execPath, [LATCH, 'pair'], { env: machine.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  pair.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  pair.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const deadline = Date.now() + 15_000;
+  while (!/^http\S+\/pair#\S+$/m.test(stdout)) {
+    if (Date.now() > deadline || pair.exitCode !== null) throw new Error(`latch pair printed no link:\n${stdout}\n${stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const link = parsePairingLink(/^(http\S+\/pair#\S+)$/m.exec(stdout)![1]!);
+  if (!link.ok) throw link.error;
+
+  const { offerToken, macKey } = await derivePairingKeys(link.value.secret);
+  const status = await relay.call<OfferStatus>('GET', `/v1/fleets/${link.value.fleet}/pairing/${link.value.offerId}`, { headers: { 'latch-offer-token': offerToken } });
+  if ((await offerMac(macKey, status.body.offer)) !== status.body.offer.offerMac) throw new Error('the offer MAC does not verify');
+
+  const phone = await createPhone(options.name ?? 'Software phone');
+  const completion = await completePairing(phone, status.body.offer, link.value.secret, {
+    origin: relay.origin,
+    rpId: relay.rpId,
+    ...(options.push ? { push: options.push } : {}),
+  });
+  const sent = await relay.sendCompletion(phone, link.value.fleet, link.value.offerId, offerToken, completion);
+  if (sent.status !== 202) throw new Error(`the relay refused the completion: ${JSON.stringify(sent.body)}`);
+  const phoneCode = await shortCode(macKey, status.body.offer, completion);
+  const code = await new Promise<number | null>((resolve) => pair.once('exit', resolve));
+  if (code !== 0) throw new Error(`latch pair failed:\n${stdout}\n${stderr}`);
+  return { phone, fleet: link.value.fleet, stdout, phoneCode };
+}
