@@ -105,12 +105,17 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
 
   let relayStatus: ConnectionStatus = 'connecting';
   let unreachableSince: number | undefined = Date.now();
+  // The relay's switch as its last state frame said, to tell a replayed, finished freeze from a live one.
+  let relayView = { seq: 0, epoch: 0, frozen: false };
+  const finishedFreeze = (frame: HostFrame, epoch: number) =>
+    frame.seq <= relayView.seq && (epoch < relayView.epoch || (epoch === relayView.epoch && !relayView.frozen));
   const onFrame = async (frame: HostFrame): Promise<void> => {
     const { event } = frame;
+    if ((event.type === 'frozen' || event.type === 'resumed') && finishedFreeze(frame, event.epoch)) return;
     switch (event.type) {
       case 'state':
+        relayView = { seq: frame.seq, epoch: event.state.epoch, frozen: event.state.frozen };
         killSwitch.onRelayState(event.state);
-        if (store.meta('cursor') === undefined) store.setMeta('cursor', String(frame.seq));
         return;
       case 'approved':
         await gatekeeper.onApproved(event.requestId, event.token);
@@ -137,10 +142,8 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
   const connection = new RelayConnection({
     client: relay,
     quorum: config.killSwitch.quorum,
-    cursor: () => {
-      const cursor = store.meta('cursor');
-      return cursor === undefined ? undefined : Number(cursor);
-    },
+    // From the start of the log the first time, so nothing decided before the first connection is lost.
+    cursor: () => Number(store.meta('cursor') ?? 0),
     onFrame: (frame) => {
       frames = frames
         .then(() => onFrame(frame))

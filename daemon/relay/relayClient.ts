@@ -124,10 +124,10 @@ export class RelayClient {
   }
 
   /** The WebSocket URL for this fleet's event stream. */
-  connectUrl(after: number | undefined, quorum: number): string {
+  connectUrl(after: number, quorum: number): string {
     const url = new URL(`/v1/fleets/${encodeURIComponent(this.fleet)}/connect`, this.origin);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-    if (after !== undefined) url.searchParams.set('after', String(after));
+    url.searchParams.set('after', String(after));
     url.searchParams.set('quorum', String(quorum));
     return url.toString();
   }

@@ -9,7 +9,7 @@ export interface ConnectionOptions {
   client: RelayClient;
   quorum: number;
   /** The last event sequence number handled, to replay what was missed. */
-  cursor(): number | undefined;
+  cursor(): number;
   onFrame(frame: HostFrame): void;
   onStatus(status: ConnectionStatus): void;
   log(line: string): void;

@@ -43,6 +43,8 @@ export async function startRelay(options: {
   persistTo: string;
   envFile: string;
   port?: number;
+  /** Another wrangler config (a benchmark's baseline Worker); it must answer GET /. */
+  config?: string;
 }): Promise<RelayProcess> {
   const port = options.port ?? (await freePort());
   mkdirSync(options.persistTo, { recursive: true });
@@ -60,6 +62,7 @@ export async function startRelay(options: {
       '--show-interactive-dev-session=false',
       '--env-file',
       options.envFile,
+      ...(options.config ? ['--config', options.config] : []),
     ],
     {
       cwd: ROOT,
@@ -72,12 +75,12 @@ export async function startRelay(options: {
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const origin = `http://127.0.0.1:${port}`;
-  await waitUntilServing(origin, child, () => output);
+  await waitUntilServing(`${origin}${options.config ? '/' : '/v1/config'}`, child, () => output);
   return { origin, port, stop: () => stopProcessGroup(child) };
 }
 
 async function waitUntilServing(
-  origin: string,
+  url: string,
   child: ChildProcess,
   output: () => string,
   timeoutMs = 60_000,
@@ -86,7 +89,7 @@ async function waitUntilServing(
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}:\n${output()}`);
     try {
-      const response = await fetch(`${origin}/v1/config`);
+      const response = await fetch(url);
       if (response.ok) return;
     } catch {
       // not listening yet

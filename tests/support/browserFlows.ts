@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { expect } from 'vitest';
 import { launchPhone, type BrowserPhone } from './browserPhone.ts';
 import type { LatchMachine } from './latchMachine.ts';
 import type { PushServiceClient } from './pushServiceClient.ts';
@@ -11,14 +10,30 @@ export interface PairedBrowserPhone {
   pushId: string;
 }
 
+async function waitUntil(condition: () => boolean, failure: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(failure);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** `latch pair` in a terminal, and a browser phone that opens its link and pairs with Face ID. */
-export async function pairBrowserPhone(machine: LatchMachine, origin: string, pushService: PushServiceClient, name: string): Promise<PairedBrowserPhone> {
+export async function pairBrowserPhone(
+  machine: LatchMachine,
+  origin: string,
+  pushService: PushServiceClient,
+  name: string,
+): Promise<PairedBrowserPhone> {
   const { id, subscription } = await pushService.subscribe();
   const browser = await launchPhone(origin, subscription, name);
-  const pair = spawn(process.execPath, [LATCH, 'pair'], { env: machine.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const pair = spawn(process.execPath, [LATCH, 'pair'], {
+    env: machine.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let terminal = '';
   pair.stdout.on('data', (chunk: Buffer) => (terminal += chunk.toString()));
-  await expect.poll(() => /^(http\S+\/pair#\S+)$/m.test(terminal), { timeout: 15_000 }).toBe(true);
+  await waitUntil(() => /^(http\S+\/pair#\S+)$/m.test(terminal), 'latch pair printed no link');
   const link = /^(http\S+\/pair#\S+)$/m.exec(terminal)![1]!;
 
   await browser.page.goto(link);
@@ -28,10 +43,10 @@ export async function pairBrowserPhone(machine: LatchMachine, origin: string, pu
   await code.waitFor({ timeout: 20_000 });
   const shown = (await code.textContent())!.trim();
   await new Promise((resolve) => pair.once('exit', resolve));
-  expect(terminal).toContain(`Your phone shows this code: ${shown}`);
+  if (!terminal.includes(`Your phone shows this code: ${shown}`)) throw new Error(`the phone and the terminal show different codes:\n${terminal}`);
   await browser.page.getByText(/^Paired with .+\.$/).waitFor({ timeout: 10_000 });
   // The secret left the address bar once read.
-  expect(browser.page.url()).toBe(`${origin}/pair`);
+  if (browser.page.url() !== `${origin}/pair`) throw new Error(`the pairing secret stayed in the address bar: ${browser.page.url()}`);
   return { browser, pushId: id };
 }
 

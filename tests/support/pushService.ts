@@ -64,7 +64,7 @@ export async function startPushService(): Promise<{ url: string; close(): Promis
     list.push({
       subscription: id,
       payload: fromUtf8(plaintext),
-      receivedAt: Date.now(),
+      receivedAt: performance.timeOrigin + performance.now(),
       claims: vapid.claims,
       ttl: (request.headers['ttl'] as string | undefined) ?? null,
       urgency: (request.headers['urgency'] as string | undefined) ?? null,

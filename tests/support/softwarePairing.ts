@@ -17,7 +17,7 @@ const LATCH = new URL('../../daemon/bin/latch.js', import.meta.url).pathname;
 export async function pairSoftwarePhone(
   machine: LatchMachine,
   relay: RelayDriver,
-  options: { name?: string; push?: PushSubscriptionJson } = {},
+  options: { name?: string; push?: PushSubscriptionJson; counter?: 'increment' | 'zero' } = {},
 ): Promise<{ phone: TestPhone; fleet: string; stdout: string; phoneCode: string }> {
   const pair = spawn(process.execPath, [LATCH, 'pair'], { env: machine.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -36,7 +36,7 @@ export async function pairSoftwarePhone(
   const status = await relay.call<OfferStatus>('GET', `/v1/fleets/${link.value.fleet}/pairing/${link.value.offerId}`, { headers: { 'latch-offer-token': offerToken } });
   if ((await offerMac(macKey, status.body.offer)) !== status.body.offer.offerMac) throw new Error('the offer MAC does not verify');
 
-  const phone = await createPhone(options.name ?? 'Software phone');
+  const phone = await createPhone(options.name ?? 'Software phone', options.counter ? { counter: options.counter } : {});
   const completion = await completePairing(phone, status.body.offer, link.value.secret, {
     origin: relay.origin,
     rpId: relay.rpId,

@@ -1,0 +1,64 @@
+/**
+ * `npm run bench`: every benchmark against the real system (relay in workerd, daemon, push
+ * stand-in, Chromium), each figure beside a baseline measured in the same run. `--smoke` runs
+ * each with a handful of samples, to check the scripts still work (the test suite does this).
+ * Writes the figures to test-output/bench.json for docs/benchmarks.md.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { approvalLatency, pollingPeer } from './approvals.ts';
+import { daemonMemory } from './daemonMemory.ts';
+import { benchEnvironment } from './environment.ts';
+import { freezeFanout } from './freezeFanout.ts';
+import { guardCost, hookOverhead } from './hookOverhead.ts';
+import { pwaStartup } from './pwaStartup.ts';
+import { relayThroughput } from './relayThroughput.ts';
+import { median, ms, type BenchRow } from './stats.ts';
+
+const smoke = process.argv.includes('--smoke');
+const scale = smoke
+  ? { approvals: 5, pollSamples: 1, pollScale: 0.1, daemons: 50, freezePoll: 500, freezePolls: 1, hookRuns: 3, guardCalls: 10_000, throughputMs: 1000, pwa: 1, memory: 50 }
+  : { approvals: 500, pollSamples: 8, pollScale: 1, daemons: 1000, freezePoll: 5000, freezePolls: 3, hookRuns: 20, guardCalls: 200_000, throughputMs: 10_000, pwa: 10, memory: 1000 };
+
+const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
+const rows: BenchRow[] = [];
+const env = await benchEnvironment();
+try {
+  log(`tap→unblocked and request→push, ${scale.approvals} requests`);
+  rows.push(...(await approvalLatency(env, scale.approvals)));
+  for (const seconds of [1, 3]) {
+    log(`the peers' design: a hook polling every ${seconds} s`);
+    const polled = await pollingPeer(env, seconds * 1000 * scale.pollScale, scale.pollSamples);
+    rows.push({ name: `peer: poll every ${seconds * scale.pollScale} s`, figure: `median ${ms(median(polled))} tap→seen`, baseline: 'tap→unblocked above', goal: '(reference)', met: undefined, data: { samples: polled.length, median: median(polled) } });
+  }
+  log('hook overhead');
+  rows.push(hookOverhead(env, scale.hookRuns));
+  rows.push(guardCost(scale.guardCalls));
+  log('relay throughput');
+  rows.push(await relayThroughput(env, scale.throughputMs));
+  log('PWA');
+  rows.push(...(await pwaStartup(env, scale.pwa)));
+  log('daemon memory');
+  rows.push(await daemonMemory(env, scale.memory));
+  log(`freeze fan-out to ${scale.daemons} WebSockets`);
+  rows.push(await freezeFanout(env, scale.daemons, scale.freezePoll, scale.freezePolls));
+} finally {
+  await env.stop();
+}
+
+const width = (pick: (row: BenchRow) => string) => Math.max(...rows.map((row) => pick(row).length));
+const columns: [string, (row: BenchRow) => string][] = [
+  ['benchmark', (row) => row.name],
+  ['figure', (row) => row.figure],
+  ['baseline (same run)', (row) => row.baseline],
+  ['goal', (row) => row.goal],
+  ['met', (row) => (row.met === undefined ? '' : row.met ? 'yes' : 'NO')],
+];
+const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(Math.max(columns[i]![0].length, width(columns[i]![1])))).join('  ');
+console.log(`\n${smoke ? 'SMOKE RUN (few samples; figures not meaningful)\n' : ''}${line(columns.map(([title]) => title))}`);
+for (const row of rows) console.log(line(columns.map(([, pick]) => pick(row))));
+mkdirSync(new URL('../test-output/', import.meta.url), { recursive: true });
+writeFileSync(
+  new URL(`../test-output/bench${smoke ? '-smoke' : ''}.json`, import.meta.url),
+  JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, smoke, rows }, null, 2),
+);
