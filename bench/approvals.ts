@@ -25,22 +25,59 @@ function ask(env: BenchEnvironment, title: string) {
 /** The phone's part: fetch the request, open its box, sign the approval. Not timed. */
 async function tokenFor(env: BenchEnvironment, requestId: string): Promise<CapabilityToken> {
   const { phone, fleet, driver } = env;
-  const view = (await driver.phoneCall<RequestView>(phone, 'GET', `/v1/fleets/${fleet}/requests/${requestId}`)).body;
-  const opened = await openRequestDetails(view.box!, { privateKey: phone.ecdhKeys.privateKey, publicKeyRaw: phone.ecdhKeyRaw }, { fleet, host: view.host, requestId, device: phone.id });
+  const view = (
+    await driver.phoneCall<RequestView>(phone, 'GET', `/v1/fleets/${fleet}/requests/${requestId}`)
+  ).body;
+  const opened = await openRequestDetails(
+    view.box!,
+    { privateKey: phone.ecdhKeys.privateKey, publicKeyRaw: phone.ecdhKeyRaw },
+    { fleet, host: view.host, requestId, device: phone.id },
+  );
   if (!opened.ok) throw opened.error;
   const details = opened.value;
-  const binding = { fleet, host: view.host, requestId, requestHash: await requestHash(details), decision: 'approve' as const, nonce: details.nonce, exp: details.exp };
-  const assertion = await phone.authenticator.assert({ rpId: driver.rpId, origin: driver.origin, challenge: await approvalChallenge(binding) });
-  return { v: PROTOCOL_VERSION, fleet, host: view.host, requestId, decision: 'approve', device: phone.id, assertion };
+  const binding = {
+    fleet,
+    host: view.host,
+    requestId,
+    requestHash: await requestHash(details),
+    decision: 'approve' as const,
+    nonce: details.nonce,
+    exp: details.exp,
+  };
+  const assertion = await phone.authenticator.assert({
+    rpId: driver.rpId,
+    origin: driver.origin,
+    challenge: await approvalChallenge(binding),
+  });
+  return {
+    v: PROTOCOL_VERSION,
+    fleet,
+    host: view.host,
+    requestId,
+    decision: 'approve',
+    device: phone.id,
+    assertion,
+  };
 }
 
 const decide = (env: BenchEnvironment, token: CapabilityToken) =>
-  env.driver.phoneCall(env.phone, 'POST', `/v1/fleets/${env.fleet}/requests/${token.requestId}/decision`, token);
+  env.driver.phoneCall(
+    env.phone,
+    'POST',
+    `/v1/fleets/${env.fleet}/requests/${token.requestId}/decision`,
+    token,
+  );
 
 /** One bare loopback HTTP request and one WebSocket message between two Node processes. */
 async function loopbackBaseline(samples: number): Promise<number[]> {
-  const peer = spawn(process.execPath, ['--import', 'tsx', new URL('./loopbackPeer.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve) => peer.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))));
+  const peer = spawn(
+    process.execPath,
+    ['--import', 'tsx', new URL('./loopbackPeer.ts', import.meta.url).pathname],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const port = await new Promise<number>((resolve) =>
+    peer.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))),
+  );
   const socket = new WebSocket(`ws://127.0.0.1:${port}`);
   await new Promise((resolve) => socket.once('open', resolve));
   const times: number[] = [];
@@ -74,7 +111,9 @@ export async function approvalLatency(env: BenchEnvironment, samples: number): P
     const answered = await answer;
     if (answered.decision !== 'allow') throw new Error(`the daemon did not allow: ${answered.reason}`);
     tap.push(now() - tappedAt);
-    const pushed = (await env.push.waitForMessages(env.pushId, i + 1)).find((message) => message.payload.includes(id));
+    const pushed = (await env.push.waitForMessages(env.pushId, i + 1)).find((message) =>
+      message.payload.includes(id),
+    );
     if (pushed) toPush.push(pushed.receivedAt - askedAt);
   }
   const baseline = await loopbackBaseline(Math.max(20, samples));
@@ -85,7 +124,13 @@ export async function approvalLatency(env: BenchEnvironment, samples: number): P
       baseline: `loopback HTTP + WS p50 ${ms(median(baseline))}, p99 ${ms(percentile(baseline, 99))}`,
       goal: 'p99 ≤ 25 ms',
       met: percentile(tap, 99) <= 25,
-      data: { samples: tap.length, p50: median(tap), p99: percentile(tap, 99), baselineP50: median(baseline), baselineP99: percentile(baseline, 99) },
+      data: {
+        samples: tap.length,
+        p50: median(tap),
+        p99: percentile(tap, 99),
+        baselineP50: median(baseline),
+        baselineP99: percentile(baseline, 99),
+      },
     },
     {
       name: 'request→push',
@@ -99,7 +144,11 @@ export async function approvalLatency(env: BenchEnvironment, samples: number): P
 }
 
 /** The peers' design: a hook that polls for the decision every `intervalMs`. */
-export async function pollingPeer(env: BenchEnvironment, intervalMs: number, samples: number): Promise<number[]> {
+export async function pollingPeer(
+  env: BenchEnvironment,
+  intervalMs: number,
+  samples: number,
+): Promise<number[]> {
   const times: number[] = [];
   for (let i = 0; i < samples; i++) {
     const { requestId, answer } = ask(env, `poll ${i}`);
@@ -109,7 +158,9 @@ export async function pollingPeer(env: BenchEnvironment, intervalMs: number, sam
     let decidedAt = 0;
     const poller = (async () => {
       for (;;) {
-        const view = (await env.driver.phoneCall<RequestView>(env.phone, 'GET', `/v1/fleets/${env.fleet}/requests/${id}`)).body;
+        const view = (
+          await env.driver.phoneCall<RequestView>(env.phone, 'GET', `/v1/fleets/${env.fleet}/requests/${id}`)
+        ).body;
         if (view.state !== 'pending') return (seenAt = now());
         await new Promise((resolve) => setTimeout(resolve, intervalMs));
       }

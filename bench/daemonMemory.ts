@@ -4,12 +4,16 @@ import { gateCall } from '../daemon/socket/daemonClient.ts';
 import type { BenchEnvironment } from './environment.ts';
 import type { BenchRow } from './stats.ts';
 
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+const rssMb = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 /** The daemon's resident memory while idle, after `requests` more gated calls. */
 export async function daemonMemory(env: BenchEnvironment, requests: number): Promise<BenchRow> {
   for (let i = 0; i < requests; i++) {
-    await gateCall({ agent: 'bench', tool: 'Read', paths: [`/srv/file-${i}`], interactive: false, canDefer: false }, { socketPath: env.machine.socket });
+    await gateCall(
+      { agent: 'bench', tool: 'Read', paths: [`/srv/file-${i}`], interactive: false, canDefer: false },
+      { socketPath: env.machine.socket },
+    );
   }
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const daemon = rssMb(env.daemon.child.pid!);

@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { loadHostIdentity } from '../daemon/identity/hostIdentity.ts';
 import { ensureRelayEnvFile } from '../scripts/lib/localSecrets.ts';
 import { startRelay, type RelayProcess } from '../scripts/lib/relayProcess.ts';
-import { initMachine, newMachine, startDaemon, type LatchMachine, type RunningDaemon } from '../tests/support/latchMachine.ts';
+import {
+  initMachine,
+  newMachine,
+  startDaemon,
+  type LatchMachine,
+  type RunningDaemon,
+} from '../tests/support/latchMachine.ts';
 import type { TestPhone } from '../tests/support/phone.ts';
 import { startPushService } from '../tests/support/pushService.ts';
 import { PushServiceClient } from '../tests/support/pushServiceClient.ts';

@@ -8,7 +8,11 @@ import type { BenchEnvironment } from './environment.ts';
 import { median, ms, now, type BenchRow } from './stats.ts';
 
 /** Opens `count` WebSockets and resolves once each has its first message. */
-async function openClients(url: string, count: number, headers: Record<string, string>): Promise<WebSocket[]> {
+async function openClients(
+  url: string,
+  count: number,
+  headers: Record<string, string>,
+): Promise<WebSocket[]> {
   const sockets: WebSocket[] = [];
   for (let opened = 0; opened < count; opened += 100) {
     const batch = Array.from({ length: Math.min(100, count - opened) }, () => {
@@ -25,7 +29,11 @@ async function openClients(url: string, count: number, headers: Record<string, s
 }
 
 /** The time from `trigger` to the last of `sockets` receiving a message that `matches`. */
-async function lastArrival(sockets: WebSocket[], matches: (text: string) => boolean, trigger: () => Promise<unknown>): Promise<number> {
+async function lastArrival(
+  sockets: WebSocket[],
+  matches: (text: string) => boolean,
+  trigger: () => Promise<unknown>,
+): Promise<number> {
   let last = 0;
   const arrivals = sockets.map(
     (socket) =>
@@ -46,12 +54,29 @@ async function lastArrival(sockets: WebSocket[], matches: (text: string) => bool
 }
 
 /** Freeze fan-out to `count` daemons' WebSockets, against a raw ws broadcast and a 5 s poller. */
-export async function freezeFanout(env: BenchEnvironment, count: number, pollIntervalMs: number, pollSamples: number): Promise<BenchRow> {
+export async function freezeFanout(
+  env: BenchEnvironment,
+  count: number,
+  pollIntervalMs: number,
+  pollSamples: number,
+): Promise<BenchRow> {
   const url = `${env.origin.replace(/^http/, 'ws')}/v1/fleets/${env.fleet}/connect`;
   const clients = await openClients(url, count, { authorization: `Bearer ${env.hostToken}` });
-  const envelope = await signEnvelope('freeze', { fleet: env.fleet, reason: 'benchmark' }, { role: 'device', id: env.phone.id }, env.phone.deviceKeys.privateKey);
-  const fanout = await lastArrival(clients, (text) => text.includes('"type":"frozen"'), () =>
-    fetch(`${env.origin}/v1/fleets/${env.fleet}/freeze`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) }),
+  const envelope = await signEnvelope(
+    'freeze',
+    { fleet: env.fleet, reason: 'benchmark' },
+    { role: 'device', id: env.phone.id },
+    env.phone.deviceKeys.privateKey,
+  );
+  const fanout = await lastArrival(
+    clients,
+    (text) => text.includes('"type":"frozen"'),
+    () =>
+      fetch(`${env.origin}/v1/fleets/${env.fleet}/freeze`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(envelope),
+      }),
   );
   for (const client of clients) client.terminate();
   await resume(env);
@@ -61,9 +86,13 @@ export async function freezeFanout(env: BenchEnvironment, count: number, pollInt
   await new Promise((resolve) => server.once('listening', resolve));
   server.on('connection', (socket) => socket.send('hello'));
   const bare = await openClients(`ws://127.0.0.1:${(server.address() as AddressInfo).port}`, count, {});
-  const broadcast = await lastArrival(bare, (text) => text === 'frozen', async () => {
-    for (const socket of server.clients) socket.send('frozen');
-  });
+  const broadcast = await lastArrival(
+    bare,
+    (text) => text === 'frozen',
+    async () => {
+      for (const socket of server.clients) socket.send('frozen');
+    },
+  );
   for (const socket of bare) socket.terminate();
   server.close();
 
@@ -73,15 +102,28 @@ export async function freezeFanout(env: BenchEnvironment, count: number, pollInt
     let seen = 0;
     const poller = (async () => {
       for (;;) {
-        const state = (await (await fetch(`${env.origin}/v1/fleets/${env.fleet}/state`, { headers: { authorization: `Bearer ${env.hostToken}` } })).json()) as FleetState;
+        const state = (await (
+          await fetch(`${env.origin}/v1/fleets/${env.fleet}/state`, {
+            headers: { authorization: `Bearer ${env.hostToken}` },
+          })
+        ).json()) as FleetState;
         if (state.frozen) return (seen = now());
         await new Promise((resolve) => setTimeout(resolve, pollIntervalMs));
       }
     })();
     await new Promise((resolve) => setTimeout(resolve, Math.random() * pollIntervalMs));
     const frozenAt = now();
-    const again = await signEnvelope('freeze', { fleet: env.fleet, reason: 'benchmark' }, { role: 'device', id: env.phone.id }, env.phone.deviceKeys.privateKey);
-    await fetch(`${env.origin}/v1/fleets/${env.fleet}/freeze`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(again) });
+    const again = await signEnvelope(
+      'freeze',
+      { fleet: env.fleet, reason: 'benchmark' },
+      { role: 'device', id: env.phone.id },
+      env.phone.deviceKeys.privateKey,
+    );
+    await fetch(`${env.origin}/v1/fleets/${env.fleet}/freeze`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(again),
+    });
     await poller;
     polled.push(seen - frozenAt);
     await resume(env);
@@ -99,9 +141,19 @@ export async function freezeFanout(env: BenchEnvironment, count: number, pollInt
 
 /** Resumes the fleet: the phone votes (quorum 1), and waits until the daemon has resumed too. */
 async function resume(env: BenchEnvironment): Promise<void> {
-  const state = (await env.driver.call<FleetState>('GET', `/v1/fleets/${env.fleet}/state`, { headers: { authorization: `Bearer ${env.hostToken}` } })).body;
-  const assertion = await env.phone.authenticator.assert({ rpId: env.driver.rpId, origin: env.driver.origin, challenge: await resumeChallenge({ fleet: env.fleet, epoch: state.epoch }) });
-  await env.driver.call('POST', `/v1/fleets/${env.fleet}/resume`, { json: { v: PROTOCOL_VERSION, fleet: env.fleet, epoch: state.epoch, device: env.phone.id, assertion } });
+  const state = (
+    await env.driver.call<FleetState>('GET', `/v1/fleets/${env.fleet}/state`, {
+      headers: { authorization: `Bearer ${env.hostToken}` },
+    })
+  ).body;
+  const assertion = await env.phone.authenticator.assert({
+    rpId: env.driver.rpId,
+    origin: env.driver.origin,
+    challenge: await resumeChallenge({ fleet: env.fleet, epoch: state.epoch }),
+  });
+  await env.driver.call('POST', `/v1/fleets/${env.fleet}/resume`, {
+    json: { v: PROTOCOL_VERSION, fleet: env.fleet, epoch: state.epoch, device: env.phone.id, assertion },
+  });
   const { runLatch } = await import('../tests/support/latchMachine.ts');
   for (let tries = 0; (await runLatch(env.machine, ['status'])).code !== 0; tries++) {
     if (tries > 100) throw new Error('the daemon did not resume');

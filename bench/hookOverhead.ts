@@ -4,7 +4,7 @@ import { evaluatePolicy, parsePolicy } from '../daemon/policy/policy.ts';
 import type { BenchEnvironment } from './environment.ts';
 import { median, ms, percentile, type BenchRow } from './stats.ts';
 
-const LATCH = new URL('../daemon/bin/latch.js', import.meta.url).pathname;
+const LATCH = new URL('../daemon/bin/latch.cjs', import.meta.url).pathname;
 
 function wallTime(command: string, args: string[], env: NodeJS.ProcessEnv, input?: string): number {
   const start = performance.now();
@@ -16,7 +16,14 @@ function wallTime(command: string, args: string[], env: NodeJS.ProcessEnv, input
 
 /** `latch hook claude-code` for a call the policy allows locally, whole process, against `node -e 0`. */
 export function hookOverhead(env: BenchEnvironment, runs: number): BenchRow {
-  const input = JSON.stringify({ session_id: 's', hook_event_name: 'PreToolUse', tool_name: 'Read', tool_input: { file_path: '/etc/hosts' }, cwd: '/', tool_use_id: 't' });
+  const input = JSON.stringify({
+    session_id: 's',
+    hook_event_name: 'PreToolUse',
+    tool_name: 'Read',
+    tool_input: { file_path: '/etc/hosts' },
+    cwd: '/',
+    tool_use_id: 't',
+  });
   const hook: number[] = [];
   const bare: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -37,7 +44,12 @@ export function hookOverhead(env: BenchEnvironment, runs: number): BenchRow {
 /** The in-process guard: a policy decision for one call, per call, against an empty call. */
 export function guardCost(calls: number): BenchRow {
   const policy = parsePolicy(DEFAULT_POLICY);
-  const call = { tool: 'Bash', command: 'git push --force origin main', paths: [] as string[], cwd: '/srv/app' };
+  const call = {
+    tool: 'Bash',
+    command: 'git push --force origin main',
+    paths: [] as string[],
+    cwd: '/srv/app',
+  };
   const guard: number[] = [];
   const empty: number[] = [];
   const nothing = () => undefined;

@@ -14,7 +14,9 @@ export async function pwaStartup(env: BenchEnvironment, samples: number): Promis
   const sizeRow: BenchRow = {
     name: 'PWA JavaScript',
     figure: `${(total / 1024).toFixed(1)} KB gzipped`,
-    baseline: shippedJs().map(({ file, gzipped }) => `${file} ${(gzipped / 1024).toFixed(1)}`).join(', '),
+    baseline: shippedJs()
+      .map(({ file, gzipped }) => `${file} ${(gzipped / 1024).toFixed(1)}`)
+      .join(', '),
     goal: '≤ 60 KB gzipped',
     met: total <= PWA_BUDGET_BYTES,
     data: { gzippedBytes: total },
@@ -27,20 +29,25 @@ export async function pwaStartup(env: BenchEnvironment, samples: number): Promis
     for (let i = 0; i < samples; i++) {
       let requestId = '';
       const asked = new Promise<void>((resolve) => {
-        void gateCall({ agent: 'bench', tool: 'bench', title: `cold ${i}`, interactive: false, canDefer: false }, {
-          socketPath: env.machine.socket,
-          onPending: (pending) => {
-            requestId = pending.requestId;
-            resolve();
+        void gateCall(
+          { agent: 'bench', tool: 'bench', title: `cold ${i}`, interactive: false, canDefer: false },
+          {
+            socketPath: env.machine.socket,
+            onPending: (pending) => {
+              requestId = pending.requestId;
+              resolve();
+            },
           },
-        });
+        );
       });
       await asked;
       // A cold page: a fresh document (the virtual authenticator belongs to this tab).
       const page = paired.browser.page;
       await page.goto('about:blank');
       const start = performance.now();
-      await page.goto(`${env.origin}/requests/${encodeURIComponent(env.fleet)}/${encodeURIComponent(requestId)}`);
+      await page.goto(
+        `${env.origin}/requests/${encodeURIComponent(env.fleet)}/${encodeURIComponent(requestId)}`,
+      );
       const approve = page.getByRole('button', { name: 'Approve with Face ID' });
       await approve.waitFor({ state: 'visible' });
       while (await approve.isDisabled()) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -64,7 +71,12 @@ export async function pwaStartup(env: BenchEnvironment, samples: number): Promis
       baseline: `cold page, static file: median ${ms(median(bare))}`,
       goal: '≤ 500 ms',
       met: percentile(open, 100) <= 500,
-      data: { samples: open.length, median: median(open), max: percentile(open, 100), bareMedian: median(bare) },
+      data: {
+        samples: open.length,
+        median: median(open),
+        max: percentile(open, 100),
+        bareMedian: median(bare),
+      },
     },
   ];
 }

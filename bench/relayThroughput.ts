@@ -37,7 +37,10 @@ export async function relayThroughput(env: BenchEnvironment, durationMs: number)
   const { driver, fleet, hostToken, hostId: host } = env;
   // Eight decisions in flight at once arrive out of signing order; a synced passkey (counter
   // always 0) is what allows that, as real phones never sign eight at once.
-  const { phone } = await pairSoftwarePhone(env.machine, driver, { name: 'Throughput phone', counter: 'zero' });
+  const { phone } = await pairSoftwarePhone(env.machine, driver, {
+    name: 'Throughput phone',
+    counter: 'zero',
+  });
   const now = Date.now();
   const relayRate = await forDuration(durationMs, async () => {
     const requestId = toBase64url(randomBytes(12));
@@ -55,20 +58,49 @@ export async function relayThroughput(env: BenchEnvironment, durationMs: number)
       nonce: toBase64url(randomBytes(16)),
       sealed: [{ device: phone.id, box: toBase64url(randomBytes(200)) }],
     };
-    const created = await driver.call('POST', `/v1/fleets/${fleet}/requests`, { json: request, headers: bearer(hostToken) });
+    const created = await driver.call('POST', `/v1/fleets/${fleet}/requests`, {
+      json: request,
+      headers: bearer(hostToken),
+    });
     if (created.status !== 201) throw new Error(`create refused: ${JSON.stringify(created.body)}`);
-    const binding = { fleet, host, requestId, requestHash: request.requestHash, decision: 'approve' as const, nonce: request.nonce, exp: request.exp };
-    const assertion = await phone.authenticator.assert({ rpId: driver.rpId, origin: driver.origin, challenge: await approvalChallenge(binding) });
-    const decided = await driver.phoneCall(phone, 'POST', `/v1/fleets/${fleet}/requests/${requestId}/decision`, { v: PROTOCOL_VERSION, fleet, host, requestId, decision: 'approve', device: phone.id, assertion });
+    const binding = {
+      fleet,
+      host,
+      requestId,
+      requestHash: request.requestHash,
+      decision: 'approve' as const,
+      nonce: request.nonce,
+      exp: request.exp,
+    };
+    const assertion = await phone.authenticator.assert({
+      rpId: driver.rpId,
+      origin: driver.origin,
+      challenge: await approvalChallenge(binding),
+    });
+    const decided = await driver.phoneCall(
+      phone,
+      'POST',
+      `/v1/fleets/${fleet}/requests/${requestId}/decision`,
+      { v: PROTOCOL_VERSION, fleet, host, requestId, decision: 'approve', device: phone.id, assertion },
+    );
     if (decided.status !== 200) throw new Error(`decide refused: ${JSON.stringify(decided.body)}`);
   });
 
   const state = mkdtempSync(join(tmpdir(), 'latch-bench-baseline-'));
   writeFileSync(join(state, 'empty.env'), '');
-  const baseline = await startRelay({ persistTo: state, envFile: join(state, 'empty.env'), config: new URL('./baseline.wrangler.toml', import.meta.url).pathname });
+  const baseline = await startRelay({
+    persistTo: state,
+    envFile: join(state, 'empty.env'),
+    config: new URL('./baseline.wrangler.toml', import.meta.url).pathname,
+  });
   const baselineRate = await forDuration(durationMs, async () => {
     const requestId = toBase64url(randomBytes(12));
-    const post = (path: string, body: unknown) => fetch(`${baseline.origin}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      fetch(`${baseline.origin}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     await (await post('/v1/requests', { requestId })).text();
     await (await post(`/v1/requests/${requestId}/decision`, {})).text();
   });

@@ -17,8 +17,32 @@ import { median, ms, type BenchRow } from './stats.ts';
 
 const smoke = process.argv.includes('--smoke');
 const scale = smoke
-  ? { approvals: 5, pollSamples: 1, pollScale: 0.1, daemons: 50, freezePoll: 500, freezePolls: 1, hookRuns: 3, guardCalls: 10_000, throughputMs: 1000, pwa: 1, memory: 50 }
-  : { approvals: 500, pollSamples: 8, pollScale: 1, daemons: 1000, freezePoll: 5000, freezePolls: 3, hookRuns: 20, guardCalls: 200_000, throughputMs: 10_000, pwa: 10, memory: 1000 };
+  ? {
+      approvals: 5,
+      pollSamples: 1,
+      pollScale: 0.1,
+      daemons: 50,
+      freezePoll: 500,
+      freezePolls: 1,
+      hookRuns: 3,
+      guardCalls: 10_000,
+      throughputMs: 1000,
+      pwa: 1,
+      memory: 50,
+    }
+  : {
+      approvals: 500,
+      pollSamples: 8,
+      pollScale: 1,
+      daemons: 1000,
+      freezePoll: 5000,
+      freezePolls: 3,
+      hookRuns: 20,
+      guardCalls: 200_000,
+      throughputMs: 10_000,
+      pwa: 10,
+      memory: 1000,
+    };
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 const rows: BenchRow[] = [];
@@ -29,7 +53,14 @@ try {
   for (const seconds of [1, 3]) {
     log(`the peers' design: a hook polling every ${seconds} s`);
     const polled = await pollingPeer(env, seconds * 1000 * scale.pollScale, scale.pollSamples);
-    rows.push({ name: `peer: poll every ${seconds * scale.pollScale} s`, figure: `median ${ms(median(polled))} tap→seen`, baseline: 'tap→unblocked above', goal: '(reference)', met: undefined, data: { samples: polled.length, median: median(polled) } });
+    rows.push({
+      name: `peer: poll every ${seconds * scale.pollScale} s`,
+      figure: `median ${ms(median(polled))} tap→seen`,
+      baseline: 'tap→unblocked above',
+      goal: '(reference)',
+      met: undefined,
+      data: { samples: polled.length, median: median(polled) },
+    });
   }
   log('hook overhead');
   rows.push(hookOverhead(env, scale.hookRuns));
@@ -54,11 +85,25 @@ const columns: [string, (row: BenchRow) => string][] = [
   ['goal', (row) => row.goal],
   ['met', (row) => (row.met === undefined ? '' : row.met ? 'yes' : 'NO')],
 ];
-const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(Math.max(columns[i]![0].length, width(columns[i]![1])))).join('  ');
-console.log(`\n${smoke ? 'SMOKE RUN (few samples; figures not meaningful)\n' : ''}${line(columns.map(([title]) => title))}`);
+const line = (cells: string[]) =>
+  cells.map((cell, i) => cell.padEnd(Math.max(columns[i]![0].length, width(columns[i]![1])))).join('  ');
+console.log(
+  `\n${smoke ? 'SMOKE RUN (few samples; figures not meaningful)\n' : ''}${line(columns.map(([title]) => title))}`,
+);
 for (const row of rows) console.log(line(columns.map(([, pick]) => pick(row))));
 mkdirSync(new URL('../test-output/', import.meta.url), { recursive: true });
 writeFileSync(
   new URL(`../test-output/bench${smoke ? '-smoke' : ''}.json`, import.meta.url),
-  JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, smoke, rows }, null, 2),
+  JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      node: process.version,
+      cpus: cpus().length,
+      cpu: cpus()[0]?.model,
+      smoke,
+      rows,
+    },
+    null,
+    2,
+  ),
 );

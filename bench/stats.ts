@@ -21,4 +21,9 @@ export interface BenchRow {
   data: Record<string, number | string>;
 }
 
-export const ms = (value: number) => (value >= 100 ? `${value.toFixed(0)} ms` : value >= 1 ? `${value.toFixed(1)} ms` : `${(value * 1000).toFixed(0)} µs`);
+export const ms = (value: number) =>
+  value >= 100
+    ? `${value.toFixed(0)} ms`
+    : value >= 1
+      ? `${value.toFixed(1)} ms`
+      : `${(value * 1000).toFixed(0)} µs`;

@@ -108,7 +108,8 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
   // The relay's switch as its last state frame said, to tell a replayed, finished freeze from a live one.
   let relayView = { seq: 0, epoch: 0, frozen: false };
   const finishedFreeze = (frame: HostFrame, epoch: number) =>
-    frame.seq <= relayView.seq && (epoch < relayView.epoch || (epoch === relayView.epoch && !relayView.frozen));
+    frame.seq <= relayView.seq &&
+    (epoch < relayView.epoch || (epoch === relayView.epoch && !relayView.frozen));
   const onFrame = async (frame: HostFrame): Promise<void> => {
     const { event } = frame;
     if ((event.type === 'frozen' || event.type === 'resumed') && finishedFreeze(frame, event.epoch)) return;

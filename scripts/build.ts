@@ -1,20 +1,40 @@
 /**
- * Builds the `latch` CLI into one ESM bundle, so that a hook call starts one file instead of
- * transpiling TypeScript: hook latency is what an agent waits on for every tool call.
+ * Builds the `latch` CLI: bundles instead of TypeScript at run time, because hook latency is
+ * what an agent waits on for every tool call.
+ *
+ * - dist/latch/main.mjs: every command, one chunk per command, loaded when it runs;
+ * - dist/latch/hook.cjs: `latch hook claude-code` alone, as CommonJS (faster to load).
  */
-import { build } from 'esbuild';
+import { rmSync } from 'node:fs';
+import { build, type BuildOptions } from 'esbuild';
 
-await build({
-  entryPoints: ['daemon/cli/main.ts'],
-  outfile: 'dist/latch.mjs',
+const common: BuildOptions = {
   bundle: true,
   platform: 'node',
   target: 'node20',
-  format: 'esm',
-  // Native and large packages stay in node_modules.
+  // Native packages stay in node_modules.
   external: ['better-sqlite3'],
+  logLevel: 'warning',
+};
+
+rmSync('dist/latch', { recursive: true, force: true });
+
+await build({
+  ...common,
+  entryPoints: { main: 'daemon/cli/main.ts' },
+  outdir: 'dist/latch',
+  outExtension: { '.js': '.mjs' },
+  format: 'esm',
+  splitting: true,
   banner: {
     js: "import { createRequire as __latchCreateRequire } from 'node:module'; const require = __latchCreateRequire(import.meta.url);",
   },
-  logLevel: 'warning',
+});
+
+await build({
+  ...common,
+  entryPoints: { hook: 'daemon/cli/hookEntry.ts' },
+  outdir: 'dist/latch',
+  outExtension: { '.js': '.cjs' },
+  format: 'cjs',
 });

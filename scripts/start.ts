@@ -17,11 +17,12 @@ import { startRelay, stopProcessGroup } from './lib/relayProcess.ts';
 const ROOT = new URL('..', import.meta.url).pathname;
 const STATE = process.env['LATCH_START_STATE'] ?? join(ROOT, '.latch');
 const PORT = Number(process.env['LATCH_PORT'] ?? 8787);
-const LATCH = join(ROOT, 'daemon/bin/latch.js');
+const LATCH = join(ROOT, 'daemon/bin/latch.cjs');
 const HOME = join(STATE, 'home');
 // The demo host's socket lives in its home (XDG_RUNTIME_DIR unset), away from a real daemon's.
 const demoEnv = { ...process.env, LATCH_HOME: HOME, XDG_RUNTIME_DIR: '' };
-const latch = (args: string[]) => spawnSync(process.execPath, [LATCH, ...args], { env: demoEnv, encoding: 'utf8' });
+const latch = (args: string[]) =>
+  spawnSync(process.execPath, [LATCH, ...args], { env: demoEnv, encoding: 'utf8' });
 
 const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
 if (built.status !== 0) process.exit(built.status ?? 1);
@@ -29,7 +30,11 @@ if (built.status !== 0) process.exit(built.status ?? 1);
 const { created } = ensureRelayEnvFile(join(STATE, 'relay.env'));
 if (created) console.log(`made local VAPID keys in ${join(STATE, 'relay.env')} (mode 0600)`);
 
-const relay = await startRelay({ persistTo: join(STATE, 'relay'), envFile: join(STATE, 'relay.env'), port: PORT });
+const relay = await startRelay({
+  persistTo: join(STATE, 'relay'),
+  envFile: join(STATE, 'relay.env'),
+  port: PORT,
+});
 // WebAuthn needs a host name, not an IP address: the app and the daemon use localhost.
 const appUrl = `http://localhost:${relay.port}`;
 
@@ -43,7 +48,11 @@ if (!existsSync(join(HOME, 'config.toml'))) {
   console.log(`set up a demo host in ${HOME} (quorum 1: one phone may resume after a freeze)`);
 }
 
-const daemon = spawn(process.execPath, [LATCH, 'daemon'], { env: demoEnv, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+const daemon = spawn(process.execPath, [LATCH, 'daemon'], {
+  env: demoEnv,
+  stdio: ['ignore', 'inherit', 'inherit'],
+  detached: true,
+});
 for (let tries = 0; latch(['status']).status === 2; tries++) {
   if (tries > 100 || daemon.exitCode !== null) {
     console.error('the daemon did not start');
@@ -66,7 +75,10 @@ Ctrl-C stops everything.
 
 let pairing: ChildProcess | undefined;
 if (latch(['devices']).stdout.startsWith('no phone is paired')) {
-  pairing = spawn(process.execPath, [LATCH, 'pair'], { env: demoEnv, stdio: ['ignore', 'inherit', 'inherit'] });
+  pairing = spawn(process.execPath, [LATCH, 'pair'], {
+    env: demoEnv,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
 }
 
 let stopping = false;

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { AuditLog } from '../audit/auditLog.ts';
 import { loadConfig, type LatchConfig } from '../config/config.ts';
 import { latchFiles, latchHome, type LatchFiles } from '../config/paths.ts';
@@ -25,10 +24,6 @@ export function openHome(): Home {
     store,
     audit: new AuditLog(files.audit, store, { redactContent: config.audit.content === 'none' }),
   };
-}
-
-export function isInitialised(): boolean {
-  return existsSync(latchFiles(latchHome()).config);
 }
 
 /** Ends the process with a message on stderr: for usage errors and unusable state. */

@@ -1,40 +1,107 @@
 import { Command } from 'commander';
+import { hostname } from 'node:os';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { registerAudit } from './commands/audit.ts';
-import { registerDaemon } from './commands/daemon.ts';
-import { registerDevices } from './commands/devices.ts';
-import { registerDoctor } from './commands/doctor.ts';
-import { registerExec } from './commands/exec.ts';
-import { registerHook } from './commands/hook.ts';
-import { registerHosts } from './commands/hosts.ts';
-import { registerInit } from './commands/init.ts';
-import { registerPair } from './commands/pair.ts';
-import { registerPanic } from './commands/panic.ts';
-import { registerRequest } from './commands/request.ts';
-import { registerStatus } from './commands/status.ts';
 
-/** The `latch` command line. Each command lives in its own module; this file only wires them. */
+/**
+ * The `latch` command line: every command, its options and help, in one place. Each command's
+ * code is loaded only when it runs, so that `latch hook claude-code`, which an agent waits on
+ * for every tool call, does not load pairing, QR codes or WebAuthn registration.
+ */
+type Runner = { run: (...args: never[]) => Promise<void> };
+const lazy =
+  (load: () => Promise<Runner>) =>
+  async (...args: unknown[]) =>
+    ((await load()).run as (...args: unknown[]) => Promise<void>)(...args.slice(0, -1));
+
 export function buildProgram(): Command {
   const program = new Command('latch')
     .description('Hold AI agents’ dangerous actions until you approve them on your phone.')
     .version(`latch 0.1.0 (protocol v${PROTOCOL_VERSION})`, '-V, --version')
     .showHelpAfterError();
-  for (const register of [
-    registerInit,
-    registerPair,
-    registerDaemon,
-    registerStatus,
-    registerPanic,
-    registerDevices,
-    registerHosts,
-    registerDoctor,
-    registerAudit,
-    registerRequest,
-    registerExec,
-    registerHook,
-  ]) {
-    register(program);
-  }
+
+  program
+    .command('init')
+    .description('write a commented config (0600), the default policy, and this host’s identity key')
+    .option('--relay <url>', 'the relay’s origin', 'http://localhost:8787')
+    .option('--name <name>', 'how this host is named on your phone', hostname())
+    .option('--fleet <id>', 'join an existing fleet (its id, from `latch hosts` on another host)')
+    .option('--quorum <n>', 'phones needed to resume after a freeze', '2')
+    .action(lazy(() => import('./commands/init.ts')));
+
+  program
+    .command('pair')
+    .description('pair a phone: show a QR code, wait for the phone, compare the short code, store its keys')
+    .option('--totp', 'also enrol a TOTP fallback for when no phone can be reached')
+    .option('--timeout <seconds>', 'how long the code stays valid', '600')
+    .action(lazy(() => import('./commands/pair.ts')));
+
+  program
+    .command('daemon')
+    .description('run the daemon in the foreground (see docs/daemon.md for a systemd user unit)')
+    .action(lazy(() => import('./commands/daemon.ts')));
+
+  program
+    .command('status')
+    .description(
+      'one line; exits 0 when running and not frozen, 1 when frozen, 2 when the daemon cannot be reached',
+    )
+    .action(lazy(() => import('./commands/status.ts')));
+
+  program
+    .command('panic')
+    .argument('[reason...]', 'why, shown on every phone', ['latch panic'])
+    .description('freeze every agent of the fleet, from this terminal')
+    .action(lazy(() => import('./commands/panic.ts')));
+
+  program
+    .command('devices')
+    .description('list the phones paired with this host')
+    .option('--revoke <id>', 'stop trusting a phone on this host')
+    .action(lazy(() => import('./commands/devices.ts')));
+
+  program
+    .command('hosts')
+    .description('show this host and its fleet, and how to add another host')
+    .action(lazy(() => import('./commands/hosts.ts')));
+
+  program
+    .command('doctor')
+    .description('check socket privacy, file modes, the relay, paired phones and the quorum, with fixes')
+    .action(lazy(() => import('./commands/doctor.ts')));
+
+  program
+    .command('audit')
+    .description('the audit log')
+    .command('verify')
+    .description('check that no line of the audit log was edited, deleted, reordered or cut')
+    .action(lazy(() => import('./commands/audit.ts')));
+
+  program
+    .command('request')
+    .description('the generic gate: ask (policy, then your phone); exit 0 when approved, 1 when denied')
+    .requiredOption('--title <title>', 'what is asked, in a line')
+    .option('--detail <text>', 'the details (the command, the diff, …)')
+    .option('--risk <level>', 'low, medium, high or critical')
+    .option('--target <name>', 'what a person types to approve a critical request')
+    .option('--tool <name>', 'the tool name the policy matches', 'request')
+    .option('--timeout <seconds>', 'how long to wait for a phone')
+    .action(lazy(() => import('./commands/request.ts')));
+
+  program
+    .command('exec')
+    .description('ask first, then run the command; on a freeze, stop what it started')
+    .option('--risk <level>', 'low, medium, high or critical')
+    .option('--title <title>', 'what the phone shows as the title')
+    .argument('<command...>', 'the command and its arguments, after --')
+    .action(lazy(() => import('./commands/exec.ts')));
+
+  program
+    .command('hook')
+    .description('answer an agent’s hook')
+    .command('claude-code')
+    .description('read Claude Code’s PreToolUse or PermissionRequest JSON on stdin, print its answer')
+    .action(lazy(() => import('./commands/hook.ts')));
+
   return program;
 }
 

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -27,3 +28,8 @@ export function latchFiles(home: string) {
   };
 }
 export type LatchFiles = ReturnType<typeof latchFiles>;
+
+/** Whether `latch init` has run for this user (cheap: a hook asks this on every call). */
+export function isInitialised(env: NodeJS.ProcessEnv = process.env): boolean {
+  return existsSync(latchFiles(latchHome(env)).config);
+}

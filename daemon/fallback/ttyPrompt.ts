@@ -1,6 +1,4 @@
 import { closeSync, openSync } from 'node:fs';
-import { createInterface } from 'node:readline/promises';
-import { ReadStream, WriteStream } from 'node:tty';
 
 /** Whether this process has a controlling terminal a person could answer on. */
 export function canPromptOnTty(): boolean {
@@ -17,6 +15,9 @@ export function canPromptOnTty(): boolean {
  * and could answer its own question there.
  */
 export async function promptOnTty(lines: string[]): Promise<string> {
+  // Loaded here, not at the top: the hook path, which runs on every tool call, rarely needs them.
+  const { createInterface } = await import('node:readline/promises');
+  const { ReadStream, WriteStream } = await import('node:tty');
   const fd = openSync('/dev/tty', 'r+');
   const input = new ReadStream(fd);
   const output = new WriteStream(fd);

@@ -84,7 +84,7 @@ describe('the kill switch on the host', () => {
   it('blocks the next call with kill_switch, stops what latch exec started, and makes status exit 1', async () => {
     const exec = spawn(
       process.execPath,
-      [new URL('../../daemon/bin/latch.js', import.meta.url).pathname, 'exec', '--', 'sleep', '1000'],
+      [new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname, 'exec', '--', 'sleep', '1000'],
       { env: machine.env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let execErr = '';

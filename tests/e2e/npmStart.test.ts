@@ -61,7 +61,7 @@ describe('npm start', () => {
 
     // Then asks, as the docs show, and approves on the "phone".
     const demo = { ...process.env, LATCH_HOME: join(state, 'home'), XDG_RUNTIME_DIR: '' };
-    const request = spawn(process.execPath, [join(ROOT, 'daemon/bin/latch.js'), 'request', '--title', 'Deploy the site', '--risk', 'low'], { env: demo, stdio: ['ignore', 'pipe', 'pipe'] });
+    const request = spawn(process.execPath, [join(ROOT, 'daemon/bin/latch.cjs'), 'request', '--title', 'Deploy the site', '--risk', 'low'], { env: demo, stdio: ['ignore', 'pipe', 'pipe'] });
     let said = '';
     request.stdout.on('data', (chunk: Buffer) => (said += chunk.toString()));
     await openPending(phone, origin, /Deploy the site/);

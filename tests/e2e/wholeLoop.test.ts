@@ -14,7 +14,7 @@ import { createPhone } from '../support/phone.ts';
 import { startPushService } from '../support/pushService.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 
-const LATCH = new URL('../../daemon/bin/latch.js', import.meta.url).pathname;
+const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
 const POLICY = `
 default = "ask"
 [[rule]]

@@ -3,7 +3,7 @@ import { launchPhone, type BrowserPhone } from './browserPhone.ts';
 import type { LatchMachine } from './latchMachine.ts';
 import type { PushServiceClient } from './pushServiceClient.ts';
 
-const LATCH = new URL('../../daemon/bin/latch.js', import.meta.url).pathname;
+const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
 
 export interface PairedBrowserPhone {
   browser: BrowserPhone;

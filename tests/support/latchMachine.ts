@@ -16,7 +16,7 @@ import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { createPhone, type TestPhone } from './phone.ts';
 
-const LATCH = new URL('../../daemon/bin/latch.js', import.meta.url).pathname;
+const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
 
 /** One machine's worth of Latch: its home, its runtime directory, the environment to run it in. */
 export interface LatchMachine {

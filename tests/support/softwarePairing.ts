@@ -8,7 +8,7 @@ import type { LatchMachine } from './latchMachine.ts';
 import { completePairing, createPhone, type TestPhone } from './phone.ts';
 import type { RelayDriver } from './relayDriver.ts';
 
-const LATCH = new URL('../../daemon/bin/latch.js', import.meta.url).pathname;
+const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
 
 /**
  * Runs `latch pair` and plays, in software, the phone that scans its code: fetches the offer,

@@ -1,4 +1,3 @@
-import type { Command } from 'commander';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { ConfigError, loadConfig, type LatchConfig } from '../../config/config.ts';
 import { latchFiles, latchHome, socketPath } from '../../config/paths.ts';
@@ -120,17 +119,12 @@ export async function runChecks(): Promise<Check[]> {
   return checks;
 }
 
-export function registerDoctor(program: Command): void {
-  program
-    .command('doctor')
-    .description('check socket privacy, file modes, the relay, paired phones and the quorum, with fixes')
-    .action(async () => {
-      const checks = await runChecks();
-      for (const check of checks) {
-        process.stdout.write(
-          `${check.ok ? '✓' : '✗'} ${check.name}: ${check.detail}\n${check.ok || !check.fix ? '' : `  fix: ${check.fix}\n`}`,
-        );
-      }
-      process.exit(checks.every((check) => check.ok) ? 0 : 1);
-    });
+export async function run(): Promise<void> {
+  const checks = await runChecks();
+  for (const check of checks) {
+    process.stdout.write(
+      `${check.ok ? '✓' : '✗'} ${check.name}: ${check.detail}\n${check.ok || !check.fix ? '' : `  fix: ${check.fix}\n`}`,
+    );
+  }
+  process.exit(checks.every((check) => check.ok) ? 0 : 1);
 }

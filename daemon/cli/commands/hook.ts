@@ -1,7 +1,6 @@
-import type { Command } from 'commander';
 import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../hooks/claudeCode.ts';
 import { askDaemon } from '../askDaemon.ts';
-import { isInitialised } from '../home.ts';
+import { isInitialised } from '../../config/paths.ts';
 
 const MAX_HOOK_INPUT_BYTES = 1024 * 1024;
 
@@ -22,29 +21,23 @@ function blockWith(reason: string): never {
   process.exit(2);
 }
 
-export function registerHook(program: Command): void {
-  const hook = program.command('hook').description('answer an agent’s hook');
-  hook
-    .command('claude-code')
-    .description('read Claude Code’s PreToolUse or PermissionRequest JSON on stdin, print its answer')
-    .action(async () => {
-      let text: string;
-      try {
-        text = await readStdin();
-      } catch (error) {
-        blockWith((error as Error).message);
-      }
-      const input = parseClaudeCodeHookInput(text);
-      if ('error' in input) blockWith(input.error);
-      const answer = isInitialised()
-        ? await askDaemon(input.question)
-        : ({
-            decision: 'deny',
-            blockReason: 'config_missing',
-            reason: 'config_missing: Latch is not set up on this machine; run latch init',
-          } as const);
-      const output = claudeCodeHookOutput(input.event, answer);
-      if (output) process.stdout.write(`${JSON.stringify(output)}\n`);
-      process.exit(0);
-    });
+export async function run(): Promise<void> {
+  let text: string;
+  try {
+    text = await readStdin();
+  } catch (error) {
+    blockWith((error as Error).message);
+  }
+  const input = parseClaudeCodeHookInput(text);
+  if ('error' in input) blockWith(input.error);
+  const answer = isInitialised()
+    ? await askDaemon(input.question)
+    : ({
+        decision: 'deny',
+        blockReason: 'config_missing',
+        reason: 'config_missing: Latch is not set up on this machine; run latch init',
+      } as const);
+  const output = claudeCodeHookOutput(input.event, answer);
+  if (output) process.stdout.write(`${JSON.stringify(output)}\n`);
+  process.exit(0);
 }

@@ -1,32 +1,24 @@
-import type { Command } from 'commander';
 import { callDaemon } from '../../socket/daemonClient.ts';
 import type { DaemonStatus } from '../../socket/localApi.ts';
 
 /** Exit codes of `latch status`: they compose in a shell check. */
 export const STATUS_EXIT = { running: 0, frozen: 1, unreachable: 2 } as const;
 
-export function registerStatus(program: Command): void {
-  program
-    .command('status')
-    .description(
-      'one line; exits 0 when running and not frozen, 1 when frozen, 2 when the daemon cannot be reached',
-    )
-    .action(async () => {
-      try {
-        const status = await callDaemon<DaemonStatus>('GET', '/v1/status', undefined, { timeoutMs: 5000 });
-        const relay = `relay ${status.relay}, ${status.devices} phone${status.devices === 1 ? '' : 's'}, quorum ${status.quorum}`;
-        if (status.frozen) {
-          process.stdout.write(
-            `frozen: ${status.reason ?? 'no reason given'} (epoch ${status.epoch}; ${relay})\n`,
-          );
-          process.exit(STATUS_EXIT.frozen);
-        }
-        const policy = status.policy === 'ok' ? '' : `, policy ${status.policy.replace('_', ' ')}`;
-        process.stdout.write(`running: armed (${relay}, ${status.pending} waiting${policy})\n`);
-        process.exit(STATUS_EXIT.running);
-      } catch (error) {
-        process.stdout.write(`unreachable: ${(error as Error).message}\n`);
-        process.exit(STATUS_EXIT.unreachable);
-      }
-    });
+export async function run(): Promise<void> {
+  try {
+    const status = await callDaemon<DaemonStatus>('GET', '/v1/status', undefined, { timeoutMs: 5000 });
+    const relay = `relay ${status.relay}, ${status.devices} phone${status.devices === 1 ? '' : 's'}, quorum ${status.quorum}`;
+    if (status.frozen) {
+      process.stdout.write(
+        `frozen: ${status.reason ?? 'no reason given'} (epoch ${status.epoch}; ${relay})\n`,
+      );
+      process.exit(STATUS_EXIT.frozen);
+    }
+    const policy = status.policy === 'ok' ? '' : `, policy ${status.policy.replace('_', ' ')}`;
+    process.stdout.write(`running: armed (${relay}, ${status.pending} waiting${policy})\n`);
+    process.exit(STATUS_EXIT.running);
+  } catch (error) {
+    process.stdout.write(`unreachable: ${(error as Error).message}\n`);
+    process.exit(STATUS_EXIT.unreachable);
+  }
 }
