@@ -54,7 +54,7 @@ try {
     log(`the peers' design: a hook polling every ${seconds} s`);
     const polled = await pollingPeer(env, seconds * 1000 * scale.pollScale, scale.pollSamples);
     rows.push({
-      name: `peer: poll every ${seconds * scale.pollScale} s`,
+      name: `peer: poll every ${(seconds * scale.pollScale).toFixed(1)} s`,
       figure: `median ${ms(median(polled))} tap→seen`,
       baseline: 'tap→unblocked above',
       goal: '(reference)',
