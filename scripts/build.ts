@@ -3,7 +3,8 @@
  * what an agent waits on for every tool call.
  *
  * - dist/latch/main.mjs: every command, one chunk per command, loaded when it runs;
- * - dist/latch/hook.cjs: `latch hook claude-code` alone, as CommonJS (faster to load).
+ * - dist/latch/hook.cjs: `latch hook claude-code` alone, as CommonJS (faster to load);
+ * - dist/sdk/latch.mjs: the SDK guard, what `import { connect } from 'latch'` loads.
  */
 import { rmSync } from 'node:fs';
 import { build, type BuildOptions } from 'esbuild';
@@ -18,6 +19,7 @@ const common: BuildOptions = {
 };
 
 rmSync('dist/latch', { recursive: true, force: true });
+rmSync('dist/sdk', { recursive: true, force: true });
 
 await build({
   ...common,
@@ -37,4 +39,12 @@ await build({
   outdir: 'dist/latch',
   outExtension: { '.js': '.cjs' },
   format: 'cjs',
+});
+
+await build({
+  ...common,
+  entryPoints: { latch: 'daemon/sdk/latch.ts' },
+  outdir: 'dist/sdk',
+  outExtension: { '.js': '.mjs' },
+  format: 'esm',
 });

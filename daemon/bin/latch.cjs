@@ -6,7 +6,7 @@ const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 
 const [command, event, ...rest] = process.argv.slice(2);
-const hook = command === 'hook' && event === 'claude-code' && rest.length === 0;
+const hook = command === 'hook' && (event === 'claude-code' || event === 'codex') && rest.length === 0;
 const bundle = join(__dirname, '..', '..', 'dist', 'latch', hook ? 'hook.cjs' : 'main.mjs');
 if (!existsSync(bundle)) {
   process.stderr.write(

@@ -95,12 +95,22 @@ export function buildProgram(): Command {
     .argument('<command...>', 'the command and its arguments, after --')
     .action(lazy(() => import('./commands/exec.ts')));
 
-  program
-    .command('hook')
-    .description('answer an agent’s hook')
+  const hook = program.command('hook').description('answer an agent’s hook');
+  hook
     .command('claude-code')
     .description('read Claude Code’s PreToolUse or PermissionRequest JSON on stdin, print its answer')
     .action(lazy(() => import('./commands/hook.ts')));
+  hook
+    .command('codex')
+    .description('the same for Codex, whose hooks speak Claude Code’s JSON')
+    .action(lazy(() => import('./commands/hook.ts')));
+
+  program
+    .command('mcp')
+    .description('run an MCP server behind Latch: every tools/call waits for the policy or a phone')
+    .option('--name <name>', 'the server’s name in tool names (mcp__<name>__<tool>); default: the command’s name')
+    .argument('<command...>', 'the server’s command and its arguments, after --')
+    .action(lazy(() => import('./commands/mcp.ts')));
 
   return program;
 }

@@ -30,8 +30,10 @@ export async function run(): Promise<void> {
   }
   const input = parseClaudeCodeHookInput(text);
   if ('error' in input) blockWith(input.error);
+  // `latch hook codex`: Codex's hooks speak Claude Code's JSON; only the agent's name differs.
+  const agent = process.argv[3] === 'codex' ? 'codex' : 'claude-code';
   const answer = isInitialised()
-    ? await askDaemon(input.question)
+    ? await askDaemon({ ...input.question, agent })
     : ({
         decision: 'deny',
         blockReason: 'config_missing',

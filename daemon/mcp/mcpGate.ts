@@ -1,0 +1,70 @@
+import { spawn } from 'node:child_process';
+import { basename } from 'node:path';
+import { createInterface } from 'node:readline';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { CallToolRequestSchema, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { GateAnswer } from '../socket/localApi.ts';
+import { askDaemon } from '../cli/askDaemon.ts';
+
+/**
+ * `latch mcp -- <server…>`: a stdio MCP proxy. It starts the real server and forwards every
+ * message both ways, byte for byte, except `tools/call`: each is held until the policy or a
+ * phone decides. Allowed, it goes on unchanged; refused, the client gets a tool error with the
+ * reason, and the server never sees it.
+ */
+export async function runMcpGate(command: string[], options: { name?: string } = {}): Promise<number> {
+  const serverName = options.name ?? basename(command[0]!);
+  const server = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<number>((resolve) => server.once('exit', (code, signal) => resolve(code ?? (signal ? 128 + 15 : 1))));
+  server.once('error', (error) => {
+    process.stderr.write(`latch mcp: cannot start ${command[0]}: ${error.message}\n`);
+    process.exit(127);
+  });
+
+  // Server → client: untouched.
+  server.stdout.pipe(process.stdout);
+
+  // Client → server: line by line (MCP's stdio framing), held only for tool calls.
+  const reply = (message: JSONRPCMessage) => process.stdout.write(serializeMessage(message));
+  for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+    const held = toolCall(line);
+    if (!held) {
+      server.stdin.write(`${line}\n`);
+      continue;
+    }
+    void decide(serverName, held).then((answer) => {
+      if (answer.decision === 'allow') {
+        server.stdin.write(`${line}\n`);
+        return;
+      }
+      reply({ jsonrpc: '2.0', id: held.id, result: { content: [{ type: 'text', text: `latch: ${answer.reason}` }], isError: true } });
+    });
+  }
+  server.stdin.end();
+  return exited;
+}
+
+interface HeldCall {
+  id: string | number;
+  tool: string;
+  args: Record<string, unknown>;
+}
+
+function toolCall(line: string): HeldCall | undefined {
+  let message: unknown;
+  try {
+    message = JSON.parse(line);
+  } catch {
+    return undefined; // not ours to judge: the server answers malformed input itself
+  }
+  if (!isJSONRPCRequest(message) || message.method !== 'tools/call') return undefined;
+  const parsed = CallToolRequestSchema.safeParse(message);
+  const params = parsed.success ? parsed.data.params : { name: String((message.params as { name?: unknown } | undefined)?.name ?? '?'), arguments: {} };
+  return { id: message.id, tool: params.name, args: (params.arguments ?? {}) as Record<string, unknown> };
+}
+
+/** The tool's name and arguments are an agent's text: the daemon cleans them before anyone sees them. */
+function decide(serverName: string, call: HeldCall): Promise<GateAnswer> {
+  const tool = `mcp__${serverName}__${call.tool}`;
+  return askDaemon({ agent: 'mcp', tool, title: `${serverName}: ${call.tool}`, input: JSON.stringify(call.args, null, 2) }, { spinner: false });
+}

@@ -1,0 +1,135 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { initMachine, newMachine, pairPhoneDirectly, runLatch, startDaemon, type LatchMachine, type RunningDaemon } from '../support/latchMachine.ts';
+import type { TestPhone } from '../support/phone.ts';
+import { StandInRelay } from '../support/standInRelay.ts';
+
+const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
+const SERVER = ['node', '--import', 'tsx', new URL('../support/mcpTestServer.ts', import.meta.url).pathname];
+const POLICY = `
+default = "ask"
+[[rule]]
+tool = "mcp__notes__read_note"
+action = "allow"
+[[rule]]
+tool = "mcp__notes__delete_*"
+action = "deny"
+`;
+
+let relay: StandInRelay;
+let machine: LatchMachine;
+let daemon: RunningDaemon;
+let phone: TestPhone;
+
+beforeAll(async () => {
+  relay = await StandInRelay.start();
+  machine = newMachine();
+  await initMachine(machine, { relay: relay.origin, policy: POLICY });
+  ({ phone } = await pairPhoneDirectly(machine, relay.origin));
+  daemon = await startDaemon(machine);
+  await relay.waitFor(() => relay.connected > 0);
+});
+
+afterAll(async () => {
+  await daemon.stop();
+  await relay.stop();
+});
+
+/** Speaks raw JSON-RPC lines to an MCP server over stdio, and reads raw lines back. */
+class RawSession {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly #lines: string[] = [];
+  #waiters: (() => void)[] = [];
+  #nextId = 1;
+
+  constructor(command: string[], env: NodeJS.ProcessEnv) {
+    this.child = spawn(command[0]!, command.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    createInterface({ input: this.child.stdout }).on('line', (line) => {
+      this.#lines.push(line);
+      for (const wake of this.#waiters.splice(0)) wake();
+    });
+  }
+
+  /** Sends a request and returns the raw line that answers it. */
+  async request(method: string, params: unknown = {}): Promise<string> {
+    const id = this.#nextId++;
+    this.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    for (;;) {
+      const found = this.#lines.find((line) => (JSON.parse(line) as { id?: number }).id === id);
+      if (found) return found;
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+  }
+
+  notify(method: string): void {
+    this.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method })}\n`);
+  }
+
+  async start(): Promise<this> {
+    await this.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } });
+    this.notify('notifications/initialized');
+    return this;
+  }
+
+  close(): void {
+    this.child.stdin.end();
+    this.child.kill();
+  }
+}
+
+const result = (line: string) => (JSON.parse(line) as { result: { content: { text: string }[]; isError?: boolean } }).result;
+
+describe('latch mcp', () => {
+  it('passes tool-list and resource messages through byte-identical', async () => {
+    const direct = await new RawSession(SERVER, process.env).start();
+    const gated = await new RawSession([process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER], machine.env).start();
+    for (const method of ['tools/list', 'resources/list']) {
+      expect(await gated.request(method)).toBe(await direct.request(method));
+    }
+    expect(await gated.request('resources/read', { uri: 'note://1' })).toBe(await direct.request('resources/read', { uri: 'note://1' }));
+    direct.close();
+    gated.close();
+  });
+
+  it('forwards an allowed call unchanged, and refuses a denied one with a tool error', async () => {
+    const direct = await new RawSession(SERVER, process.env).start();
+    const gated = await new RawSession([process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER], machine.env).start();
+    expect(await gated.request('tools/call', { name: 'read_note', arguments: { id: '1' } })).toBe(await direct.request('tools/call', { name: 'read_note', arguments: { id: '1' } }));
+
+    const denied = result(await gated.request('tools/call', { name: 'delete_note', arguments: { id: '1' } }));
+    expect(denied).toEqual({ content: [{ type: 'text', text: 'latch: policy_violation: denied by policy rule "rule 2"' }], isError: true });
+    // The server never saw it: the note is still there.
+    expect(result(await gated.request('tools/call', { name: 'read_note', arguments: { id: '1' } })).content[0]!.text).toBe('buy milk');
+    direct.close();
+    gated.close();
+  });
+
+  it('shows the phone the tool name and arguments, cleaned', async () => {
+    const gated = await new RawSession([process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER], machine.env).start();
+    const before = relay.requests.length;
+    const pending = gated.request('tools/call', { name: 'rename_note', arguments: { id: '1', title: 'x\u202eevil' } });
+    const request = await relay.nextRequest(before);
+    const { phoneApproves } = await import('../support/latchMachine.ts');
+    const { details } = await phoneApproves(phone, request, relay.origin);
+    expect(details).toMatchObject({ tool: 'mcp__notes__rename_note', agent: 'mcp', title: 'notes: rename_note' });
+    expect(details.detail).toContain('"title": "xevil"');
+    relay.send({ v: PROTOCOL_VERSION, type: 'expired', requestId: request.requestId, at: Date.now() });
+    expect(result(await pending)).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/^latch: expired/) }] });
+    gated.close();
+  });
+
+  it('refuses every call while frozen, with kill_switch', async () => {
+    const gated = await new RawSession([process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER], machine.env).start();
+    const envelope = await signEnvelope('freeze', { fleet: relay.requests[0]!.fleet, reason: 'mcp test' }, { role: 'device', id: phone.id }, phone.deviceKeys.privateKey);
+    relay.send({ v: PROTOCOL_VERSION, type: 'frozen', epoch: 1, envelope, at: Date.now() });
+    await expect.poll(async () => (await runLatch(machine, ['status'])).code).toBe(1);
+    expect(result(await gated.request('tools/call', { name: 'read_note', arguments: { id: '1' } }))).toMatchObject({
+      isError: true,
+      content: [{ text: expect.stringMatching(/^latch: kill_switch: the fleet is frozen \(mcp test\)/) }],
+    });
+    gated.close();
+  });
+});
