@@ -13,7 +13,11 @@ export default defineConfig({
       {
         test: {
           name: 'node',
-          include: ['tests/shared/**/*.test.ts', 'tests/daemon/**/*.test.ts', 'tests/relay/**/*.node.test.ts'],
+          include: [
+            'tests/shared/**/*.test.ts',
+            'tests/daemon/**/*.test.ts',
+            'tests/relay/**/*.node.test.ts',
+          ],
           environment: 'node',
         },
       },
@@ -45,7 +49,11 @@ export default defineConfig({
           cloudflareTest({
             wrangler: { configPath: './wrangler.toml' },
             miniflare: {
-              bindings: { VAPID_PUBLIC_KEY: vapid.publicKey, VAPID_PRIVATE_KEY: vapid.privateKey, VAPID_SUBJECT: 'mailto:relay-tests@latch.test' },
+              bindings: {
+                VAPID_PUBLIC_KEY: vapid.publicKey,
+                VAPID_PRIVATE_KEY: vapid.privateKey,
+                VAPID_SUBJECT: 'mailto:relay-tests@latch.test',
+              },
             },
           }),
         ],

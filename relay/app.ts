@@ -5,7 +5,11 @@ import { pushSubscriptionSchema } from '../shared/messages/common.ts';
 import { denyEnvelopeSchema, freezeEnvelopeSchema } from '../shared/messages/envelopes.ts';
 import { resumeVoteSchema } from '../shared/messages/killSwitch.ts';
 import { LIMITS } from '../shared/messages/limits.ts';
-import { pairConfirmRequestSchema, pairingCompletionSchema, pairingOfferSchema } from '../shared/messages/pairing.ts';
+import {
+  pairConfirmRequestSchema,
+  pairingCompletionSchema,
+  pairingOfferSchema,
+} from '../shared/messages/pairing.ts';
 import { f, type Field } from '../shared/schema/index.ts';
 import { parseJson } from '../shared/schema/parse.ts';
 import { validateId } from '../shared/text/validateId.ts';
@@ -53,11 +57,15 @@ async function body(c: RelayContext): Promise<Uint8Array<ArrayBuffer>> {
     throw new RefusalError(refusal(415, 'unsupported_media_type', 'send application/json'));
   }
   const bytes = await readBody(c.req.raw);
-  if (bytes === 'too_large') throw new RefusalError(refusal(413, 'body_too_large', 'the body is over 64 KiB'));
+  if (bytes === 'too_large')
+    throw new RefusalError(refusal(413, 'body_too_large', 'the body is over 64 KiB'));
   return bytes;
 }
 
-async function message<T>(c: RelayContext, schema: Field<T>): Promise<{ value: T; bytes: Uint8Array<ArrayBuffer> }> {
+async function message<T>(
+  c: RelayContext,
+  schema: Field<T>,
+): Promise<{ value: T; bytes: Uint8Array<ArrayBuffer> }> {
   const bytes = await body(c);
   const parsed = parseJson(schema, bytes);
   if (!parsed.ok) throw new RefusalError(refuseWith(parsed.error));
@@ -102,7 +110,8 @@ app.get('/v1/config', (c) => c.json({ v: PROTOCOL_VERSION, vapidPublicKey: c.env
 app.post('/v1/fleets/:fleet/pairing', async (c) => {
   const stub = fleetOf(c);
   const { value: offer } = await message(c, pairingOfferSchema);
-  if (offer.fleet !== stub.fleet) return errorResponse(c, refusal(400, 'context_mismatch', 'the offer is for another fleet'));
+  if (offer.fleet !== stub.fleet)
+    return errorResponse(c, refusal(400, 'context_mismatch', 'the offer is for another fleet'));
   const created = await stub.createOffer(stub.fleet, offer, bearer(c));
   return reply(c, created.ok ? { ok: true, value: { v: PROTOCOL_VERSION, ...created.value } } : created, 201);
 });
@@ -115,7 +124,14 @@ app.get('/v1/fleets/:fleet/pairing/:offer', async (c) => {
 app.post('/v1/fleets/:fleet/pairing/:offer/complete', async (c) => {
   const stub = fleetOf(c);
   const { value: completion, bytes } = await message(c, pairingCompletionSchema);
-  const result = await stub.completeOffer(stub.fleet, idParam(c, 'offer'), c.req.header('latch-offer-token'), completion, signedRequest(c, bytes), relyingParty(c));
+  const result = await stub.completeOffer(
+    stub.fleet,
+    idParam(c, 'offer'),
+    c.req.header('latch-offer-token'),
+    completion,
+    signedRequest(c, bytes),
+    relyingParty(c),
+  );
   return reply(c, result.ok ? { ok: true, value: { v: PROTOCOL_VERSION, accepted: true } } : result, 202);
 });
 
@@ -135,7 +151,8 @@ app.post('/v1/fleets/:fleet/hosts/token', async (c) => {
 app.post('/v1/fleets/:fleet/requests', async (c) => {
   const stub = fleetOf(c);
   const { value: request } = await message(c, approvalRequestSchema);
-  if (request.fleet !== stub.fleet) return errorResponse(c, refusal(400, 'context_mismatch', 'the request is for another fleet'));
+  if (request.fleet !== stub.fleet)
+    return errorResponse(c, refusal(400, 'context_mismatch', 'the request is for another fleet'));
   const created = await stub.createRequest(stub.fleet, bearer(c), request);
   return reply(c, created, created.ok && !created.value.joined ? 201 : 200);
 });
@@ -155,7 +172,8 @@ app.get('/v1/fleets/:fleet/connect', async (c) => {
 app.get('/v1/fleets/:fleet/requests', async (c) => {
   const stub = fleetOf(c);
   const which = c.req.query('state') ?? 'pending';
-  if (which !== 'pending' && which !== 'recent') return errorResponse(c, refusal(400, 'invalid_field', 'state is pending or recent'));
+  if (which !== 'pending' && which !== 'recent')
+    return errorResponse(c, refusal(400, 'invalid_field', 'state is pending or recent'));
   return reply(c, await stub.listRequests(stub.fleet, signedRequest(c), which));
 });
 
@@ -167,7 +185,13 @@ app.get('/v1/fleets/:fleet/requests/:id', async (c) => {
 app.post('/v1/fleets/:fleet/requests/:id/decision', async (c) => {
   const stub = fleetOf(c);
   const { value: token, bytes } = await message(c, capabilityTokenSchema);
-  const result = await stub.decide(stub.fleet, signedRequest(c, bytes), idParam(c, 'id'), token, relyingParty(c));
+  const result = await stub.decide(
+    stub.fleet,
+    signedRequest(c, bytes),
+    idParam(c, 'id'),
+    token,
+    relyingParty(c),
+  );
   return reply(c, result.ok ? { ok: true, value: { v: PROTOCOL_VERSION, ...result.value } } : result);
 });
 
@@ -224,4 +248,6 @@ app.get('/v1/fleets/:fleet/state', async (c) => {
 app.all('/v1/*', (c) => errorResponse(c, refusal(404, 'not_found', 'no such route')));
 
 // Everything else is the PWA.
-app.all('*', async (c) => withSecurityHeaders(await c.env.ASSETS.fetch(c.req.raw), new URL(c.req.url).pathname));
+app.all('*', async (c) =>
+  withSecurityHeaders(await c.env.ASSETS.fetch(c.req.raw), new URL(c.req.url).pathname),
+);

@@ -108,7 +108,10 @@ export function buildProgram(): Command {
   program
     .command('mcp')
     .description('run an MCP server behind Latch: every tools/call waits for the policy or a phone')
-    .option('--name <name>', 'the server’s name in tool names (mcp__<name>__<tool>); default: the command’s name')
+    .option(
+      '--name <name>',
+      'the server’s name in tool names (mcp__<name>__<tool>); default: the command’s name',
+    )
     .argument('<command...>', 'the server’s command and its arguments, after --')
     .action(lazy(() => import('./commands/mcp.ts')));
 

@@ -28,7 +28,7 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
   const event = raw['hook_event_name'];
   if (!CLAUDE_CODE_EVENTS.includes(event as ClaudeCodeEvent)) {
     return {
-      error: `latch hook claude-code handles PreToolUse and PermissionRequest, not ${JSON.stringify(event)}`,
+      error: `latch hook handles PreToolUse and PermissionRequest, not ${JSON.stringify(event)}`,
     };
   }
   const tool = asString(raw['tool_name']);

@@ -1,8 +1,13 @@
 import { spawn } from 'node:child_process';
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import { CallToolRequestSchema, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  isJSONRPCRequest,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { GateAnswer } from '../socket/localApi.ts';
 import { askDaemon } from '../cli/askDaemon.ts';
 
@@ -15,33 +20,62 @@ import { askDaemon } from '../cli/askDaemon.ts';
 export async function runMcpGate(command: string[], options: { name?: string } = {}): Promise<number> {
   const serverName = options.name ?? basename(command[0]!);
   const server = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = new Promise<number>((resolve) => server.once('exit', (code, signal) => resolve(code ?? (signal ? 128 + 15 : 1))));
+  const exited = new Promise<number>((resolve) =>
+    server.once('exit', (code, signal) => resolve(code ?? (signal ? 128 + 15 : 1))),
+  );
   server.once('error', (error) => {
     process.stderr.write(`latch mcp: cannot start ${command[0]}: ${error.message}\n`);
     process.exit(127);
   });
 
-  // Server → client: untouched.
-  server.stdout.pipe(process.stdout);
+  // Server → client: untouched, in whole lines, so that a refusal of ours never lands inside one
+  // of the server's messages.
+  forwardWholeLines(server.stdout, (bytes) => process.stdout.write(bytes));
 
   // Client → server: line by line (MCP's stdio framing), held only for tool calls.
   const reply = (message: JSONRPCMessage) => process.stdout.write(serializeMessage(message));
+  const undecided = new Set<Promise<void>>();
   for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
     const held = toolCall(line);
     if (!held) {
       server.stdin.write(`${line}\n`);
       continue;
     }
-    void decide(serverName, held).then((answer) => {
+    const decided = decide(serverName, held).then((answer) => {
+      undecided.delete(decided);
       if (answer.decision === 'allow') {
         server.stdin.write(`${line}\n`);
         return;
       }
-      reply({ jsonrpc: '2.0', id: held.id, result: { content: [{ type: 'text', text: `latch: ${answer.reason}` }], isError: true } });
+      reply({
+        jsonrpc: '2.0',
+        id: held.id,
+        result: { content: [{ type: 'text', text: `latch: ${answer.reason}` }], isError: true },
+      });
     });
+    undecided.add(decided);
   }
+  // The client hung up: calls still waiting are answered (or forwarded) before the server's input ends.
+  await Promise.all(undecided);
   server.stdin.end();
   return exited;
+}
+
+function forwardWholeLines(from: Readable, write: (bytes: Buffer) => void): void {
+  let partial: Buffer = Buffer.alloc(0);
+  from.on('data', (chunk: Buffer) => {
+    const bytes = partial.length > 0 ? Buffer.concat([partial, chunk]) : chunk;
+    const end = bytes.lastIndexOf(0x0a);
+    if (end === -1) {
+      partial = bytes;
+      return;
+    }
+    write(bytes.subarray(0, end + 1));
+    partial = bytes.subarray(end + 1);
+  });
+  from.on('end', () => {
+    if (partial.length > 0) write(partial);
+  });
 }
 
 interface HeldCall {
@@ -59,12 +93,17 @@ function toolCall(line: string): HeldCall | undefined {
   }
   if (!isJSONRPCRequest(message) || message.method !== 'tools/call') return undefined;
   const parsed = CallToolRequestSchema.safeParse(message);
-  const params = parsed.success ? parsed.data.params : { name: String((message.params as { name?: unknown } | undefined)?.name ?? '?'), arguments: {} };
+  const params = parsed.success
+    ? parsed.data.params
+    : { name: String((message.params as { name?: unknown } | undefined)?.name ?? '?'), arguments: {} };
   return { id: message.id, tool: params.name, args: (params.arguments ?? {}) as Record<string, unknown> };
 }
 
 /** The tool's name and arguments are an agent's text: the daemon cleans them before anyone sees them. */
 function decide(serverName: string, call: HeldCall): Promise<GateAnswer> {
   const tool = `mcp__${serverName}__${call.tool}`;
-  return askDaemon({ agent: 'mcp', tool, title: `${serverName}: ${call.tool}`, input: JSON.stringify(call.args, null, 2) }, { spinner: false });
+  return askDaemon(
+    { agent: 'mcp', tool, title: `${serverName}: ${call.tool}`, input: JSON.stringify(call.args, null, 2) },
+    { spinner: false },
+  );
 }

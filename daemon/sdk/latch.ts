@@ -30,15 +30,20 @@ export interface GuardCall {
 }
 
 /** Why a call did not run. `unavailable`: Latch itself could not decide (see `code`). */
-export type GuardReason = 'denied' | 'expired' | 'kill_switch' | 'policy_violation' | 'relay_unreachable' | 'unavailable';
+export type GuardReason =
+  'denied' | 'expired' | 'kill_switch' | 'policy_violation' | 'relay_unreachable' | 'unavailable';
 
-export type GuardResult<T> = { ok: true; value: T } | { ok: false; reason: GuardReason; code: string; message: string };
+export type GuardResult<T> =
+  { ok: true; value: T } | { ok: false; reason: GuardReason; code: string; message: string };
 
 export interface LatchClient {
   /** Asks, waits, and runs `run` exactly once if, and only if, the call is allowed. */
   guard<T>(call: GuardCall, run: () => T | Promise<T>): Promise<GuardResult<T>>;
   /** `fn`, guarded: every call of the result asks first. */
-  gated<A extends unknown[], T>(fn: (...args: A) => T | Promise<T>, meta: GuardCall | ((...args: A) => GuardCall)): (...args: A) => Promise<GuardResult<T>>;
+  gated<A extends unknown[], T>(
+    fn: (...args: A) => T | Promise<T>,
+    meta: GuardCall | ((...args: A) => GuardCall),
+  ): (...args: A) => Promise<GuardResult<T>>;
 }
 
 const REASONS: Partial<Record<BlockReason, GuardReason>> = {
@@ -49,11 +54,18 @@ const REASONS: Partial<Record<BlockReason, GuardReason>> = {
   relay_unreachable: 'relay_unreachable',
 };
 
-function refusal(code: string, message: string): { ok: false; reason: GuardReason; code: string; message: string } {
+function refusal(
+  code: string,
+  message: string,
+): { ok: false; reason: GuardReason; code: string; message: string } {
   return { ok: false, reason: REASONS[code as BlockReason] ?? 'unavailable', code, message };
 }
 
-async function decide(call: GuardCall, agent: string, socketPath: string | undefined): Promise<GateAnswer | ReturnType<typeof refusal>> {
+async function decide(
+  call: GuardCall,
+  agent: string,
+  socketPath: string | undefined,
+): Promise<GateAnswer | ReturnType<typeof refusal>> {
   try {
     return await gateCall<GateAnswer>(
       {
@@ -92,12 +104,17 @@ export async function connect(options: { socketPath?: string; agent?: string } =
     if ('ok' in answer) return answer;
     if (answer.decision !== 'allow') {
       // A defer or a fallback cannot come back to a caller that offered neither; either way, no run.
-      return answer.decision === 'deny' ? refusal(answer.blockReason, answer.reason) : refusal('unavailable', answer.reason);
+      return answer.decision === 'deny'
+        ? refusal(answer.blockReason, answer.reason)
+        : refusal('unavailable', answer.reason);
     }
     return { ok: true, value: await run() };
   };
   return {
     guard,
-    gated: (fn, meta) => (...args) => guard(typeof meta === 'function' ? meta(...args) : meta, () => fn(...args)),
+    gated:
+      (fn, meta) =>
+      (...args) =>
+        guard(typeof meta === 'function' ? meta(...args) : meta, () => fn(...args)),
   };
 }

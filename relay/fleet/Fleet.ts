@@ -5,7 +5,15 @@ import type { DenyEnvelope, FreezeEnvelope } from '../../shared/messages/envelop
 import type { HostEvent } from '../../shared/messages/events.ts';
 import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts';
 import type { PairConfirmRequest, PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
-import type { HostFrame, Members, OfferStatus, PairConfirmed, RequestCreated, RequestList, RequestView } from '../../shared/messages/relayViews.ts';
+import type {
+  HostFrame,
+  Members,
+  OfferStatus,
+  PairConfirmed,
+  RequestCreated,
+  RequestList,
+  RequestView,
+} from '../../shared/messages/relayViews.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { refusal, type RelayResult } from '../http/relayError.ts';
 import { row, type DeviceRow, type FleetContext } from './context.ts';
@@ -15,7 +23,16 @@ import { authenticateHost, rotateHostToken } from './hostAuth.ts';
 import { fleetState, freeze, vote } from './killSwitch.ts';
 import { listMembers, renameDevice, revokeDevice, updatePushSubscription } from './members.ts';
 import { completeOffer, confirmOffer, createOffer, offerStatus, type RelyingParty } from './pairing.ts';
-import { createRequest, decide, deny, expireDue, getRequest, listRequests, nextDeadline, pruneRequests } from './requests.ts';
+import {
+  createRequest,
+  decide,
+  deny,
+  expireDue,
+  getRequest,
+  listRequests,
+  nextDeadline,
+  pruneRequests,
+} from './requests.ts';
 import { SCHEMA } from './schema.ts';
 
 /** What a daemon's socket remembers across hibernation. */
@@ -50,7 +67,10 @@ export class Fleet extends DurableObject<Env> {
       fleet,
       now: () => this.now(),
       emit: (host, event) => this.#emit(host, event),
-      background: (task) => this.ctx.waitUntil(task.catch((error: unknown) => console.error('background task failed:', (error as Error).name))),
+      background: (task) =>
+        this.ctx.waitUntil(
+          task.catch((error: unknown) => console.error('background task failed:', (error as Error).name)),
+        ),
     };
   }
 
@@ -70,7 +90,9 @@ export class Fleet extends DurableObject<Env> {
     const auth = await authenticateDevice(ctx, signed);
     if (!auth.ok) return auth;
     const device = activeDevice(ctx, auth.value.device);
-    return device ? { ok: true, value: device } : refusal(401, 'unknown_credential', 'the device was revoked');
+    return device
+      ? { ok: true, value: device }
+      : refusal(401, 'unknown_credential', 'the device was revoked');
   }
 
   async #scheduleExpiry(ctx: FleetContext): Promise<void> {
@@ -86,28 +108,51 @@ export class Fleet extends DurableObject<Env> {
     return createOffer(this.#context(fleet), offer, bearer);
   }
 
-  offerStatus(fleet: string, offerId: string, offerToken: string | undefined): Promise<RelayResult<OfferStatus>> {
+  offerStatus(
+    fleet: string,
+    offerId: string,
+    offerToken: string | undefined,
+  ): Promise<RelayResult<OfferStatus>> {
     return offerStatus(this.#context(fleet), offerId, offerToken);
   }
 
-  completeOffer(fleet: string, offerId: string, offerToken: string | undefined, completion: PairingCompletion, signed: SignedRequest, relying: RelyingParty) {
+  completeOffer(
+    fleet: string,
+    offerId: string,
+    offerToken: string | undefined,
+    completion: PairingCompletion,
+    signed: SignedRequest,
+    relying: RelyingParty,
+  ) {
     return completeOffer(this.#context(fleet), offerId, offerToken, completion, signed, relying);
   }
 
-  confirmOffer(fleet: string, offerId: string, request: PairConfirmRequest, relying: RelyingParty): Promise<RelayResult<PairConfirmed>> {
+  confirmOffer(
+    fleet: string,
+    offerId: string,
+    request: PairConfirmRequest,
+    relying: RelyingParty,
+  ): Promise<RelayResult<PairConfirmed>> {
     return confirmOffer(this.#context(fleet), offerId, request, relying);
   }
 
   // Hosts
 
-  async rotateHostToken(fleet: string, bearer: string | undefined): Promise<RelayResult<{ v: 1; hostToken: string }>> {
+  async rotateHostToken(
+    fleet: string,
+    bearer: string | undefined,
+  ): Promise<RelayResult<{ v: 1; hostToken: string }>> {
     const ctx = this.#context(fleet);
     const host = await authenticateHost(ctx, bearer);
     if (!host.ok) return host;
     return { ok: true, value: { v: PROTOCOL_VERSION, hostToken: await rotateHostToken(ctx, host.value) } };
   }
 
-  async createRequest(fleet: string, bearer: string | undefined, request: ApprovalRequest): Promise<RelayResult<RequestCreated>> {
+  async createRequest(
+    fleet: string,
+    bearer: string | undefined,
+    request: ApprovalRequest,
+  ): Promise<RelayResult<RequestCreated>> {
     const ctx = this.#context(fleet);
     const host = await authenticateHost(ctx, bearer);
     if (!host.ok) return host;
@@ -118,19 +163,33 @@ export class Fleet extends DurableObject<Env> {
 
   // Phones
 
-  async listRequests(fleet: string, signed: SignedRequest, which: 'pending' | 'recent'): Promise<RelayResult<RequestList>> {
+  async listRequests(
+    fleet: string,
+    signed: SignedRequest,
+    which: 'pending' | 'recent',
+  ): Promise<RelayResult<RequestList>> {
     const ctx = this.#context(fleet);
     const device = await this.#device(ctx, signed);
     return device.ok ? { ok: true, value: listRequests(ctx, device.value.id, which) } : device;
   }
 
-  async getRequest(fleet: string, signed: SignedRequest, requestId: string): Promise<RelayResult<RequestView>> {
+  async getRequest(
+    fleet: string,
+    signed: SignedRequest,
+    requestId: string,
+  ): Promise<RelayResult<RequestView>> {
     const ctx = this.#context(fleet);
     const device = await this.#device(ctx, signed);
     return device.ok ? getRequest(ctx, device.value.id, requestId) : device;
   }
 
-  async decide(fleet: string, signed: SignedRequest, requestId: string, token: CapabilityToken, relying: RelyingParty) {
+  async decide(
+    fleet: string,
+    signed: SignedRequest,
+    requestId: string,
+    token: CapabilityToken,
+    relying: RelyingParty,
+  ) {
     const ctx = this.#context(fleet);
     const device = await this.#device(ctx, signed);
     return device.ok ? decide(ctx, device.value, requestId, token, relying) : device;
@@ -146,7 +205,12 @@ export class Fleet extends DurableObject<Env> {
     return device.ok ? { ok: true, value: listMembers(ctx) } : device;
   }
 
-  async renameDevice(fleet: string, signed: SignedRequest, id: string, name: string): Promise<RelayResult<Members>> {
+  async renameDevice(
+    fleet: string,
+    signed: SignedRequest,
+    id: string,
+    name: string,
+  ): Promise<RelayResult<Members>> {
     const ctx = this.#context(fleet);
     const device = await this.#device(ctx, signed);
     return device.ok ? renameDevice(ctx, id, name) : device;
@@ -158,7 +222,11 @@ export class Fleet extends DurableObject<Env> {
     return device.ok ? revokeDevice(ctx, id) : device;
   }
 
-  async updatePush(fleet: string, signed: SignedRequest, push: PushSubscriptionJson): Promise<RelayResult<{ updated: true }>> {
+  async updatePush(
+    fleet: string,
+    signed: SignedRequest,
+    push: PushSubscriptionJson,
+  ): Promise<RelayResult<{ updated: true }>> {
     const ctx = this.#context(fleet);
     const device = await this.#device(ctx, signed);
     if (!device.ok) return device;
@@ -177,9 +245,13 @@ export class Fleet extends DurableObject<Env> {
   }
 
   /** The switch, for a host (bearer) or a phone (signed request). */
-  async state(fleet: string, auth: { bearer: string } | { signed: SignedRequest }): Promise<RelayResult<FleetState>> {
+  async state(
+    fleet: string,
+    auth: { bearer: string } | { signed: SignedRequest },
+  ): Promise<RelayResult<FleetState>> {
     const ctx = this.#context(fleet);
-    const caller = 'bearer' in auth ? await authenticateHost(ctx, auth.bearer) : await this.#device(ctx, auth.signed);
+    const caller =
+      'bearer' in auth ? await authenticateHost(ctx, auth.bearer) : await this.#device(ctx, auth.signed);
     return caller.ok ? { ok: true, value: fleetState(ctx) } : caller;
   }
 
@@ -195,7 +267,8 @@ export class Fleet extends DurableObject<Env> {
     const ctx = this.#context(fleet);
     const bearer = request.headers.get('authorization')?.replace(/^Bearer /, '');
     const host = await authenticateHost(ctx, bearer);
-    if (!host.ok) return Response.json({ error: { code: host.code, message: host.message } }, { status: host.status });
+    if (!host.ok)
+      return Response.json({ error: { code: host.code, message: host.message } }, { status: host.status });
     const quorum = Number(url.searchParams.get('quorum'));
     if (Number.isSafeInteger(quorum) && quorum >= 1 && quorum <= 32) {
       ctx.sql.exec('UPDATE hosts SET quorum = ? WHERE id = ?', quorum, host.value.id);
@@ -206,7 +279,11 @@ export class Fleet extends DurableObject<Env> {
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [host.value.id]);
     server.serializeAttachment({ host: host.value.id } satisfies SocketAttachment);
-    const state: HostFrame = { v: PROTOCOL_VERSION, seq: lastSeq(ctx.sql), event: { v: PROTOCOL_VERSION, type: 'state', state: fleetState(ctx) } };
+    const state: HostFrame = {
+      v: PROTOCOL_VERSION,
+      seq: lastSeq(ctx.sql),
+      event: { v: PROTOCOL_VERSION, type: 'state', state: fleetState(ctx) },
+    };
     server.send(JSON.stringify(state));
     if (Number.isSafeInteger(after) && after >= 0) {
       for (const frame of eventsSince(ctx.sql, host.value.id, after)) server.send(JSON.stringify(frame));
@@ -224,7 +301,10 @@ export class Fleet extends DurableObject<Env> {
   // Expiry
 
   override async alarm(): Promise<void> {
-    const fleet = row<{ value: string }>(this.ctx.storage.sql, "SELECT value FROM meta WHERE key = 'fleet'")?.value;
+    const fleet = row<{ value: string }>(
+      this.ctx.storage.sql,
+      "SELECT value FROM meta WHERE key = 'fleet'",
+    )?.value;
     if (!fleet) return;
     const ctx = this.#context(fleet);
     expireDue(ctx);

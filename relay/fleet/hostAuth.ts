@@ -16,10 +16,18 @@ export async function tokenHash(token: string): Promise<string> {
  * Finds the host a bearer token belongs to. A host that presents its "next" token (minted by a
  * rotation) completes the rotation: the next token becomes the only one.
  */
-export async function authenticateHost(ctx: FleetContext, token: string | undefined): Promise<RelayResult<HostRow>> {
+export async function authenticateHost(
+  ctx: FleetContext,
+  token: string | undefined,
+): Promise<RelayResult<HostRow>> {
   if (!token) return refusal(401, 'unauthorized', 'a host bearer token is required');
   const hash = await tokenHash(token);
-  const host = row<HostRow>(ctx.sql, 'SELECT * FROM hosts WHERE token_hash = ? OR next_token_hash = ?', hash, hash);
+  const host = row<HostRow>(
+    ctx.sql,
+    'SELECT * FROM hosts WHERE token_hash = ? OR next_token_hash = ?',
+    hash,
+    hash,
+  );
   if (!host) return refusal(401, 'unauthorized', 'the host token is not valid for this fleet');
   if (host.next_token_hash === hash) {
     ctx.sql.exec('UPDATE hosts SET token_hash = ?, next_token_hash = NULL WHERE id = ?', hash, host.id);

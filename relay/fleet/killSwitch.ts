@@ -26,7 +26,11 @@ function votesNeeded(ctx: FleetContext): number {
 export function fleetState(ctx: FleetContext): FleetState {
   const current = row<SwitchRow>(ctx.sql, 'SELECT * FROM switch WHERE id = 1')!;
   const votes = current.frozen
-    ? rows<{ device: string }>(ctx.sql, 'SELECT device FROM votes WHERE epoch = ? ORDER BY device', current.epoch).map(({ device }) => device)
+    ? rows<{ device: string }>(
+        ctx.sql,
+        'SELECT device FROM votes WHERE epoch = ? ORDER BY device',
+        current.epoch,
+      ).map(({ device }) => device)
     : [];
   return {
     v: PROTOCOL_VERSION,
@@ -46,7 +50,8 @@ export function fleetState(ctx: FleetContext): FleetState {
 /** The signer's public key: a device of the fleet or one of its hosts. */
 function signerKey(ctx: FleetContext, envelope: FreezeEnvelope): string | undefined {
   if (envelope.signer.role === 'device') return activeDevice(ctx, envelope.signer.id)?.device_key;
-  return row<{ host_key: string }>(ctx.sql, 'SELECT host_key FROM hosts WHERE id = ?', envelope.signer.id)?.host_key;
+  return row<{ host_key: string }>(ctx.sql, 'SELECT host_key FROM hosts WHERE id = ?', envelope.signer.id)
+    ?.host_key;
 }
 
 /**
@@ -54,12 +59,19 @@ function signerKey(ctx: FleetContext, envelope: FreezeEnvelope): string | undefi
  * count for nothing, and reaches every connected daemon at once.
  */
 export async function freeze(ctx: FleetContext, envelope: FreezeEnvelope): Promise<RelayResult<FleetState>> {
-  if (envelope.body.fleet !== ctx.fleet) return refusal(400, 'context_mismatch', 'the freeze is for another fleet');
+  if (envelope.body.fleet !== ctx.fleet)
+    return refusal(400, 'context_mismatch', 'the freeze is for another fleet');
   const key = signerKey(ctx, envelope);
   if (!key) return refusal(401, 'unknown_credential', 'the signer is not a member of this fleet');
-  const verified = await verifyEnvelope(envelope, { kind: 'freeze', publicKey: fromBase64url(key), maxSkewMs: 60_000, now: ctx.now() });
+  const verified = await verifyEnvelope(envelope, {
+    kind: 'freeze',
+    publicKey: fromBase64url(key),
+    maxSkewMs: 60_000,
+    now: ctx.now(),
+  });
   if (!verified.ok) return refuseWith(verified.error);
-  if (!consumeNonce(ctx, envelope.nonce)) return refusal(401, 'replayed_nonce', 'this freeze was already received');
+  if (!consumeNonce(ctx, envelope.nonce))
+    return refusal(401, 'replayed_nonce', 'this freeze was already received');
 
   const now = ctx.now();
   ctx.sql.exec(
@@ -80,7 +92,11 @@ export async function freeze(ctx: FleetContext, envelope: FreezeEnvelope): Promi
  * once; when the quorum is reached the fleet resumes and every daemon gets all the votes, to
  * verify against its own keys and quorum.
  */
-export async function vote(ctx: FleetContext, ballot: ResumeVote, relying: RelyingParty): Promise<RelayResult<FleetState>> {
+export async function vote(
+  ctx: FleetContext,
+  ballot: ResumeVote,
+  relying: RelyingParty,
+): Promise<RelayResult<FleetState>> {
   const before = fleetState(ctx);
   if (!before.frozen) return refusal(409, 'not_frozen', 'the fleet is not frozen');
   if (ballot.fleet !== ctx.fleet) return refusal(400, 'context_mismatch', 'the vote is for another fleet');
@@ -89,20 +105,34 @@ export async function vote(ctx: FleetContext, ballot: ResumeVote, relying: Relyi
   const verified = await verifyResumeVote(
     ballot,
     { fleet: ctx.fleet, epoch: before.epoch, origins: relying.origins, rpId: relying.rpId },
-    { id: device.credential_id, publicKey: device.credential_key, counter: device.counter, device: device.id },
+    {
+      id: device.credential_id,
+      publicKey: device.credential_key,
+      counter: device.counter,
+      device: device.id,
+    },
   );
   if (!verified.ok) return refuseWith(verified.error);
 
   // No await from here: the count and the resume are one step.
   const now = fleetState(ctx);
-  if (!now.frozen || now.epoch !== ballot.epoch) return refusal(409, 'stale_epoch', 'the freeze this vote was for is over');
-  if (now.votes.includes(device.id)) return refusal(409, 'already_used', 'this phone has already voted in this freeze');
-  ctx.sql.exec('INSERT INTO votes (epoch, device, vote) VALUES (?, ?, ?)', ballot.epoch, device.id, JSON.stringify(ballot));
+  if (!now.frozen || now.epoch !== ballot.epoch)
+    return refusal(409, 'stale_epoch', 'the freeze this vote was for is over');
+  if (now.votes.includes(device.id))
+    return refusal(409, 'already_used', 'this phone has already voted in this freeze');
+  ctx.sql.exec(
+    'INSERT INTO votes (epoch, device, vote) VALUES (?, ?, ?)',
+    ballot.epoch,
+    device.id,
+    JSON.stringify(ballot),
+  );
   ctx.sql.exec('UPDATE devices SET counter = ? WHERE id = ?', verified.value.counter, device.id);
   const after = fleetState(ctx);
   if (after.votes.length < after.needed) return { ok: true, value: after };
 
-  const votes = rows<{ vote: string }>(ctx.sql, 'SELECT vote FROM votes WHERE epoch = ?', ballot.epoch).map(({ vote: json }) => JSON.parse(json) as ResumeVote);
+  const votes = rows<{ vote: string }>(ctx.sql, 'SELECT vote FROM votes WHERE epoch = ?', ballot.epoch).map(
+    ({ vote: json }) => JSON.parse(json) as ResumeVote,
+  );
   ctx.sql.exec('UPDATE switch SET frozen = 0 WHERE id = 1');
   ctx.emit(null, { v: PROTOCOL_VERSION, type: 'resumed', epoch: ballot.epoch, votes, at: ctx.now() });
   return { ok: true, value: fleetState(ctx) };

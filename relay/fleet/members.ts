@@ -22,7 +22,10 @@ const asView = (member: MemberRow) => ({
 export function listMembers(ctx: FleetContext): Members {
   return {
     v: PROTOCOL_VERSION,
-    devices: rows<MemberRow>(ctx.sql, 'SELECT id, name, created_at, revoked_at FROM devices ORDER BY created_at').map(asView),
+    devices: rows<MemberRow>(
+      ctx.sql,
+      'SELECT id, name, created_at, revoked_at FROM devices ORDER BY created_at',
+    ).map(asView),
     hosts: rows<MemberRow>(ctx.sql, 'SELECT id, name, created_at FROM hosts ORDER BY created_at').map(asView),
   };
 }

@@ -27,18 +27,35 @@ function count(ctx: FleetContext, query: string, ...bindings: unknown[]): number
  * with its host. The bookkeeping is synchronous, so concurrent requests cannot slip past a cap;
  * the sending finishes in the background.
  */
-export function notifyNewRequest(ctx: FleetContext, request: { requestId: string; host: string; conversation: string }): void {
+export function notifyNewRequest(
+  ctx: FleetContext,
+  request: { requestId: string; host: string; conversation: string },
+): void {
   const vapid = vapidFromEnv(ctx.env);
   if (!vapid) return; // No VAPID keys configured: the app still lists every request.
   const now = ctx.now();
   const { host, conversation } = request;
   ctx.sql.exec('DELETE FROM push_log WHERE at <= ?', now - HOUR_MS);
-  const lastSummary = row<{ at: number | null }>(ctx.sql, "SELECT MAX(at) AS at FROM push_log WHERE host = ? AND kind = 'summary'", host);
+  const lastSummary = row<{ at: number | null }>(
+    ctx.sql,
+    "SELECT MAX(at) AS at FROM push_log WHERE host = ? AND kind = 'summary'",
+    host,
+  );
   const decision = decidePush(
     {
       lastSummaryAt: lastSummary?.at ?? undefined,
-      requestsLastHour: count(ctx, "SELECT COUNT(*) AS n FROM push_log WHERE host = ? AND kind = 'request' AND at > ?", host, now - HOUR_MS),
-      hostPushesLastMinute: count(ctx, "SELECT COUNT(*) AS n FROM push_log WHERE host = ? AND kind = 'push' AND at > ?", host, now - MINUTE_MS),
+      requestsLastHour: count(
+        ctx,
+        "SELECT COUNT(*) AS n FROM push_log WHERE host = ? AND kind = 'request' AND at > ?",
+        host,
+        now - HOUR_MS,
+      ),
+      hostPushesLastMinute: count(
+        ctx,
+        "SELECT COUNT(*) AS n FROM push_log WHERE host = ? AND kind = 'push' AND at > ?",
+        host,
+        now - MINUTE_MS,
+      ),
       conversationPushesLastMinute: count(
         ctx,
         "SELECT COUNT(*) AS n FROM push_log WHERE host = ? AND conversation = ? AND kind = 'push' AND at > ?",
@@ -50,9 +67,20 @@ export function notifyNewRequest(ctx: FleetContext, request: { requestId: string
     now,
     pushCapsFrom(ctx.env.PUSH_CAPS),
   );
-  ctx.sql.exec("INSERT INTO push_log (host, conversation, kind, at) VALUES (?, ?, 'request', ?)", host, conversation, now);
+  ctx.sql.exec(
+    "INSERT INTO push_log (host, conversation, kind, at) VALUES (?, ?, 'request', ?)",
+    host,
+    conversation,
+    now,
+  );
   if (decision === 'silent') return;
-  ctx.sql.exec('INSERT INTO push_log (host, conversation, kind, at) VALUES (?, ?, ?, ?)', host, conversation, decision, now);
+  ctx.sql.exec(
+    'INSERT INTO push_log (host, conversation, kind, at) VALUES (?, ?, ?, ?)',
+    host,
+    conversation,
+    decision,
+    now,
+  );
 
   const recipients = rows<Recipient>(
     ctx.sql,
@@ -68,20 +96,34 @@ export function notifyNewRequest(ctx: FleetContext, request: { requestId: string
     const message: PushMessage =
       decision === 'summary'
         ? { v: PROTOCOL_VERSION, type: 'summary', fleet: ctx.fleet, pending }
-        : withBoxIfItFits({ v: PROTOCOL_VERSION, type: 'request', fleet: ctx.fleet, requestId: request.requestId }, recipient.box);
+        : withBoxIfItFits(
+            { v: PROTOCOL_VERSION, type: 'request', fleet: ctx.fleet, requestId: request.requestId },
+            recipient.box,
+          );
     ctx.background(deliver(ctx, recipient, JSON.stringify(message), vapid));
   }
 }
 
 /** RFC 8291 leaves 3993 bytes: the box rides along when it fits, else the app fetches it. */
-function withBoxIfItFits(message: Extract<PushMessage, { type: 'request' }>, box: string | null): PushMessage {
+function withBoxIfItFits(
+  message: Extract<PushMessage, { type: 'request' }>,
+  box: string | null,
+): PushMessage {
   if (!box) return message;
   const full = { ...message, box };
   return utf8Length(JSON.stringify(full)) <= MAX_PUSH_PAYLOAD_BYTES ? full : message;
 }
 
-async function deliver(ctx: FleetContext, recipient: Recipient, payload: string, vapid: VapidKeys): Promise<void> {
-  const subscription = { endpoint: recipient.push_endpoint, keys: { p256dh: recipient.push_p256dh, auth: recipient.push_auth } };
+async function deliver(
+  ctx: FleetContext,
+  recipient: Recipient,
+  payload: string,
+  vapid: VapidKeys,
+): Promise<void> {
+  const subscription = {
+    endpoint: recipient.push_endpoint,
+    keys: { p256dh: recipient.push_p256dh, auth: recipient.push_auth },
+  };
   const outcome = await sendWebPush(subscription, payload, vapid);
   if (outcome === 'gone') {
     ctx.sql.exec(

@@ -53,11 +53,18 @@ export async function createOffer(
   const registered = row<HostRow>(ctx.sql, 'SELECT * FROM hosts WHERE id = ?', offer.host);
   if (registered || bearer) {
     const host = await authenticateHost(ctx, bearer);
-    if (!host.ok) return registered && !bearer ? refusal(401, 'host_token_required', 'this host is paired: show its token') : host;
-    if (host.value.id !== offer.host) return refusal(403, 'forbidden', 'a host can only offer to pair itself');
+    if (!host.ok)
+      return registered && !bearer
+        ? refusal(401, 'host_token_required', 'this host is paired: show its token')
+        : host;
+    if (host.value.id !== offer.host)
+      return refusal(403, 'forbidden', 'a host can only offer to pair itself');
   }
   ctx.sql.exec('DELETE FROM offers WHERE exp < ?', now);
-  const open = row<{ count: number }>(ctx.sql, 'SELECT COUNT(*) AS count FROM offers WHERE confirmed_at IS NULL')!;
+  const open = row<{ count: number }>(
+    ctx.sql,
+    'SELECT COUNT(*) AS count FROM offers WHERE confirmed_at IS NULL',
+  )!;
   if (open.count >= MAX_OPEN_OFFERS) return refusal(429, 'too_many_offers', 'too many open pairing offers');
   if (row(ctx.sql, 'SELECT 1 FROM offers WHERE offer_id = ?', offer.offerId)) {
     return refusal(409, 'offer_closed', 'an offer with this id exists');
@@ -76,17 +83,26 @@ export async function createOffer(
 }
 
 /** The offer for whoever holds its token (the phone that scanned it, the daemon that made it). */
-async function openOffer(ctx: FleetContext, offerId: string, offerToken: string | undefined): Promise<RelayResult<OfferRow>> {
+async function openOffer(
+  ctx: FleetContext,
+  offerId: string,
+  offerToken: string | undefined,
+): Promise<RelayResult<OfferRow>> {
   const offer = row<OfferRow>(ctx.sql, 'SELECT * FROM offers WHERE offer_id = ?', offerId);
   // Same answer for "no such offer" and "wrong token": the offer's existence is not disclosed.
   if (!offer || !offerToken || offer.offer_token_hash !== (await tokenHash(offerToken))) {
     return refusal(404, 'not_found', 'no such pairing offer');
   }
-  if (offer.exp <= ctx.now()) return refusal(410, 'expired', 'the pairing offer expired; run latch pair again');
+  if (offer.exp <= ctx.now())
+    return refusal(410, 'expired', 'the pairing offer expired; run latch pair again');
   return { ok: true, value: offer };
 }
 
-export async function offerStatus(ctx: FleetContext, offerId: string, offerToken: string | undefined): Promise<RelayResult<OfferStatus>> {
+export async function offerStatus(
+  ctx: FleetContext,
+  offerId: string,
+  offerToken: string | undefined,
+): Promise<RelayResult<OfferStatus>> {
   const offer = await openOffer(ctx, offerId, offerToken);
   if (!offer.ok) return offer;
   const { offer: json, completion, confirmed_at } = offer.value;
@@ -125,7 +141,11 @@ export async function completeOffer(
   if (device.id !== (await keyId(fromBase64url(device.deviceKey)))) {
     return refusal(400, 'device_mismatch', 'the device id is not the id of its key');
   }
-  const known = row<{ device_key: string; revoked_at: number | null }>(ctx.sql, 'SELECT device_key, revoked_at FROM devices WHERE id = ?', device.id);
+  const known = row<{ device_key: string; revoked_at: number | null }>(
+    ctx.sql,
+    'SELECT device_key, revoked_at FROM devices WHERE id = ?',
+    device.id,
+  );
   if (known && (known.revoked_at !== null || known.device_key !== device.deviceKey)) {
     return refusal(403, 'forbidden', 'this device was revoked from the fleet');
   }
@@ -135,7 +155,9 @@ export async function completeOffer(
   const auth = await authenticateDevice(ctx, request, { id: device.id, deviceKey: device.deviceKey });
   if (!auth.ok) return auth;
 
-  const registration = await attempt(() => verifyPasskeyRegistration(device, completion.registration, relying));
+  const registration = await attempt(() =>
+    verifyPasskeyRegistration(device, completion.registration, relying),
+  );
   if (!registration.ok) return refuseWith(registration.error);
   // Re-read: another completion may have landed while the checks above awaited.
   if (row(ctx.sql, 'SELECT 1 FROM offers WHERE offer_id = ? AND completion IS NOT NULL', offerId)) {
@@ -174,11 +196,19 @@ export async function confirmOffer(
   ) {
     return refusal(400, 'context_mismatch', 'the confirmation is for another pairing');
   }
-  const verified = await verifyEnvelope(envelope, { kind: 'pair-confirm', publicKey: fromBase64url(offer.hostKey), maxSkewMs: 60_000, now });
+  const verified = await verifyEnvelope(envelope, {
+    kind: 'pair-confirm',
+    publicKey: fromBase64url(offer.hostKey),
+    maxSkewMs: 60_000,
+    now,
+  });
   if (!verified.ok) return refuseWith(verified.error);
-  if (!consumeNonce(ctx, envelope.nonce)) return refusal(401, 'replayed_nonce', 'this confirmation was already received');
+  if (!consumeNonce(ctx, envelope.nonce))
+    return refusal(401, 'replayed_nonce', 'this confirmation was already received');
 
-  const registration = await attempt(() => verifyPasskeyRegistration(completion.device, completion.registration, relying));
+  const registration = await attempt(() =>
+    verifyPasskeyRegistration(completion.device, completion.registration, relying),
+  );
   if (!registration.ok) return refuseWith(registration.error);
   const credential = registration.value;
   const { device, push } = completion;
@@ -225,8 +255,18 @@ export async function confirmOffer(
       now,
     );
   } else {
-    ctx.sql.exec('UPDATE hosts SET quorum = ?, name = ? WHERE id = ?', request.quorum, offer.hostName, offer.host);
+    ctx.sql.exec(
+      'UPDATE hosts SET quorum = ?, name = ? WHERE id = ?',
+      request.quorum,
+      offer.hostName,
+      offer.host,
+    );
   }
-  ctx.sql.exec('INSERT OR IGNORE INTO pairings (host, device, created_at) VALUES (?, ?, ?)', offer.host, device.id, now);
+  ctx.sql.exec(
+    'INSERT OR IGNORE INTO pairings (host, device, created_at) VALUES (?, ?, ?)',
+    offer.host,
+    device.id,
+    now,
+  );
   return { ok: true, value: { v: PROTOCOL_VERSION, ...(hostToken ? { hostToken } : {}) } };
 }

@@ -3,7 +3,12 @@ import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
 import type { ApprovalRequest, CapabilityToken, Decision } from '../../shared/messages/approvals.ts';
 import type { DenyEnvelope } from '../../shared/messages/envelopes.ts';
-import type { RequestCreated, RequestList, RequestState, RequestView } from '../../shared/messages/relayViews.ts';
+import type {
+  RequestCreated,
+  RequestList,
+  RequestState,
+  RequestView,
+} from '../../shared/messages/relayViews.ts';
 import type { RiskLevel } from '../../shared/messages/common.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { refusal, refuseWith, type RelayResult } from '../http/relayError.ts';
@@ -26,11 +31,16 @@ function isPairedWith(ctx: FleetContext, host: string, device: string): boolean 
  * A request with the dedup key of a pending one joins it instead; the same request id sent again
  * (a daemon retrying) is answered as before.
  */
-export function createRequest(ctx: FleetContext, host: HostRow, request: ApprovalRequest): RelayResult<RequestCreated> {
+export function createRequest(
+  ctx: FleetContext,
+  host: HostRow,
+  request: ApprovalRequest,
+): RelayResult<RequestCreated> {
   const now = ctx.now();
   if (request.host !== host.id) return refusal(403, 'forbidden', 'a host can only ask for itself');
   if (request.exp <= now) return refusal(410, 'expired', 'the request expired before it arrived');
-  if (request.exp > now + MAX_REQUEST_TTL_MS) return refusal(400, 'invalid_field', 'exp is more than a day away');
+  if (request.exp > now + MAX_REQUEST_TTL_MS)
+    return refusal(400, 'invalid_field', 'exp is more than a day away');
 
   const existing = row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', request.requestId);
   if (existing) {
@@ -44,7 +54,8 @@ export function createRequest(ctx: FleetContext, host: HostRow, request: Approva
     request.dedupKey,
     now,
   );
-  if (duplicate) return { ok: true, value: { v: PROTOCOL_VERSION, requestId: duplicate.request_id, joined: true } };
+  if (duplicate)
+    return { ok: true, value: { v: PROTOCOL_VERSION, requestId: duplicate.request_id, joined: true } };
 
   ctx.sql.exec(
     `INSERT INTO requests (request_id, host, conversation, dedup_key, risk, created_at, exp, request_hash, nonce, state)
@@ -61,7 +72,12 @@ export function createRequest(ctx: FleetContext, host: HostRow, request: Approva
   );
   for (const { device, box } of request.sealed) {
     if (isPairedWith(ctx, host.id, device)) {
-      ctx.sql.exec('INSERT INTO sealed_boxes (request_id, device, box) VALUES (?, ?, ?)', request.requestId, device, box);
+      ctx.sql.exec(
+        'INSERT INTO sealed_boxes (request_id, device, box) VALUES (?, ?, ?)',
+        request.requestId,
+        device,
+        box,
+      );
     }
   }
   notifyNewRequest(ctx, { requestId: request.requestId, host: host.id, conversation: request.conversation });
@@ -94,7 +110,12 @@ export function listRequests(ctx: FleetContext, device: string, which: 'pending'
   const now = ctx.now();
   const found =
     which === 'pending'
-      ? rows<RequestRow & { box: string | null }>(ctx.sql, `${VISIBLE_TO_DEVICE} WHERE r.state = 'pending' AND r.exp > ? ORDER BY r.created_at DESC LIMIT 1000`, device, now)
+      ? rows<RequestRow & { box: string | null }>(
+          ctx.sql,
+          `${VISIBLE_TO_DEVICE} WHERE r.state = 'pending' AND r.exp > ? ORDER BY r.created_at DESC LIMIT 1000`,
+          device,
+          now,
+        )
       : rows<RequestRow & { box: string | null }>(
           ctx.sql,
           `${VISIBLE_TO_DEVICE} WHERE (r.state != 'pending' OR r.exp <= ?) AND r.created_at > ? ORDER BY r.created_at DESC LIMIT 100`,
@@ -106,12 +127,25 @@ export function listRequests(ctx: FleetContext, device: string, which: 'pending'
 }
 
 export function getRequest(ctx: FleetContext, device: string, requestId: string): RelayResult<RequestView> {
-  const found = row<RequestRow & { box: string | null }>(ctx.sql, `${VISIBLE_TO_DEVICE} WHERE r.request_id = ?`, device, requestId);
-  return found ? { ok: true, value: view(found) } : refusal(404, 'not_found', 'no such request for this phone');
+  const found = row<RequestRow & { box: string | null }>(
+    ctx.sql,
+    `${VISIBLE_TO_DEVICE} WHERE r.request_id = ?`,
+    device,
+    requestId,
+  );
+  return found
+    ? { ok: true, value: view(found) }
+    : refusal(404, 'not_found', 'no such request for this phone');
 }
 
 /** Marks a pending request decided, unless something decided it first. Synchronous: atomic. */
-function settle(ctx: FleetContext, requestId: string, state: 'approved' | 'denied', decision: Decision, device: string): boolean {
+function settle(
+  ctx: FleetContext,
+  requestId: string,
+  state: 'approved' | 'denied',
+  decision: Decision,
+  device: string,
+): boolean {
   const now = ctx.now();
   const current = row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId);
   if (!current || current.state !== 'pending' || current.exp <= now) return false;
@@ -128,7 +162,8 @@ function settle(ctx: FleetContext, requestId: string, state: 'approved' | 'denie
 
 /** Why a request cannot be decided now, if it cannot. */
 function undecidable(ctx: FleetContext, stored: RequestRow): RelayResult<never> | undefined {
-  if (stored.state !== 'pending') return refusal(409, 'already_decided', `the request was already ${stored.state}`);
+  if (stored.state !== 'pending')
+    return refusal(409, 'already_decided', `the request was already ${stored.state}`);
   if (stored.exp <= ctx.now()) return refusal(410, 'expired', 'the request expired');
   return undefined;
 }
@@ -148,9 +183,11 @@ export async function decide(
   if (token.requestId !== requestId || token.fleet !== ctx.fleet || token.device !== device.id) {
     return refusal(400, 'context_mismatch', 'the token is for another request or device');
   }
-  if (token.decision !== 'approve') return refusal(400, 'invalid_field', 'refuse with the deny route, signed by the device key');
+  if (token.decision !== 'approve')
+    return refusal(400, 'invalid_field', 'refuse with the deny route, signed by the device key');
   const stored = row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId);
-  if (!stored || !isPairedWith(ctx, stored.host, device.id)) return refusal(404, 'not_found', 'no such request for this phone');
+  if (!stored || !isPairedWith(ctx, stored.host, device.id))
+    return refusal(404, 'not_found', 'no such request for this phone');
   if (token.host !== stored.host) return refusal(400, 'context_mismatch', 'the token names another host');
   const notNow = undecidable(ctx, stored);
   if (notNow) return notNow;
@@ -169,12 +206,18 @@ export async function decide(
       rpId: relying.rpId,
       now: ctx.now(),
     },
-    { id: device.credential_id, publicKey: device.credential_key, counter: device.counter, device: device.id },
+    {
+      id: device.credential_id,
+      publicKey: device.credential_key,
+      counter: device.counter,
+      device: device.id,
+    },
     // The single-use step is the request's own transition out of "pending".
     { consume: () => settle(ctx, requestId, 'approved', 'approve', device.id) },
   );
   if (!verified.ok) {
-    if (verified.error.code === 'already_used') return refusal(409, 'already_decided', 'another answer was first');
+    if (verified.error.code === 'already_used')
+      return refusal(409, 'already_decided', 'another answer was first');
     return refuseWith(verified.error);
   }
   ctx.sql.exec('UPDATE devices SET counter = ? WHERE id = ?', verified.value.counter, device.id);
@@ -183,7 +226,11 @@ export async function decide(
 }
 
 /** A phone's refusal, signed by its device key: no biometric, since refusing is the safe direction. */
-export async function deny(ctx: FleetContext, requestId: string, envelope: DenyEnvelope): Promise<RelayResult<{ state: RequestState }>> {
+export async function deny(
+  ctx: FleetContext,
+  requestId: string,
+  envelope: DenyEnvelope,
+): Promise<RelayResult<{ state: RequestState }>> {
   const { body, signer } = envelope;
   if (body.requestId !== requestId || body.fleet !== ctx.fleet || signer.role !== 'device') {
     return refusal(400, 'context_mismatch', 'the deny is for another request');
@@ -191,14 +238,25 @@ export async function deny(ctx: FleetContext, requestId: string, envelope: DenyE
   const device = activeDevice(ctx, signer.id);
   if (!device) return refusal(401, 'unknown_credential', 'no paired device has this id');
   const stored = row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId);
-  if (!stored || !isPairedWith(ctx, stored.host, device.id)) return refusal(404, 'not_found', 'no such request for this phone');
+  if (!stored || !isPairedWith(ctx, stored.host, device.id))
+    return refusal(404, 'not_found', 'no such request for this phone');
   if (body.host !== stored.host) return refusal(400, 'context_mismatch', 'the deny names another host');
-  const verified = await verifyEnvelope(envelope, { kind: 'deny', publicKey: fromBase64url(device.device_key), maxSkewMs: 60_000, now: ctx.now() });
+  const verified = await verifyEnvelope(envelope, {
+    kind: 'deny',
+    publicKey: fromBase64url(device.device_key),
+    maxSkewMs: 60_000,
+    now: ctx.now(),
+  });
   if (!verified.ok) return refuseWith(verified.error);
-  const notNow = undecidable(ctx, row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId)!);
+  const notNow = undecidable(
+    ctx,
+    row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId)!,
+  );
   if (notNow) return notNow;
-  if (!consumeNonce(ctx, envelope.nonce)) return refusal(401, 'replayed_nonce', 'this deny was already received');
-  if (!settle(ctx, requestId, 'denied', 'deny', device.id)) return refusal(409, 'already_decided', 'another answer was first');
+  if (!consumeNonce(ctx, envelope.nonce))
+    return refusal(401, 'replayed_nonce', 'this deny was already received');
+  if (!settle(ctx, requestId, 'denied', 'deny', device.id))
+    return refusal(409, 'already_decided', 'another answer was first');
   ctx.emit(stored.host, { v: PROTOCOL_VERSION, type: 'denied', requestId, envelope, at: ctx.now() });
   return { ok: true, value: { state: 'denied' } };
 }
@@ -208,19 +266,29 @@ export function expireDue(ctx: FleetContext): number | undefined {
   const now = ctx.now();
   const due = rows<RequestRow>(ctx.sql, "SELECT * FROM requests WHERE state = 'pending' AND exp <= ?", now);
   for (const stored of due) {
-    ctx.sql.exec("UPDATE requests SET state = 'expired', decided_at = ? WHERE request_id = ?", now, stored.request_id);
+    ctx.sql.exec(
+      "UPDATE requests SET state = 'expired', decided_at = ? WHERE request_id = ?",
+      now,
+      stored.request_id,
+    );
     ctx.emit(stored.host, { v: PROTOCOL_VERSION, type: 'expired', requestId: stored.request_id, at: now });
   }
   return nextDeadline(ctx);
 }
 
 export function nextDeadline(ctx: FleetContext): number | undefined {
-  return row<{ exp: number | null }>(ctx.sql, "SELECT MIN(exp) AS exp FROM requests WHERE state = 'pending'")?.exp ?? undefined;
+  return (
+    row<{ exp: number | null }>(ctx.sql, "SELECT MIN(exp) AS exp FROM requests WHERE state = 'pending'")
+      ?.exp ?? undefined
+  );
 }
 
 /** Forgets requests long past: their boxes first, then the rows. */
 export function pruneRequests(ctx: FleetContext): void {
   const cutoff = ctx.now() - RECENT_MS;
-  ctx.sql.exec("DELETE FROM sealed_boxes WHERE request_id IN (SELECT request_id FROM requests WHERE state != 'pending' AND exp < ?)", cutoff);
+  ctx.sql.exec(
+    "DELETE FROM sealed_boxes WHERE request_id IN (SELECT request_id FROM requests WHERE state != 'pending' AND exp < ?)",
+    cutoff,
+  );
   ctx.sql.exec("DELETE FROM requests WHERE state != 'pending' AND exp < ?", cutoff);
 }

@@ -5,7 +5,10 @@ import { MAX_BODY_BYTES } from '../../shared/schema/parse.ts';
  * Reads a request body, refusing one over `maxBytes` as soon as it is known to be: from
  * Content-Length when given, else while streaming, so an oversized body is never buffered whole.
  */
-export async function readBody(request: Request, maxBytes: number = MAX_BODY_BYTES): Promise<Uint8Array<ArrayBuffer> | 'too_large'> {
+export async function readBody(
+  request: Request,
+  maxBytes: number = MAX_BODY_BYTES,
+): Promise<Uint8Array<ArrayBuffer> | 'too_large'> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > maxBytes) return 'too_large';
   if (!request.body) return new Uint8Array(0);

@@ -18,7 +18,12 @@ export type RelayErrorCode =
  * A refusal as it crosses from the Durable Object to the Worker (RPC results must be plain
  * data) and on to the client as `{ "error": { "code", "message" } }`.
  */
-export type Refusal = { ok: false; status: 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 429; code: RelayErrorCode; message: string };
+export type Refusal = {
+  ok: false;
+  status: 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 429;
+  code: RelayErrorCode;
+  message: string;
+};
 export type RelayResult<T> = { ok: true; value: T } | Refusal;
 
 export function refusal(status: Refusal['status'], code: RelayErrorCode, message: string): Refusal {

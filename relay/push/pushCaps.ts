@@ -12,7 +12,8 @@ export const PUSH_CAPS: PushCaps = { perConversationPerMinute: 3, perHostPerMinu
  */
 export function pushCapsFrom(setting: string | undefined): PushCaps {
   const numbers = setting?.split(',').map(Number);
-  if (!numbers || numbers.length !== 3 || !numbers.every((n) => Number.isInteger(n) && n > 0)) return PUSH_CAPS;
+  if (!numbers || numbers.length !== 3 || !numbers.every((n) => Number.isInteger(n) && n > 0))
+    return PUSH_CAPS;
   const [perConversationPerMinute, perHostPerMinute, perHostPerHour] = numbers as [number, number, number];
   return { perConversationPerMinute, perHostPerMinute, perHostPerHour };
 }

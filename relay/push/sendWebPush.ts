@@ -14,7 +14,11 @@ export type PushOutcome = 'sent' | 'gone' | 'failed';
  * fetch sends it, because web-push's own sender uses https.request, which in workerd never
  * settles on failure (toolchain.md). A 404 or 410 means the subscription is gone for good.
  */
-export async function sendWebPush(subscription: PushSubscriptionJson, payload: string, vapid: VapidKeys): Promise<PushOutcome> {
+export async function sendWebPush(
+  subscription: PushSubscriptionJson,
+  payload: string,
+  vapid: VapidKeys,
+): Promise<PushOutcome> {
   const request = webpush.generateRequestDetails(subscription, payload, {
     vapidDetails: vapid,
     contentEncoding: 'aes128gcm',

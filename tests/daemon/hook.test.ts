@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../daemon/hooks/claudeCode.ts';
+import { codexHookReply } from '../../daemon/hooks/codex.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
 import {
   hookInput,
@@ -52,8 +53,8 @@ afterAll(async () => {
   await relay.stop();
 });
 
-const hook = async (input: string) => {
-  const ran = await runLatch(machine, ['hook', 'claude-code'], { input });
+const hook = async (input: string, agent: 'claude-code' | 'codex' = 'claude-code') => {
+  const ran = await runLatch(machine, ['hook', agent], { input });
   return {
     code: ran.code,
     output: ran.stdout.trim() ? (JSON.parse(ran.stdout) as unknown) : undefined,
@@ -142,6 +143,65 @@ describe('latch hook claude-code', () => {
       expect(result.code).toBe(2);
       expect(result.output).toBeUndefined();
       expect(result.stderr).toMatch(/^latch: /);
+    }
+  });
+});
+
+describe('latch hook codex', () => {
+  // Codex adds turn_id and model to Claude Code's fields.
+  const codexInput = (
+    event: 'PreToolUse' | 'PermissionRequest',
+    tool: string,
+    toolInput: Record<string, unknown>,
+  ) => hookInput(event, tool, toolInput, { turn_id: 'turn-1', model: 'gpt-5-codex' });
+
+  it('prints nothing for a PreToolUse the policy allows, so Codex goes on', async () => {
+    expect(
+      await hook(codexInput('PreToolUse', 'Read', { file_path: '/home/dev/project/README.md' }), 'codex'),
+    ).toEqual({
+      code: 0,
+      output: undefined,
+      stderr: '',
+    });
+  });
+
+  it('blocks a denied PreToolUse with exit 2 and the reason, never with an allow or ask Codex would ignore', async () => {
+    expect(
+      await hook(codexInput('PreToolUse', 'Bash', { command: 'psql prod -c "drop table users"' }), 'codex'),
+    ).toEqual({
+      code: 2,
+      output: undefined,
+      stderr: 'latch: policy_violation: denied by policy rule "never drop prod"\n',
+    });
+  });
+
+  it('answers PermissionRequest in the shape Codex shares with Claude Code', async () => {
+    expect(
+      (await hook(codexInput('PermissionRequest', 'Read', { file_path: '/x' }), 'codex')).output,
+    ).toEqual({
+      hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
+    });
+    expect(
+      await hook(codexInput('PermissionRequest', 'Bash', { command: 'deploy prod' }), 'codex'),
+    ).toMatchObject({
+      code: 0,
+      output: { hookSpecificOutput: { decision: { behavior: 'deny' } } },
+    });
+  });
+
+  it('blocks with exit 2 on input it cannot read', async () => {
+    const result = await hook(JSON.stringify({ hook_event_name: 'Stop' }), 'codex');
+    expect(result).toMatchObject({ code: 2, output: undefined });
+    expect(result.stderr).toMatch(/^latch: latch hook handles PreToolUse and PermissionRequest/);
+  });
+
+  it('never lets a deny or an expiry through on either event', () => {
+    for (const event of ['PreToolUse', 'PermissionRequest'] as const) {
+      for (const blockReason of ['denied', 'expired', 'kill_switch'] as const) {
+        const reply = codexHookReply(event, { decision: 'deny', reason: `${blockReason}: x`, blockReason });
+        expect(JSON.stringify(reply)).not.toContain('"allow"');
+        expect(reply).not.toEqual({});
+      }
     }
   });
 });

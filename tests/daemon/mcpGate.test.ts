@@ -3,7 +3,15 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { initMachine, newMachine, pairPhoneDirectly, runLatch, startDaemon, type LatchMachine, type RunningDaemon } from '../support/latchMachine.ts';
+import {
+  initMachine,
+  newMachine,
+  pairPhoneDirectly,
+  runLatch,
+  startDaemon,
+  type LatchMachine,
+  type RunningDaemon,
+} from '../support/latchMachine.ts';
 import type { TestPhone } from '../support/phone.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
 
@@ -69,7 +77,11 @@ class RawSession {
   }
 
   async start(): Promise<this> {
-    await this.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } });
+    await this.request('initialize', {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'test', version: '1' },
+    });
     this.notify('notifications/initialized');
     return this;
   }
@@ -80,53 +92,93 @@ class RawSession {
   }
 }
 
-const result = (line: string) => (JSON.parse(line) as { result: { content: { text: string }[]; isError?: boolean } }).result;
+const result = (line: string) =>
+  (JSON.parse(line) as { result: { content: { text: string }[]; isError?: boolean } }).result;
 
 describe('latch mcp', () => {
   it('passes tool-list and resource messages through byte-identical', async () => {
     const direct = await new RawSession(SERVER, process.env).start();
-    const gated = await new RawSession([process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER], machine.env).start();
+    const gated = await new RawSession(
+      [process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER],
+      machine.env,
+    ).start();
     for (const method of ['tools/list', 'resources/list']) {
       expect(await gated.request(method)).toBe(await direct.request(method));
     }
-    expect(await gated.request('resources/read', { uri: 'note://1' })).toBe(await direct.request('resources/read', { uri: 'note://1' }));
+    expect(await gated.request('resources/read', { uri: 'note://1' })).toBe(
+      await direct.request('resources/read', { uri: 'note://1' }),
+    );
     direct.close();
     gated.close();
   });
 
   it('forwards an allowed call unchanged, and refuses a denied one with a tool error', async () => {
     const direct = await new RawSession(SERVER, process.env).start();
-    const gated = await new RawSession([process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER], machine.env).start();
-    expect(await gated.request('tools/call', { name: 'read_note', arguments: { id: '1' } })).toBe(await direct.request('tools/call', { name: 'read_note', arguments: { id: '1' } }));
+    const gated = await new RawSession(
+      [process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER],
+      machine.env,
+    ).start();
+    expect(await gated.request('tools/call', { name: 'read_note', arguments: { id: '1' } })).toBe(
+      await direct.request('tools/call', { name: 'read_note', arguments: { id: '1' } }),
+    );
 
     const denied = result(await gated.request('tools/call', { name: 'delete_note', arguments: { id: '1' } }));
-    expect(denied).toEqual({ content: [{ type: 'text', text: 'latch: policy_violation: denied by policy rule "rule 2"' }], isError: true });
+    expect(denied).toEqual({
+      content: [{ type: 'text', text: 'latch: policy_violation: denied by policy rule "rule 2"' }],
+      isError: true,
+    });
     // The server never saw it: the note is still there.
-    expect(result(await gated.request('tools/call', { name: 'read_note', arguments: { id: '1' } })).content[0]!.text).toBe('buy milk');
+    expect(
+      result(await gated.request('tools/call', { name: 'read_note', arguments: { id: '1' } })).content[0]!
+        .text,
+    ).toBe('buy milk');
     direct.close();
     gated.close();
   });
 
   it('shows the phone the tool name and arguments, cleaned', async () => {
-    const gated = await new RawSession([process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER], machine.env).start();
+    const gated = await new RawSession(
+      [process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER],
+      machine.env,
+    ).start();
     const before = relay.requests.length;
-    const pending = gated.request('tools/call', { name: 'rename_note', arguments: { id: '1', title: 'x\u202eevil' } });
+    const pending = gated.request('tools/call', {
+      name: 'rename_note',
+      arguments: { id: '1', title: 'x\u202eevil' },
+    });
     const request = await relay.nextRequest(before);
     const { phoneApproves } = await import('../support/latchMachine.ts');
     const { details } = await phoneApproves(phone, request, relay.origin);
-    expect(details).toMatchObject({ tool: 'mcp__notes__rename_note', agent: 'mcp', title: 'notes: rename_note' });
+    expect(details).toMatchObject({
+      tool: 'mcp__notes__rename_note',
+      agent: 'mcp',
+      title: 'notes: rename_note',
+    });
     expect(details.detail).toContain('"title": "xevil"');
     relay.send({ v: PROTOCOL_VERSION, type: 'expired', requestId: request.requestId, at: Date.now() });
-    expect(result(await pending)).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/^latch: expired/) }] });
+    expect(result(await pending)).toMatchObject({
+      isError: true,
+      content: [{ text: expect.stringMatching(/^latch: expired/) }],
+    });
     gated.close();
   });
 
   it('refuses every call while frozen, with kill_switch', async () => {
-    const gated = await new RawSession([process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER], machine.env).start();
-    const envelope = await signEnvelope('freeze', { fleet: relay.requests[0]!.fleet, reason: 'mcp test' }, { role: 'device', id: phone.id }, phone.deviceKeys.privateKey);
+    const gated = await new RawSession(
+      [process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER],
+      machine.env,
+    ).start();
+    const envelope = await signEnvelope(
+      'freeze',
+      { fleet: relay.requests[0]!.fleet, reason: 'mcp test' },
+      { role: 'device', id: phone.id },
+      phone.deviceKeys.privateKey,
+    );
     relay.send({ v: PROTOCOL_VERSION, type: 'frozen', epoch: 1, envelope, at: Date.now() });
     await expect.poll(async () => (await runLatch(machine, ['status'])).code).toBe(1);
-    expect(result(await gated.request('tools/call', { name: 'read_note', arguments: { id: '1' } }))).toMatchObject({
+    expect(
+      result(await gated.request('tools/call', { name: 'read_note', arguments: { id: '1' } })),
+    ).toMatchObject({
       isError: true,
       content: [{ text: expect.stringMatching(/^latch: kill_switch: the fleet is frozen \(mcp test\)/) }],
     });

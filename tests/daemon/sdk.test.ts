@@ -6,7 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type LatchClient } from '../../daemon/sdk/latch.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { initMachine, newMachine, pairPhoneDirectly, phoneApproves, runLatch, startDaemon, type LatchMachine, type RunningDaemon } from '../support/latchMachine.ts';
+import {
+  initMachine,
+  newMachine,
+  pairPhoneDirectly,
+  phoneApproves,
+  runLatch,
+  startDaemon,
+  type LatchMachine,
+  type RunningDaemon,
+} from '../support/latchMachine.ts';
 import type { TestPhone } from '../support/phone.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
 
@@ -63,7 +72,10 @@ describe('the SDK guard', () => {
   it('does not run a call the policy denies, and nothing leaves the machine', async () => {
     const fn = counted('dropped');
     const before = relay.requests.length;
-    expect(await latch.guard({ tool: 'drop_database', risk: 'critical' }, fn)).toMatchObject({ ok: false, reason: 'policy_violation' });
+    expect(await latch.guard({ tool: 'drop_database', risk: 'critical' }, fn)).toMatchObject({
+      ok: false,
+      reason: 'policy_violation',
+    });
     expect(fn.runs).toBe(0);
     expect(relay.requests.length).toBe(before);
   });
@@ -77,19 +89,34 @@ describe('the SDK guard', () => {
     const { token, details } = await phoneApproves(phone, request, relay.origin);
     expect(details).toMatchObject({ tool: 'deploy', agent: 'sdk-test', risk: 'high' });
     expect(details.detail).toContain('"target": "prod"');
-    relay.send({ v: PROTOCOL_VERSION, type: 'approved', requestId: request.requestId, token, at: Date.now() });
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'approved',
+      requestId: request.requestId,
+      token,
+      at: Date.now(),
+    });
     expect(await result).toEqual({ ok: true, value: 'deployed' });
     expect(fn.runs).toBe(1);
   });
 
   it('runs a gated function exactly once even when the relay delivers the decision twice', async () => {
     const deploy = counted('deployed');
-    const gated = latch.gated((target: string) => deploy() + ` to ${target}`, (target) => ({ tool: 'deploy', input: { target } }));
+    const gated = latch.gated(
+      (target: string) => deploy() + ` to ${target}`,
+      (target) => ({ tool: 'deploy', input: { target } }),
+    );
     const before = relay.requests.length;
     const result = gated('staging');
     const request = await relay.nextRequest(before);
     const { token } = await phoneApproves(phone, request, relay.origin);
-    const approved = { v: PROTOCOL_VERSION, type: 'approved', requestId: request.requestId, token, at: Date.now() } as const;
+    const approved = {
+      v: PROTOCOL_VERSION,
+      type: 'approved',
+      requestId: request.requestId,
+      token,
+      at: Date.now(),
+    } as const;
     relay.send(approved);
     relay.send(approved);
     expect(await result).toEqual({ ok: true, value: 'deployed to staging' });
@@ -102,34 +129,62 @@ describe('the SDK guard', () => {
     const before = relay.requests.length;
     const result = latch.guard({ tool: 'deploy' }, fn);
     const request = await relay.nextRequest(before);
-    const envelope = await signEnvelope('deny', { fleet: request.fleet, host: request.host, requestId: request.requestId }, { role: 'device', id: phone.id }, phone.deviceKeys.privateKey);
-    relay.send({ v: PROTOCOL_VERSION, type: 'denied', requestId: request.requestId, envelope, at: Date.now() });
+    const envelope = await signEnvelope(
+      'deny',
+      { fleet: request.fleet, host: request.host, requestId: request.requestId },
+      { role: 'device', id: phone.id },
+      phone.deviceKeys.privateKey,
+    );
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'denied',
+      requestId: request.requestId,
+      envelope,
+      at: Date.now(),
+    });
     expect(await result).toMatchObject({ ok: false, reason: 'denied' });
     expect(fn.runs).toBe(0);
   });
 
   it('does not run a call nobody answers in time', async () => {
     const fn = counted('x');
-    expect(await latch.guard({ tool: 'deploy', timeoutSeconds: 5 }, fn)).toMatchObject({ ok: false, reason: 'expired' });
+    expect(await latch.guard({ tool: 'deploy', timeoutSeconds: 5 }, fn)).toMatchObject({
+      ok: false,
+      reason: 'expired',
+    });
     expect(fn.runs).toBe(0);
   }, 20_000);
 
   it('refuses every call while frozen, with kill_switch, without asking the relay', async () => {
-    const envelope = await signEnvelope('freeze', { fleet: relay.requests[0]!.fleet, reason: 'sdk test' }, { role: 'device', id: phone.id }, phone.deviceKeys.privateKey);
+    const envelope = await signEnvelope(
+      'freeze',
+      { fleet: relay.requests[0]!.fleet, reason: 'sdk test' },
+      { role: 'device', id: phone.id },
+      phone.deviceKeys.privateKey,
+    );
     relay.send({ v: PROTOCOL_VERSION, type: 'frozen', epoch: 1, envelope, at: Date.now() });
     await expect.poll(async () => (await runLatch(machine, ['status'])).code).toBe(1);
     const fn = counted('x');
     const before = relay.requests.length;
-    expect(await latch.guard({ tool: 'read_report' }, fn)).toMatchObject({ ok: false, reason: 'kill_switch' });
+    expect(await latch.guard({ tool: 'read_report' }, fn)).toMatchObject({
+      ok: false,
+      reason: 'kill_switch',
+    });
     expect(await latch.guard({ tool: 'deploy' }, fn)).toMatchObject({ ok: false, reason: 'kill_switch' });
     expect(fn.runs).toBe(0);
     expect(relay.requests.length).toBe(before);
   });
 
   it('gives { ok: false } and runs nothing when the daemon is down', async () => {
-    const down = await connect({ socketPath: join(mkdtempSync(join(tmpdir(), 'latch-sdk-')), 'daemon.sock') });
+    const down = await connect({
+      socketPath: join(mkdtempSync(join(tmpdir(), 'latch-sdk-')), 'daemon.sock'),
+    });
     const fn = counted('x');
-    expect(await down.guard({ tool: 'read_report' }, fn)).toMatchObject({ ok: false, reason: 'unavailable', code: 'daemon_unreachable' });
+    expect(await down.guard({ tool: 'read_report' }, fn)).toMatchObject({
+      ok: false,
+      reason: 'unavailable',
+      code: 'daemon_unreachable',
+    });
     expect(fn.runs).toBe(0);
   });
 
@@ -140,13 +195,20 @@ describe('the SDK guard', () => {
     const path = join(directory, 'run', 'daemon.sock');
     const answer = `${JSON.stringify({ answer: { decision: 'allow', reason: 'test', via: 'policy' } })}\n`;
     const server = createServer((socket) =>
-      socket.once('data', () => socket.end(`HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\nconnection: close\r\n\r\n${answer}${answer}`)),
+      socket.once('data', () =>
+        socket.end(
+          `HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\nconnection: close\r\n\r\n${answer}${answer}`,
+        ),
+      ),
     );
     const previous = process.umask(0o177);
     await new Promise<void>((resolve) => server.listen(path, resolve));
     process.umask(previous);
     const fn = counted('once');
-    expect(await (await connect({ socketPath: path })).guard({ tool: 'anything' }, fn)).toEqual({ ok: true, value: 'once' });
+    expect(await (await connect({ socketPath: path })).guard({ tool: 'anything' }, fn)).toEqual({
+      ok: true,
+      value: 'once',
+    });
     expect(fn.runs).toBe(1);
     server.close();
   });

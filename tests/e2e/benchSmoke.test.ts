@@ -5,10 +5,25 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 
 describe('npm run bench -- --smoke', () => {
   it('runs every benchmark with a few samples and prints the table, each figure beside a baseline', () => {
-    const ran = spawnSync('npm', ['run', '--silent', 'bench', '--', '--smoke'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const ran = spawnSync('npm', ['run', '--silent', 'bench', '--', '--smoke'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(ran.status, ran.stderr).toBe(0);
     const table = ran.stdout.slice(ran.stdout.indexOf('benchmark'));
-    for (const name of ['tap→unblocked', 'request→push', 'peer: poll every', 'hook overhead', 'in-process guard', 'relay throughput', 'PWA JavaScript', 'notification click → interactive', 'daemon RSS', 'freeze fan-out']) {
+    for (const name of [
+      'tap→unblocked',
+      'request→push',
+      'peer: poll every',
+      'hook overhead',
+      'in-process guard',
+      'relay throughput',
+      'PWA JavaScript',
+      'notification click → interactive',
+      'daemon RSS',
+      'freeze fan-out',
+    ]) {
       expect(table, name).toContain(name);
     }
     expect(table).toContain('baseline (same run)');

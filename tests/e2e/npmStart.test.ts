@@ -31,7 +31,12 @@ const portIsClosed = (port: number) =>
 describe('npm start', () => {
   it('runs relay, app and daemon, shows latch pair’s code, takes a phone and a request, and stops cleanly on Ctrl-C', async () => {
     const port = await freePort();
-    const started = spawn('npm', ['start'], { cwd: ROOT, env: { ...process.env, LATCH_START_STATE: state, LATCH_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const started = spawn('npm', ['start'], {
+      cwd: ROOT,
+      env: { ...process.env, LATCH_START_STATE: state, LATCH_PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     let output = '';
     started.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     started.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -43,7 +48,9 @@ describe('npm start', () => {
       }
     });
 
-    await expect.poll(() => /Waiting for your phone/.test(output), { timeout: 90_000, interval: 500 }).toBe(true);
+    await expect
+      .poll(() => /Waiting for your phone/.test(output), { timeout: 90_000, interval: 500 })
+      .toBe(true);
     const origin = `http://localhost:${port}`;
     expect(output).toContain(`the phone app:  ${origin}`);
     expect(output).toContain('▀'); // latch pair's QR code
@@ -53,7 +60,11 @@ describe('npm start', () => {
     const link = /^(http\S+\/pair#\S+)$/m.exec(output)![1]!;
     const push = await startPushService();
     cleanups.push(() => push.close());
-    const phone = await launchPhone(origin, (await new PushServiceClient(push.url).subscribe()).subscription, 'start');
+    const phone = await launchPhone(
+      origin,
+      (await new PushServiceClient(push.url).subscribe()).subscription,
+      'start',
+    );
     cleanups.push(() => phone.close());
     await phone.page.goto(link);
     await phone.page.getByRole('button', { name: 'Pair with Face ID' }).click();
@@ -61,7 +72,11 @@ describe('npm start', () => {
 
     // Then asks, as the docs show, and approves on the "phone".
     const demo = { ...process.env, LATCH_HOME: join(state, 'home'), XDG_RUNTIME_DIR: '' };
-    const request = spawn(process.execPath, [join(ROOT, 'daemon/bin/latch.cjs'), 'request', '--title', 'Deploy the site', '--risk', 'low'], { env: demo, stdio: ['ignore', 'pipe', 'pipe'] });
+    const request = spawn(
+      process.execPath,
+      [join(ROOT, 'daemon/bin/latch.cjs'), 'request', '--title', 'Deploy the site', '--risk', 'low'],
+      { env: demo, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let said = '';
     request.stdout.on('data', (chunk: Buffer) => (said += chunk.toString()));
     await openPending(phone, origin, /Deploy the site/);

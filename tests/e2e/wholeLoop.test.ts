@@ -7,9 +7,22 @@ import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
 import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import type { CapabilityToken } from '../../shared/messages/approvals.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { holdPanic, openPending, pairBrowserPhone, type PairedBrowserPhone } from '../support/browserFlows.ts';
+import {
+  holdPanic,
+  openPending,
+  pairBrowserPhone,
+  type PairedBrowserPhone,
+} from '../support/browserFlows.ts';
 import { HostileProxy } from '../support/hostileProxy.ts';
-import { auditLines, initMachine, newMachine, runLatch, startDaemon, type LatchMachine, type RunningDaemon } from '../support/latchMachine.ts';
+import {
+  auditLines,
+  initMachine,
+  newMachine,
+  runLatch,
+  startDaemon,
+  type LatchMachine,
+  type RunningDaemon,
+} from '../support/latchMachine.ts';
 import { createPhone } from '../support/phone.ts';
 import { startPushService } from '../support/pushService.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
@@ -81,8 +94,17 @@ type HookAnswer = { permissionDecision: string; permissionDecisionReason: string
 
 function hook(tool: string, toolInput: Record<string, unknown>): Promise<HookAnswer> {
   if (typeof toolInput['command'] === 'string') commands.push(toolInput['command']);
-  const input = JSON.stringify({ session_id: 'e2e', hook_event_name: 'PreToolUse', tool_name: tool, tool_input: toolInput, cwd: '/srv/app', tool_use_id: `t-${Math.random()}` });
-  return runLatch(machine, ['hook', 'claude-code'], { input, timeoutMs: 120_000 }).then((ran) => JSON.parse(ran.stdout).hookSpecificOutput as HookAnswer);
+  const input = JSON.stringify({
+    session_id: 'e2e',
+    hook_event_name: 'PreToolUse',
+    tool_name: tool,
+    tool_input: toolInput,
+    cwd: '/srv/app',
+    tool_use_id: `t-${Math.random()}`,
+  });
+  return runLatch(machine, ['hook', 'claude-code'], { input, timeoutMs: 120_000 }).then(
+    (ran) => JSON.parse(ran.stdout).hookSpecificOutput as HookAnswer,
+  );
 }
 
 async function approveOn(phone: PairedBrowserPhone, title: RegExp): Promise<void> {
@@ -97,7 +119,8 @@ async function denyOn(phone: PairedBrowserPhone, title: RegExp): Promise<void> {
   await phone.browser.page.getByRole('status').getByText('Denied').waitFor({ timeout: 10_000 });
 }
 
-const refusals = (requestId: string) => auditLines(machine).filter((line) => line['event'] === 'token_refused' && line['requestId'] === requestId);
+const refusals = (requestId: string) =>
+  auditLines(machine).filter((line) => line['event'] === 'token_refused' && line['requestId'] === requestId);
 const latestRequestId = () => proxy.requests.at(-1)!.requestId;
 
 describe('the whole loop, every part real', () => {
@@ -111,38 +134,67 @@ describe('the whole loop, every part real', () => {
     const answer = hook('Bash', { command: 'rm -rf build' });
     expect((await pushService.waitForMessages(a.pushId, pushes + 1, 15_000)).length).toBe(pushes + 1);
     await approveOn(a, /Bash: rm -rf build/);
-    expect(await answer).toEqual({ hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'latch: approved on Phone A' });
+    expect(await answer).toEqual({
+      hookEventName: 'PreToolUse',
+      permissionDecision: 'allow',
+      permissionDecisionReason: 'latch: approved on Phone A',
+    });
   });
 
   it('deny: the phone refuses, the hook denies with the reason', async () => {
     const answer = hook('Bash', { command: 'rm -rf dist' });
     await denyOn(b, /Bash: rm -rf dist/);
-    expect(await answer).toMatchObject({ permissionDecision: 'deny', permissionDecisionReason: 'latch: denied on Phone B' });
+    expect(await answer).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: 'latch: denied on Phone B',
+    });
   });
 
   it('timeout: with no answer before the deadline, the hook denies and says so', async () => {
     const answer = hook('Bash', { command: 'rm -rf /var/tmp/x' });
-    expect(await answer).toMatchObject({ permissionDecision: 'deny', permissionDecisionReason: expect.stringMatching(/^latch: expired: no phone answered before the deadline/) });
+    expect(await answer).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: expect.stringMatching(
+        /^latch: expired: no phone answered before the deadline/,
+      ),
+    });
   });
 
   it('panic stops a running latch exec and blocks the next call with kill_switch; two phones resume, and calls pass again', async () => {
-    const exec = spawn(process.execPath, [LATCH, 'exec', '--', 'sleep', '1000'], { env: machine.env, stdio: 'ignore' });
-    await expect.poll(() => readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim(), { timeout: 10_000 }).not.toBe('');
-    const sleeper = Number(readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim().split(' ')[0]);
+    const exec = spawn(process.execPath, [LATCH, 'exec', '--', 'sleep', '1000'], {
+      env: machine.env,
+      stdio: 'ignore',
+    });
+    await expect
+      .poll(() => readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim(), {
+        timeout: 10_000,
+      })
+      .not.toBe('');
+    const sleeper = Number(
+      readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim().split(' ')[0],
+    );
     const state = () => readFileSync(`/proc/${sleeper}/stat`, 'utf8').split(') ')[1]!.split(' ')[0];
 
     await holdPanic(a.browser, origin);
     await expect.poll(state, { timeout: 10_000 }).toBe('T');
-    expect(await hook('Read', { file_path: '/srv/app/README.md' })).toMatchObject({ permissionDecision: 'deny', permissionDecisionReason: expect.stringMatching(/^latch: kill_switch/) });
+    expect(await hook('Read', { file_path: '/srv/app/README.md' })).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: expect.stringMatching(/^latch: kill_switch/),
+    });
 
     for (const phone of [a, b]) {
       await phone.browser.page.goto(origin);
       await phone.browser.page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
-      await phone.browser.page.getByText(/^(Your vote is counted\.|Armed)/).first().waitFor({ timeout: 10_000 });
+      await phone.browser.page
+        .getByText(/^(Your vote is counted\.|Armed)/)
+        .first()
+        .waitFor({ timeout: 10_000 });
     }
     await expect.poll(async () => (await runLatch(machine, ['status'])).code, { timeout: 15_000 }).toBe(0);
     await expect.poll(state, { timeout: 10_000 }).toMatch(/[SR]/);
-    expect(await hook('Read', { file_path: '/srv/app/README.md' })).toMatchObject({ permissionDecision: 'allow' });
+    expect(await hook('Read', { file_path: '/srv/app/README.md' })).toMatchObject({
+      permissionDecision: 'allow',
+    });
     process.kill(sleeper, 'SIGKILL');
     exec.kill('SIGKILL');
   });
@@ -153,23 +205,65 @@ describe('the whole loop, every part real', () => {
       await expect.poll(() => proxy.requests.at(-1)?.sealed.length).toBe(2);
       const request = proxy.requests.at(-1)!;
       const relaysOwn = await createPhone('The relay’s own key');
-      const assertion = await relaysOwn.authenticator.assert({ rpId: 'localhost', origin, challenge: new Uint8Array(32) });
+      const assertion = await relaysOwn.authenticator.assert({
+        rpId: 'localhost',
+        origin,
+        challenge: new Uint8Array(32),
+      });
       const phoneId = request.sealed[0]!.device;
-      proxy.inject({ v: PROTOCOL_VERSION, type: 'approved', requestId: request.requestId, token: { v: PROTOCOL_VERSION, fleet: request.fleet, host: request.host, requestId: request.requestId, decision: 'approve', device: phoneId, assertion }, at: Date.now() });
-      await expect.poll(() => refusals(request.requestId).map((line) => line['code'])).toEqual(['unknown_credential']);
+      proxy.inject({
+        v: PROTOCOL_VERSION,
+        type: 'approved',
+        requestId: request.requestId,
+        token: {
+          v: PROTOCOL_VERSION,
+          fleet: request.fleet,
+          host: request.host,
+          requestId: request.requestId,
+          decision: 'approve',
+          device: phoneId,
+          assertion,
+        },
+        at: Date.now(),
+      });
+      await expect
+        .poll(() => refusals(request.requestId).map((line) => line['code']))
+        .toEqual(['unknown_credential']);
       await denyOn(a, /Bash: rm -rf ~\/\.ssh/);
       expect(await answer).toMatchObject({ permissionDecision: 'deny' });
     });
 
     it('replays an old token for a new request, and again for its own: refused, audited, nothing runs', async () => {
-      const old = proxy.frames.find((frame) => frame.event.type === 'approved')!.event as { token: CapabilityToken; requestId: string };
+      const old = proxy.frames.find((frame) => frame.event.type === 'approved')!.event as {
+        token: CapabilityToken;
+        requestId: string;
+      };
       const answer = hook('Bash', { command: 'rm -rf /etc/nginx' });
       await expect.poll(() => proxy.requests.length).toBeGreaterThan(0);
-      await expect.poll(() => refusals(latestRequestId()).length === 0 && proxy.requests.at(-1)!.requestId !== old.requestId).toBe(true);
+      await expect
+        .poll(
+          () =>
+            refusals(latestRequestId()).length === 0 && proxy.requests.at(-1)!.requestId !== old.requestId,
+        )
+        .toBe(true);
       const requestId = latestRequestId();
-      proxy.inject({ v: PROTOCOL_VERSION, type: 'approved', requestId, token: { ...old.token, requestId }, at: Date.now() });
-      proxy.inject({ v: PROTOCOL_VERSION, type: 'approved', requestId: old.requestId, token: old.token, at: Date.now() });
-      await expect.poll(() => refusals(requestId).map((line) => line['code'])).toEqual(['challenge_mismatch']);
+      proxy.inject({
+        v: PROTOCOL_VERSION,
+        type: 'approved',
+        requestId,
+        token: { ...old.token, requestId },
+        at: Date.now(),
+      });
+      proxy.inject({
+        v: PROTOCOL_VERSION,
+        type: 'approved',
+        requestId: old.requestId,
+        token: old.token,
+        at: Date.now(),
+      });
+      await expect
+        .poll(() => refusals(requestId).map((line) => line['code']))
+        .toEqual(['challenge_mismatch']);
       await expect.poll(() => refusals(old.requestId).length).toBe(1);
       expect(['already_used', 'counter_not_increased']).toContain(refusals(old.requestId)[0]!['code']);
       await denyOn(b, /Bash: rm -rf \/etc\/nginx/);
@@ -185,7 +279,10 @@ describe('the whole loop, every part real', () => {
       // The box is bound to its own request: under another request id it does not open, so the
       // harmless text is never shown for the dangerous call.
       await a.browser.page.getByText('Nothing is waiting.').waitFor({ timeout: 10_000 });
-      expect(await answer).toMatchObject({ permissionDecision: 'deny', permissionDecisionReason: expect.stringMatching(/^latch: expired/) });
+      expect(await answer).toMatchObject({
+        permissionDecision: 'deny',
+        permissionDecisionReason: expect.stringMatching(/^latch: expired/),
+      });
     });
   });
 
@@ -194,19 +291,33 @@ describe('the whole loop, every part real', () => {
       const answer = hook('Bash', { command: 'rm -rf node_modules' });
       // Stored at the relay: the phone lists it.
       await b.browser.page.goto(origin);
-      await b.browser.page.getByRole('button', { name: /Bash: rm -rf node_modules/ }).waitFor({ timeout: 15_000 });
+      await b.browser.page
+        .getByRole('button', { name: /Bash: rm -rf node_modules/ })
+        .waitFor({ timeout: 15_000 });
       await relay.stop();
       relay = await startRelay({ persistTo: relayState, envFile, port: relay.port });
       await approveOn(b, /Bash: rm -rf node_modules/);
-      expect(await answer).toMatchObject({ permissionDecision: 'allow', permissionDecisionReason: 'latch: approved on Phone B' });
+      expect(await answer).toMatchObject({
+        permissionDecision: 'allow',
+        permissionDecisionReason: 'latch: approved on Phone B',
+      });
     });
 
     it('a daemon restarted: a used token stays used', async () => {
-      const used = proxy.frames.filter((frame) => frame.event.type === 'approved').at(-1)!.event as { token: CapabilityToken; requestId: string };
+      const used = proxy.frames.filter((frame) => frame.event.type === 'approved').at(-1)!.event as {
+        token: CapabilityToken;
+        requestId: string;
+      };
       await daemon.stop();
       daemon = await startDaemon(machine);
       await expect.poll(() => proxy.daemonConnected, { timeout: 15_000 }).toBe(true);
-      proxy.inject({ v: PROTOCOL_VERSION, type: 'approved', requestId: used.requestId, token: used.token, at: Date.now() });
+      proxy.inject({
+        v: PROTOCOL_VERSION,
+        type: 'approved',
+        requestId: used.requestId,
+        token: used.token,
+        at: Date.now(),
+      });
       await expect.poll(() => refusals(used.requestId).length).toBe(1);
       expect(['already_used', 'counter_not_increased']).toContain(refusals(used.requestId)[0]!['code']);
     });

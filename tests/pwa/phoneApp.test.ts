@@ -7,7 +7,14 @@ import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts
 import { PWA_BUDGET_BYTES, shippedJs } from '../../scripts/pwa-budget.ts';
 import { holdPanic, openPending, pairBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush, shownNotifications, type BrowserPhone } from '../support/browserPhone.ts';
-import { initMachine, newMachine, runLatch, startDaemon, type LatchMachine, type RunningDaemon } from '../support/latchMachine.ts';
+import {
+  initMachine,
+  newMachine,
+  runLatch,
+  startDaemon,
+  type LatchMachine,
+  type RunningDaemon,
+} from '../support/latchMachine.ts';
 import { startPushService } from '../support/pushService.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 
@@ -64,9 +71,22 @@ async function pairPhone(name: string) {
 
 function startHook(command: string) {
   return runLatch(machine, ['hook', 'claude-code'], {
-    input: JSON.stringify({ session_id: 's', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command }, cwd: '/srv/app', tool_use_id: `t-${Math.random()}` }),
+    input: JSON.stringify({
+      session_id: 's',
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Bash',
+      tool_input: { command },
+      cwd: '/srv/app',
+      tool_use_id: `t-${Math.random()}`,
+    }),
     timeoutMs: 120_000,
-  }).then((ran) => JSON.parse(ran.stdout).hookSpecificOutput as { permissionDecision: string; permissionDecisionReason: string });
+  }).then(
+    (ran) =>
+      JSON.parse(ran.stdout).hookSpecificOutput as {
+        permissionDecision: string;
+        permissionDecisionReason: string;
+      },
+  );
 }
 
 const openFirstPending = (phone: BrowserPhone, title: RegExp) => openPending(phone, origin, title);
@@ -86,9 +106,15 @@ describe('the phone app', () => {
     expect(await pushService.rejected()).toEqual([]);
     await browser.page.goto(origin);
     await deliverPush(browser, origin, message!.payload);
-    await expect.poll(() => shownNotifications(browser), { timeout: 10_000 }).toEqual([
-      expect.objectContaining({ title: 'test-box: Bash', body: 'rm -rf build', actions: ['approve', 'deny'] }),
-    ]);
+    await expect
+      .poll(() => shownNotifications(browser), { timeout: 10_000 })
+      .toEqual([
+        expect.objectContaining({
+          title: 'test-box: Bash',
+          body: 'rm -rf build',
+          actions: ['approve', 'deny'],
+        }),
+      ]);
     await browser.screenshot('home');
     // Leave this request for the next test to approve.
     (globalThis as { pendingHook?: Promise<unknown> }).pendingHook = hook;
@@ -112,7 +138,10 @@ describe('the phone app', () => {
     await approve.click();
     await browser.page.getByRole('status').getByText('Approved').waitFor({ timeout: 10_000 });
     // The relay took the token; the daemon verified it and let the call through.
-    expect(await hook).toMatchObject({ permissionDecision: 'allow', permissionDecisionReason: 'latch: approved on Phone A' });
+    expect(await hook).toMatchObject({
+      permissionDecision: 'allow',
+      permissionDecisionReason: 'latch: approved on Phone A',
+    });
   }, 60_000);
 
   it('denies with Escape, and the agent hears it', async () => {
@@ -121,16 +150,25 @@ describe('the phone app', () => {
     await openFirstPending(browser, /Bash: rm -rf dist/);
     await browser.page.getByText('rm -rf dist', { exact: true }).waitFor();
     await browser.page.keyboard.press('Escape');
-    await browser.page.getByRole('status').getByText('Denied').waitFor({ timeout: 10_000 }).catch(async (error: unknown) => {
-      console.error('the phone showed:', await browser.page.locator('body').textContent(), browser.errors);
-      throw error;
+    await browser.page
+      .getByRole('status')
+      .getByText('Denied')
+      .waitFor({ timeout: 10_000 })
+      .catch(async (error: unknown) => {
+        console.error('the phone showed:', await browser.page.locator('body').textContent(), browser.errors);
+        throw error;
+      });
+    expect(await hook).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: 'latch: denied on Phone A',
     });
-    expect(await hook).toMatchObject({ permissionDecision: 'deny', permissionDecisionReason: 'latch: denied on Phone A' });
   }, 60_000);
 
   it('shows an expired request as expired', async () => {
     const [{ browser }] = phones as [(typeof phones)[0]];
-    const request = runLatch(machine, ['request', '--title', 'Publish the package', '--timeout', '5'], { timeoutMs: 30_000 });
+    const request = runLatch(machine, ['request', '--title', 'Publish the package', '--timeout', '5'], {
+      timeoutMs: 30_000,
+    });
     await openFirstPending(browser, /Publish the package/);
     await browser.page.getByRole('status').getByText('Expired').waitFor({ timeout: 15_000 });
     expect(await request).toMatchObject({ code: 1, stdout: expect.stringMatching(/^denied: expired/) });
@@ -138,11 +176,27 @@ describe('the phone app', () => {
 
   it('shows text cleaned of bidi overrides and tag characters, with the "text shortened" mark', async () => {
     const [{ browser }] = phones as [(typeof phones)[0]];
-    const smuggled = [...'approve'].map((character) => String.fromCodePoint(0xe0000 + character.charCodeAt(0))).join('');
+    const smuggled = [...'approve']
+      .map((character) => String.fromCodePoint(0xe0000 + character.charCodeAt(0)))
+      .join('');
     const title = `Deploy \u202Eprod\u202C now${smuggled} ${'x'.repeat(300)}`;
-    const request = runLatch(machine, ['request', '--title', title, '--detail', `git push \u2066origin\u2069 main${smuggled}`, '--timeout', '60'], { timeoutMs: 90_000 });
+    const request = runLatch(
+      machine,
+      [
+        'request',
+        '--title',
+        title,
+        '--detail',
+        `git push \u2066origin\u2069 main${smuggled}`,
+        '--timeout',
+        '60',
+      ],
+      { timeoutMs: 90_000 },
+    );
     await openFirstPending(browser, /Deploy prod now/);
-    await expect.poll(() => browser.page.getByRole('note').textContent(), { timeout: 10_000 }).toMatch(/^Text shortened/);
+    await expect
+      .poll(() => browser.page.getByRole('note').textContent(), { timeout: 10_000 })
+      .toMatch(/^Text shortened/);
     const text = (await browser.page.locator('main').textContent())!;
     expect(text).toContain('Deploy prod now');
     expect(text).toContain('git push origin main');
@@ -166,15 +220,22 @@ describe('the phone app', () => {
 
     const votes: { url: string; body: string }[] = [];
     a.browser.page.on('request', (request) => {
-      if (request.url().endsWith('/resume')) votes.push({ url: request.url(), body: request.postData() ?? '' });
+      if (request.url().endsWith('/resume'))
+        votes.push({ url: request.url(), body: request.postData() ?? '' });
     });
     await a.browser.page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
     await a.browser.page.getByText('Votes to resume: 1 of 2').waitFor({ timeout: 10_000 });
     await a.browser.page.getByText('This phone has voted.').waitFor();
     // The app offers no second vote; the same vote sent again, straight to the relay, is refused
     // (its passkey counter has moved on; a fresh second vote is refused as already_used, see tests/relay).
-    const again = await a.browser.page.request.post(votes[0]!.url, { data: votes[0]!.body, headers: { 'content-type': 'application/json' } });
-    expect({ status: again.status(), code: ((await again.json()) as { error: { code: string } }).error.code }).toEqual({ status: 403, code: 'counter_not_increased' });
+    const again = await a.browser.page.request.post(votes[0]!.url, {
+      data: votes[0]!.body,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect({
+      status: again.status(),
+      code: ((await again.json()) as { error: { code: string } }).error.code,
+    }).toEqual({ status: 403, code: 'counter_not_increased' });
     expect((await runLatch(machine, ['status'])).code).toBe(1);
 
     await b.browser.page.goto(origin);
@@ -190,7 +251,9 @@ describe('the phone app', () => {
     await browser.page.goto(origin);
     await browser.page.getByRole('button', { name: /Panic/ }).waitFor();
     expect(await browser.page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320);
-    expect(await browser.page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(11, 17, 32)');
+    expect(await browser.page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe(
+      'rgb(11, 17, 32)',
+    );
     await browser.screenshot('home-320-dark');
     await browser.page.emulateMedia({ colorScheme: 'light' });
     await browser.page.setViewportSize({ width: 390, height: 844 });
@@ -202,10 +265,16 @@ describe('the phone app', () => {
     await a.browser.page.getByText('Phone A (this phone)').waitFor();
     await a.browser.page.getByText('test-box').waitFor();
     a.browser.page.once('dialog', (dialog) => void dialog.accept());
-    await a.browser.page.getByRole('listitem').filter({ hasText: 'Phone B' }).getByRole('button', { name: 'Revoke' }).click();
+    await a.browser.page
+      .getByRole('listitem')
+      .filter({ hasText: 'Phone B' })
+      .getByRole('button', { name: 'Revoke' })
+      .click();
     await a.browser.page.getByText('Phone B (revoked)').waitFor();
     await b.browser.page.goto(origin);
-    await b.browser.page.getByText('This phone is no longer trusted by this fleet: it was revoked.').waitFor();
+    await b.browser.page
+      .getByText('This phone is no longer trusted by this fleet: it was revoked.')
+      .waitFor();
   });
 
   it('ships at most 60 KB of JavaScript, gzipped', () => {

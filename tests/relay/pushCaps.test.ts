@@ -158,7 +158,12 @@ describe('decidePush', () => {
 
 describe('pushCapsFrom', () => {
   it('reads an operator’s caps, and keeps design.md’s for anything malformed', () => {
-    expect(pushCapsFrom('5,20,100')).toEqual({ perConversationPerMinute: 5, perHostPerMinute: 20, perHostPerHour: 100 });
-    for (const setting of [undefined, '', '5,20', '5,20,x', '0,1,1', '1.5,2,3']) expect(pushCapsFrom(setting)).toEqual(PUSH_CAPS);
+    expect(pushCapsFrom('5,20,100')).toEqual({
+      perConversationPerMinute: 5,
+      perHostPerMinute: 20,
+      perHostPerHour: 100,
+    });
+    for (const setting of [undefined, '', '5,20', '5,20,x', '0,1,1', '1.5,2,3'])
+      expect(pushCapsFrom(setting)).toEqual(PUSH_CAPS);
   });
 });

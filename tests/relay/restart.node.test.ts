@@ -28,21 +28,40 @@ describe('a relay restart', () => {
     const { phone } = test.phones[0]!;
     const pending = await relay.submitRequest(test);
     expect(pending.reply.status).toBe(201);
-    const freeze = await signEnvelope('freeze', { fleet: test.fleet, reason: 'before restart' }, { role: 'device', id: phone.id }, phone.deviceKeys.privateKey);
+    const freeze = await signEnvelope(
+      'freeze',
+      { fleet: test.fleet, reason: 'before restart' },
+      { role: 'device', id: phone.id },
+      phone.deviceKeys.privateKey,
+    );
     expect((await relay.call('POST', `/v1/fleets/${test.fleet}/freeze`, { json: freeze })).status).toBe(200);
 
     await running.stop();
     running = await startRelay({ persistTo, port, envFile });
 
-    const listed = await relay.phoneCall<RequestList>(phone, 'GET', `/v1/fleets/${test.fleet}/requests?state=pending`);
+    const listed = await relay.phoneCall<RequestList>(
+      phone,
+      'GET',
+      `/v1/fleets/${test.fleet}/requests?state=pending`,
+    );
     expect(listed.body.requests.map((request) => request.requestId)).toEqual([pending.details.requestId]);
     const members = await relay.phoneCall<Members>(phone, 'GET', `/v1/fleets/${test.fleet}/members`);
     expect(members.body.devices.map((device) => device.id)).toEqual([phone.id]);
-    const state = await relay.call<FleetState>('GET', `/v1/fleets/${test.fleet}/state`, { headers: bearer(test.hostToken) });
+    const state = await relay.call<FleetState>('GET', `/v1/fleets/${test.fleet}/state`, {
+      headers: bearer(test.hostToken),
+    });
     expect(state.body).toMatchObject({ frozen: true, epoch: 1, reason: 'before restart' });
 
-    const token = await signToken(phone, await bindingFor(pending.details), { origin: relay.origin, rpId: relay.rpId });
-    const decided = await relay.phoneCall(phone, 'POST', `/v1/fleets/${test.fleet}/requests/${pending.details.requestId}/decision`, token);
+    const token = await signToken(phone, await bindingFor(pending.details), {
+      origin: relay.origin,
+      rpId: relay.rpId,
+    });
+    const decided = await relay.phoneCall(
+      phone,
+      'POST',
+      `/v1/fleets/${test.fleet}/requests/${pending.details.requestId}/decision`,
+      token,
+    );
     expect(decided).toEqual({ status: 200, body: { v: 1, state: 'approved' } });
   }, 120_000);
 });

@@ -99,10 +99,25 @@ describe('the whole path through the relay', () => {
     const { phone, pushId } = test.phones[0]!;
     const { details } = await submitRequest(test, { detail: 'x'.repeat(3900) });
     const [push] = await pushService.waitForMessages(pushId!, 1);
-    expect(JSON.parse(push!.payload)).toEqual({ v: 1, type: 'request', fleet: test.fleet, requestId: details.requestId });
-    const fetched = await phoneCall<{ box: string }>(phone, 'GET', `/v1/fleets/${test.fleet}/requests/${details.requestId}`);
+    expect(JSON.parse(push!.payload)).toEqual({
+      v: 1,
+      type: 'request',
+      fleet: test.fleet,
+      requestId: details.requestId,
+    });
+    const fetched = await phoneCall<{ box: string }>(
+      phone,
+      'GET',
+      `/v1/fleets/${test.fleet}/requests/${details.requestId}`,
+    );
     const context = { fleet: test.fleet, host: test.host.id, requestId: details.requestId, device: phone.id };
-    expect(await openRequestDetails(fetched.body.box, { privateKey: phone.ecdhKeys.privateKey, publicKeyRaw: phone.ecdhKeyRaw }, context)).toEqual({ ok: true, value: details });
+    expect(
+      await openRequestDetails(
+        fetched.body.box,
+        { privateKey: phone.ecdhKeys.privateKey, publicKeyRaw: phone.ecdhKeyRaw },
+        context,
+      ),
+    ).toEqual({ ok: true, value: details });
   });
 
   it('carries a deny signed by the device key to the daemon', async () => {

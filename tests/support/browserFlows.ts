@@ -43,10 +43,12 @@ export async function pairBrowserPhone(
   await code.waitFor({ timeout: 20_000 });
   const shown = (await code.textContent())!.trim();
   await new Promise((resolve) => pair.once('exit', resolve));
-  if (!terminal.includes(`Your phone shows this code: ${shown}`)) throw new Error(`the phone and the terminal show different codes:\n${terminal}`);
+  if (!terminal.includes(`Your phone shows this code: ${shown}`))
+    throw new Error(`the phone and the terminal show different codes:\n${terminal}`);
   await browser.page.getByText(/^Paired with .+\.$/).waitFor({ timeout: 10_000 });
   // The secret left the address bar once read.
-  if (browser.page.url() !== `${origin}/pair`) throw new Error(`the pairing secret stayed in the address bar: ${browser.page.url()}`);
+  if (browser.page.url() !== `${origin}/pair`)
+    throw new Error(`the pairing secret stayed in the address bar: ${browser.page.url()}`);
   return { browser, pushId: id };
 }
 

@@ -22,26 +22,49 @@ export interface BrowserPhone {
   close(): Promise<void>;
 }
 
-export async function launchPhone(origin: string, subscription: PushSubscriptionJson, name: string): Promise<BrowserPhone> {
+export async function launchPhone(
+  origin: string,
+  subscription: PushSubscriptionJson,
+  name: string,
+): Promise<BrowserPhone> {
   const profile = mkdtempSync(join(tmpdir(), `latch-phone-${name}-`));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
     headless: true,
     viewport: { width: 390, height: 844 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   await context.grantPermissions(['notifications'], { origin });
   // PushManager.subscribe cannot succeed without a push service: the test gives the page one.
   await context.addInitScript((sub: PushSubscriptionJson) => {
     PushManager.prototype.subscribe = async function () {
-      return { endpoint: sub.endpoint, expirationTime: null, toJSON: () => ({ endpoint: sub.endpoint, expirationTime: null, keys: sub.keys }) } as unknown as PushSubscription;
+      return {
+        endpoint: sub.endpoint,
+        expirationTime: null,
+        toJSON: () => ({ endpoint: sub.endpoint, expirationTime: null, keys: sub.keys }),
+      } as unknown as PushSubscription;
     };
   }, subscription);
   const page = context.pages()[0] ?? (await context.newPage());
   const cdp = await context.newCDPSession(page);
   await cdp.send('WebAuthn.enable');
   await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   });
   mkdirSync(TEST_OUTPUT, { recursive: true });
   const errors: string[] = [];
@@ -64,10 +87,19 @@ export async function launchPhone(origin: string, subscription: PushSubscription
 /** Delivers a push message's plaintext to the phone's service worker, as the browser would after decrypting it. */
 export async function deliverPush(phone: BrowserPhone, origin: string, data: string): Promise<void> {
   const registrations = new Promise<string>((resolve) => {
-    phone.cdp.on('ServiceWorker.workerRegistrationUpdated', ({ registrations: list }: { registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] }) => {
-      const found = list.find((registration) => registration.scopeURL.startsWith(origin) && !registration.isDeleted);
-      if (found) resolve(found.registrationId);
-    });
+    phone.cdp.on(
+      'ServiceWorker.workerRegistrationUpdated',
+      ({
+        registrations: list,
+      }: {
+        registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[];
+      }) => {
+        const found = list.find(
+          (registration) => registration.scopeURL.startsWith(origin) && !registration.isDeleted,
+        );
+        if (found) resolve(found.registrationId);
+      },
+    );
   });
   await phone.cdp.send('ServiceWorker.enable');
   const registrationId = await registrations;
@@ -75,14 +107,18 @@ export async function deliverPush(phone: BrowserPhone, origin: string, data: str
 }
 
 /** The notifications the phone's service worker is showing. */
-export function shownNotifications(phone: BrowserPhone): Promise<{ title: string; body: string; actions: string[]; tag: string }[]> {
+export function shownNotifications(
+  phone: BrowserPhone,
+): Promise<{ title: string; body: string; actions: string[]; tag: string }[]> {
   return phone.page.evaluate(async () => {
     const registration = await navigator.serviceWorker.ready;
     return (await registration.getNotifications()).map((notification) => ({
       title: notification.title,
       body: notification.body,
       tag: notification.tag,
-      actions: ((notification as unknown as { actions: { action: string }[] }).actions ?? []).map((action) => action.action),
+      actions: ((notification as unknown as { actions: { action: string }[] }).actions ?? []).map(
+        (action) => action.action,
+      ),
     }));
   });
 }

@@ -79,10 +79,14 @@ export class HostileProxy {
       this.requests.push(approval);
     }
     const headers = { ...request.headers, 'content-length': String(body.length) };
-    const upstream = httpRequest(`${this.#target}${request.url}`, { method: request.method, headers }, (answer) => {
-      response.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(response);
-    });
+    const upstream = httpRequest(
+      `${this.#target}${request.url}`,
+      { method: request.method, headers },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
     upstream.on('error', () => response.writeHead(502).end());
     upstream.end(body);
   }

@@ -16,6 +16,8 @@ server.tool('delete_note', 'Deletes a note', { id: z.string() }, async ({ id }) 
   notes.delete(id);
   return { content: [{ type: 'text', text: `deleted ${id}` }] };
 });
-server.resource('note', 'note://1', async (uri) => ({ contents: [{ uri: uri.href, text: notes.get('1') ?? '' }] }));
+server.resource('note', 'note://1', async (uri) => ({
+  contents: [{ uri: uri.href, text: notes.get('1') ?? '' }],
+}));
 
 await server.connect(new StdioServerTransport());

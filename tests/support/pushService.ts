@@ -51,7 +51,8 @@ export async function startPushService(): Promise<{ url: string; close(): Promis
     if (!vapid.ok) return refuse(vapid.reason);
     const nowSeconds = Math.floor(Date.now() / 1000);
     if (vapid.claims.aud !== origin) return refuse(`aud ${vapid.claims.aud} is not ${origin}`);
-    if (!(vapid.claims.exp > nowSeconds && vapid.claims.exp <= nowSeconds + 12 * 3600 + 5)) return refuse('exp is not within 12 h');
+    if (!(vapid.claims.exp > nowSeconds && vapid.claims.exp <= nowSeconds + 12 * 3600 + 5))
+      return refuse('exp is not within 12 h');
     if (!/^(mailto:|https:)/.test(vapid.claims.sub)) return refuse('sub is not mailto: or https:');
     if (request.headers['content-encoding'] !== 'aes128gcm') return refuse('not aes128gcm');
     let plaintext: Uint8Array<ArrayBuffer>;
@@ -76,7 +77,12 @@ export async function startPushService(): Promise<{ url: string; close(): Promis
   async function subscribe(response: ServerResponse): Promise<void> {
     const id = toBase64url(randomBytes(12));
     const keys = await generateEcdhKeyPair(false);
-    const subscription = { privateKey: keys.privateKey, publicKeyRaw: await exportPublicKey(keys.publicKey), authSecret: randomBytes(16), gone: false };
+    const subscription = {
+      privateKey: keys.privateKey,
+      publicKeyRaw: await exportPublicKey(keys.publicKey),
+      authSecret: randomBytes(16),
+      gone: false,
+    };
     subscriptions.set(id, subscription);
     json(response, 201, {
       id,
@@ -90,7 +96,8 @@ export async function startPushService(): Promise<{ url: string; close(): Promis
     const parts = path.split('/').filter(Boolean);
     const handled = (async () => {
       if (request.method === 'POST' && path === '/subscriptions') return subscribe(response);
-      if (request.method === 'POST' && parts[0] === 'push' && parts[1]) return receive(parts[1], request, response);
+      if (request.method === 'POST' && parts[0] === 'push' && parts[1])
+        return receive(parts[1], request, response);
       if (request.method === 'POST' && parts[0] === 'subscriptions' && parts[2] === 'gone') {
         const subscription = subscriptions.get(parts[1] ?? '');
         if (subscription) subscription.gone = true;

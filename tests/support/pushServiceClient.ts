@@ -20,7 +20,9 @@ export class PushServiceClient {
   }
 
   async subscribe(): Promise<{ id: string; subscription: PushSubscriptionJson }> {
-    const { id, endpoint, keys } = (await (await fetch(`${this.url}/subscriptions`, { method: 'POST' })).json()) as {
+    const { id, endpoint, keys } = (await (
+      await fetch(`${this.url}/subscriptions`, { method: 'POST' })
+    ).json()) as {
       id: string;
       endpoint: string;
       keys: PushSubscriptionJson['keys'];

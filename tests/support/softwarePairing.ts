@@ -19,30 +19,48 @@ export async function pairSoftwarePhone(
   relay: RelayDriver,
   options: { name?: string; push?: PushSubscriptionJson; counter?: 'increment' | 'zero' } = {},
 ): Promise<{ phone: TestPhone; fleet: string; stdout: string; phoneCode: string }> {
-  const pair = spawn(process.execPath, [LATCH, 'pair'], { env: machine.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const pair = spawn(process.execPath, [LATCH, 'pair'], {
+    env: machine.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   pair.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   pair.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const deadline = Date.now() + 15_000;
   while (!/^http\S+\/pair#\S+$/m.test(stdout)) {
-    if (Date.now() > deadline || pair.exitCode !== null) throw new Error(`latch pair printed no link:\n${stdout}\n${stderr}`);
+    if (Date.now() > deadline || pair.exitCode !== null)
+      throw new Error(`latch pair printed no link:\n${stdout}\n${stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const link = parsePairingLink(/^(http\S+\/pair#\S+)$/m.exec(stdout)![1]!);
   if (!link.ok) throw link.error;
 
   const { offerToken, macKey } = await derivePairingKeys(link.value.secret);
-  const status = await relay.call<OfferStatus>('GET', `/v1/fleets/${link.value.fleet}/pairing/${link.value.offerId}`, { headers: { 'latch-offer-token': offerToken } });
-  if ((await offerMac(macKey, status.body.offer)) !== status.body.offer.offerMac) throw new Error('the offer MAC does not verify');
+  const status = await relay.call<OfferStatus>(
+    'GET',
+    `/v1/fleets/${link.value.fleet}/pairing/${link.value.offerId}`,
+    { headers: { 'latch-offer-token': offerToken } },
+  );
+  if ((await offerMac(macKey, status.body.offer)) !== status.body.offer.offerMac)
+    throw new Error('the offer MAC does not verify');
 
-  const phone = await createPhone(options.name ?? 'Software phone', options.counter ? { counter: options.counter } : {});
+  const phone = await createPhone(
+    options.name ?? 'Software phone',
+    options.counter ? { counter: options.counter } : {},
+  );
   const completion = await completePairing(phone, status.body.offer, link.value.secret, {
     origin: relay.origin,
     rpId: relay.rpId,
     ...(options.push ? { push: options.push } : {}),
   });
-  const sent = await relay.sendCompletion(phone, link.value.fleet, link.value.offerId, offerToken, completion);
+  const sent = await relay.sendCompletion(
+    phone,
+    link.value.fleet,
+    link.value.offerId,
+    offerToken,
+    completion,
+  );
   if (sent.status !== 202) throw new Error(`the relay refused the completion: ${JSON.stringify(sent.body)}`);
   const phoneCode = await shortCode(macKey, status.body.offer, completion);
   const code = await new Promise<number | null>((resolve) => pair.once('exit', resolve));

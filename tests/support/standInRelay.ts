@@ -37,7 +37,13 @@ export class StandInRelay {
         ws.on('message', (data) => {
           if (data.toString() === 'ping') ws.send('pong');
         });
-        ws.send(JSON.stringify({ v: PROTOCOL_VERSION, seq: relay.#seq, event: { v: PROTOCOL_VERSION, type: 'state', state: relay.state } }));
+        ws.send(
+          JSON.stringify({
+            v: PROTOCOL_VERSION,
+            seq: relay.#seq,
+            event: { v: PROTOCOL_VERSION, type: 'state', state: relay.state },
+          }),
+        );
         relay.#wake();
       });
     });
@@ -87,7 +93,8 @@ export class StandInRelay {
     const json = (status: number, value: unknown): void => {
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
     };
-    if (this.failWith) return json(this.failWith, { error: { code: 'internal', message: 'stand-in failure' } });
+    if (this.failWith)
+      return json(this.failWith, { error: { code: 'internal', message: 'stand-in failure' } });
     const path = new URL(request.url ?? '/', this.origin).pathname;
     if (request.method === 'POST' && path.endsWith('/requests')) {
       const approval = body as ApprovalRequest;
@@ -101,7 +108,8 @@ export class StandInRelay {
       this.#wake();
       return json(200, this.state);
     }
-    if (request.method === 'GET' && path === '/v1/config') return json(200, { v: PROTOCOL_VERSION, vapidPublicKey: null });
+    if (request.method === 'GET' && path === '/v1/config')
+      return json(200, { v: PROTOCOL_VERSION, vapidPublicKey: null });
     json(404, { error: { code: 'not_found', message: 'not in the stand-in' } });
   }
 

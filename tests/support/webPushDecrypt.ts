@@ -7,9 +7,16 @@ export interface UserAgentKeys {
   authSecret: Uint8Array<ArrayBuffer>;
 }
 
-async function hkdf(salt: Uint8Array<ArrayBuffer>, ikm: Uint8Array<ArrayBuffer>, info: Uint8Array<ArrayBuffer>, bytes: number) {
+async function hkdf(
+  salt: Uint8Array<ArrayBuffer>,
+  ikm: Uint8Array<ArrayBuffer>,
+  info: Uint8Array<ArrayBuffer>,
+  bytes: number,
+) {
   const key = await crypto.subtle.importKey('raw', ikm, 'HKDF', false, ['deriveBits']);
-  return new Uint8Array(await crypto.subtle.deriveBits({ name: 'HKDF', hash: 'SHA-256', salt, info }, key, bytes * 8));
+  return new Uint8Array(
+    await crypto.subtle.deriveBits({ name: 'HKDF', hash: 'SHA-256', salt, info }, key, bytes * 8),
+  );
 }
 
 /**
@@ -17,13 +24,22 @@ async function hkdf(salt: Uint8Array<ArrayBuffer>, ikm: Uint8Array<ArrayBuffer>,
  * key derivation from the user agent's ECDH key and auth secret. Single-record messages only,
  * which is all Web Push sends (4096 bytes at most).
  */
-export async function decryptWebPush(body: Uint8Array<ArrayBuffer>, keys: UserAgentKeys): Promise<Uint8Array<ArrayBuffer>> {
+export async function decryptWebPush(
+  body: Uint8Array<ArrayBuffer>,
+  keys: UserAgentKeys,
+): Promise<Uint8Array<ArrayBuffer>> {
   const salt = body.slice(0, 16);
   const idLength = body[20]!;
   const senderPublicRaw = body.slice(21, 21 + idLength);
   const ciphertext = body.slice(21 + idLength);
 
-  const senderPublic = await crypto.subtle.importKey('raw', senderPublicRaw, { name: 'ECDH', namedCurve: 'P-256' }, false, []);
+  const senderPublic = await crypto.subtle.importKey(
+    'raw',
+    senderPublicRaw,
+    { name: 'ECDH', namedCurve: 'P-256' },
+    false,
+    [],
+  );
   const algorithm = { name: 'ECDH', public: senderPublic };
   const ecdhSecret = new Uint8Array(await crypto.subtle.deriveBits(algorithm, keys.privateKey, 256));
   // RFC 8291 §3.3: key_info = "WebPush: info" ‖ 0x00 ‖ ua_public ‖ as_public

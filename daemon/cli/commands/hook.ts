@@ -1,4 +1,5 @@
 import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../hooks/claudeCode.ts';
+import { codexHookReply } from '../../hooks/codex.ts';
 import { askDaemon } from '../askDaemon.ts';
 import { isInitialised } from '../../config/paths.ts';
 
@@ -15,7 +16,7 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Exit code 2 tells Claude Code to block the call and show stderr. */
+/** Exit code 2 tells Claude Code and Codex to block the call and show stderr. */
 function blockWith(reason: string): never {
   process.stderr.write(`latch: ${reason}\n`);
   process.exit(2);
@@ -30,7 +31,7 @@ export async function run(): Promise<void> {
   }
   const input = parseClaudeCodeHookInput(text);
   if ('error' in input) blockWith(input.error);
-  // `latch hook codex`: Codex's hooks speak Claude Code's JSON; only the agent's name differs.
+  // `latch hook codex`: Codex's hooks read Claude Code's JSON, and answer differently.
   const agent = process.argv[3] === 'codex' ? 'codex' : 'claude-code';
   const answer = isInitialised()
     ? await askDaemon({ ...input.question, agent })
@@ -39,7 +40,11 @@ export async function run(): Promise<void> {
         blockReason: 'config_missing',
         reason: 'config_missing: Latch is not set up on this machine; run latch init',
       } as const);
-  const output = claudeCodeHookOutput(input.event, answer);
-  if (output) process.stdout.write(`${JSON.stringify(output)}\n`);
+  const reply =
+    agent === 'codex'
+      ? codexHookReply(input.event, answer)
+      : { stdout: claudeCodeHookOutput(input.event, answer) };
+  if ('block' in reply) blockWith(reply.block);
+  if (reply.stdout) process.stdout.write(`${JSON.stringify(reply.stdout)}\n`);
   process.exit(0);
 }

@@ -46,8 +46,11 @@ async function loadFleet(identity: DeviceIdentity, membership: Membership): Prom
           await Promise.all(list.value.requests.map((view) => openRequest(identity, membership.fleet, view)))
         ).filter((opened): opened is OpenedRequest => !('error' in opened))
       : [];
-  const problem =
-    state.ok ? undefined : state.status === 401 ? 'This phone is no longer trusted by this fleet: it was revoked.' : 'The relay cannot be reached.';
+  const problem = state.ok
+    ? undefined
+    : state.status === 401
+      ? 'This phone is no longer trusted by this fleet: it was revoked.'
+      : 'The relay cannot be reached.';
   return {
     membership,
     ...(state.ok ? { state: state.value } : { problem }),

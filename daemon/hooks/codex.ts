@@ -1,0 +1,20 @@
+import type { GateAnswer } from '../socket/localApi.ts';
+import { claudeCodeHookOutput, type ClaudeCodeEvent } from './claudeCode.ts';
+
+/** What `latch hook codex` does with an answer: print `stdout` (if any) and exit 0, or block. */
+export type CodexHookReply = { stdout?: object } | { block: string };
+
+/**
+ * Codex's hooks read Claude Code's input JSON, but its PreToolUse accepts only a deny: it treats
+ * `permissionDecision: "allow"` or `"ask"` as a failed hook and then runs the tool. So a
+ * PreToolUse allow (or defer) prints nothing, which hands the call back to Codex's own approval
+ * settings, and every deny blocks with exit 2, which Codex honours in every version with hooks.
+ * Codex's PermissionRequest takes the same `decision.behavior` as Claude Code's.
+ */
+export function codexHookReply(event: ClaudeCodeEvent, answer: GateAnswer): CodexHookReply {
+  if (event === 'PreToolUse') {
+    return answer.decision === 'allow' || answer.decision === 'defer' ? {} : { block: answer.reason };
+  }
+  const stdout = claudeCodeHookOutput(event, answer);
+  return stdout ? { stdout } : {};
+}
