@@ -12,9 +12,9 @@ export type GateQuestion = Partial<Omit<GateRequest, 'interactive'>> & Pick<Gate
  */
 export async function askDaemon(
   question: GateQuestion,
-  options: { socketPath?: string; spinner?: boolean } = {},
+  options: { socketPath?: string; spinner?: boolean; interactive?: boolean } = {},
 ): Promise<GateAnswer> {
-  const interactive = canPromptOnTty();
+  const interactive = options.interactive ?? canPromptOnTty();
   let stopSpinner = () => {};
   try {
     const answer = await gateCall<GateAnswer>(

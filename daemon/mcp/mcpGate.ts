@@ -5,8 +5,11 @@ import type { Readable } from 'node:stream';
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import {
   CallToolRequestSchema,
+  CancelledNotificationSchema,
+  isJSONRPCNotification,
   isJSONRPCRequest,
   type JSONRPCMessage,
+  type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { GateAnswer } from '../socket/localApi.ts';
 import { askDaemon } from '../cli/askDaemon.ts';
@@ -15,7 +18,8 @@ import { askDaemon } from '../cli/askDaemon.ts';
  * `latch mcp -- <server…>`: a stdio MCP proxy. It starts the real server and forwards every
  * message both ways, byte for byte, except `tools/call`: each is held until the policy or a
  * phone decides. Allowed, it goes on unchanged; refused, the client gets a tool error with the
- * reason, and the server never sees it.
+ * reason, and the server never sees it. A call the client cancels while it waits is dropped:
+ * the server never sees it either, whatever the phone answers later.
  */
 export async function runMcpGate(command: string[], options: { name?: string } = {}): Promise<number> {
   const serverName = options.name ?? basename(command[0]!);
@@ -34,15 +38,26 @@ export async function runMcpGate(command: string[], options: { name?: string } =
 
   // Client → server: line by line (MCP's stdio framing), held only for tool calls.
   const reply = (message: JSONRPCMessage) => process.stdout.write(serializeMessage(message));
-  const undecided = new Set<Promise<void>>();
+  const undecided = new Map<RequestId, Promise<void>>();
+  const cancelled = new Set<RequestId>();
   for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
-    const held = toolCall(line);
+    const message = readMessage(line);
+    const cancelledId = cancelledCall(message);
+    if (cancelledId !== undefined && undecided.has(cancelledId)) {
+      cancelled.add(cancelledId);
+      continue;
+    }
+    const held = toolCall(message);
     if (!held) {
       server.stdin.write(`${line}\n`);
       continue;
     }
     const decided = decide(serverName, held).then((answer) => {
-      undecided.delete(decided);
+      undecided.delete(held.id);
+      if (cancelled.delete(held.id)) {
+        process.stderr.write(`latch mcp: dropped ${held.tool} (call ${held.id}): the client cancelled it\n`);
+        return;
+      }
       if (answer.decision === 'allow') {
         server.stdin.write(`${line}\n`);
         return;
@@ -53,10 +68,10 @@ export async function runMcpGate(command: string[], options: { name?: string } =
         result: { content: [{ type: 'text', text: `latch: ${answer.reason}` }], isError: true },
       });
     });
-    undecided.add(decided);
+    undecided.set(held.id, decided);
   }
   // The client hung up: calls still waiting are answered (or forwarded) before the server's input ends.
-  await Promise.all(undecided);
+  await Promise.all(undecided.values());
   server.stdin.end();
   return exited;
 }
@@ -79,18 +94,26 @@ function forwardWholeLines(from: Readable, write: (bytes: Buffer) => void): void
 }
 
 interface HeldCall {
-  id: string | number;
+  id: RequestId;
   tool: string;
   args: Record<string, unknown>;
 }
 
-function toolCall(line: string): HeldCall | undefined {
-  let message: unknown;
+function readMessage(line: string): unknown {
   try {
-    message = JSON.parse(line);
+    return JSON.parse(line);
   } catch {
     return undefined; // not ours to judge: the server answers malformed input itself
   }
+}
+
+function cancelledCall(message: unknown): RequestId | undefined {
+  if (!isJSONRPCNotification(message) || message.method !== 'notifications/cancelled') return undefined;
+  const parsed = CancelledNotificationSchema.safeParse(message);
+  return parsed.success ? parsed.data.params.requestId : undefined;
+}
+
+function toolCall(message: unknown): HeldCall | undefined {
   if (!isJSONRPCRequest(message) || message.method !== 'tools/call') return undefined;
   const parsed = CallToolRequestSchema.safeParse(message);
   const params = parsed.success
@@ -104,6 +127,7 @@ function decide(serverName: string, call: HeldCall): Promise<GateAnswer> {
   const tool = `mcp__${serverName}__${call.tool}`;
   return askDaemon(
     { agent: 'mcp', tool, title: `${serverName}: ${call.tool}`, input: JSON.stringify(call.args, null, 2) },
-    { spinner: false },
+    // The client's interface owns the terminal: no prompt there.
+    { spinner: false, interactive: false },
   );
 }

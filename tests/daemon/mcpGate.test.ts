@@ -7,6 +7,7 @@ import {
   initMachine,
   newMachine,
   pairPhoneDirectly,
+  phoneApproves,
   runLatch,
   startDaemon,
   type LatchMachine,
@@ -23,7 +24,7 @@ default = "ask"
 tool = "mcp__notes__read_note"
 action = "allow"
 [[rule]]
-tool = "mcp__notes__delete_*"
+tool = "mcp__notes__rename_*"
 action = "deny"
 `;
 
@@ -50,6 +51,7 @@ afterAll(async () => {
 class RawSession {
   readonly child: ChildProcessWithoutNullStreams;
   readonly #lines: string[] = [];
+  stderr = '';
   #waiters: (() => void)[] = [];
   #nextId = 1;
 
@@ -59,12 +61,22 @@ class RawSession {
       this.#lines.push(line);
       for (const wake of this.#waiters.splice(0)) wake();
     });
+    this.child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+  }
+
+  /** Sends a request without waiting for its answer; returns its id. */
+  send(method: string, params: unknown = {}): number {
+    const id = this.#nextId++;
+    this.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    return id;
   }
 
   /** Sends a request and returns the raw line that answers it. */
   async request(method: string, params: unknown = {}): Promise<string> {
-    const id = this.#nextId++;
-    this.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    return this.answerTo(this.send(method, params));
+  }
+
+  async answerTo(id: number): Promise<string> {
     for (;;) {
       const found = this.#lines.find((line) => (JSON.parse(line) as { id?: number }).id === id);
       if (found) return found;
@@ -72,8 +84,8 @@ class RawSession {
     }
   }
 
-  notify(method: string): void {
-    this.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method })}\n`);
+  notify(method: string, params?: unknown): void {
+    this.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method, ...(params ? { params } : {}) })}\n`);
   }
 
   async start(): Promise<this> {
@@ -91,6 +103,25 @@ class RawSession {
     this.child.kill();
   }
 }
+
+const gatedSession = () =>
+  new RawSession([process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER], machine.env).start();
+
+const noteText = async (session: RawSession) =>
+  result(await session.request('tools/call', { name: 'read_note', arguments: { id: '1' } })).content[0]!.text;
+
+const phoneDenies = async (requestId: string) => ({
+  v: PROTOCOL_VERSION,
+  type: 'denied' as const,
+  requestId,
+  envelope: await signEnvelope(
+    'deny',
+    { fleet: relay.requests[0]!.fleet, host: relay.requests[0]!.host, requestId },
+    { role: 'device', id: phone.id },
+    phone.deviceKeys.privateKey,
+  ),
+  at: Date.now(),
+});
 
 const result = (line: string) =>
   (JSON.parse(line) as { result: { content: { text: string }[]; isError?: boolean } }).result;
@@ -112,54 +143,73 @@ describe('latch mcp', () => {
     gated.close();
   });
 
-  it('forwards an allowed call unchanged, and refuses a denied one with a tool error', async () => {
+  it('forwards an allowed call unchanged, and refuses one the policy denies with a tool error', async () => {
     const direct = await new RawSession(SERVER, process.env).start();
-    const gated = await new RawSession(
-      [process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER],
-      machine.env,
-    ).start();
+    const gated = await gatedSession();
     expect(await gated.request('tools/call', { name: 'read_note', arguments: { id: '1' } })).toBe(
       await direct.request('tools/call', { name: 'read_note', arguments: { id: '1' } }),
     );
-
-    const denied = result(await gated.request('tools/call', { name: 'delete_note', arguments: { id: '1' } }));
-    expect(denied).toEqual({
+    const before = relay.requests.length;
+    expect(
+      result(await gated.request('tools/call', { name: 'rename_note', arguments: { id: '1', to: 'x' } })),
+    ).toEqual({
       content: [{ type: 'text', text: 'latch: policy_violation: denied by policy rule "rule 2"' }],
       isError: true,
     });
-    // The server never saw it: the note is still there.
-    expect(
-      result(await gated.request('tools/call', { name: 'read_note', arguments: { id: '1' } })).content[0]!
-        .text,
-    ).toBe('buy milk');
+    expect(relay.requests.length).toBe(before);
     direct.close();
     gated.close();
   });
 
-  it('shows the phone the tool name and arguments, cleaned', async () => {
-    const gated = await new RawSession(
-      [process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER],
-      machine.env,
-    ).start();
+  it('holds a call for the phone: denied, the server never sees it; approved, it runs', async () => {
+    const gated = await gatedSession();
     const before = relay.requests.length;
-    const pending = gated.request('tools/call', {
-      name: 'rename_note',
-      arguments: { id: '1', title: 'x\u202eevil' },
-    });
-    const request = await relay.nextRequest(before);
-    const { phoneApproves } = await import('../support/latchMachine.ts');
-    const { details } = await phoneApproves(phone, request, relay.origin);
-    expect(details).toMatchObject({
-      tool: 'mcp__notes__rename_note',
-      agent: 'mcp',
-      title: 'notes: rename_note',
-    });
-    expect(details.detail).toContain('"title": "xevil"');
-    relay.send({ v: PROTOCOL_VERSION, type: 'expired', requestId: request.requestId, at: Date.now() });
-    expect(result(await pending)).toMatchObject({
+    const deleting = gated.request('tools/call', { name: 'delete_note', arguments: { id: '1' } });
+    const first = await relay.nextRequest(before);
+    relay.send(await phoneDenies(first.requestId));
+    expect(result(await deleting)).toEqual({
+      content: [{ type: 'text', text: expect.stringMatching(/^latch: denied/) }],
       isError: true,
-      content: [{ text: expect.stringMatching(/^latch: expired/) }],
     });
+    expect(await noteText(gated)).toBe('buy milk');
+
+    const again = gated.request('tools/call', {
+      name: 'delete_note',
+      arguments: { id: '1', why: 'x\u202eevil' },
+    });
+    const second = await relay.nextRequest(before + 1);
+    const { token, details } = await phoneApproves(phone, second, relay.origin);
+    // What the phone shows is cleaned like any agent's text.
+    expect(details).toMatchObject({
+      tool: 'mcp__notes__delete_note',
+      agent: 'mcp',
+      title: 'notes: delete_note',
+    });
+    expect(details.detail).toContain('"why": "xevil"');
+    relay.send({ v: PROTOCOL_VERSION, type: 'approved', requestId: second.requestId, token, at: Date.now() });
+    expect(result(await again)).toEqual({ content: [{ type: 'text', text: 'deleted 1' }] });
+    expect(await noteText(gated)).toBe('no such note');
+    gated.close();
+  });
+
+  it('drops a call the client cancelled while it waited, even if the phone approves it later', async () => {
+    const gated = await gatedSession();
+    const before = relay.requests.length;
+    const id = gated.send('tools/call', { name: 'delete_note', arguments: { id: '1' } });
+    const request = await relay.nextRequest(before);
+    gated.notify('notifications/cancelled', { requestId: id, reason: 'timed out' });
+    const { token } = await phoneApproves(phone, request, relay.origin);
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'approved',
+      requestId: request.requestId,
+      token,
+      at: Date.now(),
+    });
+    await expect
+      .poll(() => gated.stderr)
+      .toContain(`dropped delete_note (call ${id}): the client cancelled it`);
+    expect(await noteText(gated)).toBe('buy milk');
     gated.close();
   });
 
