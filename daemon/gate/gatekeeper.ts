@@ -157,8 +157,9 @@ export class Gatekeeper {
       return { decision: 'defer', reason: `${rule} leaves this to the agent's own prompt` };
     }
     const risk = strictest(verdict.risk, request.risk);
-    const timeoutSeconds =
-      request.timeoutSeconds ?? verdict.timeoutSeconds ?? this.#options.config.approvals.timeoutSeconds;
+    // The policy sets how long a phone may take; an agent may ask for less, never for more.
+    const longest = verdict.timeoutSeconds ?? this.#options.config.approvals.timeoutSeconds;
+    const timeoutSeconds = Math.min(request.timeoutSeconds ?? longest, longest);
     const target =
       verdict.target ?? request.target ?? (request.paths[0] ? basename(request.paths[0]) : request.tool);
     return this.#askOnce(request, { risk, timeoutSeconds, target }, onAsked);

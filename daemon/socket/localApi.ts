@@ -86,7 +86,9 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     : [];
   const risk = RISK_LEVELS.includes(raw['risk'] as RiskLevel) ? (raw['risk'] as RiskLevel) : undefined;
   const timeout =
-    typeof raw['timeoutSeconds'] === 'number' && Number.isInteger(raw['timeoutSeconds'])
+    typeof raw['timeoutSeconds'] === 'number' &&
+    Number.isInteger(raw['timeoutSeconds']) &&
+    raw['timeoutSeconds'] > 0
       ? raw['timeoutSeconds']
       : undefined;
   const optional = (key: keyof GateRequest, value: string | number | undefined) =>

@@ -155,6 +155,15 @@ describe('the SDK guard', () => {
     expect(fn.runs).toBe(0);
   }, 20_000);
 
+  it('lets a call shorten the wait for a phone, never lengthen it past the configured 300 s', async () => {
+    const before = relay.requests.length;
+    const result = latch.guard({ tool: 'deploy', timeoutSeconds: 86_400 }, counted('x'));
+    const request = await relay.nextRequest(before);
+    expect(request.exp - request.createdAt).toBe(300_000);
+    relay.send({ v: PROTOCOL_VERSION, type: 'expired', requestId: request.requestId, at: Date.now() });
+    expect(await result).toMatchObject({ ok: false, reason: 'expired' });
+  });
+
   it('refuses every call while frozen, with kill_switch, without asking the relay', async () => {
     const envelope = await signEnvelope(
       'freeze',
