@@ -9,6 +9,7 @@ const rssMb = (pid: number) =>
 
 /** The daemon's resident memory while idle, after `requests` more gated calls. */
 export async function daemonMemory(env: BenchEnvironment, requests: number): Promise<BenchRow> {
+  process.stderr.write(`bench: daemon RSS before: ${rssMb(env.daemon.child.pid!).toFixed(1)} MB\n`);
   for (let i = 0; i < requests; i++) {
     await gateCall(
       { agent: 'bench', tool: 'Read', paths: [`/srv/file-${i}`], interactive: false, canDefer: false },

@@ -2,7 +2,9 @@
  * `npm run bench`: every benchmark against the real system (relay in workerd, daemon, push
  * stand-in, Chromium), each figure beside a baseline measured in the same run. `--smoke` runs
  * each with a handful of samples, to check the scripts still work (the test suite does this).
- * Writes the figures to test-output/bench.json for docs/benchmarks.md.
+ * `--only approvals,memory` runs some of them (approvals, polling, hook, throughput, pwa, memory,
+ * freeze), for profiling one figure. Writes the figures to test-output/bench.json for
+ * docs/benchmarks.md.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -44,13 +46,21 @@ const scale = smoke
       memory: 1000,
     };
 
+const only = process.argv
+  .find((argument) => argument.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
+const selected = (name: string) => !only || only.includes(name);
+
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 const rows: BenchRow[] = [];
 const env = await benchEnvironment();
 try {
-  log(`tap→unblocked and request→push, ${scale.approvals} requests`);
-  rows.push(...(await approvalLatency(env, scale.approvals)));
-  for (const seconds of [1, 3]) {
+  if (selected('approvals')) {
+    log(`tap→unblocked and request→push, ${scale.approvals} requests`);
+    rows.push(...(await approvalLatency(env, scale.approvals)));
+  }
+  for (const seconds of selected('polling') ? [1, 3] : []) {
     log(`the peers' design: a hook polling every ${seconds} s`);
     const polled = await pollingPeer(env, seconds * 1000 * scale.pollScale, scale.pollSamples);
     rows.push({
@@ -62,17 +72,27 @@ try {
       data: { samples: polled.length, median: median(polled) },
     });
   }
-  log('hook overhead');
-  rows.push(hookOverhead(env, scale.hookRuns));
-  rows.push(guardCost(scale.guardCalls));
-  log('relay throughput');
-  rows.push(await relayThroughput(env, scale.throughputMs));
-  log('PWA');
-  rows.push(...(await pwaStartup(env, scale.pwa)));
-  log('daemon memory');
-  rows.push(await daemonMemory(env, scale.memory));
-  log(`freeze fan-out to ${scale.daemons} WebSockets`);
-  rows.push(await freezeFanout(env, scale.daemons, scale.freezePoll, scale.freezePolls));
+  if (selected('hook')) {
+    log('hook overhead');
+    rows.push(hookOverhead(env, scale.hookRuns));
+    rows.push(guardCost(scale.guardCalls));
+  }
+  if (selected('throughput')) {
+    log('relay throughput');
+    rows.push(await relayThroughput(env, scale.throughputMs));
+  }
+  if (selected('pwa')) {
+    log('PWA');
+    rows.push(...(await pwaStartup(env, scale.pwa)));
+  }
+  if (selected('memory')) {
+    log('daemon memory');
+    rows.push(await daemonMemory(env, scale.memory));
+  }
+  if (selected('freeze')) {
+    log(`freeze fan-out to ${scale.daemons} WebSockets`);
+    rows.push(await freezeFanout(env, scale.daemons, scale.freezePoll, scale.freezePolls));
+  }
 } finally {
   await env.stop();
 }
@@ -93,7 +113,7 @@ console.log(
 for (const row of rows) console.log(line(columns.map(([, pick]) => pick(row))));
 mkdirSync(new URL('../test-output/', import.meta.url), { recursive: true });
 writeFileSync(
-  new URL(`../test-output/bench${smoke ? '-smoke' : ''}.json`, import.meta.url),
+  new URL(`../test-output/bench${smoke ? '-smoke' : only ? '-partial' : ''}.json`, import.meta.url),
   JSON.stringify(
     {
       date: new Date().toISOString(),

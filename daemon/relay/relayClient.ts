@@ -14,6 +14,7 @@ import {
 } from '../../shared/messages/relayViews.ts';
 import type { Field } from '../../shared/schema/field.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
+import { AnswerTooLargeError, httpCall } from './httpCall.ts';
 
 /** Why a call to the relay failed: it could not be reached, or it refused (with its error code). */
 export type RelayFailure =
@@ -52,24 +53,32 @@ export class RelayClient {
   ): Promise<RelayReply<T>> {
     const headers: Record<string, string> = { ...options.headers, ...this.authorization() };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
-    let response: Response;
+    let response: { status: number; text: string };
     try {
-      response = await fetch(`${this.origin}/v1/fleets/${encodeURIComponent(this.fleet)}${path}`, {
-        method,
-        headers,
-        ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
-      });
+      response = await httpCall(
+        new URL(`${this.origin}/v1/fleets/${encodeURIComponent(this.fleet)}${path}`),
+        {
+          method,
+          headers,
+          ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+          timeoutMs: CALL_TIMEOUT_MS,
+        },
+      );
     } catch (error) {
+      if (error instanceof AnswerTooLargeError)
+        return {
+          ok: false,
+          failure: { kind: 'refused', status: 200, code: 'answer_too_large', message: error.message },
+        };
       return { ok: false, failure: { kind: 'unreachable', message: (error as Error).message } };
     }
-    const text = await response.text();
+    const { text } = response;
     if (response.status >= 500)
       return {
         ok: false,
         failure: { kind: 'unreachable', message: `the relay answered ${response.status}` },
       };
-    if (!response.ok) {
+    if (response.status < 200 || response.status > 299) {
       let code = 'refused';
       let message = `the relay answered ${response.status}`;
       try {

@@ -60,6 +60,8 @@ export class RelayConnection {
     const socket = new WebSocket(client.connectUrl(this.#options.cursor(), this.#options.quorum), {
       headers: client.authorization(),
       handshakeTimeout: 10_000,
+      // Frames are small JSON; compression would cost latency and a zlib context's memory.
+      perMessageDeflate: false,
     });
     this.#socket = socket;
     socket.on('open', () => {

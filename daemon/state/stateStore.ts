@@ -91,6 +91,8 @@ function toDevice(row: DeviceRow): PairedDevice & { pairedAt: number; revoked: b
  */
 export class StateStore implements SingleUseStore {
   readonly db: Database.Database;
+  // Prepared once: a statement prepared per call holds native memory until a full GC finds it.
+  readonly #statements = new Map<string, Database.Statement>();
 
   constructor(path: string) {
     if (!existsSync(path)) writeFileSync(path, '', { mode: 0o600 });
@@ -105,68 +107,73 @@ export class StateStore implements SingleUseStore {
     this.db.close();
   }
 
+  #statement(sql: string): Database.Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   meta(key: string): string | undefined {
-    return (this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)
+    return (this.#statement('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)
       ?.value;
   }
 
   setMeta(key: string, value: string): void {
-    this.db
-      .prepare(
-        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-      )
-      .run(key, value);
+    this.#statement(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ).run(key, value);
   }
 
   // Paired phones
 
   addDevice(device: PairedDevice, now: number): void {
-    this.db
-      .prepare(
-        `INSERT INTO devices (id, name, device_key, ecdh_key, credential_id, credential_key, counter, paired_at)
+    this.#statement(
+      `INSERT INTO devices (id, name, device_key, ecdh_key, credential_id, credential_key, counter, paired_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET name = excluded.name, credential_id = excluded.credential_id,
            credential_key = excluded.credential_key, counter = excluded.counter, revoked_at = NULL`,
-      )
-      .run(
-        device.id,
-        device.name,
-        device.deviceKey,
-        device.ecdhKey,
-        device.credential.id,
-        device.credential.publicKey,
-        device.credential.counter,
-        now,
-      );
+    ).run(
+      device.id,
+      device.name,
+      device.deviceKey,
+      device.ecdhKey,
+      device.credential.id,
+      device.credential.publicKey,
+      device.credential.counter,
+      now,
+    );
   }
 
   devices(options: { includeRevoked?: boolean } = {}): ReturnType<typeof toDevice>[] {
     const where = options.includeRevoked ? '' : 'WHERE revoked_at IS NULL';
-    return (this.db.prepare(`SELECT * FROM devices ${where} ORDER BY paired_at`).all() as DeviceRow[]).map(
+    return (this.#statement(`SELECT * FROM devices ${where} ORDER BY paired_at`).all() as DeviceRow[]).map(
       toDevice,
     );
   }
 
   activeDevice(id: string): PairedDevice | undefined {
-    const row = this.db.prepare('SELECT * FROM devices WHERE id = ? AND revoked_at IS NULL').get(id) as
+    const row = this.#statement('SELECT * FROM devices WHERE id = ? AND revoked_at IS NULL').get(id) as
       DeviceRow | undefined;
     return row ? toDevice(row) : undefined;
   }
 
   deviceByCredential(credentialId: string): PairedDevice | undefined {
-    const row = this.db
-      .prepare('SELECT * FROM devices WHERE credential_id = ? AND revoked_at IS NULL')
-      .get(credentialId) as DeviceRow | undefined;
+    const row = this.#statement('SELECT * FROM devices WHERE credential_id = ? AND revoked_at IS NULL').get(
+      credentialId,
+    ) as DeviceRow | undefined;
     return row ? toDevice(row) : undefined;
   }
 
   setCounter(device: string, counter: number): void {
-    this.db.prepare('UPDATE devices SET counter = ? WHERE id = ?').run(counter, device);
+    this.#statement('UPDATE devices SET counter = ? WHERE id = ?').run(counter, device);
   }
 
   revokeDevice(id: string, now: number): boolean {
     return (
-      this.db.prepare('UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id)
+      this.#statement('UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id)
         .changes === 1
     );
   }
@@ -174,9 +181,9 @@ export class StateStore implements SingleUseStore {
   // Single use (shared/approvals/singleUseStore): an INSERT is atomic across processes.
 
   consume(key: string, expiresAt: number): boolean {
-    this.db.prepare('DELETE FROM used_tokens WHERE expires_at < ?').run(Date.now() - 86_400_000);
+    this.#statement('DELETE FROM used_tokens WHERE expires_at < ?').run(Date.now() - 86_400_000);
     return (
-      this.db.prepare('INSERT OR IGNORE INTO used_tokens (key, expires_at) VALUES (?, ?)').run(key, expiresAt)
+      this.#statement('INSERT OR IGNORE INTO used_tokens (key, expires_at) VALUES (?, ?)').run(key, expiresAt)
         .changes === 1
     );
   }
@@ -184,22 +191,20 @@ export class StateStore implements SingleUseStore {
   // The daemon's own requests: what it verifies decisions against.
 
   saveRequest(record: RequestRecord, now: number): void {
-    this.db
-      .prepare(
-        'INSERT INTO requests (request_id, dedup_key, details, binding, state, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-      )
-      .run(
-        record.requestId,
-        record.dedupKey,
-        JSON.stringify(record.details),
-        JSON.stringify(record.binding),
-        record.state,
-        now,
-      );
+    this.#statement(
+      'INSERT INTO requests (request_id, dedup_key, details, binding, state, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(
+      record.requestId,
+      record.dedupKey,
+      JSON.stringify(record.details),
+      JSON.stringify(record.binding),
+      record.state,
+      now,
+    );
   }
 
   request(requestId: string): RequestRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM requests WHERE request_id = ?').get(requestId) as
+    const row = this.#statement('SELECT * FROM requests WHERE request_id = ?').get(requestId) as
       | {
           request_id: string;
           dedup_key: string;
@@ -220,20 +225,21 @@ export class StateStore implements SingleUseStore {
 
   settleRequest(requestId: string, state: Exclude<RequestRecord['state'], 'pending'>): boolean {
     return (
-      this.db
-        .prepare("UPDATE requests SET state = ? WHERE request_id = ? AND state = 'pending'")
-        .run(state, requestId).changes === 1
+      this.#statement("UPDATE requests SET state = ? WHERE request_id = ? AND state = 'pending'").run(
+        state,
+        requestId,
+      ).changes === 1
     );
   }
 
   pruneRequests(before: number): void {
-    this.db.prepare("DELETE FROM requests WHERE created_at < ? AND state != 'pending'").run(before);
+    this.#statement("DELETE FROM requests WHERE created_at < ? AND state != 'pending'").run(before);
   }
 
   // The kill switch
 
   switchState(): SwitchState {
-    const row = this.db.prepare('SELECT frozen, epoch, reason, cause FROM switch WHERE id = 1').get() as {
+    const row = this.#statement('SELECT frozen, epoch, reason, cause FROM switch WHERE id = 1').get() as {
       frozen: number;
       epoch: number;
       reason: string | null;
@@ -243,17 +249,20 @@ export class StateStore implements SingleUseStore {
   }
 
   setSwitch(state: SwitchState): void {
-    this.db
-      .prepare('UPDATE switch SET frozen = ?, epoch = ?, reason = ?, cause = ? WHERE id = 1')
-      .run(state.frozen ? 1 : 0, state.epoch, state.reason, state.cause);
+    this.#statement('UPDATE switch SET frozen = ?, epoch = ?, reason = ?, cause = ? WHERE id = 1').run(
+      state.frozen ? 1 : 0,
+      state.epoch,
+      state.reason,
+      state.cause,
+    );
   }
 
   // TOTP: each time step's code is accepted once.
 
   consumeTotpStep(step: number, now: number): boolean {
-    this.db.prepare('DELETE FROM totp_used WHERE used_at < ?').run(now - 3600_000);
+    this.#statement('DELETE FROM totp_used WHERE used_at < ?').run(now - 3600_000);
     return (
-      this.db.prepare('INSERT OR IGNORE INTO totp_used (step, used_at) VALUES (?, ?)').run(step, now)
+      this.#statement('INSERT OR IGNORE INTO totp_used (step, used_at) VALUES (?, ?)').run(step, now)
         .changes === 1
     );
   }

@@ -4,6 +4,7 @@ import { randomBytes } from '../../shared/encoding/bytes.ts';
 import type { Assertion } from '../../shared/messages/common.ts';
 import type { Registration } from '../../shared/messages/pairing.ts';
 import { registrationChallenge } from '../../shared/pairing/registrationChallenge.ts';
+import { COSE_ALGORITHMS } from '../../shared/webauthn/coseSignature.ts';
 import type { DeviceIdentity, Passkey } from './keystore.ts';
 
 /**
@@ -21,10 +22,8 @@ export async function createPasskey(identity: DeviceIdentity): Promise<Passkey> 
         name: `Latch · ${identity.name}`,
         displayName: identity.name,
       },
-      pubKeyCredParams: [
-        { type: 'public-key', alg: -7 },
-        { type: 'public-key', alg: -257 },
-      ],
+      // ES256 and RS256: what the daemon and the relay verify assertions for.
+      pubKeyCredParams: Object.values(COSE_ALGORITHMS).map((alg) => ({ type: 'public-key', alg })),
       authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
       attestation: 'none',
       timeout: 120_000,

@@ -2,6 +2,7 @@ import { verifyRegistrationResponse } from '@simplewebauthn/server';
 import { toBase64url } from '../encoding/base64url.ts';
 import { LatchError } from '../errors.ts';
 import type { DeviceKeys, Registration } from '../messages/pairing.ts';
+import { COSE_ALGORITHMS } from '../webauthn/coseSignature.ts';
 import type { PairedCredential } from '../webauthn/pairedCredential.ts';
 import { registrationChallenge } from './registrationChallenge.ts';
 
@@ -34,6 +35,8 @@ export async function verifyPasskeyRegistration(
       expectedOrigin: [...relying.origins],
       expectedRPID: relying.rpId,
       requireUserVerification: true,
+      // What the PWA offers, and all that assertions are verified for (webauthn/coseSignature).
+      supportedAlgorithmIDs: Object.values(COSE_ALGORITHMS),
     });
   } catch (error) {
     throw new LatchError(

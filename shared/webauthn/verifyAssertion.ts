@@ -1,8 +1,8 @@
-import { verifySignature } from '@simplewebauthn/server/helpers';
 import { fromBase64url, toBase64url } from '../encoding/base64url.ts';
 import { concatBytes, constantTimeEqual, fromUtf8, sha256, utf8 } from '../encoding/bytes.ts';
 import { LatchError } from '../errors.ts';
 import type { Assertion } from '../messages/common.ts';
+import { verifyCoseSignature } from './coseSignature.ts';
 import type { PairedCredential } from './pairedCredential.ts';
 
 export interface AssertionExpectation {
@@ -104,16 +104,11 @@ export async function verifyAssertion(
 
   // Steps 20–21: the signature over authenticatorData ‖ SHA-256(clientDataJSON).
   const signedData = concatBytes(authenticatorData, await sha256(clientDataJSON));
-  let signatureValid = false;
-  try {
-    signatureValid = await verifySignature({
-      signature: fromBase64url(assertion.signature),
-      data: signedData,
-      credentialPublicKey: fromBase64url(credential.publicKey),
-    });
-  } catch {
-    // An undecodable signature or key verifies nothing.
-  }
+  const signatureValid = await verifyCoseSignature(
+    fromBase64url(credential.publicKey),
+    fromBase64url(assertion.signature),
+    signedData,
+  );
   if (!signatureValid) {
     throw new LatchError('bad_signature', 'the signature does not verify with the paired key');
   }

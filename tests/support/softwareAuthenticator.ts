@@ -132,7 +132,7 @@ export class SoftwareAuthenticator {
 }
 
 /** Web Crypto signs ECDSA as r ‖ s; WebAuthn carries ASN.1 DER (SEQUENCE of two INTEGERs). */
-function derSignature(p1363: Uint8Array): Uint8Array<ArrayBuffer> {
+export function derSignature(p1363: Uint8Array): Uint8Array<ArrayBuffer> {
   const integer = (bytes: Uint8Array) => {
     let start = 0;
     while (start < bytes.length - 1 && bytes[start] === 0) start++;
