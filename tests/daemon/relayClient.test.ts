@@ -1,0 +1,70 @@
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RelayClient } from '../../daemon/relay/relayClient.ts';
+import { MAX_ANSWER_BYTES } from '../../daemon/relay/httpCall.ts';
+
+/** A relay that answers whatever the test sets, over real HTTP. */
+let answer: { status: number; body: string };
+let connections = 0;
+let server: Server;
+let client: RelayClient;
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () =>
+      response.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body),
+    );
+  });
+  server.on('connection', () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  client = new RelayClient(`http://127.0.0.1:${port}`, 'fleet-1', () => 'token');
+});
+
+afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+const state = { v: 1, fleet: 'fleet-1', frozen: false, epoch: 0, votes: [], needed: 1 };
+
+describe('the daemon’s calls to the relay', () => {
+  it('refuses an answer over 1 MiB without reading it all', async () => {
+    answer = { status: 200, body: `"${'x'.repeat(MAX_ANSWER_BYTES)}"` };
+    expect(await client.state()).toMatchObject({
+      ok: false,
+      failure: { kind: 'refused', code: 'answer_too_large' },
+    });
+  });
+
+  it('refuses a malformed answer, and counts a 5xx as unreachable', async () => {
+    answer = { status: 200, body: '{"frozen": "yes"' };
+    expect(await client.state()).toMatchObject({
+      ok: false,
+      failure: { kind: 'refused', code: 'malformed_json' },
+    });
+    answer = { status: 503, body: '' };
+    expect(await client.state()).toMatchObject({ ok: false, failure: { kind: 'unreachable' } });
+  });
+
+  it('passes on the relay’s own error code', async () => {
+    answer = {
+      status: 409,
+      body: JSON.stringify({ error: { code: 'already_decided', message: 'too late' } }),
+    };
+    expect(await client.state()).toEqual({
+      ok: false,
+      failure: { kind: 'refused', status: 409, code: 'already_decided', message: 'too late' },
+    });
+  });
+
+  it('reuses one connection for successive calls', async () => {
+    answer = { status: 200, body: JSON.stringify(state) };
+    const before = connections;
+    for (let i = 0; i < 5; i++) expect((await client.state()).ok).toBe(true);
+    expect(connections - before).toBeLessThanOrEqual(1);
+  });
+
+  it('reports a relay that is not there as unreachable', async () => {
+    const gone = new RelayClient('http://127.0.0.1:1', 'fleet-1', () => undefined);
+    expect(await gone.state()).toMatchObject({ ok: false, failure: { kind: 'unreachable' } });
+  });
+});
