@@ -229,6 +229,18 @@ export class Gatekeeper {
     const { store, relay, audit } = this.#options;
     const requestId = toBase64url(randomBytes(12));
     const details = this.#details(request, terms, requestId);
+    const devices = store.devices();
+    // The boxes are sealed on the crypto thread pool while the request is saved and audited.
+    const sealing =
+      devices.length > 0 && relay.hasToken
+        ? Promise.all(
+            devices.map(async (device) => ({
+              device: device.id,
+              box: await sealRequestDetails(details, device),
+            })),
+          )
+        : undefined;
+    sealing?.catch(() => undefined); // Its failure is met where it is awaited, below.
     const binding: ApprovalBinding = {
       fleet: details.fleet,
       host: details.host,
@@ -249,8 +261,7 @@ export class Gatekeeper {
       cwd: details.cwd,
     });
 
-    const devices = store.devices();
-    if (devices.length === 0 || !relay.hasToken) {
+    if (!sealing) {
       return this.#fallbackOr(
         request,
         details,
@@ -258,9 +269,7 @@ export class Gatekeeper {
         'no phone is paired with this host; run latch pair',
       );
     }
-    const sealed = await Promise.all(
-      devices.map(async (device) => ({ device: device.id, box: await sealRequestDetails(details, device) })),
-    );
+    const sealed = await sealing;
     const created = await relay.createRequest({
       v: PROTOCOL_VERSION,
       fleet: details.fleet,

@@ -9,10 +9,37 @@ export interface VapidKeys {
 
 export type PushOutcome = 'sent' | 'gone' | 'failed';
 
+/** A VAPID JWT is signed for 12 h (RFC 8292 allows 24) and reused for at most one of them. */
+const VAPID_LIFETIME_S = 12 * 3600;
+const VAPID_REUSE_MS = 3600_000;
+const vapidHeaders = new Map<string, { authorization: string; renewAt: number }>();
+
 /**
- * Sends one RFC 8291 (aes128gcm) push with a VAPID JWT (RFC 8292). web-push builds the request;
- * fetch sends it, because web-push's own sender uses https.request, which in workerd never
- * settles on failure (toolchain.md). A 404 or 410 means the subscription is gone for good.
+ * The VAPID Authorization header for one push service. Signing it is most of the cost of a push
+ * (web-push re-encodes the key and signs on every call), so each push service's header is
+ * signed once and reused while it is fresh.
+ */
+export function vapidAuthorization(endpoint: string, vapid: VapidKeys, now: number): string {
+  const audience = new URL(endpoint).origin;
+  const key = `${audience} ${vapid.publicKey} ${vapid.subject}`;
+  const cached = vapidHeaders.get(key);
+  if (cached && cached.renewAt > now) return cached.authorization;
+  const { Authorization: authorization } = webpush.getVapidHeaders(
+    audience,
+    vapid.subject,
+    vapid.publicKey,
+    vapid.privateKey,
+    'aes128gcm',
+    Math.floor(now / 1000) + VAPID_LIFETIME_S,
+  );
+  vapidHeaders.set(key, { authorization, renewAt: now + VAPID_REUSE_MS });
+  return authorization;
+}
+
+/**
+ * Sends one RFC 8291 (aes128gcm) push with a VAPID JWT (RFC 8292). web-push encrypts it; fetch
+ * sends it, because web-push's own sender uses https.request, which in workerd never settles on
+ * failure (toolchain.md). A 404 or 410 means the subscription is gone for good.
  */
 export async function sendWebPush(
   subscription: PushSubscriptionJson,
@@ -20,10 +47,10 @@ export async function sendWebPush(
   vapid: VapidKeys,
 ): Promise<PushOutcome> {
   const request = webpush.generateRequestDetails(subscription, payload, {
-    vapidDetails: vapid,
     contentEncoding: 'aes128gcm',
     TTL: 300,
     urgency: 'high',
+    headers: { Authorization: vapidAuthorization(subscription.endpoint, vapid, Date.now()) },
   });
   try {
     const response = await fetch(request.endpoint, {

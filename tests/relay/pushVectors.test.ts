@@ -3,6 +3,7 @@ import { createECDH } from 'node:crypto';
 import ece from 'http_ece';
 import webpush from 'web-push';
 import { describe, expect, it } from 'vitest';
+import { vapidAuthorization, type VapidKeys } from '../../relay/push/sendWebPush.ts';
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { fromUtf8 } from '../../shared/encoding/bytes.ts';
 import { verifyVapidHeader } from '../support/vapid.ts';
@@ -59,57 +60,47 @@ describe('Web Push encryption (RFC 8291) and VAPID (RFC 8292)', () => {
     expect(fromUtf8(plaintext)).toBe(RFC8291.plaintext);
   });
 
+  const keys = (): VapidKeys => ({ subject: 'mailto:ops@latch.test', ...webpush.generateVAPIDKeys() });
+
   it('signs a VAPID JWT whose aud is the push service origin and whose exp is at most 12 h away', async () => {
-    const vapid = webpush.generateVAPIDKeys();
-    const before = Math.floor(Date.now() / 1000);
-    const request = webpush.generateRequestDetails(
-      {
-        endpoint: 'https://push.example.net:8443/wpush/v2/abc?x=1',
-        keys: { p256dh: RFC8291.uaPublic, auth: RFC8291.authSecret },
-      },
-      'hello',
-      {
-        vapidDetails: {
-          subject: 'mailto:ops@latch.test',
-          publicKey: vapid.publicKey,
-          privateKey: vapid.privateKey,
-        },
-        contentEncoding: 'aes128gcm',
-      },
-    );
+    const vapid = keys();
+    const now = Date.now();
     const verified = await verifyVapidHeader(
-      (request.headers as Record<string, string>)['Authorization'] ?? null,
+      vapidAuthorization('https://push.example.net:8443/wpush/v2/abc?x=1', vapid, now),
     );
     expect(verified.ok).toBe(true);
     if (!verified.ok) return;
     expect(verified.key).toBe(vapid.publicKey);
     expect(verified.claims.aud).toBe('https://push.example.net:8443');
     expect(verified.claims.sub).toBe('mailto:ops@latch.test');
-    expect(verified.claims.exp).toBeGreaterThan(before);
-    expect(verified.claims.exp).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 12 * 3600);
+    expect(verified.claims.exp).toBeGreaterThan(Math.floor(now / 1000));
+    expect(verified.claims.exp).toBeLessThanOrEqual(Math.floor(now / 1000) + 12 * 3600);
+  });
+
+  it("reuses a push service's JWT for an hour, then signs a fresh one; another service gets its own", async () => {
+    const vapid = keys();
+    const now = Date.now();
+    const first = vapidAuthorization('https://push.example.net/a', vapid, now);
+    expect(vapidAuthorization('https://push.example.net/b', vapid, now + 3599_000)).toBe(first);
+    const renewed = vapidAuthorization('https://push.example.net/a', vapid, now + 3600_000);
+    expect(renewed).not.toBe(first);
+    const renewedClaims = await verifyVapidHeader(renewed);
+    expect(renewedClaims.ok && renewedClaims.claims.exp).toBe(
+      Math.floor((now + 3600_000) / 1000) + 12 * 3600,
+    );
+    const other = await verifyVapidHeader(vapidAuthorization('https://web.push.apple.com/x', vapid, now));
+    expect(other.ok && other.claims.aud).toBe('https://web.push.apple.com');
+    const rotated = keys();
+    const afterRotation = await verifyVapidHeader(
+      vapidAuthorization('https://push.example.net/a', rotated, now),
+    );
+    expect(afterRotation.ok && afterRotation.key).toBe(rotated.publicKey);
   });
 
   it('refuses a VAPID JWT signed by another key', async () => {
-    const one = webpush.generateVAPIDKeys();
-    const other = webpush.generateVAPIDKeys();
-    const request = webpush.generateRequestDetails(
-      {
-        endpoint: 'https://push.example.net/x',
-        keys: { p256dh: RFC8291.uaPublic, auth: RFC8291.authSecret },
-      },
-      'hello',
-      {
-        vapidDetails: {
-          subject: 'mailto:ops@latch.test',
-          publicKey: one.publicKey,
-          privateKey: one.privateKey,
-        },
-        contentEncoding: 'aes128gcm',
-      },
-    );
-    const header = ((request.headers as Record<string, string>)['Authorization'] ?? '').replace(
+    const header = vapidAuthorization('https://push.example.net/x', keys(), Date.now()).replace(
       /k=.*$/,
-      `k=${other.publicKey}`,
+      `k=${keys().publicKey}`,
     );
     expect(await verifyVapidHeader(header)).toEqual({ ok: false, reason: 'bad JWT signature' });
   });
