@@ -132,6 +132,23 @@ describe('latch hook claude-code', () => {
     });
   });
 
+  it('reads an input of many pipe buffers whole, and blocks one over 1 MiB', async () => {
+    const large = hookInput('PreToolUse', 'Read', {
+      file_path: '/home/dev/project/README.md',
+      limit: 'x'.repeat(300_000),
+    });
+    expect((await hook(large)).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+    const oversized = hookInput('PreToolUse', 'Read', {
+      file_path: '/home/dev/project/README.md',
+      limit: 'x'.repeat(1024 * 1024),
+    });
+    expect(await hook(oversized)).toEqual({
+      code: 2,
+      output: undefined,
+      stderr: 'latch: the hook input is over 1 MiB\n',
+    });
+  });
+
   it('blocks with exit 2 on input it cannot read', async () => {
     for (const input of [
       'not json',
