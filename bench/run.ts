@@ -34,7 +34,7 @@ const scale = smoke
     }
   : {
       approvals: 500,
-      pollSamples: 8,
+      pollSamples: 20,
       pollScale: 1,
       daemons: 1000,
       freezePoll: 5000,
