@@ -1,4 +1,3 @@
-import { readSync } from 'node:fs';
 import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../hooks/claudeCode.ts';
 import { codexHookReply } from '../../hooks/codex.ts';
 import { askDaemon } from '../askDaemon.ts';
@@ -6,30 +5,14 @@ import { isInitialised } from '../../config/paths.ts';
 
 const MAX_HOOK_INPUT_BYTES = 1024 * 1024;
 
-/**
- * Reads the hook's input to its end. Synchronous reads spare the hook process.stdin's stream,
- * which costs about a tenth of the hook's whole run; a non-blocking stdin (EAGAIN) goes on
- * through the stream.
- */
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  const keep = (chunk: Buffer) => {
-    size += chunk.length;
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length;
     if (size > MAX_HOOK_INPUT_BYTES) throw new Error('the hook input is over 1 MiB');
-    chunks.push(chunk);
-  };
-  try {
-    for (;;) {
-      const chunk = Buffer.allocUnsafe(64 * 1024);
-      const read = readSync(0, chunk);
-      if (read === 0) return Buffer.concat(chunks).toString('utf8');
-      keep(chunk.subarray(0, read));
-    }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+    chunks.push(chunk as Buffer);
   }
-  for await (const chunk of process.stdin) keep(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 }
 
