@@ -18,6 +18,7 @@ import {
   type LatchMachine,
   type RunningDaemon,
 } from '../support/latchMachine.ts';
+import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 const POLICY = `
 default = "ask"
@@ -36,23 +37,14 @@ let relay: StandInRelay;
 let machine: LatchMachine;
 let daemon: RunningDaemon;
 let phones: TestPhone[];
+let paired: PairedDaemon;
 
 beforeAll(async () => {
-  relay = await StandInRelay.start();
-  machine = newMachine();
-  await initMachine(machine, { relay: relay.origin, quorum: 2, policy: POLICY });
-  phones = [
-    (await pairPhoneDirectly(machine, relay.origin)).phone,
-    (await pairPhoneDirectly(machine, relay.origin, { name: 'Second phone' })).phone,
-  ];
-  daemon = await startDaemon(machine);
-  await relay.waitFor(() => relay.connected > 0);
+  paired = await startPairedDaemon({ quorum: 2, policy: POLICY, phones: 2 });
+  ({ relay, machine, daemon, phones } = paired);
 });
 
-afterAll(async () => {
-  await daemon.stop();
-  await relay.stop();
-});
+afterAll(() => paired.stop());
 
 async function freezeFrom(phone: TestPhone, epoch: number, reason = 'prod incident 412') {
   const envelope = await signEnvelope(

@@ -1,17 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../daemon/hooks/claudeCode.ts';
 import { codexHookReply } from '../../daemon/hooks/codex.ts';
-import { StandInRelay } from '../support/standInRelay.ts';
-import {
-  hookInput,
-  initMachine,
-  newMachine,
-  pairPhoneDirectly,
-  runLatch,
-  startDaemon,
-  type LatchMachine,
-  type RunningDaemon,
-} from '../support/latchMachine.ts';
+import { hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 const POLICY = `
 default = "ask"
@@ -35,23 +26,16 @@ tool = "Edit"
 action = "defer"
 `;
 
-let relay: StandInRelay;
+let paired: PairedDaemon;
 let machine: LatchMachine;
-let daemon: RunningDaemon;
 
 beforeAll(async () => {
-  relay = await StandInRelay.start();
-  machine = newMachine();
   // "no secrets" comes after "reads", so it never matches: first rule wins.
-  await initMachine(machine, { relay: relay.origin, policy: POLICY });
-  await pairPhoneDirectly(machine, relay.origin);
-  daemon = await startDaemon(machine);
+  paired = await startPairedDaemon({ policy: POLICY });
+  machine = paired.machine;
 });
 
-afterAll(async () => {
-  await daemon.stop();
-  await relay.stop();
-});
+afterAll(() => paired.stop());
 
 const hook = async (input: string, agent: 'claude-code' | 'codex' = 'claude-code') => {
   const ran = await runLatch(machine, ['hook', agent], { input });

@@ -3,18 +3,10 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import {
-  initMachine,
-  newMachine,
-  pairPhoneDirectly,
-  phoneApproves,
-  runLatch,
-  startDaemon,
-  type LatchMachine,
-  type RunningDaemon,
-} from '../support/latchMachine.ts';
+import { phoneApproves, runLatch, type LatchMachine } from '../support/latchMachine.ts';
 import type { TestPhone } from '../support/phone.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
+import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
 const SERVER = ['node', '--import', 'tsx', new URL('../support/mcpTestServer.ts', import.meta.url).pathname];
@@ -30,22 +22,16 @@ action = "deny"
 
 let relay: StandInRelay;
 let machine: LatchMachine;
-let daemon: RunningDaemon;
 let phone: TestPhone;
+let paired: PairedDaemon;
 
 beforeAll(async () => {
-  relay = await StandInRelay.start();
-  machine = newMachine();
-  await initMachine(machine, { relay: relay.origin, policy: POLICY });
-  ({ phone } = await pairPhoneDirectly(machine, relay.origin));
-  daemon = await startDaemon(machine);
-  await relay.waitFor(() => relay.connected > 0);
+  paired = await startPairedDaemon({ policy: POLICY });
+  ({ relay, machine } = paired);
+  [phone] = paired.phones;
 });
 
-afterAll(async () => {
-  await daemon.stop();
-  await relay.stop();
-});
+afterAll(() => paired.stop());
 
 /** Speaks raw JSON-RPC lines to an MCP server over stdio, and reads raw lines back. */
 class RawSession {

@@ -9,16 +9,12 @@ import { StandInRelay } from '../support/standInRelay.ts';
 import {
   auditLines,
   hookInput,
-  initMachine,
-  newMachine,
-  pairPhoneDirectly,
   phoneApproves,
   runLatch,
-  startDaemon,
   type LatchMachine,
-  type RunningDaemon,
 } from '../support/latchMachine.ts';
 import type { TestPhone } from '../support/phone.ts';
+import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 const call = (tool: string, command?: string, paths: string[] = []) => ({
   tool,
@@ -177,8 +173,8 @@ risk = "high"
 describe('policy changes on a running daemon', () => {
   let relay: StandInRelay;
   let machine: LatchMachine;
-  let daemon: RunningDaemon;
   let phone: TestPhone;
+  let paired: PairedDaemon;
   const STRICT = 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n';
   const read = () =>
     runLatch(machine, ['hook', 'claude-code'], {
@@ -188,18 +184,12 @@ describe('policy changes on a running daemon', () => {
     JSON.parse((await ran).stdout).hookSpecificOutput.permissionDecision as string;
 
   beforeAll(async () => {
-    relay = await StandInRelay.start();
-    machine = newMachine();
-    await initMachine(machine, { relay: relay.origin, policy: STRICT });
-    ({ phone } = await pairPhoneDirectly(machine, relay.origin));
-    daemon = await startDaemon(machine);
-    await relay.waitFor(() => relay.connected > 0);
+    paired = await startPairedDaemon({ policy: STRICT });
+    ({ relay, machine } = paired);
+    [phone] = paired.phones;
   });
 
-  afterAll(async () => {
-    await daemon.stop();
-    await relay.stop();
-  });
+  afterAll(() => paired.stop());
 
   it('applies a tightening at once', async () => {
     expect(await decisionOf(read())).toBe('allow');

@@ -6,18 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type LatchClient } from '../../daemon/sdk/latch.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import {
-  initMachine,
-  newMachine,
-  pairPhoneDirectly,
-  phoneApproves,
-  runLatch,
-  startDaemon,
-  type LatchMachine,
-  type RunningDaemon,
-} from '../support/latchMachine.ts';
+import { phoneApproves, runLatch, type LatchMachine } from '../support/latchMachine.ts';
 import type { TestPhone } from '../support/phone.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
+import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 const POLICY = `
 default = "ask"
@@ -31,24 +23,18 @@ action = "deny"
 
 let relay: StandInRelay;
 let machine: LatchMachine;
-let daemon: RunningDaemon;
 let phone: TestPhone;
 let latch: LatchClient;
+let paired: PairedDaemon;
 
 beforeAll(async () => {
-  relay = await StandInRelay.start();
-  machine = newMachine();
-  await initMachine(machine, { relay: relay.origin, policy: POLICY });
-  ({ phone } = await pairPhoneDirectly(machine, relay.origin));
-  daemon = await startDaemon(machine);
-  await relay.waitFor(() => relay.connected > 0);
+  paired = await startPairedDaemon({ policy: POLICY });
+  ({ relay, machine } = paired);
+  [phone] = paired.phones;
   latch = await connect({ socketPath: machine.socket, agent: 'sdk-test' });
 });
 
-afterAll(async () => {
-  await daemon.stop();
-  await relay.stop();
-});
+afterAll(() => paired.stop());
 
 /** A function that counts its runs. */
 function counted<T>(value: T) {

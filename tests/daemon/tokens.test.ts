@@ -5,8 +5,6 @@ import { StandInRelay } from '../support/standInRelay.ts';
 import {
   auditLines,
   hookInput,
-  initMachine,
-  newMachine,
   pairPhoneDirectly,
   phoneApproves,
   startDaemon,
@@ -15,28 +13,23 @@ import {
   type RunningDaemon,
 } from '../support/latchMachine.ts';
 import type { TestPhone } from '../support/phone.ts';
+import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 let relay: StandInRelay;
 let machine: LatchMachine;
 let daemon: RunningDaemon;
 let phone: TestPhone;
+let paired: PairedDaemon;
 
 beforeAll(async () => {
-  relay = await StandInRelay.start();
-  machine = newMachine();
-  await initMachine(machine, {
-    relay: relay.origin,
+  paired = await startPairedDaemon({
     config: (text) => text.replace('timeout_seconds = 300', 'timeout_seconds = 8'),
   });
-  ({ phone } = await pairPhoneDirectly(machine, relay.origin));
-  daemon = await startDaemon(machine);
-  await relay.waitFor(() => relay.connected > 0);
+  ({ relay, machine, daemon } = paired);
+  [phone] = paired.phones;
 });
 
-afterAll(async () => {
-  await daemon.stop();
-  await relay.stop();
-});
+afterAll(() => paired.stop());
 
 const rmCall = () =>
   hookInput('PreToolUse', 'Bash', { command: 'rm -rf build', description: 'Clean the build' });

@@ -1,0 +1,45 @@
+import {
+  initMachine,
+  newMachine,
+  pairPhoneDirectly,
+  startDaemon,
+  type LatchMachine,
+  type RunningDaemon,
+} from './latchMachine.ts';
+import type { TestPhone } from './phone.ts';
+import { StandInRelay } from './standInRelay.ts';
+
+/** A running daemon, paired with software phones through the stand-in relay and connected to it. */
+export interface PairedDaemon {
+  relay: StandInRelay;
+  machine: LatchMachine;
+  daemon: RunningDaemon;
+  phones: [TestPhone, ...TestPhone[]];
+  stop(): Promise<void>;
+}
+
+/** The set-up most daemon tests share: `latch init`, `phones` phones paired, the daemon started. */
+export async function startPairedDaemon(
+  options: { policy?: string; quorum?: number; config?: (text: string) => string; phones?: number } = {},
+): Promise<PairedDaemon> {
+  const relay = await StandInRelay.start();
+  const machine = newMachine();
+  await initMachine(machine, { relay: relay.origin, ...options });
+  const first = (await pairPhoneDirectly(machine, relay.origin)).phone;
+  const phones: [TestPhone, ...TestPhone[]] = [first];
+  for (let n = 2; n <= (options.phones ?? 1); n++) {
+    phones.push((await pairPhoneDirectly(machine, relay.origin, { name: `Phone ${n}` })).phone);
+  }
+  const daemon = await startDaemon(machine);
+  await relay.waitFor(() => relay.connected > 0);
+  return {
+    relay,
+    machine,
+    daemon,
+    phones,
+    stop: async () => {
+      await daemon.stop();
+      await relay.stop();
+    },
+  };
+}
