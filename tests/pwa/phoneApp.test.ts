@@ -125,7 +125,7 @@ describe('the phone app', () => {
     const hook = (globalThis as { pendingHook?: Promise<{ permissionDecision: string }> }).pendingHook!;
     await openFirstPending(browser, /Bash: rm -rf build/);
     const approve = browser.page.getByRole('button', { name: /^Approve/ });
-    await expect.poll(() => approve.textContent()).toMatch(/^Approve in \d+ s$/);
+    await expect.poll(() => approve.textContent()).toMatch(/^Approve in \d+\u00a0s$/);
     expect(await approve.isDisabled()).toBe(true);
     await browser.page.getByText('rm -rf build', { exact: true }).waitFor();
     await browser.screenshot('request');

@@ -199,7 +199,7 @@ function Review({
           disabled={!canApprove}
           onClick={() => void doApprove()}
         >
-          {reviewLeft > 0 ? `Approve in ${reviewLeft} s` : 'Approve with Face ID'}
+          {reviewLeft > 0 ? `Approve in ${reviewLeft}\u00a0s` : 'Approve with Face ID'}
         </button>
       </div>
       <p class="muted">Escape denies. Expires at {new Date(details.exp).toLocaleTimeString()}.</p>
