@@ -172,7 +172,7 @@ describe('latch mcp', () => {
       title: 'notes: delete_note',
     });
     expect(details.detail).toContain('"why": "xevil"');
-    relay.send({ v: PROTOCOL_VERSION, type: 'approved', requestId: second.requestId, token, at: Date.now() });
+    relay.sendApproval(second.requestId, token);
     expect(result(await again)).toEqual({ content: [{ type: 'text', text: 'deleted 1' }] });
     expect(await noteText(gated)).toBe('no such note');
     gated.close();
@@ -185,13 +185,7 @@ describe('latch mcp', () => {
     const request = await relay.nextRequest(before);
     gated.notify('notifications/cancelled', { requestId: id, reason: 'timed out' });
     const { token } = await phoneApproves(phone, request, relay.origin);
-    relay.send({
-      v: PROTOCOL_VERSION,
-      type: 'approved',
-      requestId: request.requestId,
-      token,
-      at: Date.now(),
-    });
+    relay.sendApproval(request.requestId, token);
     await expect
       .poll(() => gated.stderr)
       .toContain(`dropped delete_note (call ${id}): the client cancelled it`);

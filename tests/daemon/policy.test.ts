@@ -4,7 +4,6 @@ import { DEFAULT_POLICY } from '../../daemon/policy/defaultPolicy.ts';
 import { globToRegExp } from '../../daemon/policy/glob.ts';
 import { evaluatePolicy, parsePolicy, PolicyError } from '../../daemon/policy/policy.ts';
 import { isTightening } from '../../daemon/policy/tightening.ts';
-import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
 import {
   auditLines,
@@ -218,13 +217,7 @@ describe('policy changes on a running daemon', () => {
     expect(details.detail).toContain('default = "allow"');
     expect(await decisionOf(read())).toBe('deny');
 
-    relay.send({
-      v: PROTOCOL_VERSION,
-      type: 'approved',
-      requestId: request.requestId,
-      token,
-      at: Date.now(),
-    });
+    relay.sendApproval(request.requestId, token);
     await expect.poll(async () => decisionOf(read())).toBe('allow');
   });
 });

@@ -75,13 +75,7 @@ describe('the SDK guard', () => {
     const { token, details } = await phoneApproves(phone, request, relay.origin);
     expect(details).toMatchObject({ tool: 'deploy', agent: 'sdk-test', risk: 'high' });
     expect(details.detail).toContain('"target": "prod"');
-    relay.send({
-      v: PROTOCOL_VERSION,
-      type: 'approved',
-      requestId: request.requestId,
-      token,
-      at: Date.now(),
-    });
+    relay.sendApproval(request.requestId, token);
     expect(await result).toEqual({ ok: true, value: 'deployed' });
     expect(fn.runs).toBe(1);
   });

@@ -40,13 +40,7 @@ describe('the daemon verifies every decision itself', () => {
     const request = await relay.nextRequest();
     const { token, details } = await phoneApproves(phone, request, relay.origin);
     expect(details.detail).toBe('rm -rf build');
-    relay.send({
-      v: PROTOCOL_VERSION,
-      type: 'approved',
-      requestId: request.requestId,
-      token,
-      at: Date.now(),
-    });
+    relay.sendApproval(request.requestId, token);
     const { output } = await hook;
     expect(output).toEqual({
       hookSpecificOutput: {
@@ -68,13 +62,7 @@ describe('the daemon verifies every decision itself', () => {
       request,
       relay.origin,
     );
-    relay.send({
-      v: PROTOCOL_VERSION,
-      type: 'approved',
-      requestId: request.requestId,
-      token: { ...token, device: phone.id },
-      at: Date.now(),
-    });
+    relay.sendApproval(request.requestId, { ...token, device: phone.id });
     const { output } = await hook;
     expect(output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
     expect(JSON.stringify(output)).toContain('expired');
@@ -98,20 +86,8 @@ describe('the daemon verifies every decision itself', () => {
     const requestB = await relay.nextRequest(first + 1);
     // The phone approved A; a lying relay presents that approval as B's.
     const { token } = await phoneApproves(phone, requestA, relay.origin);
-    relay.send({
-      v: PROTOCOL_VERSION,
-      type: 'approved',
-      requestId: requestB.requestId,
-      token: { ...token, requestId: requestB.requestId },
-      at: Date.now(),
-    });
-    relay.send({
-      v: PROTOCOL_VERSION,
-      type: 'approved',
-      requestId: requestA.requestId,
-      token,
-      at: Date.now(),
-    });
+    relay.sendApproval(requestB.requestId, { ...token, requestId: requestB.requestId });
+    relay.sendApproval(requestA.requestId, token);
     expect((await hookA).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
     expect((await hookB).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
     expect(auditLines(machine)).toContainEqual(
@@ -133,25 +109,13 @@ describe('the daemon verifies every decision itself', () => {
     const hook = startHook(machine, rmCall());
     const request = await relay.nextRequest(before);
     const { token } = await phoneApproves(syncedPhone, request, relay.origin);
-    relay.send({
-      v: PROTOCOL_VERSION,
-      type: 'approved',
-      requestId: request.requestId,
-      token,
-      at: Date.now(),
-    });
+    relay.sendApproval(request.requestId, token);
     expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
 
     await daemon.stop();
     daemon = await startDaemon(machine);
     await relay.waitFor(() => relay.connected > 0);
-    relay.send({
-      v: PROTOCOL_VERSION,
-      type: 'approved',
-      requestId: request.requestId,
-      token,
-      at: Date.now(),
-    });
+    relay.sendApproval(request.requestId, token);
     await expect
       .poll(() =>
         auditLines(machine).filter(
@@ -166,13 +130,7 @@ describe('the daemon verifies every decision itself', () => {
       ...(await phoneApproves(phone, relay.requests[0]!, relay.origin)).token,
       requestId: 'never-sent',
     };
-    relay.send({
-      v: PROTOCOL_VERSION,
-      type: 'approved',
-      requestId: 'never-sent',
-      token: stranger,
-      at: Date.now(),
-    });
+    relay.sendApproval('never-sent', stranger);
     await expect
       .poll(() =>
         auditLines(machine).some(
