@@ -117,6 +117,9 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
       case 'state':
         relayView = { seq: frame.seq, epoch: event.state.epoch, frozen: event.state.frozen };
         killSwitch.onRelayState(event.state);
+        // A cursor beyond the relay's log did not come from it: the relay replays its whole log
+        // after this frame, and the cursor follows the relay's numbering from here.
+        if (frame.seq < Number(store.meta('cursor') ?? 0)) store.setMeta('cursor', String(frame.seq));
         return;
       case 'approved':
         await gatekeeper.onApproved(event.requestId, event.token);

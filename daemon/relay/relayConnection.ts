@@ -16,7 +16,7 @@ export interface ConnectionOptions {
 }
 
 const BACKOFF_BASE_MS = 250;
-const BACKOFF_CAP_MS = 30_000;
+const BACKOFF_CAP_MS = 10_000;
 const PING_EVERY_MS = 25_000;
 
 /**

@@ -279,14 +279,18 @@ export class Fleet extends DurableObject<Env> {
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [host.value.id]);
     server.serializeAttachment({ host: host.value.id } satisfies SocketAttachment);
+    const seq = lastSeq(ctx.sql);
     const state: HostFrame = {
       v: PROTOCOL_VERSION,
-      seq: lastSeq(ctx.sql),
+      seq,
       event: { v: PROTOCOL_VERSION, type: 'state', state: fleetState(ctx) },
     };
     server.send(JSON.stringify(state));
     if (Number.isSafeInteger(after) && after >= 0) {
-      for (const frame of eventsSince(ctx.sql, host.value.id, after)) server.send(JSON.stringify(frame));
+      // A cursor beyond the log never came from it (the relay's storage was reset, or a relay
+      // forged frames): this log's numbering means nothing to the daemon, so it gets all of it.
+      const from = after > seq ? 0 : after;
+      for (const frame of eventsSince(ctx.sql, host.value.id, from)) server.send(JSON.stringify(frame));
     }
     return new Response(null, { status: 101, webSocket: client });
   }

@@ -89,7 +89,8 @@ async function waitUntilServing(
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}:\n${output()}`);
     try {
-      const response = await fetch(url);
+      // A wrangler still starting may hold a request open: give up on it and ask again.
+      const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
       if (response.ok) return;
     } catch {
       // not listening yet

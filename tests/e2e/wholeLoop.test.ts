@@ -295,8 +295,11 @@ describe('the whole loop, every part real', () => {
         .getByRole('button', { name: /Bash: rm -rf node_modules/ })
         .waitFor({ timeout: 15_000 });
       await relay.stop();
+      await expect.poll(() => proxy.daemonConnected, { timeout: 10_000 }).toBe(false);
       relay = await startRelay({ persistTo: relayState, envFile, port: relay.port });
       await approveOn(b, /Bash: rm -rf node_modules/);
+      // The daemon was away while the phone decided: it hears the decision when it is back.
+      await expect.poll(() => proxy.daemonConnected, { timeout: 30_000 }).toBe(true);
       expect(await answer).toMatchObject({
         permissionDecision: 'allow',
         permissionDecisionReason: 'latch: approved on Phone B',

@@ -175,6 +175,23 @@ describe('the whole path through the relay', () => {
     again.close();
   });
 
+  it('replays the whole log to a daemon whose cursor is beyond it (a reset relay, or forged frames)', async () => {
+    const test = await newFleet();
+    const { phone } = test.phones[0]!;
+    const decided = await submitRequest(test);
+    await phoneCall(
+      phone,
+      'POST',
+      `/v1/fleets/${test.fleet}/requests/${decided.details.requestId}/decision`,
+      await signToken(phone, await bindingFor(decided.details)),
+    );
+    const ahead = await DaemonSocket.connect(test, '?after=1000000');
+    const state = await ahead.next('state');
+    expect(state.seq).toBeLessThan(1_000_000);
+    expect((await ahead.next('approved')).event).toMatchObject({ requestId: decided.details.requestId });
+    ahead.close();
+  });
+
   it('joins a duplicate to the pending request instead of asking twice', async () => {
     const test = await newFleet();
     const first = await submitRequest(test, { dedupKey: 'session-1.toolu_42' });

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { ApprovalRequest } from '../../shared/messages/approvals.ts';
+import type { ApprovalRequest, CapabilityToken } from '../../shared/messages/approvals.ts';
 import type { HostEvent } from '../../shared/messages/events.ts';
 import type { FleetState } from '../../shared/messages/killSwitch.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
@@ -14,6 +14,8 @@ import { PROTOCOL_VERSION } from '../../shared/version.ts';
 export class StandInRelay {
   readonly requests: ApprovalRequest[] = [];
   readonly freezes: unknown[] = [];
+  /** The cursor (`after`) each daemon connection asked to be replayed from. */
+  readonly cursors: number[] = [];
   readonly #sockets = new Set<WebSocket>();
   #seq = 0;
   #server = createServer((request, response) => void this.#handle(request, response));
@@ -31,6 +33,7 @@ export class StandInRelay {
         socket.destroy();
         return;
       }
+      relay.cursors.push(Number(new URL(request.url ?? '/', relay.origin).searchParams.get('after')));
       relay.#wss.handleUpgrade(request, socket, head, (ws) => {
         relay.#sockets.add(ws);
         ws.on('close', () => relay.#sockets.delete(ws));
@@ -56,10 +59,18 @@ export class StandInRelay {
     return this.#sockets.size;
   }
 
-  /** Sends a frame to every connected daemon, as if the relay had it from a phone. */
-  send(event: HostEvent): void {
-    const frame = JSON.stringify({ v: PROTOCOL_VERSION, seq: ++this.#seq, event });
+  /**
+   * Sends a frame to every connected daemon, as if the relay had it from a phone, numbered next
+   * in the log unless the test forges a number.
+   */
+  send(event: HostEvent, seq = ++this.#seq): void {
+    const frame = JSON.stringify({ v: PROTOCOL_VERSION, seq, event });
     for (const socket of this.#sockets) socket.send(frame);
+  }
+
+  /** Delivers a phone's approval, as the relay does once a token is posted. */
+  sendApproval(requestId: string, token: CapabilityToken): void {
+    this.send({ v: PROTOCOL_VERSION, type: 'approved', requestId, token, at: Date.now() });
   }
 
   dropConnections(): void {

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HostEvent } from '../../shared/messages/events.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { withStore } from '../support/latchMachine.ts';
+import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+
+let paired: PairedDaemon;
+
+beforeAll(async () => {
+  paired = await startPairedDaemon();
+});
+
+afterAll(() => paired.stop());
+
+const expiry = (requestId: string): HostEvent => ({
+  v: PROTOCOL_VERSION,
+  type: 'expired',
+  requestId,
+  at: Date.now(),
+});
+const storedCursor = () => withStore(paired.machine, (store) => Number(store.meta('cursor') ?? 0));
+
+/** Drops the daemon's connection and resolves with the cursor it reconnects with. */
+async function reconnect(): Promise<number> {
+  const { relay } = paired;
+  const seen = relay.cursors.length;
+  relay.dropConnections();
+  await relay.waitFor(() => relay.cursors.length > seen && relay.connected > 0);
+  return relay.cursors.at(-1)!;
+}
+
+describe('the daemon’s cursor into the relay’s event log', () => {
+  it('asks a relay it reconnects to for what it missed after the last frame it handled', async () => {
+    paired.relay.send(expiry('long-gone'));
+    paired.relay.send(expiry('long-gone-too'));
+    await expect.poll(storedCursor).toBe(2);
+    expect(await reconnect()).toBe(2);
+  });
+
+  it('follows a relay whose log is behind its cursor (reset, or it forged a number), so nothing later is lost', async () => {
+    paired.relay.send(expiry('forged'), 1_000_000);
+    await expect.poll(storedCursor).toBe(1_000_000);
+    expect(await reconnect()).toBe(1_000_000);
+    // That connection's state frame said the log ends at 2: the cursor follows the relay's log.
+    await expect.poll(storedCursor).toBe(2);
+    expect(await reconnect()).toBe(2);
+  });
+});
