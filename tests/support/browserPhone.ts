@@ -22,13 +22,10 @@ export interface BrowserPhone {
   close(): Promise<void>;
 }
 
-export async function launchPhone(
-  origin: string,
-  subscription: PushSubscriptionJson,
-  name: string,
-): Promise<BrowserPhone> {
+/** Debian's Chromium, headless, phone-sized, with a fresh profile; `args` adds flags (a fake camera). */
+export function launchChromium(name: string, args: string[] = []): Promise<BrowserContext> {
   const profile = mkdtempSync(join(tmpdir(), `latch-phone-${name}-`));
-  const context = await chromium.launchPersistentContext(profile, {
+  return chromium.launchPersistentContext(profile, {
     executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
     headless: true,
     viewport: { width: 390, height: 844 },
@@ -40,8 +37,17 @@ export async function launchPhone(
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...args,
     ],
   });
+}
+
+export async function launchPhone(
+  origin: string,
+  subscription: PushSubscriptionJson,
+  name: string,
+): Promise<BrowserPhone> {
+  const context = await launchChromium(name);
   await context.grantPermissions(['notifications'], { origin });
   // PushManager.subscribe cannot succeed without a push service: the test gives the page one.
   await context.addInitScript((sub: PushSubscriptionJson) => {
