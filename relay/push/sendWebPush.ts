@@ -15,9 +15,9 @@ const VAPID_REUSE_MS = 3600_000;
 const vapidHeaders = new Map<string, { authorization: string; renewAt: number }>();
 
 /**
- * The VAPID Authorization header for one push service. Signing it is most of the cost of a push
- * (web-push re-encodes the key and signs on every call), so each push service's header is
- * signed once and reused while it is fresh.
+ * The VAPID Authorization header for one push service. Signing it was most of the cost of
+ * building a push (web-push re-encodes the key and signs on every call), so each push service's
+ * header is signed once and reused while it is fresh.
  */
 export function vapidAuthorization(endpoint: string, vapid: VapidKeys, now: number): string {
   const audience = new URL(endpoint).origin;
