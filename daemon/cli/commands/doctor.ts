@@ -1,17 +1,13 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { ConfigError, loadConfig, type LatchConfig } from '../../config/config.ts';
 import { latchFiles, latchHome, socketPath } from '../../config/paths.ts';
-import { parsePolicy, PolicyError } from '../../policy/policy.ts';
+import { hookChecks } from '../../install/hookChecks.ts';
+import { neededHookTimeout } from '../../install/neededHookTimeout.ts';
+import { parsePolicy, PolicyError, type Policy } from '../../policy/policy.ts';
 import { callDaemon } from '../../socket/daemonClient.ts';
 import type { DaemonStatus } from '../../socket/localApi.ts';
 import { StateStore } from '../../state/stateStore.ts';
-
-interface Check {
-  name: string;
-  ok: boolean;
-  detail: string;
-  fix?: string;
-}
+import type { Check } from '../check.ts';
 
 /** Each check of `latch doctor`, in the order a person would fix them. */
 export async function runChecks(): Promise<Check[]> {
@@ -96,8 +92,9 @@ export async function runChecks(): Promise<Check[]> {
     });
   }
 
+  let policy: Policy | undefined;
   try {
-    parsePolicy(readFileSync(files.policy, 'utf8'));
+    policy = parsePolicy(readFileSync(files.policy, 'utf8'));
     const pending = status?.policy === 'loosening_pending';
     checks.push({
       name: 'policy',
@@ -116,6 +113,7 @@ export async function runChecks(): Promise<Check[]> {
       fix: `fix ${files.policy}; until then every gated call is denied`,
     });
   }
+  checks.push(...hookChecks(config && policy ? neededHookTimeout(config, policy) : undefined));
   return checks;
 }
 

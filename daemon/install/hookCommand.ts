@@ -1,0 +1,29 @@
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Agent } from './agents.ts';
+import { shellQuote } from './shellWords.ts';
+
+/**
+ * `daemon/bin/latch.cjs`, as a real path (an `npm link` or a symlinked checkout resolved). This
+ * module runs bundled in `dist/latch/` or as source in `daemon/install/`: two levels below the
+ * package's root either way.
+ */
+export function latchScriptPath(): string {
+  return realpathSync(fileURLToPath(new URL('../../daemon/bin/latch.cjs', import.meta.url)));
+}
+
+/**
+ * The command an agent runs for Latch's hook. It needs no PATH: an agent started from a desktop
+ * launcher or another shell may not have `latch` on its PATH, and a hook that exits 127 lets the
+ * tool run. `--timeout` tells the hook when the agent kills it, so it answers deny before then.
+ */
+export function hookCommand(agent: Agent, timeoutSeconds: number): string {
+  return [
+    shellQuote(process.execPath),
+    shellQuote(latchScriptPath()),
+    'hook',
+    agent,
+    '--timeout',
+    String(timeoutSeconds),
+  ].join(' ');
+}

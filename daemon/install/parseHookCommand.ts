@@ -1,0 +1,44 @@
+import { basename } from 'node:path';
+import { AGENTS, type Agent } from './agents.ts';
+import { splitShellWords } from './shellWords.ts';
+
+/** A hook command that runs Latch's hook, read into its parts. */
+export interface LatchHookCommand {
+  /** What the hook answers as: `hook claude-code` or `hook codex`. */
+  agent: Agent;
+  /** The words before `hook`: the executable, and the script it runs (`node …/latch.cjs`). */
+  program: string[];
+  /** Its `--timeout`, if it has one. */
+  timeoutSeconds?: number;
+  /** False when the command holds shell syntax, so that its words are not all it runs. */
+  plain: boolean;
+}
+
+const LATCH = /^latch(\.cjs)?$/;
+
+/**
+ * Recognises Latch's hook in an agent's settings however it was written: `latch hook codex`,
+ * `'/usr/bin/node' '/…/daemon/bin/latch.cjs' hook claude-code --timeout 615`, `npx latch hook
+ * claude-code`. Anything else is another tool's hook, and undefined.
+ */
+export function parseHookCommand(command: string): LatchHookCommand | undefined {
+  const { words, plain } = splitShellWords(command);
+  const at = words.findIndex(
+    (word, index) =>
+      word === 'hook' &&
+      index > 0 &&
+      LATCH.test(basename(words[index - 1]!)) &&
+      (AGENTS as readonly string[]).includes(words[index + 1] ?? ''),
+  );
+  if (at < 0) return undefined;
+  // `--timeout N`, the one form the hook reads.
+  const flag = words.indexOf('--timeout', at + 2);
+  const value = flag < 0 ? undefined : words[flag + 1];
+  const timeoutSeconds = value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+  return {
+    agent: words[at + 1] as Agent,
+    program: words.slice(0, at),
+    plain,
+    ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+  };
+}

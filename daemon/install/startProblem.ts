@@ -1,0 +1,53 @@
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
+import type { LatchHookCommand } from './parseHookCommand.ts';
+
+function fileProblem(path: string, mode: number, what: string): string | undefined {
+  if (!isAbsolute(path))
+    return `${path} is a relative path: it depends on the folder the agent runs hooks in`;
+  try {
+    if (!statSync(path).isFile()) return `${path} is not ${what}`;
+    accessSync(path, mode);
+    return undefined;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT'
+      ? `${path} does not exist`
+      : `${path} is not ${what}`;
+  }
+}
+
+function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  return (env['PATH'] ?? '')
+    .split(delimiter)
+    .filter(Boolean)
+    .map((folder) => join(folder, name))
+    .find((path) => fileProblem(path, constants.X_OK, 'an executable file') === undefined);
+}
+
+/**
+ * Why Latch's hook would not start when the agent runs it, or undefined. An agent runs the tool
+ * when its hook cannot start (exit 127 for a missing program), so each part must be in place:
+ * the executable (a Node that moved after an upgrade is the usual fault) and the script it runs.
+ * A bare name depends on the agent's PATH, which is not this shell's: npx adds to it, and a
+ * desktop launcher starts with a shorter one.
+ */
+export function startProblem(
+  hook: LatchHookCommand,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  if (!hook.plain) return 'it uses shell syntax, which latch doctor cannot follow';
+  // Leading NAME=value words set the environment; the program follows (Latch's word, at least).
+  const program = hook.program.slice(hook.program.findIndex((word) => !/^[A-Za-z_]\w*=/.test(word)));
+  const executable = program[0]!;
+  if (!executable.includes('/')) {
+    const found = onPath(executable, env);
+    return found
+      ? `${executable} is found through PATH (${found} here), and an agent's PATH can differ`
+      : `${executable} is not on PATH: the agent would get exit 127 and run the tool`;
+  }
+  const script = program.length > 1 ? program.at(-1) : undefined;
+  return (
+    fileProblem(executable, constants.X_OK, 'an executable file') ??
+    (script?.includes('/') ? fileProblem(script, constants.R_OK, 'a readable file') : undefined)
+  );
+}
