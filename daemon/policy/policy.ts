@@ -1,6 +1,10 @@
 import { parse as parseToml } from 'smol-toml';
+import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
+import { LIMITS } from '../../shared/messages/limits.ts';
 import { globToRegExp } from './glob.ts';
+import { needsSimpleCommand } from './needsSimpleCommand.ts';
+import { scanSimpleCommand } from './scanSimpleCommand.ts';
 
 /**
  * What a rule can answer. `defer` hands the call to the agent's own permission prompt
@@ -13,7 +17,10 @@ export interface PolicyRule {
   name: string;
   tool?: string[];
   command?: string[];
-  commandRegex?: string;
+  /** Regular expressions searched in the command; any one matching is enough. */
+  commandRegex?: string[];
+  /** `i`: the regular expressions ignore case. */
+  commandRegexFlags?: CommandRegexFlags;
   path?: string[];
   cwd?: string[];
   action: Action;
@@ -22,6 +29,15 @@ export interface PolicyRule {
   /** What a person types to approve a critical request; default: the first path's last part. */
   target?: string;
 }
+
+/**
+ * The only flag a rule may give its regular expressions. `m` would let `^…$` match one line of a
+ * many-line command, and `g` or `y` make a regular expression remember where it last stopped.
+ */
+const COMMAND_REGEX_FLAGS = ['i'] as const;
+export type CommandRegexFlags = (typeof COMMAND_REGEX_FLAGS)[number];
+const isCommandRegexFlags = (value: unknown): value is CommandRegexFlags =>
+  (COMMAND_REGEX_FLAGS as readonly unknown[]).includes(value);
 
 export interface Policy {
   defaultAction: Action;
@@ -38,6 +54,7 @@ const RULE_KEYS = new Set([
   'tool',
   'command',
   'command_regex',
+  'command_regex_flags',
   'path',
   'cwd',
   'action',
@@ -83,13 +100,19 @@ export function parsePolicy(text: string): Policy {
     for (const key of Object.keys(entry)) {
       if (!RULE_KEYS.has(key)) throw new PolicyError(`${where}: unknown key "${key}"`);
     }
-    const commandRegex = entry['command_regex'];
-    if (commandRegex !== undefined) {
-      if (typeof commandRegex !== 'string') throw new PolicyError(`${where}: command_regex must be a string`);
+    const commandRegex = strings(entry['command_regex'], `${where}: command_regex`);
+    const commandRegexFlags = entry['command_regex_flags'];
+    if (commandRegexFlags !== undefined && !isCommandRegexFlags(commandRegexFlags))
+      throw new PolicyError(`${where}: command_regex_flags must be one of ${COMMAND_REGEX_FLAGS.join(', ')}`);
+    if (commandRegexFlags !== undefined && commandRegex === undefined)
+      throw new PolicyError(`${where}: command_regex_flags needs a command_regex`);
+    for (const source of commandRegex ?? []) {
       try {
-        new RegExp(commandRegex);
+        new RegExp(source, commandRegexFlags);
       } catch {
-        throw new PolicyError(`${where}: command_regex is not a valid regular expression`);
+        throw new PolicyError(
+          `${where}: command_regex ${JSON.stringify(source)} is not a valid regular expression`,
+        );
       }
     }
     const timeout = entry['timeout_seconds'];
@@ -115,7 +138,8 @@ export function parsePolicy(text: string): Policy {
       ...rule,
       ...(tool ? { tool } : {}),
       ...(command ? { command } : {}),
-      ...(typeof commandRegex === 'string' ? { commandRegex } : {}),
+      ...(commandRegex ? { commandRegex } : {}),
+      ...(commandRegexFlags ? { commandRegexFlags } : {}),
       ...(path ? { path } : {}),
       ...(cwd ? { cwd } : {}),
       ...(typeof timeout === 'number' ? { timeoutSeconds: timeout } : {}),
@@ -145,39 +169,66 @@ export interface Verdict {
   target?: string;
 }
 
+/**
+ * The most bytes of a command that a rule may allow: what a phone shows of a request's detail
+ * (LIMITS.detailBytes). The person asked could not read a longer command whole, and its unread
+ * tail is where a second command would hide.
+ */
+export const LONG_COMMAND_BYTES = LIMITS.detailBytes;
+const LONG_COMMAND = `command over ${LONG_COMMAND_BYTES} bytes, more than a phone shows`;
+
 // Compiled once per pattern: the policy is evaluated on every gated call.
 const compiled = new Map<string, RegExp>();
-function pattern(source: string, compile: (source: string) => RegExp): RegExp {
-  let regExp = compiled.get(source);
-  if (!regExp) compiled.set(source, (regExp = compile(source)));
+function pattern(key: string, compile: () => RegExp): RegExp {
+  let regExp = compiled.get(key);
+  if (!regExp) compiled.set(key, (regExp = compile()));
   return regExp;
 }
 const glob = (source: string) => pattern(`glob:${source}`, () => globToRegExp(source));
-const regex = (source: string) => pattern(`regex:${source}`, () => new RegExp(source));
+const regex = (source: string, flags = '') =>
+  pattern(`regex/${flags}:${source}`, () => new RegExp(source, flags));
 
 const anyMatch = (globs: string[] | undefined, values: string[]) =>
   globs === undefined || values.some((value) => globs.some((source) => glob(source).test(value)));
 
-/** The first rule whose every condition holds decides; none holding, the default does. */
+const verdictOf = (rule: PolicyRule): Verdict => ({
+  action: rule.action,
+  risk: rule.risk,
+  rule: rule.name,
+  ...(rule.timeoutSeconds ? { timeoutSeconds: rule.timeoutSeconds } : {}),
+  ...(rule.target ? { target: rule.target } : {}),
+});
+
+/**
+ * The first rule whose every condition holds decides; none holding, the default does. Rules see
+ * the whole command as the agent sent it. A rule that could let it run without a phone matches
+ * only one simple command (needsSimpleCommand), and no rule allows a command over
+ * LONG_COMMAND_BYTES.
+ */
 export function evaluatePolicy(policy: Policy, call: GatedCall): Verdict {
-  for (const rule of policy.rules) {
-    const command = call.command;
-    const matches =
-      anyMatch(rule.tool, [call.tool]) &&
-      (rule.command === undefined || (command !== undefined && anyMatch(rule.command, [command]))) &&
-      (rule.commandRegex === undefined ||
-        (command !== undefined && regex(rule.commandRegex).test(command))) &&
-      (rule.path === undefined || anyMatch(rule.path, call.paths)) &&
-      (rule.cwd === undefined || (call.cwd !== undefined && anyMatch(rule.cwd, [call.cwd])));
-    if (matches) {
-      return {
-        action: rule.action,
-        risk: rule.risk,
-        rule: rule.name,
-        ...(rule.timeoutSeconds ? { timeoutSeconds: rule.timeoutSeconds } : {}),
-        ...(rule.target ? { target: rule.target } : {}),
-      };
-    }
+  const { command } = call;
+  let simple: boolean | undefined;
+  const commandMatches = (rule: PolicyRule, command: string) =>
+    (rule.command === undefined || anyMatch(rule.command, [command])) &&
+    (rule.commandRegex === undefined ||
+      rule.commandRegex.some((source) => regex(source, rule.commandRegexFlags).test(command))) &&
+    (!needsSimpleCommand(rule) || (simple ??= scanSimpleCommand(command).simple));
+  const matches = (rule: PolicyRule) =>
+    anyMatch(rule.tool, [call.tool]) &&
+    (command !== undefined
+      ? commandMatches(rule, command)
+      : rule.command === undefined && rule.commandRegex === undefined) &&
+    (rule.path === undefined || anyMatch(rule.path, call.paths)) &&
+    (rule.cwd === undefined || (call.cwd !== undefined && anyMatch(rule.cwd, [call.cwd])));
+
+  if (command !== undefined && utf8Length(command) > LONG_COMMAND_BYTES) {
+    // Asked at critical risk, whatever rule would match, unless a deny rule or a default of deny
+    // refuses it: only deny rules are tried (refusing is always safe, and the other rules'
+    // patterns need not run over up to 1 MiB of command).
+    const deny = policy.rules.find((rule) => rule.action === 'deny' && matches(rule));
+    if (deny) return verdictOf(deny);
+    return { action: policy.defaultAction === 'deny' ? 'deny' : 'ask', risk: 'critical', rule: LONG_COMMAND };
   }
-  return { action: policy.defaultAction, risk: policy.defaultRisk, rule: 'default' };
+  const rule = policy.rules.find(matches);
+  return rule ? verdictOf(rule) : { action: policy.defaultAction, risk: policy.defaultRisk, rule: 'default' };
 }

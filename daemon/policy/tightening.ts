@@ -1,17 +1,29 @@
 import type { Action, Policy, PolicyRule } from './policy.ts';
 import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
+import { needsSimpleCommand } from './needsSimpleCommand.ts';
 
 /** From loosest to strictest. `defer` is looser than `ask`: the agent's own prompt may auto-allow. */
 const STRICTNESS: Record<Action, number> = { allow: 0, defer: 1, ask: 2, deny: 3 };
 const riskRank = (risk: RiskLevel) => RISK_LEVELS.indexOf(risk);
 
 function conditions(rule: PolicyRule): string {
-  return JSON.stringify([rule.tool, rule.command, rule.commandRegex, rule.path, rule.cwd]);
+  return JSON.stringify([
+    rule.tool,
+    rule.command,
+    rule.commandRegex,
+    rule.commandRegexFlags,
+    rule.path,
+    rule.cwd,
+  ]);
 }
 
 function atLeastAsStrict(next: PolicyRule, previous: PolicyRule): boolean {
   return (
     STRICTNESS[next.action] >= STRICTNESS[previous.action] &&
+    // The same conditions match more calls once a rule no longer needs a simple command (allow to
+    // ask): calls that fell through to later rules, a deny perhaps, now stop here. Only a deny
+    // may take them over.
+    (needsSimpleCommand(next) === needsSimpleCommand(previous) || next.action === 'deny') &&
     riskRank(next.risk) >= riskRank(previous.risk) &&
     (next.timeoutSeconds ?? Infinity) <= (previous.timeoutSeconds ?? Infinity)
   );

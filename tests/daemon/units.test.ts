@@ -148,20 +148,30 @@ describe('the config file', () => {
 });
 
 describe('reading an agent’s gate request', () => {
-  it('cleans every string and caps every size', () => {
+  it('cleans every string and caps every size, but the command', () => {
     const read = readGateRequest({
       tool: 'Bash\u202e',
-      command: `r\u200bm -rf /${'x'.repeat(10_000)}`,
+      title: `r\u200bm${'x'.repeat(300)}`,
       paths: Array(100).fill('/a'),
       risk: 'extreme',
       session: 's',
     });
-    expect(read).toMatchObject({ tool: 'Bash', paths: expect.any(Array) });
+    expect(read).toMatchObject({ tool: 'Bash', paths: expect.any(Array), shortened: true });
     if ('error' in read) throw new Error(read.error);
-    expect(read.command!.startsWith('rm -rf /')).toBe(true);
-    expect(read.command!.endsWith('…')).toBe(true);
+    expect(read.title!.startsWith('rmxxx')).toBe(true);
+    expect(read.title!.endsWith('…')).toBe(true);
     expect(read.paths).toHaveLength(32);
     expect(read.risk).toBeUndefined();
+  });
+
+  it('keeps the command exactly as sent and whole, for the policy to judge what runs', () => {
+    // Cut at 8000 bytes, a second command past the cut was never seen by the policy; cleaned,
+    // the policy judged a different string from the one that runs.
+    const command = `ls ${'x'.repeat(10_000)}\nr\u200bm -rf /srv/important\u0000`;
+    const read = readGateRequest({ tool: 'Bash', command });
+    if ('error' in read) throw new Error(read.error);
+    expect(read.command).toBe(command);
+    expect(read.shortened).toBe(false);
   });
 
   it('refuses a request without a tool', () => {
