@@ -1,6 +1,7 @@
 import WebSocket, { WebSocketServer } from 'ws';
 import type { AddressInfo } from 'node:net';
 import { signEnvelope } from '../shared/envelopes/signEnvelope.ts';
+import { freezeId } from '../shared/kill-switch/freezeId.ts';
 import { resumeChallenge } from '../shared/kill-switch/resumeChallenge.ts';
 import type { FleetState } from '../shared/messages/killSwitch.ts';
 import { PROTOCOL_VERSION } from '../shared/version.ts';
@@ -146,13 +147,14 @@ async function resume(env: BenchEnvironment): Promise<void> {
       headers: { authorization: `Bearer ${env.hostToken}` },
     })
   ).body;
+  const freeze = await freezeId(state.freeze!);
   const assertion = await env.phone.authenticator.assert({
     rpId: env.driver.rpId,
     origin: env.driver.origin,
-    challenge: await resumeChallenge({ fleet: env.fleet, epoch: state.epoch }),
+    challenge: await resumeChallenge({ fleet: env.fleet, freeze }),
   });
   await env.driver.call('POST', `/v1/fleets/${env.fleet}/resume`, {
-    json: { v: PROTOCOL_VERSION, fleet: env.fleet, epoch: state.epoch, device: env.phone.id, assertion },
+    json: { v: PROTOCOL_VERSION, fleet: env.fleet, freeze, device: env.phone.id, assertion },
   });
   const { runLatch } = await import('../tests/support/latchMachine.ts');
   for (let tries = 0; (await runLatch(env.machine, ['status'])).code !== 0; tries++) {

@@ -13,6 +13,7 @@ import { canonicalize } from '../shared/canonical/canonicalize.ts';
 import { sealRequestDetails } from '../shared/e2e/requestDetailsBox.ts';
 import { toBase64url } from '../shared/encoding/base64url.ts';
 import { signEnvelope } from '../shared/envelopes/signEnvelope.ts';
+import { freezeId } from '../shared/kill-switch/freezeId.ts';
 import { resumeChallenge } from '../shared/kill-switch/resumeChallenge.ts';
 import type { ApprovalRequest } from '../shared/messages/approvals.ts';
 import { MESSAGE_SCHEMAS } from '../shared/messages/catalog.ts';
@@ -153,15 +154,16 @@ async function workedExample(): Promise<string> {
     phone.deviceKeys.privateKey,
     NOW + 2000,
   );
+  const freezeInForce = await freezeId(freeze);
   const vote = {
     v: PROTOCOL_VERSION,
     fleet: details.fleet,
-    epoch: 1,
+    freeze: freezeInForce,
     device: phone.id,
     assertion: await phone.authenticator.assert({
       rpId: TEST_RP_ID,
       origin: TEST_ORIGIN,
-      challenge: await resumeChallenge({ fleet: details.fleet, epoch: 1 }),
+      challenge: await resumeChallenge({ fleet: details.fleet, freeze: freezeInForce }),
     }),
   };
 
@@ -192,9 +194,11 @@ async function workedExample(): Promise<string> {
     text('Challenge', toBase64url(await approvalChallenge(binding))),
     'The phone signs it with Face ID; the capability token it returns:',
     block('CapabilityToken', token),
-    '**4. Deny, freeze, resume.** A deny and a freeze signed with the device key, and a vote for epoch 1:',
+    '**4. Deny, freeze, resume.** A deny and a freeze signed with the device key:',
     block('DenyEnvelope', deny),
     block('FreezeEnvelope', freeze),
+    'The id of that freeze, SHA-256 of its canonical JSON (`freezeId`), and a vote to end it:',
+    text('FreezeId', freezeInForce),
     block('ResumeVote', vote),
     'The pairing secret of this example, for checking the MACs:',
     text('PairingSecret', toBase64url(secret)),

@@ -31,7 +31,7 @@ export const LATCH_ERROR_CODES = [
   'device_mismatch',
   'expired',
   'already_used',
-  'stale_epoch',
+  'stale_freeze',
   // Keys, envelopes, encryption and pairing
   'invalid_key',
   'wrong_signer',

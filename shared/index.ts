@@ -37,6 +37,7 @@ export {
 } from './approvals/verifyCapabilityToken.ts';
 export type { PairedCredential } from './webauthn/pairedCredential.ts';
 
+export { freezeId } from './kill-switch/freezeId.ts';
 export { resumeChallenge } from './kill-switch/resumeChallenge.ts';
 export { verifyResumeVote, type VoteExpectation } from './kill-switch/verifyResumeVote.ts';
 

@@ -1,5 +1,6 @@
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
+import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import { verifyResumeVote } from '../../shared/kill-switch/verifyResumeVote.ts';
 import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
 import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts';
@@ -12,15 +13,18 @@ export interface KillSwitchOptions {
   audit: AuditLog;
   host: HostIdentity;
   fleet: string;
-  quorum: number;
+  /** Asked at each count: a quorum raised in the config applies at once. */
+  quorum: () => number;
   relying: { origins: readonly string[]; rpId: string };
 }
 
 /**
  * The host's side of the fleet's kill switch. A freeze is the safe direction: it is honoured as
  * soon as it arrives, verified or not (the audit line says which). A resume is not: it takes
- * votes this host verifies itself, from distinct phones it paired, bound to the freeze's epoch,
- * at least as many as its own quorum. The state survives restarts.
+ * votes this host verifies itself, from distinct phones it paired, each bound to the id of the
+ * freeze this host holds (kill-switch/freezeId, computed here from the envelope), at least as
+ * many as its own quorum. Every freeze applied is remembered, so one that ended never comes back,
+ * nor do its votes. The state survives restarts.
  */
 export class KillSwitch {
   readonly #options: KillSwitchOptions;
@@ -39,13 +43,9 @@ export class KillSwitch {
     return () => this.#listeners.delete(listener);
   }
 
-  #set(state: SwitchState): void {
-    this.#options.store.setSwitch(state);
+  #changed(state: SwitchState): SwitchState {
     for (const listener of this.#listeners) listener(state);
-  }
-
-  freeze(reason: string, cause: NonNullable<SwitchState['cause']>, epoch = this.state.epoch): void {
-    this.#set({ frozen: true, epoch: Math.max(epoch, this.state.epoch), reason, cause });
+    return state;
   }
 
   async #freezeVerified(envelope: FreezeEnvelope): Promise<boolean> {
@@ -60,63 +60,134 @@ export class KillSwitch {
     return (await verifyEnvelope(envelope, { kind: 'freeze', publicKey: fromBase64url(key) })).ok;
   }
 
-  async onFrozen(epoch: number, envelope: FreezeEnvelope): Promise<void> {
-    this.freeze(envelope.body.reason, 'relay', epoch);
-    const verified = await this.#freezeVerified(envelope);
-    this.#options.audit.append({
+  /**
+   * Puts a signed freeze in force by its id, from a phone or host through the relay, or from
+   * `latch panic` here. It ends the freeze in force before it. The same freeze again is nothing
+   * new; a freeze that already ended here is a replay, ignored: an honest relay never sends one,
+   * and ignoring it is no weaker than a relay withholding a freeze, which any relay can do.
+   */
+  async applyFreeze(envelope: FreezeEnvelope, cause: 'relay' | 'panic', via?: string): Promise<void> {
+    const { store, audit } = this.#options;
+    const id = await freezeId(envelope);
+    if (this.state.freeze === id) return;
+    if (store.freezeEnded(id)) {
+      if (store.noteReplay(id, Date.now()))
+        audit.append({
+          event: 'freeze_replay_ignored',
+          freeze: id,
+          signer: envelope.signer,
+          why: 'this freeze ended here already',
+          ...(via ? { via } : {}),
+        });
+      return;
+    }
+    const state = this.#changed(store.applyFreeze({ id, reason: envelope.body.reason, cause }, Date.now()));
+    // Frozen first, verified after: an unverifiable freeze is honoured all the same (safe direction).
+    audit.append({
       event: 'freeze',
-      epoch,
-      verified,
+      cause,
+      epoch: state.epoch,
+      freeze: id,
+      verified: await this.#freezeVerified(envelope),
       signer: envelope.signer,
       reason: envelope.body.reason,
+      ...(via ? { via } : {}),
     });
   }
 
-  /** Counts the votes this host can verify; resumes only at its own quorum. */
-  async onResumed(epoch: number, votes: ResumeVote[]): Promise<void> {
-    const current = this.state;
-    if (!current.frozen) return;
-    const counted = new Set<string>();
-    const refused: { device: string; code: string }[] = [];
-    for (const vote of votes) {
-      const device = this.#options.store.activeDevice(vote.device);
-      const result = await verifyResumeVote(
-        vote,
-        { fleet: this.#options.fleet, epoch: current.epoch, ...this.#options.relying },
-        device?.credential,
-      );
-      if (result.ok) counted.add(result.value.device);
-      else refused.push({ device: vote.device, code: result.error.code });
-    }
-    const enough = counted.size >= this.#options.quorum;
-    this.#options.audit.append({
-      event: enough ? 'resume' : 'resume_refused',
-      epoch,
-      votes: [...counted],
-      needed: this.#options.quorum,
-      ...(refused.length ? { refused } : {}),
-    });
-    if (enough) this.#set({ frozen: false, epoch: current.epoch, reason: null, cause: null });
+  /** Strict mode: the relay has been out of reach past the grace period. No vote can end it. */
+  freezeUnreachable(reason: string): void {
+    if (this.state.frozen) return;
+    const state = this.#changed(
+      this.#options.store.applyFreeze({ id: null, reason, cause: 'unreachable' }, Date.now()),
+    );
+    this.#options.audit.append({ event: 'freeze', cause: 'unreachable', epoch: state.epoch, verified: true });
   }
 
   /**
-   * The relay's view on (re)connect. A frozen fleet freezes this host (safe direction). An
-   * unfrozen fleet lifts only a freeze that this host made because the relay was unreachable.
+   * Votes to end a freeze, as the relay forwards them. A vote counts only for the freeze in force
+   * here, from a phone paired here whose assertion verifies with a rising counter, once per
+   * phone and freeze, across frames and restarts. This host resumes at its own quorum.
    */
-  onRelayState(state: FleetState): void {
+  async onResumed(freeze: string, votes: ResumeVote[]): Promise<void> {
+    const { store, audit } = this.#options;
     const current = this.state;
-    if (state.frozen && (!current.frozen || current.epoch < state.epoch)) {
-      this.freeze(state.reason ?? 'frozen', 'relay', state.epoch);
-      this.#options.audit.append({
+    // A replay of votes for a freeze that already ended: nothing to do, nothing new to say.
+    if (!current.frozen || store.freezeEnded(freeze)) return;
+    if (current.freeze === null) {
+      audit.append({
+        event: 'resume_refused',
+        epoch: current.epoch,
+        freeze,
+        why: 'this host is frozen under no freeze id (strict mode, or a relay state without its envelope): no vote can end it',
+      });
+      return;
+    }
+    const refused: { device: string; code: string }[] = [];
+    for (const vote of votes) {
+      const device = store.activeDevice(vote.device);
+      const result = await verifyResumeVote(
+        vote,
+        { fleet: this.#options.fleet, freeze: current.freeze, ...this.#options.relying },
+        device?.credential,
+      );
+      if (!result.ok) {
+        refused.push({ device: vote.device, code: result.error.code });
+        continue;
+      }
+      if (!store.countResumeVote(current.freeze, result.value.device, Date.now())) {
+        refused.push({ device: vote.device, code: 'already_used' });
+        continue;
+      }
+      // As for approvals: the next assertion of this passkey must count higher, so a copy of
+      // this one, or of an older one, fails.
+      store.setCounter(result.value.device, result.value.counter);
+    }
+    const counted = store.resumeVoters(current.freeze);
+    const needed = this.#options.quorum();
+    const enough = counted.length >= needed;
+    // Only this freeze ends: a panic that came while the votes were checked stays in force.
+    const resumed = enough ? store.endFreeze(current.freeze, Date.now()) : undefined;
+    audit.append({
+      event: resumed ? 'resume' : 'resume_refused',
+      epoch: current.epoch,
+      freeze: current.freeze,
+      votes: counted,
+      needed,
+      ...(refused.length ? { refused } : {}),
+      ...(enough && !resumed ? { why: 'a new freeze took its place while the votes were checked' } : {}),
+    });
+    if (resumed) this.#changed(resumed);
+  }
+
+  /**
+   * The relay's view on (re)connect. A frozen fleet freezes this host (safe direction), by the
+   * envelope it carries. An unfrozen fleet lifts only a freeze that this host made because the
+   * relay was unreachable.
+   */
+  async onRelayState(state: FleetState): Promise<void> {
+    const { store, audit } = this.#options;
+    const current = this.state;
+    if (state.frozen && state.freeze) {
+      await this.applyFreeze(state.freeze, 'relay', 'relay state');
+    } else if (state.frozen) {
+      if (current.frozen && current.cause !== 'unreachable') return;
+      const frozen = this.#changed(
+        store.applyFreeze({ id: null, reason: state.reason ?? 'frozen', cause: 'relay' }, Date.now()),
+      );
+      audit.append({
         event: 'freeze',
-        epoch: state.epoch,
+        cause: 'relay',
+        epoch: frozen.epoch,
+        freeze: null,
         verified: false,
         via: 'relay state',
         reason: state.reason ?? null,
+        why: 'the relay says frozen without the signed freeze: no vote can end this until a signed freeze arrives',
       });
-    } else if (!state.frozen && current.frozen && current.cause === 'unreachable') {
-      this.#set({ frozen: false, epoch: current.epoch, reason: null, cause: null });
-      this.#options.audit.append({
+    } else if (current.frozen && current.cause === 'unreachable') {
+      this.#changed(store.liftFreeze(Date.now()));
+      audit.append({
         event: 'resume',
         epoch: current.epoch,
         via: 'relay reachable again (strict mode)',

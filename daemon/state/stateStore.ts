@@ -37,12 +37,37 @@ CREATE TABLE IF NOT EXISTS switch (
   cause TEXT
 );
 INSERT OR IGNORE INTO switch (id, frozen, epoch) VALUES (1, 0, 0);
+CREATE TABLE IF NOT EXISTS freezes (
+  id TEXT PRIMARY KEY,
+  applied_at INTEGER NOT NULL,
+  ended_at INTEGER,
+  replayed_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS resume_votes (
+  freeze TEXT NOT NULL,
+  device TEXT NOT NULL,
+  counted_at INTEGER NOT NULL,
+  PRIMARY KEY (freeze, device)
+);
 CREATE TABLE IF NOT EXISTS totp_used (step INTEGER PRIMARY KEY, used_at INTEGER NOT NULL);
 `;
 
+/** Columns added to tables that earlier versions created: added at open where missing. */
+const ADDED_COLUMNS: readonly { table: string; column: string; type: string }[] = [
+  // The id of the freeze in force (kill-switch/freezeId), which resume votes must name.
+  { table: 'switch', column: 'freeze', type: 'TEXT' },
+];
+
 export interface SwitchState {
   frozen: boolean;
+  /** This host's count of the freezes it applied. It advances here, never on the relay's word. */
   epoch: number;
+  /**
+   * The id (kill-switch/freezeId) of the freeze in force: the only freeze votes can end. Null
+   * when not frozen, and for a freeze that has no signed envelope (strict mode, or a relay state
+   * that announced one without it).
+   */
+  freeze: string | null;
   reason: string | null;
   /** Why it froze: 'relay' (a phone or host), 'panic' (this host), 'unreachable' (strict mode). */
   cause: 'relay' | 'panic' | 'unreachable' | null;
@@ -87,7 +112,8 @@ function toDevice(row: DeviceRow): PairedDevice & { pairedAt: number; revoked: b
 
 /**
  * The daemon's durable state, in SQLite (WAL, synchronous FULL): paired phones, used tokens,
- * its own requests, the kill switch. The CLI and the daemon share it; SQLite serialises them.
+ * its own requests, the kill switch and every freeze it applied. The CLI and the daemon share
+ * it; SQLite serialises them.
  */
 export class StateStore implements SingleUseStore {
   readonly db: Database.Database;
@@ -98,6 +124,7 @@ export class StateStore implements SingleUseStore {
     if (!existsSync(path)) writeFileSync(path, '', { mode: 0o600 });
     this.db = new Database(path);
     this.db.exec(SCHEMA);
+    this.#addMissingColumns();
     for (const suffix of ['-wal', '-shm']) {
       if (existsSync(path + suffix)) chmodSync(path + suffix, 0o600);
     }
@@ -105,6 +132,19 @@ export class StateStore implements SingleUseStore {
 
   close(): void {
     this.db.close();
+  }
+
+  /** Under the write lock: the CLI and the daemon may open an older file at the same moment. */
+  #addMissingColumns(): void {
+    this.db
+      .transaction(() => {
+        for (const { table, column, type } of ADDED_COLUMNS) {
+          const columns = this.db.pragma(`table_info(${table})`) as { name: string }[];
+          if (!columns.some(({ name }) => name === column))
+            this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+        }
+      })
+      .immediate();
   }
 
   #statement(sql: string): Database.Statement {
@@ -125,6 +165,10 @@ export class StateStore implements SingleUseStore {
     this.#statement(
       'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
     ).run(key, value);
+  }
+
+  deleteMeta(key: string): void {
+    this.#statement('DELETE FROM meta WHERE key = ?').run(key);
   }
 
   // Paired phones
@@ -232,29 +276,111 @@ export class StateStore implements SingleUseStore {
     );
   }
 
+  deleteRequest(requestId: string): void {
+    this.#statement('DELETE FROM requests WHERE request_id = ?').run(requestId);
+  }
+
   pruneRequests(before: number): void {
     this.#statement("DELETE FROM requests WHERE created_at < ? AND state != 'pending'").run(before);
   }
 
-  // The kill switch
+  // The kill switch: the switch, every freeze applied here, and the votes counted toward each.
 
   switchState(): SwitchState {
-    const row = this.#statement('SELECT frozen, epoch, reason, cause FROM switch WHERE id = 1').get() as {
+    const row = this.#statement(
+      'SELECT frozen, epoch, freeze, reason, cause FROM switch WHERE id = 1',
+    ).get() as {
       frozen: number;
       epoch: number;
+      freeze: string | null;
       reason: string | null;
       cause: SwitchState['cause'];
     };
-    return { frozen: row.frozen === 1, epoch: row.epoch, reason: row.reason, cause: row.cause };
+    return {
+      frozen: row.frozen === 1,
+      epoch: row.epoch,
+      freeze: row.freeze,
+      reason: row.reason,
+      cause: row.cause,
+    };
   }
 
-  setSwitch(state: SwitchState): void {
-    this.#statement('UPDATE switch SET frozen = ?, epoch = ?, reason = ?, cause = ? WHERE id = 1').run(
-      state.frozen ? 1 : 0,
-      state.epoch,
-      state.reason,
-      state.cause,
+  /**
+   * Puts a new freeze in force, in one transaction: the freeze in force before it ends (it is
+   * superseded), this one is remembered by its id (when it has one), and the epoch advances.
+   */
+  applyFreeze(
+    freeze: { id: string | null; reason: string; cause: NonNullable<SwitchState['cause']> },
+    now: number,
+  ): SwitchState {
+    this.db.transaction(() => {
+      this.#statement('UPDATE freezes SET ended_at = ? WHERE ended_at IS NULL').run(now);
+      if (freeze.id !== null)
+        this.#statement('INSERT INTO freezes (id, applied_at) VALUES (?, ?)').run(freeze.id, now);
+      this.#statement(
+        'UPDATE switch SET frozen = 1, epoch = epoch + 1, freeze = ?, reason = ?, cause = ? WHERE id = 1',
+      ).run(freeze.id, freeze.reason, freeze.cause);
+    })();
+    return this.switchState();
+  }
+
+  /** Lifts the switch; the freeze in force, if it has an id, ends for good. */
+  liftFreeze(now: number): SwitchState {
+    this.db.transaction(() => {
+      this.#statement('UPDATE freezes SET ended_at = ? WHERE ended_at IS NULL').run(now);
+      this.#statement(
+        'UPDATE switch SET frozen = 0, freeze = NULL, reason = NULL, cause = NULL WHERE id = 1',
+      ).run();
+    })();
+    return this.switchState();
+  }
+
+  /**
+   * Lifts the switch if the freeze with this id is still the one in force, and ends it for good.
+   * Undefined when another freeze has taken its place.
+   */
+  endFreeze(id: string, now: number): SwitchState | undefined {
+    return this.db.transaction(() => (this.switchState().freeze === id ? this.liftFreeze(now) : undefined))();
+  }
+
+  /** Whether this freeze was applied here and has ended since: anything about it now is a replay. */
+  freezeEnded(id: string): boolean {
+    return (
+      this.#statement('SELECT 1 FROM freezes WHERE id = ? AND ended_at IS NOT NULL').get(id) !== undefined
     );
+  }
+
+  /** Notes a replay of an ended freeze; true the first time, so that it is audited once. */
+  noteReplay(id: string, now: number): boolean {
+    return (
+      this.#statement('UPDATE freezes SET replayed_at = ? WHERE id = ? AND replayed_at IS NULL').run(now, id)
+        .changes === 1
+    );
+  }
+
+  /**
+   * Counts a device's vote toward ending a freeze: its single-use key is (freeze, device), so a
+   * device counts once per freeze, whoever replays its vote and after any restart. False if it
+   * was counted already.
+   */
+  countResumeVote(freeze: string, device: string, now: number): boolean {
+    return (
+      this.#statement('INSERT OR IGNORE INTO resume_votes (freeze, device, counted_at) VALUES (?, ?, ?)').run(
+        freeze,
+        device,
+        now,
+      ).changes === 1
+    );
+  }
+
+  /** The devices, still paired, whose votes to end this freeze were counted. */
+  resumeVoters(freeze: string): string[] {
+    return (
+      this.#statement(
+        `SELECT resume_votes.device FROM resume_votes JOIN devices ON devices.id = resume_votes.device
+           WHERE resume_votes.freeze = ? AND devices.revoked_at IS NULL ORDER BY resume_votes.counted_at`,
+      ).all(freeze) as { device: string }[]
+    ).map(({ device }) => device);
   }
 
   // TOTP: each time step's code is accepted once.

@@ -124,14 +124,17 @@ export async function freeze(identity: DeviceIdentity, fleet: string, reason: st
   return relayCall('POST', fleetPath(fleet, '/freeze'), fleetStateSchema, { body: envelope });
 }
 
-/** A vote to resume: the passkey's assertion over resumeChallenge({ fleet, epoch }). */
+/**
+ * A vote to resume: the passkey's assertion over resumeChallenge({ fleet, freeze }), where
+ * `freeze` is the id this phone computed from the freeze's envelope (kill-switch/freezeId).
+ */
 export async function voteToResume(
   identity: DeviceIdentity,
   fleet: string,
-  epoch: number,
+  freeze: string,
   assertion: Assertion,
 ) {
   return relayCall('POST', fleetPath(fleet, '/resume'), fleetStateSchema, {
-    body: { v: PROTOCOL_VERSION, fleet, epoch, device: identity.id, assertion },
+    body: { v: PROTOCOL_VERSION, fleet, freeze, device: identity.id, assertion },
   });
 }

@@ -33,7 +33,7 @@ import {
   nextDeadline,
   pruneRequests,
 } from './requests.ts';
-import { SCHEMA } from './schema.ts';
+import { applySchema } from './schema.ts';
 
 /** What a daemon's socket remembers across hibernation. */
 interface SocketAttachment {
@@ -52,7 +52,7 @@ export class Fleet extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.blockConcurrencyWhile(async () => {
-      ctx.storage.sql.exec(SCHEMA);
+      applySchema(ctx.storage);
     });
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('ping', 'pong'));
   }

@@ -1,5 +1,6 @@
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
+import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import { verifyResumeVote } from '../../shared/kill-switch/verifyResumeVote.ts';
 import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
 import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts';
@@ -16,7 +17,12 @@ interface SwitchRow {
   frozen_at: number | null;
   frozen_by_role: 'device' | 'host' | null;
   frozen_by_id: string | null;
+  /** The freeze in force (its signed envelope, JSON) and its id: what votes bind to. */
+  envelope: string | null;
+  freeze_id: string | null;
 }
+
+const switchRow = (ctx: FleetContext) => row<SwitchRow>(ctx.sql, 'SELECT * FROM switch WHERE id = 1')!;
 
 /** Votes needed to resume: the largest quorum any host asked for (each daemon enforces its own). */
 function votesNeeded(ctx: FleetContext): number {
@@ -24,12 +30,12 @@ function votesNeeded(ctx: FleetContext): number {
 }
 
 export function fleetState(ctx: FleetContext): FleetState {
-  const current = row<SwitchRow>(ctx.sql, 'SELECT * FROM switch WHERE id = 1')!;
+  const current = switchRow(ctx);
   const votes = current.frozen
     ? rows<{ device: string }>(
         ctx.sql,
-        'SELECT device FROM votes WHERE epoch = ? ORDER BY device',
-        current.epoch,
+        'SELECT device FROM votes WHERE freeze = ? ORDER BY device',
+        current.freeze_id,
       ).map(({ device }) => device)
     : [];
   return {
@@ -37,6 +43,9 @@ export function fleetState(ctx: FleetContext): FleetState {
     fleet: ctx.fleet,
     frozen: current.frozen === 1,
     epoch: current.epoch,
+    ...(current.frozen && current.envelope !== null
+      ? { freeze: JSON.parse(current.envelope) as FreezeEnvelope }
+      : {}),
     ...(current.frozen && current.reason !== null ? { reason: current.reason } : {}),
     ...(current.frozen && current.frozen_at !== null ? { frozenAt: current.frozen_at } : {}),
     ...(current.frozen && current.frozen_by_role && current.frozen_by_id
@@ -55,8 +64,9 @@ function signerKey(ctx: FleetContext, envelope: FreezeEnvelope): string | undefi
 }
 
 /**
- * The panic button (or `latch panic`). Every freeze starts a new epoch, so votes cast before it
- * count for nothing, and reaches every connected daemon at once.
+ * The panic button (or `latch panic`). Every freeze replaces the one in force: votes bind to its
+ * envelope's id, so votes cast before it count for nothing. It reaches every connected daemon at
+ * once; the epoch only counts freezes, for people to read.
  */
 export async function freeze(ctx: FleetContext, envelope: FreezeEnvelope): Promise<RelayResult<FleetState>> {
   if (envelope.body.fleet !== ctx.fleet)
@@ -70,41 +80,49 @@ export async function freeze(ctx: FleetContext, envelope: FreezeEnvelope): Promi
     now: ctx.now(),
   });
   if (!verified.ok) return refuseWith(verified.error);
+  const id = await freezeId(envelope);
+
+  // No await from here: the nonce, the switch and the event are one step.
   if (!consumeNonce(ctx, envelope.nonce))
     return refusal(401, 'replayed_nonce', 'this freeze was already received');
-
   const now = ctx.now();
   ctx.sql.exec(
-    'UPDATE switch SET frozen = 1, epoch = epoch + 1, reason = ?, frozen_at = ?, frozen_by_role = ?, frozen_by_id = ? WHERE id = 1',
+    `UPDATE switch SET frozen = 1, epoch = epoch + 1, reason = ?, frozen_at = ?, frozen_by_role = ?,
+       frozen_by_id = ?, envelope = ?, freeze_id = ? WHERE id = 1`,
     envelope.body.reason,
     now,
     envelope.signer.role,
     envelope.signer.id,
+    JSON.stringify(envelope),
+    id,
   );
-  ctx.sql.exec('DELETE FROM votes WHERE epoch < (SELECT epoch FROM switch WHERE id = 1)');
+  ctx.sql.exec('DELETE FROM votes WHERE freeze != ?', id);
   const state = fleetState(ctx);
   ctx.emit(null, { v: PROTOCOL_VERSION, type: 'frozen', epoch: state.epoch, envelope, at: now });
   return { ok: true, value: state };
 }
 
 /**
- * One phone's vote to resume: a WebAuthn assertion over this freeze's epoch. Each device counts
- * once; when the quorum is reached the fleet resumes and every daemon gets all the votes, to
- * verify against its own keys and quorum.
+ * One phone's vote to resume: a WebAuthn assertion over the id of the freeze in force. Each
+ * device counts once; when the quorum is reached the fleet resumes and every daemon gets all the
+ * votes, to verify against the freeze it holds, its own keys and its own quorum.
  */
 export async function vote(
   ctx: FleetContext,
   ballot: ResumeVote,
   relying: RelyingParty,
 ): Promise<RelayResult<FleetState>> {
-  const before = fleetState(ctx);
+  const before = switchRow(ctx);
   if (!before.frozen) return refusal(409, 'not_frozen', 'the fleet is not frozen');
   if (ballot.fleet !== ctx.fleet) return refusal(400, 'context_mismatch', 'the vote is for another fleet');
+  // Frozen before freezes had ids (an object migrated mid-freeze): there is nothing to vote on.
+  if (before.freeze_id === null)
+    return refusal(409, 'stale_freeze', 'this freeze has no signed envelope to vote on: freeze again');
   const device = activeDevice(ctx, ballot.device);
   if (!device) return refusal(401, 'unknown_credential', 'no paired device has this id');
   const verified = await verifyResumeVote(
     ballot,
-    { fleet: ctx.fleet, epoch: before.epoch, origins: relying.origins, rpId: relying.rpId },
+    { fleet: ctx.fleet, freeze: before.freeze_id, origins: relying.origins, rpId: relying.rpId },
     {
       id: device.credential_id,
       publicKey: device.credential_key,
@@ -115,14 +133,14 @@ export async function vote(
   if (!verified.ok) return refuseWith(verified.error);
 
   // No await from here: the count and the resume are one step.
-  const now = fleetState(ctx);
-  if (!now.frozen || now.epoch !== ballot.epoch)
-    return refusal(409, 'stale_epoch', 'the freeze this vote was for is over');
-  if (now.votes.includes(device.id))
+  const now = switchRow(ctx);
+  if (!now.frozen || now.freeze_id !== ballot.freeze)
+    return refusal(409, 'stale_freeze', 'the freeze this vote was for is over');
+  if (fleetState(ctx).votes.includes(device.id))
     return refusal(409, 'already_used', 'this phone has already voted in this freeze');
   ctx.sql.exec(
-    'INSERT INTO votes (epoch, device, vote) VALUES (?, ?, ?)',
-    ballot.epoch,
+    'INSERT INTO votes (freeze, device, vote) VALUES (?, ?, ?)',
+    ballot.freeze,
     device.id,
     JSON.stringify(ballot),
   );
@@ -130,10 +148,10 @@ export async function vote(
   const after = fleetState(ctx);
   if (after.votes.length < after.needed) return { ok: true, value: after };
 
-  const votes = rows<{ vote: string }>(ctx.sql, 'SELECT vote FROM votes WHERE epoch = ?', ballot.epoch).map(
+  const votes = rows<{ vote: string }>(ctx.sql, 'SELECT vote FROM votes WHERE freeze = ?', ballot.freeze).map(
     ({ vote: json }) => JSON.parse(json) as ResumeVote,
   );
   ctx.sql.exec('UPDATE switch SET frozen = 0 WHERE id = 1');
-  ctx.emit(null, { v: PROTOCOL_VERSION, type: 'resumed', epoch: ballot.epoch, votes, at: ctx.now() });
+  ctx.emit(null, { v: PROTOCOL_VERSION, type: 'resumed', freeze: ballot.freeze, votes, at: ctx.now() });
   return { ok: true, value: fleetState(ctx) };
 }

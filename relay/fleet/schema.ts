@@ -1,11 +1,13 @@
+import { row } from './context.ts';
+
 /**
  * The fleet's tables. Applied at every start with IF NOT EXISTS; a change to an existing table
- * gets a new numbered step instead of an edit here.
+ * gets a new numbered step in MIGRATIONS instead of an edit here.
  *
  * Nothing here holds a command or any text an agent wrote: requests are metadata plus one
  * sealed box per phone, and tokens are stored only as hashes.
  */
-export const SCHEMA = `
+const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 CREATE TABLE IF NOT EXISTS hosts (
@@ -111,3 +113,42 @@ CREATE TABLE IF NOT EXISTS push_log (
 );
 CREATE INDEX IF NOT EXISTS push_log_by_host ON push_log (host, kind, at);
 `;
+
+/**
+ * Changes to the tables above, in order: step n (MIGRATIONS[n - 1]) runs once per object, in one
+ * transaction with the record that it ran (meta `schema_step`). A new object runs every step
+ * after SCHEMA, an object created under an earlier version runs the ones it lacks, so both end
+ * with the same tables.
+ */
+const MIGRATIONS: readonly string[] = [
+  // 1. Votes to resume bind to the freeze in force, named by its envelope (kill-switch/freezeId),
+  // no longer to the epoch: the switch keeps the envelope and its id, votes are kept by freeze
+  // id. Votes cast for an epoch cannot be counted toward an id, so they go with their table.
+  `ALTER TABLE switch ADD COLUMN envelope TEXT;
+   ALTER TABLE switch ADD COLUMN freeze_id TEXT;
+   DROP TABLE votes;
+   CREATE TABLE votes (
+     freeze TEXT NOT NULL,
+     device TEXT NOT NULL,
+     vote TEXT NOT NULL,
+     PRIMARY KEY (freeze, device)
+   );`,
+];
+
+/** Brings the object's storage to the current tables: SCHEMA, then the steps it has not run. */
+export function applySchema(storage: DurableObjectStorage): void {
+  storage.sql.exec(SCHEMA);
+  const done = Number(
+    row<{ value: string }>(storage.sql, "SELECT value FROM meta WHERE key = 'schema_step'")?.value ?? 0,
+  );
+  for (const [index, migration] of MIGRATIONS.entries()) {
+    if (index < done) continue;
+    storage.transactionSync(() => {
+      storage.sql.exec(migration);
+      storage.sql.exec(
+        "INSERT INTO meta (key, value) VALUES ('schema_step', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        String(index + 1),
+      );
+    });
+  }
+}

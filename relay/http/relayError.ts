@@ -36,7 +36,7 @@ const STATUS_BY_CODE: Partial<Record<LatchErrorCode, Refusal['status']>> = {
   stale_timestamp: 401,
   wrong_signer: 401,
   already_used: 409,
-  stale_epoch: 409,
+  stale_freeze: 409,
   expired: 410,
 };
 

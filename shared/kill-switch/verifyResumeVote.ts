@@ -6,15 +6,15 @@ import { resumeChallenge } from './resumeChallenge.ts';
 
 export interface VoteExpectation {
   fleet: string;
-  /** The epoch of the freeze now in force. */
-  epoch: number;
+  /** The id (kill-switch/freezeId) of the freeze the verifier itself holds in force. */
+  freeze: string;
   origins: readonly string[];
   rpId: string;
 }
 
 /**
- * Verifies one vote to resume. Counting distinct devices toward the quorum is the caller's job:
- * a device that votes twice is still one vote.
+ * Verifies one vote to resume. Counting distinct devices toward the quorum, and using each vote
+ * once, is the caller's job: a device that votes twice is still one vote.
  */
 export function verifyResumeVote(
   vote: ResumeVote,
@@ -23,8 +23,8 @@ export function verifyResumeVote(
 ): Promise<Result<{ device: string; counter: number }>> {
   return attempt(async () => {
     // Said plainly before the challenge would say it anyway: votes die with their freeze.
-    if (vote.fleet !== expected.fleet || vote.epoch !== expected.epoch) {
-      throw new LatchError('stale_epoch', 'the vote is for another freeze');
+    if (vote.fleet !== expected.fleet || vote.freeze !== expected.freeze) {
+      throw new LatchError('stale_freeze', 'the vote is for another freeze');
     }
     const challenge = await resumeChallenge(expected);
     const { counter } = await verifyAssertion(

@@ -1,5 +1,6 @@
 import { f, type Infer } from '../schema/index.ts';
 import { capabilityTokenSchema } from './approvals.ts';
+import { digest } from './common.ts';
 import { denyEnvelopeSchema, freezeEnvelopeSchema } from './envelopes.ts';
 import { fleetStateSchema, resumeVoteSchema } from './killSwitch.ts';
 import { pairingCompletionSchema } from './pairing.ts';
@@ -29,6 +30,7 @@ export const hostEventSchema = f.variant('type', {
   frozen: f.object({
     v: f.version(),
     type: f.literal('frozen'),
+    /** The relay's count of freezes, for the log: a daemon names a freeze by its envelope. */
     epoch: f.integer(0, Number.MAX_SAFE_INTEGER),
     envelope: freezeEnvelopeSchema,
     at: f.timestamp(),
@@ -36,8 +38,9 @@ export const hostEventSchema = f.variant('type', {
   resumed: f.object({
     v: f.version(),
     type: f.literal('resumed'),
-    epoch: f.integer(0, Number.MAX_SAFE_INTEGER),
-    votes: f.array(resumeVoteSchema, LIMITS.votesPerEpoch),
+    /** The id (kill-switch/freezeId) of the freeze the votes end. */
+    freeze: digest(),
+    votes: f.array(resumeVoteSchema, LIMITS.votesPerFreeze),
     at: f.timestamp(),
   }),
   paired: f.object({ v: f.version(), type: f.literal('paired'), completion: pairingCompletionSchema }),

@@ -9,7 +9,7 @@ export const LIMITS = {
   /** Sealed request details for one device: the details' JSON plus 94 bytes of box. */
   sealedBoxBytes: 8192,
   devicesPerFleet: 16,
-  votesPerEpoch: 32,
+  votesPerFreeze: 32,
   urlBytes: 2048,
   /** WebAuthn §4: a credential id has at most 1023 bytes. */
   credentialIdBytes: 1023,

@@ -60,6 +60,6 @@ export type PairingCompletion = Infer<typeof pairingCompletionSchema>;
 export const pairConfirmRequestSchema = f.object({
   v: f.version(),
   envelope: pairConfirmEnvelopeSchema,
-  quorum: f.integer(1, LIMITS.votesPerEpoch),
+  quorum: f.integer(1, LIMITS.votesPerFreeze),
 });
 export type PairConfirmRequest = Infer<typeof pairConfirmRequestSchema>;

@@ -1,12 +1,26 @@
+import { abortAllDurableObjects, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
+import type { Fleet } from '../../relay/fleet/Fleet.ts';
+import { toBase64url } from '../../shared/encoding/base64url.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
+import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import { resumeChallenge } from '../../shared/kill-switch/resumeChallenge.ts';
 import { verifyResumeVote } from '../../shared/kill-switch/verifyResumeVote.ts';
 import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { createHost, TEST_RP_ID, type TestPhone } from '../support/phone.ts';
-import { bearer, call, DaemonSocket, newFleet, ORIGIN, pairPhone, type TestFleet } from './harness.ts';
+import {
+  bearer,
+  call,
+  DaemonSocket,
+  fleetStub,
+  newFleet,
+  ORIGIN,
+  pairPhone,
+  type TestFleet,
+} from './harness.ts';
 
+/** Freezes the fleet; resolves with the relay's answer and the id of the freeze it put in force. */
 async function freezeBy(test: TestFleet, phone: TestPhone, reason = 'prod incident 412') {
   const envelope = await signEnvelope(
     'freeze',
@@ -14,21 +28,22 @@ async function freezeBy(test: TestFleet, phone: TestPhone, reason = 'prod incide
     { role: 'device', id: phone.id },
     phone.deviceKeys.privateKey,
   );
-  return call<FleetState>('POST', `/v1/fleets/${test.fleet}/freeze`, { json: envelope });
+  const reply = await call<FleetState>('POST', `/v1/fleets/${test.fleet}/freeze`, { json: envelope });
+  return { ...reply, envelope, id: await freezeId(envelope) };
 }
 
 async function ballot(
   test: TestFleet,
   phone: TestPhone,
-  epoch: number,
+  freeze: string,
   device = phone.id,
 ): Promise<ResumeVote> {
   const assertion = await phone.authenticator.assert({
     rpId: TEST_RP_ID,
     origin: ORIGIN,
-    challenge: await resumeChallenge({ fleet: test.fleet, epoch }),
+    challenge: await resumeChallenge({ fleet: test.fleet, freeze }),
   });
-  return { v: PROTOCOL_VERSION, fleet: test.fleet, epoch, device, assertion };
+  return { v: PROTOCOL_VERSION, fleet: test.fleet, freeze, device, assertion };
 }
 
 const vote = (test: TestFleet, body: ResumeVote) =>
@@ -52,6 +67,7 @@ describe('kill switch', () => {
     expect(frozen.body).toMatchObject({
       frozen: true,
       epoch: 1,
+      freeze: frozen.envelope,
       reason: 'prod incident 412',
       frozenBy: { role: 'device', id: test.phones[0]!.phone.id },
     });
@@ -77,7 +93,7 @@ describe('kill switch', () => {
     expect(frozen.body).toMatchObject({ frozen: true, frozenBy: { role: 'host', id: test.host.id } });
   });
 
-  it('resumes only with the quorum of distinct phones, votes bound to the current epoch', async () => {
+  it('resumes only with the quorum of distinct phones, votes bound to the freeze in force', async () => {
     const test = await newFleet({ phones: 3, quorum: 2, push: false });
     const [first, second, third] = test.phones.map((paired) => paired.phone) as [
       TestPhone,
@@ -85,31 +101,31 @@ describe('kill switch', () => {
       TestPhone,
     ];
     const daemon = await DaemonSocket.connect(test);
-    await freezeBy(test, first);
-    const epoch = 1;
+    const { id: freeze } = await freezeBy(test, first);
 
-    const afterOne = await vote(test, await ballot(test, first, epoch));
+    const afterOne = await vote(test, await ballot(test, first, freeze));
     expect(afterOne.body).toMatchObject({ frozen: true, votes: [first.id], needed: 2 });
 
     // The same phone again is still one vote.
-    const again = await vote(test, await ballot(test, first, epoch));
+    const again = await vote(test, await ballot(test, first, freeze));
     expect({ status: again.status, code: errorCode(again.body) }).toEqual({
       status: 409,
       code: 'already_used',
     });
 
     // A phone claiming to be another: its passkey is not that device's.
-    const spoofed = await vote(test, await ballot(test, first, epoch, third.id));
+    const spoofed = await vote(test, await ballot(test, first, freeze, third.id));
     expect({ status: spoofed.status, code: errorCode(spoofed.body) }).toEqual({
       status: 401,
       code: 'unknown_credential',
     });
 
-    const afterTwo = await vote(test, await ballot(test, second, epoch));
+    const afterTwo = await vote(test, await ballot(test, second, freeze));
     expect(afterTwo.body).toMatchObject({ frozen: false, epoch: 1, votes: [] });
+    expect(afterTwo.body).not.toHaveProperty('freeze');
 
     const resumed = await daemon.next('resumed');
-    expect(resumed.event).toMatchObject({ type: 'resumed', epoch: 1 });
+    expect(resumed.event).toMatchObject({ type: 'resumed', freeze });
     // The daemon gets the votes themselves, and verifies them with its own keys.
     const votes = resumed.event.type === 'resumed' ? resumed.event.votes : [];
     expect(votes.map((cast) => cast.device).sort()).toEqual([first.id, second.id].sort());
@@ -119,7 +135,7 @@ describe('kill switch', () => {
         (
           await verifyResumeVote(
             cast,
-            { fleet: test.fleet, epoch, origins: [ORIGIN], rpId: TEST_RP_ID },
+            { fleet: test.fleet, freeze, origins: [ORIGIN], rpId: TEST_RP_ID },
             device.credential,
           )
         ).ok,
@@ -128,19 +144,19 @@ describe('kill switch', () => {
     daemon.close();
   });
 
-  it('refuses a vote from an earlier freeze, and a vote relabelled with the new epoch', async () => {
+  it('refuses a vote for an earlier freeze after a new one (stale_freeze), and one relabelled with the new freeze', async () => {
     const test = await newFleet({ phones: 2, quorum: 2, push: false });
     const [first, second] = test.phones.map((paired) => paired.phone) as [TestPhone, TestPhone];
-    await freezeBy(test, first);
-    const oldVote = await ballot(test, second, 1);
-    await freezeBy(test, first, 'second incident');
+    const { id: earlier } = await freezeBy(test, first);
+    const oldVote = await ballot(test, second, earlier);
+    const current = await freezeBy(test, first, 'second incident');
 
     const stale = await vote(test, oldVote);
     expect({ status: stale.status, code: errorCode(stale.body) }).toEqual({
       status: 409,
-      code: 'stale_epoch',
+      code: 'stale_freeze',
     });
-    const relabelled = await vote(test, { ...oldVote, epoch: 2 });
+    const relabelled = await vote(test, { ...oldVote, freeze: current.id });
     expect({ status: relabelled.status, code: errorCode(relabelled.body) }).toEqual({
       status: 403,
       code: 'challenge_mismatch',
@@ -149,20 +165,38 @@ describe('kill switch', () => {
     const state = await call<FleetState>('GET', `/v1/fleets/${test.fleet}/state`, {
       headers: bearer(test.hostToken),
     });
-    expect(state.body).toMatchObject({ frozen: true, epoch: 2, votes: [] });
+    expect(state.body).toMatchObject({ frozen: true, epoch: 2, votes: [], freeze: current.envelope });
+    // Anyone holding the state computes the id the votes bind to.
+    expect(await freezeId(state.body.freeze!)).toBe(current.id);
+  });
+
+  it('refuses a vote cast in an earlier freeze, replayed after the fleet resumed and froze again', async () => {
+    const test = await newFleet({ phones: 2, quorum: 1, push: false });
+    const [first, second] = test.phones.map((paired) => paired.phone) as [TestPhone, TestPhone];
+    const { id: earlier } = await freezeBy(test, first);
+    const honest = await ballot(test, first, earlier);
+    expect((await vote(test, honest)).body).toMatchObject({ frozen: false });
+    const spare = await ballot(test, second, earlier);
+    await freezeBy(test, first, 'again');
+
+    const replayed = await vote(test, spare);
+    expect({ status: replayed.status, code: errorCode(replayed.body) }).toEqual({
+      status: 409,
+      code: 'stale_freeze',
+    });
   });
 
   it('refuses a vote without user verification', async () => {
     const test = await newFleet({ push: false });
     const phone = test.phones[0]!.phone;
-    await freezeBy(test, phone);
+    const { id: freeze } = await freezeBy(test, phone);
     const assertion = await phone.authenticator.assert({
       rpId: TEST_RP_ID,
       origin: ORIGIN,
-      challenge: await resumeChallenge({ fleet: test.fleet, epoch: 1 }),
+      challenge: await resumeChallenge({ fleet: test.fleet, freeze }),
       userVerified: false,
     });
-    const refused = await vote(test, { v: 1, fleet: test.fleet, epoch: 1, device: phone.id, assertion });
+    const refused = await vote(test, { v: 1, fleet: test.fleet, freeze, device: phone.id, assertion });
     expect({ status: refused.status, code: errorCode(refused.body) }).toEqual({
       status: 403,
       code: 'user_not_verified',
@@ -172,7 +206,58 @@ describe('kill switch', () => {
   it('resumes a one-phone fleet with one vote when its host asks for 1 of 1', async () => {
     const test = await newFleet({ push: false, quorum: 1 });
     const phone = test.phones[0]!.phone;
-    await freezeBy(test, phone);
-    expect((await vote(test, await ballot(test, phone, 1))).body).toMatchObject({ frozen: false });
+    const { id: freeze } = await freezeBy(test, phone);
+    expect((await vote(test, await ballot(test, phone, freeze))).body).toMatchObject({ frozen: false });
+  });
+});
+
+describe('a fleet object created before freezes had ids', () => {
+  it('gets the new switch at its next start: frozen as it was, not votable, until a new freeze', async () => {
+    const test = await newFleet({ push: false, quorum: 1 });
+    const phone = test.phones[0]!.phone;
+    // The switch and votes as the first version made them, frozen in epoch 3 with a vote cast.
+    await runInDurableObject(fleetStub(test.fleet), (_instance: Fleet, state) => {
+      state.storage.sql.exec(`
+        DROP TABLE switch;
+        DROP TABLE votes;
+        DELETE FROM meta WHERE key = 'schema_step';
+        CREATE TABLE switch (
+          id INTEGER PRIMARY KEY CHECK (id = 1),
+          frozen INTEGER NOT NULL,
+          epoch INTEGER NOT NULL,
+          reason TEXT,
+          frozen_at INTEGER,
+          frozen_by_role TEXT,
+          frozen_by_id TEXT
+        );
+        INSERT INTO switch VALUES (1, 1, 3, 'before the upgrade', 1767225600000, 'host', 'old-host');
+        CREATE TABLE votes (epoch INTEGER NOT NULL, device TEXT NOT NULL, vote TEXT NOT NULL, PRIMARY KEY (epoch, device));
+        INSERT INTO votes VALUES (3, 'some-phone', '{}');
+      `);
+    });
+    await abortAllDurableObjects();
+
+    const state = () =>
+      call<FleetState>('GET', `/v1/fleets/${test.fleet}/state`, { headers: bearer(test.hostToken) });
+    const before = await state();
+    expect(before.body).toMatchObject({ frozen: true, epoch: 3, reason: 'before the upgrade', votes: [] });
+    expect(before.body).not.toHaveProperty('freeze');
+    const columns = await runInDurableObject(fleetStub(test.fleet), (_instance: Fleet, stored) => ({
+      switch: stored.storage.sql.exec('SELECT name FROM pragma_table_info(?)', 'switch').toArray(),
+      votes: stored.storage.sql.exec('SELECT name FROM pragma_table_info(?)', 'votes').toArray(),
+    }));
+    expect(columns.switch.map(({ name }) => name)).toEqual(expect.arrayContaining(['envelope', 'freeze_id']));
+    expect(columns.votes.map(({ name }) => name)).toEqual(['freeze', 'device', 'vote']);
+
+    // Nothing names the old freeze, so no vote can end it.
+    const unnamed = await vote(test, await ballot(test, phone, toBase64url(new Uint8Array(32))));
+    expect({ status: unnamed.status, code: errorCode(unnamed.body) }).toEqual({
+      status: 409,
+      code: 'stale_freeze',
+    });
+    // A new freeze carries its envelope, and its votes count.
+    const again = await freezeBy(test, phone, 'freeze again');
+    expect(again.body).toMatchObject({ frozen: true, epoch: 4, freeze: again.envelope });
+    expect((await vote(test, await ballot(test, phone, again.id))).body).toMatchObject({ frozen: false });
   });
 });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { signDeviceRequest } from '../../shared/device-auth/deviceRequest.ts';
+import { toBase64url } from '../../shared/encoding/base64url.ts';
 import { utf8 } from '../../shared/encoding/bytes.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { MAX_BODY_BYTES } from '../../shared/schema/parse.ts';
@@ -623,7 +624,13 @@ describe('phone routes', () => {
     });
     expectError(
       await call('POST', `/v1/fleets/${own.fleet}/resume`, {
-        json: { v: 1, fleet: own.fleet, epoch: 0, device: ownPhone.id, assertion },
+        json: {
+          v: 1,
+          fleet: own.fleet,
+          freeze: toBase64url(new Uint8Array(32)),
+          device: ownPhone.id,
+          assertion,
+        },
       }),
       409,
       'not_frozen',

@@ -92,7 +92,7 @@ describe('message parsers', () => {
       fleet: 'f',
       frozen: true,
       epoch: 1,
-      votes: Array.from({ length: LIMITS.votesPerEpoch + 1 }, (_, i) => `d${i}`),
+      votes: Array.from({ length: LIMITS.votesPerFreeze + 1 }, (_, i) => `d${i}`),
       needed: 2,
     };
     expectRefused(parse(fleetStateSchema, state), 'field_too_large');

@@ -7,6 +7,7 @@ import { verifyCapabilityToken } from '../../shared/approvals/verifyCapabilityTo
 import { canonicalize } from '../../shared/canonical/canonicalize.ts';
 import { fromBase64url, toBase64url } from '../../shared/encoding/base64url.ts';
 import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
+import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import { verifyResumeVote } from '../../shared/kill-switch/verifyResumeVote.ts';
 import { MESSAGE_SCHEMAS } from '../../shared/messages/catalog.ts';
 import type { ApprovalRequest, CapabilityToken, RequestDetails } from '../../shared/messages/approvals.ts';
@@ -94,7 +95,7 @@ describe('the worked example in docs/protocol.md', () => {
     expect(verified.ok).toBe(true);
   });
 
-  it('signs the deny, the freeze and the vote with the paired phone’s keys', async () => {
+  it('signs the deny, the freeze and the vote with the paired phone’s keys, the vote bound to that freeze', async () => {
     const publicKey = fromBase64url(device.deviceKey);
     expect((await verifyEnvelope(json<DenyEnvelope>('DenyEnvelope'), { kind: 'deny', publicKey })).ok).toBe(
       true,
@@ -102,9 +103,17 @@ describe('the worked example in docs/protocol.md', () => {
     expect(
       (await verifyEnvelope(json<FreezeEnvelope>('FreezeEnvelope'), { kind: 'freeze', publicKey })).ok,
     ).toBe(true);
+    const freeze = json<FreezeEnvelope>('FreezeEnvelope');
+    expect(await freezeId(freeze)).toBe(text('FreezeId'));
     const vote = json<ResumeVote>('ResumeVote');
     expect(
-      (await verifyResumeVote(vote, { fleet: vote.fleet, epoch: 1, ...relying }, device.credential)).ok,
+      (
+        await verifyResumeVote(
+          vote,
+          { fleet: vote.fleet, freeze: text('FreezeId'), ...relying },
+          device.credential,
+        )
+      ).ok,
     ).toBe(true);
   });
 });

@@ -1,5 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
+import { freezeId } from '../../../shared/kill-switch/freezeId.ts';
 import { resumeChallenge } from '../../../shared/kill-switch/resumeChallenge.ts';
+import type { FreezeEnvelope } from '../../../shared/messages/envelopes.ts';
 import type { FleetState } from '../../../shared/messages/killSwitch.ts';
 import {
   fetchState,
@@ -129,7 +131,11 @@ export function HomeScreen() {
           </button>
         </nav>
       </header>
-      <PanicButton onFire={() => void panic()} disabled={fleets.every((fleet) => fleet.state?.frozen)} />
+      <PanicButton
+        onFire={() => void panic()}
+        // A freeze with no signed envelope cannot be voted away: freezing anew is the way out.
+        disabled={fleets.every((fleet) => fleet.state?.frozen && fleet.state.freeze)}
+      />
       {notice && (
         <p class="notice" role="status">
           {notice}
@@ -194,14 +200,18 @@ function FleetStatus({
     );
   }
   const voted = state.votes.includes(identity.id);
-  const vote = async () => {
+  const { freeze } = state;
+  const vote = async (envelope: FreezeEnvelope) => {
     if (!passkey) return setMessage('This phone has no passkey.');
+    // The vote names the freeze by the id of its signed envelope, computed here: it can end this
+    // freeze and no other, whatever the relay labels it.
+    const id = await freezeId(envelope);
     try {
       const assertion = await signWithPasskey(
         passkey,
-        await resumeChallenge({ fleet: state.fleet, epoch: state.epoch }),
+        await resumeChallenge({ fleet: state.fleet, freeze: id }),
       );
-      const result = await voteToResume(identity, state.fleet, state.epoch, assertion);
+      const result = await voteToResume(identity, state.fleet, id, assertion);
       setMessage(result.ok ? 'Your vote is counted.' : `Vote refused: ${result.message}`);
     } catch {
       setMessage('Face ID was cancelled. Nothing was sent.');
@@ -214,10 +224,15 @@ function FleetStatus({
       <p>
         Votes to resume: {state.votes.length} of {state.needed}
       </p>
-      {voted ? (
+      {!freeze ? (
+        <p>
+          This freeze cannot be voted on: the relay shows no signed freeze to vote for (one from before freeze
+          ids). Hold PANIC to freeze again, then vote to resume that freeze.
+        </p>
+      ) : voted ? (
         <p>This phone has voted.</p>
       ) : (
-        <button type="button" class="primary" onClick={() => void vote()}>
+        <button type="button" class="primary" onClick={() => void vote(freeze)}>
           Vote to resume (Face ID)
         </button>
       )}

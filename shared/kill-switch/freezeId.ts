@@ -1,0 +1,14 @@
+import { canonicalHash } from '../canonical/canonicalize.ts';
+import { toBase64url } from '../encoding/base64url.ts';
+import type { FreezeEnvelope } from '../messages/envelopes.ts';
+
+/**
+ * The id of a freeze: SHA-256 over the canonical JSON of its signed envelope, base64url. Anyone
+ * who holds the envelope (a phone, a daemon) computes it alone, so a freeze is named by what was
+ * signed, never by a label the relay gives it. Each envelope has its own nonce and signature, so
+ * no two freezes share an id, and no id is known before its freeze is signed: a vote cannot be
+ * cast ahead for a freeze to come, nor carried over to the next one.
+ */
+export async function freezeId(envelope: FreezeEnvelope): Promise<string> {
+  return toBase64url(await canonicalHash(envelope));
+}
