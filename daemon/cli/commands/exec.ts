@@ -1,19 +1,38 @@
-import { spawn } from 'node:child_process';
-import { watchDaemon } from '../../socket/daemonClient.ts';
+import { ConfigError, loadConfig, type LatchConfig } from '../../config/config.ts';
+import { latchFiles, latchHome } from '../../config/paths.ts';
+import { EXEC_EXIT, runUnderSwitch } from '../../exec/runUnderSwitch.ts';
 import { askDaemon } from '../askDaemon.ts';
-import { openHome } from '../home.ts';
+import { guardWithLastResort, writeStderrLine } from '../lastResort.ts';
 import { parseRisk } from './request.ts';
 
-/** The exit code of `latch exec` when the command was not allowed to run. */
-export const EXEC_DENIED = 126;
+/** The exit code of `latch exec` when the command did not run: denied, or no answer. */
+export const EXEC_DENIED = EXEC_EXIT.denied;
 
 const shellQuote = (argument: string) =>
   /^[\w@%+=:,./-]+$/.test(argument) ? argument : `'${argument.replace(/'/g, `'\\''`)}'`;
 
+/**
+ * `latch exec -- CMD…`: asks the daemon, then runs the command under the kill switch. Until the
+ * answer is known every way out — a deny, the daemon dying mid-answer, an exception, a promise
+ * left unsettled — says "not running" with exit 126: a script reads 0 as "it ran".
+ */
 export async function run(argv: string[], options: { risk?: string; title?: string }): Promise<void> {
   const risk = parseRisk(options.risk);
-  const { config } = openHome();
   const command = argv.map(shellQuote).join(' ');
+  const notRunning = (reason: string) => writeStderrLine(`latch: not running ${command}: ${reason}`);
+  const guard = guardWithLastResort({ exitCode: EXEC_DENIED, deny: notRunning });
+  function deny(reason: string): never {
+    guard.answered();
+    notRunning(reason);
+    process.exit(EXEC_DENIED);
+  }
+
+  let rules: LatchConfig['killSwitch'];
+  try {
+    rules = loadConfig(latchFiles(latchHome()).config).killSwitch;
+  } catch (error) {
+    deny(error instanceof ConfigError ? `${error.code}: ${error.message}` : String(error));
+  }
   const answer = await askDaemon({
     agent: 'latch exec',
     tool: 'exec',
@@ -22,48 +41,7 @@ export async function run(argv: string[], options: { risk?: string; title?: stri
     ...(risk ? { risk } : {}),
     ...(options.title ? { title: options.title } : {}),
   });
-  if (answer.decision !== 'allow') {
-    process.stderr.write(`latch: not running ${command}: ${answer.reason}\n`);
-    process.exit(EXEC_DENIED);
-  }
-
-  // Its own process group, so that a freeze reaches everything the command starts.
-  const child = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit', detached: true });
-  const signalGroup = (signal: NodeJS.Signals) => {
-    try {
-      if (child.pid) process.kill(-child.pid, signal);
-    } catch {
-      // already gone
-    }
-  };
-  let stopped = false;
-  const stopWatching = watchDaemon((state) => {
-    if (state.frozen && !stopped) {
-      stopped = config.killSwitch.onFreeze === 'stop';
-      process.stderr.write(
-        `latch: the fleet is frozen (${state.reason ?? 'no reason'}); ${stopped ? 'stopping' : 'terminating'} ${command}\n`,
-      );
-      signalGroup(config.killSwitch.onFreeze === 'stop' ? 'SIGSTOP' : 'SIGTERM');
-    } else if (!state.frozen && stopped) {
-      stopped = false;
-      process.stderr.write(`latch: the fleet resumed; continuing ${command}\n`);
-      signalGroup('SIGCONT');
-    }
-  });
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.on(signal, () => {
-      signalGroup(signal);
-      // A stopped process only acts on the signal once continued.
-      if (stopped) signalGroup('SIGCONT');
-    });
-  }
-  child.on('error', (error) => {
-    process.stderr.write(`latch: cannot run ${argv[0]}: ${error.message}\n`);
-    stopWatching();
-    process.exit(127);
-  });
-  child.on('exit', (code, signal) => {
-    stopWatching();
-    process.exit(code ?? (signal ? 128 + 15 : 1));
-  });
+  if (answer.decision !== 'allow') deny(answer.reason);
+  guard.answered();
+  runUnderSwitch(argv, command, rules);
 }

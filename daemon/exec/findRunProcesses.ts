@@ -1,0 +1,58 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { readProcessStat, type ProcessStat } from './processStat.ts';
+
+/** The environment variable that names one run of `latch exec` in everything it starts. */
+export const RUN_MARKER = 'LATCH_EXEC_RUN';
+
+/** Live processes by pid, each with its start time (see ProcessStat.start). */
+export type Members = Map<number, number>;
+
+/**
+ * Every live process of one run of `latch exec`, from one pass over /proc: the command, its
+ * descendants by parent pid, and every process that carries the run's marker in its environment
+ * with its own descendants. The marker finds what left the tree: a child that called setsid and
+ * was reparented, or a double fork, keeps the environment it inherited. `known` are members seen
+ * before, still members while the same process lives, whoever its parent is now.
+ */
+export function findRunProcesses(
+  root: { pid: number; start: number } | undefined,
+  marker: string,
+  known: Members,
+): Members {
+  const live = new Map<number, ProcessStat>();
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!/^\d+$/.test(name) || pid === process.pid) continue;
+    const stat = readProcessStat(pid);
+    // A zombie has ended: nothing to stop, and its pid is the parent's to reap.
+    if (!stat || stat.state === 'Z' || stat.state === 'X') continue;
+    live.set(pid, stat);
+    children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), pid]);
+  }
+  const same = (pid: number, start: number) => live.get(pid)?.start === start;
+  const seeds: number[] = [];
+  if (root && same(root.pid, root.start)) seeds.push(root.pid);
+  for (const [pid, start] of known) if (same(pid, start)) seeds.push(pid);
+  const entry = `${RUN_MARKER}=${marker}`;
+  for (const pid of live.keys()) if (carries(pid, entry)) seeds.push(pid);
+
+  // Breadth first from the command: parents come before their children, so a pass that stops
+  // them stops a parent before it can fork again.
+  const members: Members = new Map();
+  for (let pid = seeds.shift(); pid !== undefined; pid = seeds.shift()) {
+    if (members.has(pid)) continue;
+    members.set(pid, live.get(pid)!.start);
+    seeds.push(...(children.get(pid) ?? []));
+  }
+  return members;
+}
+
+/** Whether the process started with this entry in its environment (another user's: unreadable, no). */
+function carries(pid: number, entry: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(entry);
+  } catch {
+    return false;
+  }
+}

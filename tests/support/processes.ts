@@ -1,0 +1,51 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cgroupDirectory } from '../../daemon/exec/cgroupDirectory.ts';
+import { readProcessStat } from '../../daemon/exec/processStat.ts';
+
+/** Live processes (zombies are not) whose argv is exactly `argv`: a test finds what it started by a unique argument. */
+export function processesRunning(...argv: string[]): number[] {
+  const wanted = `${argv.join('\0')}\0`;
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8') === wanted && readProcessStat(pid)?.state !== 'Z';
+      } catch {
+        return false;
+      }
+    });
+}
+
+/**
+ * Whether a freeze holds the process: stopped by a signal (`T` in /proc/<pid>/stat), or in a
+ * frozen cgroup, where cgroup.freeze leaves it sleeping (`S`) with `frozen 1` in cgroup.events.
+ */
+export function isHeld(pid: number): boolean {
+  if (readProcessStat(pid)?.state === 'T') return true;
+  const cgroup = cgroupDirectory(pid);
+  try {
+    return cgroup !== undefined && /^frozen 1$/m.test(readFileSync(join(cgroup, 'cgroup.events'), 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** Ends processes for good: SIGKILL reaches stopped and frozen ones alike. */
+export function killAll(pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
+}
+
+/** The cgroups `latch exec` made under this process's cgroup for one run (named by its pid). */
+export function execCgroupsOf(execPid: number): string[] {
+  const parent = cgroupDirectory(process.pid);
+  if (!parent) return [];
+  return readdirSync(parent).filter((name) => name.startsWith(`latch-exec-${execPid}-`));
+}
