@@ -1,0 +1,317 @@
+/**
+ * A piece of a shell word: text, whose glob characters are live only where the shell left them
+ * unquoted, or a value only running the command would tell (`$x`, `$(…)`), named for its kind.
+ */
+export type Piece = { text: string; glob: boolean } | { computed: string };
+export type Word = Piece[];
+/** The words of one command, between separators (`;`, `&&`, `|`, a newline, parentheses). */
+export type SimpleCommand = Word[];
+
+const WORD_BREAKS = ' \t\n;&|<>()';
+const COMMAND_BREAKS = '\n;&|()';
+/** A quoted string holding any of these may be a command another shell runs (`bash -c '…'`). */
+const MAY_BE_COMMAND = /[\s;&|<>()`$]/;
+const VARIABLE = /[A-Za-z_][A-Za-z0-9_]*|[0-9$!?#@*-]/y;
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=/;
+/**
+ * How deep quoted strings and substitutions are unwrapped: each level is a shell running a
+ * string again (`sh -c "sh -c '…'"`). Deeper text is still read, as text, for Latch's names.
+ */
+const MAX_DEPTH = 16;
+
+/**
+ * The commands in `text` and their words, read as a POSIX shell (bash, zsh, dash) would: quotes
+ * and backslashes undone (`.la''tch`, `tot\p.json`), `$'…'` decoded, `~` and the `variables`
+ * given expanded, and the variables the text itself assigns (`d=~/.latch; cat $d/x`). What a
+ * shell would run again is read again as commands of its own: `$(…)`, backticks, and a quoted
+ * string with spaces or shell syntax in it (`bash -c 'cat x'` holds the command `cat x`).
+ *
+ * It reads every part of the text, including comments and here-documents: a mention counts.
+ */
+export function commandWords(text: string, variables: Readonly<Record<string, string>>): SimpleCommand[] {
+  const commands: SimpleCommand[] = [];
+  new Lexer(text, new Map(Object.entries(variables)), commands, 0).lex(0, false);
+  return commands;
+}
+
+/** The text a word spells, a computed piece standing as NUL (no name runs across it). */
+export const wordText = (word: Word) => word.map((piece) => ('text' in piece ? piece.text : '\0')).join('');
+
+/** The word's text when it holds nothing computed. */
+export const literalText = (word: Word) =>
+  word.every((piece) => 'text' in piece) ? wordText(word) : undefined;
+
+class Lexer {
+  readonly #text: string;
+  readonly #variables: Map<string, string>;
+  readonly #commands: SimpleCommand[];
+  readonly #depth: number;
+  #words: Word[] = [];
+  #word: Piece[] = [];
+  #inWord = false;
+
+  constructor(text: string, variables: Map<string, string>, commands: SimpleCommand[], depth: number) {
+    this.#text = text;
+    this.#variables = variables;
+    this.#commands = commands;
+    this.#depth = depth;
+  }
+
+  /** Reads from `from` to the end, or to the `)` that closes a `$(`; returns the index after it. */
+  lex(from: number, closes: boolean): number {
+    const text = this.#text;
+    let parens = 0;
+    let i = from;
+    while (i < text.length) {
+      const character = text[i]!;
+      if (character === ')' && closes && parens === 0) {
+        this.#endCommand();
+        return i + 1;
+      }
+      if (character === '(') parens++;
+      else if (character === ')') parens--;
+      if (WORD_BREAKS.includes(character)) {
+        if (COMMAND_BREAKS.includes(character)) this.#endCommand();
+        else this.#endWord();
+        i++;
+      } else i = this.#piece(i);
+    }
+    this.#endCommand();
+    return i;
+  }
+
+  /** Reads the unquoted piece of a word that starts at `i`; returns the index after it. */
+  #piece(i: number): number {
+    const text = this.#text;
+    const next = text[i + 1];
+    switch (text[i]) {
+      case '\\':
+        if (next !== '\n') this.#add(next ?? '', false); // backslash-newline joins two lines
+        return i + 2;
+      case "'": {
+        const end = indexOrEnd(text, "'", i + 1);
+        this.#quoted(text.slice(i + 1, end));
+        return end + 1;
+      }
+      case '"':
+        return this.#doubleQuoted(i + 1);
+      case '`':
+        return this.#backticks(i + 1);
+      case '$':
+        return this.#dollar(i, false);
+      case '~':
+        // At a word's start, or after the = or : of an assignment (`--dir=~/x`, `PATH=~/bin:~/y`).
+        if (
+          this.#tildeCanStart() &&
+          (next === undefined || '/:'.includes(next) || WORD_BREAKS.includes(next))
+        ) {
+          this.#expand('HOME', '~');
+          return i + 1;
+        }
+    }
+    this.#add(text[i]!, true);
+    return i + 1;
+  }
+
+  /** From just inside "…": the index after the closing quote. */
+  #doubleQuoted(from: number): number {
+    const text = this.#text;
+    let again = ''; // the string as a shell that runs it would read it
+    let i = from;
+    while (i < text.length && text[i] !== '"') {
+      const character = text[i]!;
+      const next = text[i + 1] ?? '';
+      if (character === '\\' && '$`"\\\n'.includes(next)) {
+        if (next !== '\n') this.#add(next, false);
+        again += next;
+        i += 2;
+      } else if (character === '$' || character === '`') {
+        const end = character === '$' ? this.#dollar(i, true) : this.#backticks(i + 1);
+        again += text.slice(i, end);
+        i = end;
+      } else {
+        this.#add(character, false);
+        again += character;
+        i++;
+      }
+    }
+    this.#inWord = true;
+    this.#again(again);
+    return i + 1;
+  }
+
+  /** From just inside `…`: a command of its own; the index after the closing backtick. */
+  #backticks(from: number): number {
+    const text = this.#text;
+    let inner = '';
+    let i = from;
+    for (; i < text.length && text[i] !== '`'; i++) {
+      if (text[i] === '\\' && '`\\$'.includes(text[i + 1] ?? '-')) i++;
+      inner += text[i];
+    }
+    this.#computed('`…`');
+    this.#again(inner, true);
+    return i + 1;
+  }
+
+  /** At a `$`: an expansion, or a plain `$`. Returns the index after it. */
+  #dollar(i: number, quoted: boolean): number {
+    const text = this.#text;
+    const next = text[i + 1];
+    if (next === '(' && this.#depth < MAX_DEPTH) {
+      // $( … ) and $(( … )): read to the closing parenthesis as commands of their own.
+      this.#computed('$(…)');
+      return new Lexer(text, this.#variables, this.#commands, this.#depth + 1).lex(i + 2, true);
+    }
+    if (next === '{') {
+      const end = closingBrace(text, i + 2);
+      const inner = text.slice(i + 2, end);
+      if (NAME.test(inner)) this.#variable(inner, quoted);
+      else {
+        // ${x:-…}, ${x/…/…}: the operator's words can name a path too.
+        this.#computed('${…}');
+        this.#again(inner, true);
+      }
+      return end + 1;
+    }
+    if (next === "'" && !quoted) {
+      const end = ansiCEnd(text, i + 2);
+      this.#quoted(decodeAnsiC(text.slice(i + 2, end)));
+      return end + 1;
+    }
+    if (next === '"' && !quoted) return i + 1; // $"…" is a "…" translated
+    VARIABLE.lastIndex = i + 1;
+    const name = VARIABLE.exec(text)?.[0];
+    if (name === undefined) {
+      this.#add('$', false);
+      return i + 1;
+    }
+    this.#variable(name, quoted);
+    return i + 1 + name.length;
+  }
+
+  #variable(name: string, quoted: boolean): void {
+    // Unquoted, $IFS splits words: `cat${IFS}~/.latch/x` is two words.
+    if (name === 'IFS' && !quoted) this.#endWord();
+    else this.#expand(name, `$${name}`);
+  }
+
+  #expand(name: string, computed: string): void {
+    const value = this.#variables.get(name);
+    if (value === undefined) this.#computed(computed);
+    else this.#add(value, false);
+  }
+
+  #tildeCanStart(): boolean {
+    const last = this.#word.at(-1);
+    return (
+      !this.#inWord ||
+      (last !== undefined &&
+        'text' in last &&
+        last.glob &&
+        (last.text.endsWith('=') || last.text.endsWith(':')))
+    );
+  }
+
+  #quoted(text: string): void {
+    this.#add(text, false);
+    this.#inWord = true;
+    this.#again(text);
+  }
+
+  /** Reads `text` again as commands, as the shell that runs it would: always, or when it may be one. */
+  #again(text: string, always = false): void {
+    if (this.#depth < MAX_DEPTH && (always || MAY_BE_COMMAND.test(text)))
+      new Lexer(text, this.#variables, this.#commands, this.#depth + 1).lex(0, false);
+    else if (always) this.#add(text, false);
+  }
+
+  #add(text: string, glob: boolean): void {
+    this.#inWord = true;
+    const last = this.#word.at(-1);
+    if (last !== undefined && 'text' in last && last.glob === glob) last.text += text;
+    else this.#word.push({ text, glob });
+  }
+
+  #computed(kind: string): void {
+    this.#inWord = true;
+    this.#word.push({ computed: kind });
+  }
+
+  #endWord(): void {
+    if (this.#inWord) {
+      const word = this.#word;
+      this.#words.push(word);
+      // A variable the command sets for its later words: `d=~/.latch; cat $d/totp.json`.
+      const text = literalText(word);
+      const assigned = text === undefined ? undefined : ASSIGNMENT.exec(text);
+      if (assigned) this.#variables.set(assigned[1]!, text!.slice(assigned[0].length));
+    }
+    this.#word = [];
+    this.#inWord = false;
+  }
+
+  #endCommand(): void {
+    this.#endWord();
+    if (this.#words.length > 0) this.#commands.push(this.#words);
+    this.#words = [];
+  }
+}
+
+const indexOrEnd = (text: string, search: string, from: number) => {
+  const index = text.indexOf(search, from);
+  return index < 0 ? text.length : index;
+};
+
+/** From just inside `${`: the index of the `}` that closes it. */
+function closingBrace(text: string, from: number): number {
+  let depth = 0;
+  for (let i = from; i < text.length; i++) {
+    if (text[i] === '\\') i++;
+    else if (text[i] === '{') depth++;
+    else if (text[i] === '}' && depth-- === 0) return i;
+  }
+  return text.length;
+}
+
+/** From just inside `$'`: the index of the closing quote (a backslash escapes one). */
+function ansiCEnd(text: string, from: number): number {
+  let i = from;
+  while (i < text.length && text[i] !== "'") i += text[i] === '\\' ? 2 : 1;
+  return Math.min(i, text.length);
+}
+
+const ANSI_C: Record<string, string> = {
+  a: '\x07',
+  b: '\b',
+  e: '\x1b',
+  E: '\x1b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  '?': '?',
+};
+
+/** The text of `$'…'`, as bash decodes it: `$'\x2elatch'` is `.latch`. */
+function decodeAnsiC(text: string): string {
+  return text.replace(
+    /\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{1,4})|U([0-9a-fA-F]{1,8})|c(.)|(.))/gs,
+    (escape, octal?: string, hex?: string, u4?: string, u8?: string, control?: string, other?: string) => {
+      const code = octal
+        ? parseInt(octal, 8)
+        : (hex ?? u4 ?? u8)
+          ? parseInt((hex ?? u4 ?? u8)!, 16)
+          : control
+            ? control.charCodeAt(0) & 0x1f
+            : undefined;
+      if (code !== undefined) return code <= 0x10ffff ? String.fromCodePoint(code) : escape;
+      return ANSI_C[other!] ?? escape;
+    },
+  );
+}

@@ -1,0 +1,75 @@
+import type { PathPattern, PathSegment } from './pathPattern.ts';
+import { sameName, type Place, type ProtectedPlaces } from './protectedPlaces.ts';
+
+/** How a path stands to a place: it is the place, inside it, or a folder above it. */
+export interface Touch {
+  place: Place;
+  relation: 'at' | 'inside' | 'above';
+}
+
+/**
+ * The protected places a path pattern can name, from `base` when it is relative. It is judged
+ * twice: as written, with `..` taken away lexically, and as the file system resolves it (the
+ * real path of its literal part, the deepest folder that exists), so that a symbolic link to a
+ * secret counts as the secret. Places are compared on whole segments (`~/.latch2` is not
+ * `~/.latch`). A project's hook settings count wherever they stand (`<any>/.claude/settings.json`).
+ */
+export function pathTouches(
+  pattern: PathPattern,
+  base: string | undefined,
+  places: ProtectedPlaces,
+  realPath: (path: string) => string,
+): Touch[] {
+  const tailsOf = (path: PathSegment[]) =>
+    places.tails
+      .filter((tail) => endsWith(path, tail.parts))
+      .map((place): Touch => ({ place, relation: 'at' }));
+  // Where it starts is unknown: only a project's settings, named at its end, can be seen.
+  if (pattern.from === 'computed' || (pattern.from === 'here' && base === undefined))
+    return tailsOf(pattern.segments);
+  const written = [...(pattern.from === 'here' ? base!.split('/').filter(Boolean) : []), ...pattern.segments];
+  return [normalise(written), resolved(written, realPath)].flatMap((path) => [
+    ...places.places.flatMap((place) => {
+      const relation = relationTo(path, place.parts);
+      return relation ? [{ place, relation }] : [];
+    }),
+    ...tailsOf(path),
+  ]);
+}
+
+const matches = (segment: PathSegment, name: string) =>
+  typeof segment === 'string' ? sameName(segment) === name : segment.test(name);
+
+function relationTo(path: PathSegment[], place: string[]): Touch['relation'] | undefined {
+  const shared = Math.min(path.length, place.length);
+  for (let i = 0; i < shared; i++) if (!matches(path[i]!, place[i]!)) return undefined;
+  return path.length < place.length ? 'above' : path.length > place.length ? 'inside' : 'at';
+}
+
+/**
+ * A project's hook file is matched by name or glob (`.claude/sett*`); its folder alone only by
+ * name, since `.*` in a search pattern (`grep -E "a .* b"`) would otherwise be taken for it.
+ */
+function endsWith(path: PathSegment[], tail: string[]): boolean {
+  const offset = path.length - tail.length;
+  if (tail.length === 1) return typeof path[offset] === 'string' && sameName(path[offset]) === tail[0];
+  return offset >= 0 && tail.every((name, i) => matches(path[offset + i]!, name));
+}
+
+/** `.` dropped and `..` taking the segment before it away, as path.resolve does. */
+function normalise(segments: PathSegment[]): PathSegment[] {
+  const out: PathSegment[] = [];
+  for (const segment of segments) {
+    if (segment === '..') out.pop();
+    else if (segment !== '.' && segment !== '') out.push(segment);
+  }
+  return out;
+}
+
+/** The literal part resolved by the file system (links, and `..` after a link), the rest after it. */
+function resolved(segments: PathSegment[], realPath: (path: string) => string): PathSegment[] {
+  const glob = segments.findIndex((segment) => typeof segment !== 'string');
+  const literal = glob < 0 ? segments : segments.slice(0, glob);
+  const rest = glob < 0 ? [] : segments.slice(glob);
+  return normalise([...realPath(`/${literal.join('/')}`).split('/'), ...rest]);
+}

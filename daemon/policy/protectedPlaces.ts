@@ -1,0 +1,116 @@
+import { homedir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { latchFiles, latchHome, socketPath } from '../config/paths.ts';
+import { AGENTS, type Agent } from '../install/agents.ts';
+import { agentConfigDir } from '../install/settingsPath.ts';
+import { realPath } from './realPath.ts';
+
+/**
+ * What a place is to Latch: a secret (never read), its home or its socket's folder (written only
+ * with a phone), an agent's config folder or a file in it that holds hooks (the same).
+ */
+export type PlaceKind = 'secret' | 'home' | 'socket' | 'agent-dir' | 'hook-file';
+
+export interface Place {
+  kind: PlaceKind;
+  /** Its path's parts, in lower case (see `sameName`). */
+  parts: string[];
+  /** What a person types to approve a change to it. */
+  target: string;
+}
+
+/** Latch's own places, fixed when the daemon starts, from the environment it runs in. */
+export interface ProtectedPlaces {
+  /** Absolute places, each as configured and as the file system resolves it. */
+  places: Place[];
+  /** Project forms (`<any>/.claude/settings.json`): matched as the last parts of a path. */
+  tails: Place[];
+  /** What `$HOME`, `$LATCH_HOME`, `$XDG_RUNTIME_DIR`, `$CLAUDE_CONFIG_DIR` and `$CODEX_HOME` hold. */
+  variables: Record<string, string>;
+  /** Names looked for anywhere in a command's words, whatever folder it runs in. */
+  names: { secrets: RegExp; files: RegExp; hooks: RegExp };
+  daemonPid: number;
+}
+
+/** The folder an agent keeps in a project, and the files there and in its user folder that can hold hooks. */
+const AGENT_FILES: Record<Agent, { folder: string; files: string[] }> = {
+  'claude-code': { folder: '.claude', files: ['settings.json', 'settings.local.json'] },
+  codex: { folder: '.codex', files: ['hooks.json', 'config.toml'] },
+};
+
+/**
+ * Paths are compared ignoring case on every platform: macOS's file system usually ignores it
+ * (`~/.LATCH/TOTP.JSON` opens the secret there), and on Linux a path that differs from Latch's
+ * only in case is rare enough that asking a phone about it costs nothing.
+ */
+export const sameName = (name: string) => name.toLowerCase();
+
+const pathParts = (path: string) => path.split('/').filter(Boolean).map(sameName);
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+// A name counts where it stands alone: `~/.latch/x`, `open(".latch")`, not `my.latch` or `.latchrc`.
+const anywhere = (names: string[]) =>
+  new RegExp(`(?<![\\w.-])(${names.map(escape).join('|')})(?![\\w.-])`, 'i');
+
+export function protectedPlaces(
+  env: NodeJS.ProcessEnv = process.env,
+  daemonPid: number = process.pid,
+): ProtectedPlaces {
+  const home = resolve(latchHome(env));
+  const files = latchFiles(home);
+  const socket = resolve(socketPath(env));
+  const secrets = [
+    files.hostKey,
+    files.hostToken,
+    files.totp,
+    files.state,
+    `${files.state}-wal`,
+    `${files.state}-shm`,
+  ];
+  const agentDirs = {
+    'claude-code': resolve(agentConfigDir('claude-code', env)),
+    codex: resolve(agentConfigDir('codex', env)),
+  };
+
+  const places: Place[] = [];
+  // Each as configured and as the file system resolves it: ~/.claude may be a link into dotfiles.
+  const add = (kind: PlaceKind, path: string) => {
+    for (const form of new Set([path, realPath(path)]))
+      places.push({ kind, parts: pathParts(form), target: basename(path) });
+  };
+  for (const secret of secrets) add('secret', secret);
+  add('home', home);
+  add('socket', dirname(socket));
+  for (const agent of AGENTS) {
+    add('agent-dir', agentDirs[agent]);
+    for (const file of AGENT_FILES[agent].files) add('hook-file', join(agentDirs[agent], file));
+  }
+  const tails = AGENTS.flatMap((agent): Place[] => {
+    const { folder, files } = AGENT_FILES[agent];
+    return [
+      { kind: 'agent-dir', parts: [sameName(folder)], target: folder },
+      ...files.map((file): Place => ({ kind: 'hook-file', parts: [sameName(folder), file], target: file })),
+    ];
+  });
+  return {
+    places,
+    tails,
+    variables: {
+      HOME: homedir(),
+      LATCH_HOME: home,
+      CLAUDE_CONFIG_DIR: agentDirs['claude-code'],
+      CODEX_HOME: agentDirs.codex,
+      ...(env['XDG_RUNTIME_DIR'] ? { XDG_RUNTIME_DIR: env['XDG_RUNTIME_DIR'] } : {}),
+    },
+    names: {
+      secrets: anywhere(secrets.map((path) => basename(path))),
+      files: anywhere([basename(home), basename(socket)]),
+      hooks: anywhere(
+        AGENTS.flatMap((agent) =>
+          AGENT_FILES[agent].files.map((file) => `${AGENT_FILES[agent].folder}/${file}`),
+        ),
+      ),
+    },
+    daemonPid,
+  };
+}

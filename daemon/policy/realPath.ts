@@ -1,0 +1,31 @@
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+
+/** The longest path the kernel resolves (PATH_MAX on Linux): a longer one cannot be opened at all. */
+const PATH_MAX = 4096;
+/** How many links the kernel follows in one path (Linux's MAXSYMLINKS) before it gives up. */
+const MAX_LINKS = 40;
+
+/**
+ * Where an absolute path leads once symbolic links are followed: the real path of its deepest
+ * existing ancestor, with the parts that do not exist yet after it. So a link to `totp.json`, a
+ * link to where it would be (writing through it creates it), or a file about to be written
+ * through a linked folder, resolves to the place it would touch. `parentPath` resolves the
+ * parent of a path that does not exist (a caller's memo: many new names in one folder cost one
+ * look each).
+ */
+export function realPath(path: string, parentPath: (path: string) => string = realPath, links = 0): string {
+  if (path.length > PATH_MAX) return path;
+  try {
+    // lstat first: a missing path is the common case, and a thrown error costs more than a call.
+    const found = lstatSync(path, { throwIfNoEntry: false });
+    if (found?.isSymbolicLink() && links < MAX_LINKS)
+      return realPath(resolve(parentPath(dirname(path)), readlinkSync(path)), parentPath, links + 1);
+    if (found) return realpathSync.native(path);
+  } catch {
+    // A name too long, a file where a folder should be, a loop of links, no permission to look:
+    // no further than its parent, then.
+  }
+  const parent = dirname(path);
+  return parent === path ? path : join(parentPath(parent), basename(path));
+}

@@ -1,0 +1,160 @@
+import { isAbsolute } from 'node:path';
+import { utf8Length } from '../../shared/encoding/bytes.ts';
+import { changesTheLeash } from './changesTheLeash.ts';
+import { commandWords, type Word } from './commandWords.ts';
+import { pathPattern } from './pathPattern.ts';
+import { pathTouches, type Touch } from './pathTouches.ts';
+import { namesTouch } from './namesTouch.ts';
+import { LONG_COMMAND_BYTES, type Verdict } from './policy.ts';
+import type { ProtectedPlaces } from './protectedPlaces.ts';
+import { realPath } from './realPath.ts';
+import { stopsTheDaemon } from './stopsTheDaemon.ts';
+import { mayWrite, wordsTouch } from './wordsTouch.ts';
+
+/** A gated call as self-protection sees it. */
+export interface ProtectedCall {
+  tool: string;
+  paths: readonly string[];
+  command?: string;
+  /** The tool's input as JSON text. */
+  input?: string;
+  cwd?: string;
+}
+
+export type Guard = 'secrets' | 'files' | 'hooks' | 'stop' | 'commands';
+/** Notes that a call touches what a guard keeps, and what a person types to approve it. */
+export type Note = (guard: Guard, target: string) => void;
+
+/** The rules, strongest first: the first one found decides. Only the secrets are refused outright. */
+export const SELF_PROTECTION_RULES: Record<Guard, string> = {
+  secrets: 'latch: its secrets',
+  files: 'latch: its own files',
+  hooks: 'latch: agent hook settings',
+  stop: 'latch: stopping the daemon',
+  commands: 'latch: its own commands',
+};
+
+/** Claude Code's tools that only read what their path names; Grep also reads every file below it. */
+const READS = new Set(['Read', 'NotebookRead', 'LS', 'Glob', 'Grep']);
+/** Tools whose paths and command are all they act on: their other input is content or prose. */
+const KNOWN = new Set([
+  ...READS,
+  ...['Edit', 'MultiEdit', 'Write', 'NotebookEdit', 'Bash', 'exec'],
+  // These touch no file on this machine; a subagent's (Task) own calls are gated one by one.
+  ...['WebFetch', 'WebSearch', 'TodoWrite', 'TodoRead', 'Task', 'BashOutput', 'KillShell', 'ExitPlanMode'],
+]);
+
+/**
+ * Latch guarding itself, on every gated call and beyond the policy's reach: the secrets
+ * (`host-key.json`, `host-token`, `totp.json`, `state.db`) are never read by a call that names
+ * them, whatever the spelling; Latch's home, its
+ * socket's folder and the agents' hook settings are written only with a phone, at critical
+ * risk; so is any command that names them, stops the daemon or changes the leash. Reading
+ * Latch's other files, or the hook settings, is left to the policy. Undefined: nothing of
+ * Latch's is touched. See docs/policy.md, "What Latch always protects".
+ */
+export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Verdict | undefined {
+  const cwd = call.cwd !== undefined && isAbsolute(call.cwd) ? call.cwd : undefined;
+  const real = rememberedRealPath();
+  const found = new Map<Guard, string>();
+  const note: Note = (guard, target) => {
+    if (!found.has(guard)) found.set(guard, target);
+  };
+  for (const path of call.paths) {
+    // As given: a tool's path is a name, not a pattern (a `*` in it is a `*`).
+    const pattern = pathPattern([{ text: withHome(path, places), glob: false }]);
+    for (const touch of pathTouches(pattern, cwd, places, real)) {
+      const guard = READS.has(call.tool) ? onRead(call.tool, touch) : mayWrite(touch);
+      if (guard) note(guard, touch.place.target);
+    }
+  }
+  const variables = { ...places.variables, ...(cwd ? { PWD: cwd } : {}) };
+  if (call.command !== undefined && utf8Length(call.command) > LONG_COMMAND_BYTES) {
+    // Longer than a phone shows, a command is asked at critical risk by the policy whatever it
+    // names: only a secret's name can still make that a deny. Its text is searched as sent and
+    // with its quotes and backslashes taken out; reading up to a MiB of it as shell words would
+    // hold every other call up.
+    const text = (value: string): Word => [{ text: value, glob: false }];
+    namesTouch([text(call.command), text(call.command.replace(/['"\\]/g, ''))], places, note);
+  } else if (call.command !== undefined) {
+    const commands = commandWords(call.command, variables);
+    const words = uniqueWords(commands.flat());
+    namesTouch(words, places, note);
+    wordsTouch(words, cwd, places, real, note);
+    if (commands.some((command) => stopsTheDaemon(command, places.daemonPid))) note('stop', 'latch daemon');
+    const leash = commands.map(changesTheLeash).find(Boolean);
+    if (leash) note('commands', leash);
+  }
+  // An MCP or unknown tool may write anywhere: each string in its input is read as a command's words are.
+  if (call.input !== undefined && !KNOWN.has(call.tool)) {
+    const strings: Word[] = [];
+    for (const text of inputStrings(call.input)) {
+      strings.push([{ text: withHome(text, places), glob: false }]);
+      for (const command of commandWords(text, variables)) for (const word of command) strings.push(word);
+    }
+    const words = uniqueWords(strings);
+    namesTouch(words, places, note);
+    wordsTouch(words, cwd, places, real, note);
+  }
+  for (const guard of Object.keys(SELF_PROTECTION_RULES) as Guard[]) {
+    const target = found.get(guard);
+    if (target !== undefined)
+      return {
+        action: guard === 'secrets' ? 'deny' : 'ask',
+        risk: 'critical',
+        rule: SELF_PROTECTION_RULES[guard],
+        target,
+      };
+  }
+  return undefined;
+}
+
+/** A read reaches a secret named by its path; Grep reads every file below its folder too. */
+function onRead(tool: string, { place, relation }: Touch): Guard | undefined {
+  if (place.kind === 'secret' && relation !== 'above') return 'secrets';
+  if (tool !== 'Grep' || place.kind !== 'home') return undefined;
+  // From above, ripgrep skips hidden folders like ~/.latch unless told not to; a custom home need
+  // not be hidden: a phone decides.
+  return relation === 'at' ? 'secrets' : relation === 'above' ? 'files' : undefined;
+}
+
+/** `~`, `$HOME` and `${HOME}` at a path's start, as a shell would have expanded them. */
+function withHome(path: string, places: ProtectedPlaces): string {
+  return path.replace(/^(~|\$HOME|\$\{HOME\})(?=\/|$)/, () => places.variables['HOME'] ?? '~');
+}
+
+/** Every string in a JSON text, or the text itself when it is not JSON (cut short, for one). */
+function inputStrings(input: string): string[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(input);
+  } catch {
+    return [input];
+  }
+  const strings: string[] = [];
+  // A stack, not recursion: the input's depth is the agent's to choose.
+  const stack = [value];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (typeof next === 'string') strings.push(next);
+    else if (typeof next === 'object' && next !== null)
+      for (const value of Object.values(next)) stack.push(value);
+  }
+  return strings;
+}
+
+/** Each word once: `cat a a a …` is judged as `cat a`. */
+const uniqueWords = (words: Word[]) => [
+  ...new Map(words.map((word) => [JSON.stringify(word), word])).values(),
+];
+
+/** realPath, remembered for one call: a command's words share their folders. */
+function rememberedRealPath(): (path: string) => string {
+  const known = new Map<string, string>();
+  const resolve = (path: string): string => {
+    let resolved = known.get(path);
+    if (resolved === undefined) known.set(path, (resolved = realPath(path, resolve)));
+    return resolved;
+  };
+  return resolve;
+}

@@ -1,0 +1,93 @@
+import { literalText, type SimpleCommand, type Word } from './commandWords.ts';
+
+/** Programs that signal processes by name or pattern: the daemon's name is one a pattern can hit. */
+const BY_NAME = new Set(['pkill', 'killall', 'killall5', 'skill']);
+
+/** A word as a program name: its last path part, in lower case (`/bin/KILL` runs kill on macOS). */
+const programName = (word: Word) => literalText(word)?.split('/').at(-1)?.toLowerCase();
+
+/**
+ * Whether a command could stop the daemon: `pkill`, `killall`, `fuser -k`, `launchctl`,
+ * `loginctl kill-…`/`terminate-…`, `systemctl` or `service` with a word that says latch (or one
+ * only running tells), and `kill` unless each of its targets is plainly not the daemon. A
+ * mention counts wherever it stands (`xargs kill`, `sh -c 'pkill …'`): asking more is the safe
+ * direction.
+ */
+export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boolean {
+  const texts = command.map(literalText);
+  const passes = new Map<string, boolean[]>();
+  // Whether a word at `from` or after passes a test: each test runs once per word, from the end,
+  // however many times its program is named (`kill kill kill …` stays one pass).
+  const anyFrom = (from: number, test: string, passing: (i: number) => boolean) => {
+    let found = passes.get(test);
+    if (!found) {
+      found = new Array<boolean>(command.length + 1).fill(false);
+      for (let i = command.length - 1; i >= 0; i--) found[i] = found[i + 1]! || passing(i);
+      passes.set(test, found);
+    }
+    return found[from]!;
+  };
+  return command.some((word, index) => {
+    const name = programName(word);
+    switch (name) {
+      case 'kill':
+        return killMayReach(texts, index + 1, (from) =>
+          anyFrom(from, 'target', (i) => mayBeTheDaemon(texts[i], command[i]!, daemonPid)),
+        );
+      case 'fuser':
+        return anyFrom(
+          index + 1,
+          'kill option',
+          (i) => texts[i] === '--kill' || /^-[a-z]*k/i.test(texts[i] ?? ''),
+        );
+      case 'systemctl':
+      case 'service':
+        return anyFrom(index + 1, 'says latch', (i) => texts[i] === undefined || /latch/i.test(texts[i]!));
+      case 'loginctl':
+        return anyFrom(index + 1, 'ends a session', (i) => /^(kill|terminate)-/.test(texts[i] ?? 'kill-'));
+      case 'launchctl':
+        return true;
+      default:
+        return name !== undefined && BY_NAME.has(name);
+    }
+  });
+}
+
+/**
+ * `kill`'s targets, after its options from `start`. Plainly not the daemon: the shell itself or
+ * its last job (`$$`, `$!`, `%1`), a pid other than the daemon's, or a word that is no pid at all
+ * (kill refuses it: `docker kill web` names a container). Anything else may be it: the daemon's
+ * pid, 0 or a negative number (process groups, every process), a computed target
+ * (`$(pgrep latch)`), or no target in sight (`pgrep latch | xargs kill`). `kill -l` only lists.
+ */
+function killMayReach(
+  texts: (string | undefined)[],
+  start: number,
+  targetFrom: (index: number) => boolean,
+): boolean {
+  let signalGiven = false;
+  let i = start;
+  for (; i < texts.length; i++) {
+    const text = texts[i];
+    if (text === undefined || !text.startsWith('-')) break;
+    if (text === '--') {
+      i++;
+      break;
+    }
+    if (/^-(l|L|-list|-table)$/.test(text)) return false;
+    // After the signal, -N is a process group: a target.
+    if (signalGiven && /^-\d+$/.test(text)) return true;
+    signalGiven = true;
+    if (/^-(s|n|-signal)$/.test(text)) i++;
+  }
+  return i >= texts.length || targetFrom(i);
+}
+
+function mayBeTheDaemon(text: string | undefined, target: Word, daemonPid: number): boolean {
+  if (text === undefined) {
+    const only = target.length === 1 ? target[0] : undefined;
+    return !(only && 'computed' in only && ['$$', '$!', '$BASHPID'].includes(only.computed));
+  }
+  if (/^\d+$/.test(text)) return Number(text) === daemonPid || Number(text) === 0;
+  return /^-\d+$/.test(text);
+}

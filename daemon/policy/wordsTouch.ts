@@ -1,0 +1,56 @@
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { literalText, type Word } from './commandWords.ts';
+import { pathPattern, type PathPattern } from './pathPattern.ts';
+import { pathTouches, type Touch } from './pathTouches.ts';
+import type { ProtectedPlaces } from './protectedPlaces.ts';
+import type { Guard, Note } from './selfProtection.ts';
+
+/**
+ * What the words of a command (or of an unknown tool's input) touch of Latch's as paths, as
+ * something that may write: each word from the folder the command runs in, and from every
+ * folder it names at, in or above a protected place, since it may `cd` there first
+ * (`cd ~ && cat .lat?h/t*`, `cd ~/.latch && cat *`).
+ */
+export function wordsTouch(
+  words: Word[],
+  cwd: string | undefined,
+  places: ProtectedPlaces,
+  realPath: (path: string) => string,
+  note: Note,
+): void {
+  const patterns = words.map((word): [Word, PathPattern] => [word, pathPattern(word)]);
+  const bases = new Set(cwd === undefined ? [] : [cwd, realPath(cwd)]);
+  for (const [word, pattern] of patterns) {
+    const text = literalText(word);
+    if (text === undefined || pattern.from === 'computed' || (pattern.from === 'here' && !cwd)) continue;
+    const folder = realPath(resolve(cwd ?? '/', text));
+    if (pathTouches(pattern, cwd, places, realPath).length > 0 && isFolder(folder)) bases.add(folder);
+  }
+  for (const [, pattern] of patterns) {
+    const from = pattern.from === 'here' && bases.size > 0 ? [...bases] : [undefined];
+    for (const base of from) {
+      for (const touch of pathTouches(pattern, base, places, realPath)) {
+        const guard = mayWrite(touch);
+        if (guard) note(guard, touch.place.target);
+      }
+    }
+  }
+}
+
+/** What touching a place means for a call that may write there. */
+export function mayWrite({ place, relation }: Touch): Guard | undefined {
+  if (relation === 'above') return undefined;
+  if (place.kind === 'secret') return 'secrets';
+  if (place.kind === 'home' || place.kind === 'socket') return 'files';
+  // An agent's config folder is guarded whole (moved away, its hooks go with it), not what is in it.
+  return place.kind === 'hook-file' || relation === 'at' ? 'hooks' : undefined;
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  } catch {
+    return false; // a file where a folder should be, a name too long: no folder
+  }
+}
