@@ -1,13 +1,9 @@
 import { spawn } from 'node:child_process';
 import WebSocket from 'ws';
-import { approvalChallenge } from '../shared/approvals/approvalChallenge.ts';
-import { requestHash } from '../shared/approvals/requestHash.ts';
-import { openRequestDetails } from '../shared/e2e/requestDetailsBox.ts';
 import type { CapabilityToken } from '../shared/messages/approvals.ts';
 import type { RequestView } from '../shared/messages/relayViews.ts';
-import { PROTOCOL_VERSION } from '../shared/version.ts';
 import { gateCall } from '../daemon/socket/daemonClient.ts';
-import type { GateAnswer } from '../daemon/socket/localApi.ts';
+import { decideAtRelay, openAtRelay, tokenFor } from '../tests/support/phoneAtRelay.ts';
 import type { BenchEnvironment } from './environment.ts';
 import { median, ms, now, percentile, type BenchRow } from './stats.ts';
 
@@ -15,7 +11,7 @@ import { median, ms, now, percentile, type BenchRow } from './stats.ts';
 function ask(env: BenchEnvironment, title: string) {
   let pending: (value: string) => void;
   const requestId = new Promise<string>((resolve) => (pending = resolve));
-  const answer = gateCall<GateAnswer>(
+  const answer = gateCall(
     { agent: 'bench', tool: 'bench', title, interactive: false, canDefer: false },
     { socketPath: env.machine.socket, onPending: ({ requestId: id }) => pending(id) },
   );
@@ -23,50 +19,12 @@ function ask(env: BenchEnvironment, title: string) {
 }
 
 /** The phone's part: fetch the request, open its box, sign the approval. Not timed. */
-async function tokenFor(env: BenchEnvironment, requestId: string): Promise<CapabilityToken> {
-  const { phone, fleet, driver } = env;
-  const view = (
-    await driver.phoneCall<RequestView>(phone, 'GET', `/v1/fleets/${fleet}/requests/${requestId}`)
-  ).body;
-  const opened = await openRequestDetails(
-    view.box!,
-    { privateKey: phone.ecdhKeys.privateKey, publicKeyRaw: phone.ecdhKeyRaw },
-    { fleet, host: view.host, requestId, device: phone.id },
-  );
-  if (!opened.ok) throw opened.error;
-  const details = opened.value;
-  const binding = {
-    fleet,
-    host: view.host,
-    requestId,
-    requestHash: await requestHash(details),
-    decision: 'approve' as const,
-    nonce: details.nonce,
-    exp: details.exp,
-  };
-  const assertion = await phone.authenticator.assert({
-    rpId: driver.rpId,
-    origin: driver.origin,
-    challenge: await approvalChallenge(binding),
-  });
-  return {
-    v: PROTOCOL_VERSION,
-    fleet,
-    host: view.host,
-    requestId,
-    decision: 'approve',
-    device: phone.id,
-    assertion,
-  };
+async function tokenForRequest(env: BenchEnvironment, requestId: string): Promise<CapabilityToken> {
+  const { details } = await openAtRelay(env.driver, env.phone, env.fleet, requestId);
+  return tokenFor(env.driver, env.phone, details);
 }
 
-const decide = (env: BenchEnvironment, token: CapabilityToken) =>
-  env.driver.phoneCall(
-    env.phone,
-    'POST',
-    `/v1/fleets/${env.fleet}/requests/${token.requestId}/decision`,
-    token,
-  );
+const decide = (env: BenchEnvironment, token: CapabilityToken) => decideAtRelay(env.driver, env.phone, token);
 
 /** One bare loopback HTTP request and one WebSocket message between two Node processes. */
 async function loopbackBaseline(samples: number): Promise<number[]> {
@@ -105,7 +63,7 @@ export async function approvalLatency(env: BenchEnvironment, samples: number): P
     const askedAt = now();
     const { requestId, answer } = ask(env, `bench ${i}`);
     const id = await requestId;
-    const token = await tokenFor(env, id);
+    const token = await tokenForRequest(env, id);
     const tappedAt = now();
     await decide(env, token);
     const answered = await answer;
@@ -153,7 +111,7 @@ export async function pollingPeer(
   for (let i = 0; i < samples; i++) {
     const { requestId, answer } = ask(env, `poll ${i}`);
     const id = await requestId;
-    const token = await tokenFor(env, id);
+    const token = await tokenForRequest(env, id);
     let seenAt = 0;
     let decidedAt = 0;
     const poller = (async () => {

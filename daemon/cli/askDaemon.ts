@@ -1,62 +1,61 @@
 import { canPromptOnTty, promptOnTty } from '../fallback/ttyPrompt.ts';
-import { callDaemon, DaemonUnreachableError, gateCall } from '../socket/daemonClient.ts';
+import { DaemonUnreachableError, gateCall } from '../socket/daemonClient.ts';
 import type { GateAnswer, GateRequest } from '../socket/localApi.ts';
 import { InsecurePathError } from '../socket/securePath.ts';
 import { startSpinner } from './spinner.ts';
 
 export type GateQuestion = Partial<Omit<GateRequest, 'interactive'>> & Pick<GateRequest, 'tool'>;
 
+export interface AskOptions {
+  socketPath?: string;
+  spinner?: boolean;
+  interactive?: boolean;
+  /** The moment (ms since the epoch) by which the caller must have an answer. */
+  deadline?: number;
+}
+
 /**
- * A client's whole conversation with the daemon for one call: ask, show the countdown, run the
- * terminal fallback if the daemon offers one. Whatever goes wrong is a deny with its reason.
+ * A client's whole conversation with the daemon for one call: ask, show the countdown, answer a
+ * terminal fallback if the daemon offers one. Always resolves, with a deny and its reason for
+ * whatever goes wrong: it never throws and never waits past its deadline.
  */
-export async function askDaemon(
-  question: GateQuestion,
-  options: { socketPath?: string; spinner?: boolean; interactive?: boolean } = {},
-): Promise<GateAnswer> {
+export async function askDaemon(question: GateQuestion, options: AskOptions = {}): Promise<GateAnswer> {
   const interactive = options.interactive ?? canPromptOnTty();
   let stopSpinner = () => {};
   try {
-    const answer = await gateCall<GateAnswer>(
+    return await gateCall(
       { ...question, interactive },
       {
         ...(options.socketPath ? { socketPath: options.socketPath } : {}),
+        ...(options.deadline ? { deadline: options.deadline } : {}),
         onPending: ({ requestId, exp }) => {
           if (options.spinner !== false) stopSpinner = startSpinner(requestId, exp);
         },
+        onFallback: async (offer) => {
+          stopSpinner();
+          if (!interactive) return undefined;
+          return promptOnTty(
+            [
+              `latch: ${offer.reason}`,
+              `latch: ${question.title ?? question.command ?? question.tool}`,
+              offer.prompt,
+            ],
+            Math.min(offer.exp, options.deadline ?? Infinity),
+          );
+        },
       },
     );
-    stopSpinner();
-    if (answer.decision !== 'fallback') return answer;
-    const typed = await promptOnTty([
-      `latch: ${answer.reason}`,
-      `latch: ${question.title ?? question.command ?? question.tool}`,
-      answer.prompt,
-    ]);
-    return await callDaemon<GateAnswer>(
-      'POST',
-      '/v1/fallback',
-      { requestId: answer.requestId, answer: typed },
-      options.socketPath ? { socketPath: options.socketPath } : {},
-    );
   } catch (error) {
-    stopSpinner();
     if (error instanceof InsecurePathError)
       return {
         decision: 'deny',
         blockReason: 'insecure_socket_path',
         reason: `insecure_socket_path: ${error.message}`,
       };
-    if (error instanceof DaemonUnreachableError)
-      return {
-        decision: 'deny',
-        blockReason: 'daemon_unreachable',
-        reason: `daemon_unreachable: ${error.message}`,
-      };
-    return {
-      decision: 'deny',
-      blockReason: 'daemon_unreachable',
-      reason: `daemon_unreachable: ${(error as Error).message}`,
-    };
+    const why =
+      error instanceof DaemonUnreachableError ? error.message : `internal error: ${(error as Error).message}`;
+    return { decision: 'deny', blockReason: 'daemon_unreachable', reason: `daemon_unreachable: ${why}` };
+  } finally {
+    stopSpinner();
   }
 }

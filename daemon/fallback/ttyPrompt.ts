@@ -12,9 +12,9 @@ export function canPromptOnTty(): boolean {
 
 /**
  * Asks on the controlling terminal, /dev/tty, never on stdin: an agent controls a hook's stdin
- * and could answer its own question there.
+ * and could answer its own question there. Resolves undefined if nobody answers by `until`.
  */
-export async function promptOnTty(lines: string[]): Promise<string> {
+export async function promptOnTty(lines: string[], until: number): Promise<string | undefined> {
   // Loaded here, not at the top: the hook path, which runs on every tool call, rarely needs them.
   const { createInterface } = await import('node:readline/promises');
   const { ReadStream, WriteStream } = await import('node:tty');
@@ -24,7 +24,12 @@ export async function promptOnTty(lines: string[]): Promise<string> {
   const reader = createInterface({ input, output, terminal: true });
   try {
     for (const line of lines.slice(0, -1)) output.write(`${line}\n`);
-    return await reader.question(`${lines.at(-1) ?? ''} `);
+    return await reader.question(`${lines.at(-1) ?? ''} `, {
+      signal: AbortSignal.timeout(Math.max(0, until - Date.now())),
+    });
+  } catch {
+    output.write('\n');
+    return undefined;
   } finally {
     reader.close();
     input.destroy();

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { dedupKey } from './dedupKey.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { requestHash } from '../../shared/approvals/requestHash.ts';
@@ -16,17 +17,23 @@ import { sanitizeText } from '../../shared/text/sanitizeText.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
 import type { LatchConfig } from '../config/config.ts';
-import { localChallenge } from '../fallback/localChallenge.ts';
+import type { ConfigKeeper } from '../config/configKeeper.ts';
+import type { ConfigChange } from '../config/configTightening.ts';
+import { localChallenge, type LocalChallenge } from '../fallback/localChallenge.ts';
 import { matchTotp } from '../fallback/totp.ts';
 import type { KillSwitch } from '../kill-switch/killSwitch.ts';
 import { evaluatePolicy } from '../policy/policy.ts';
+import { protectedPlaces } from '../policy/protectedPlaces.ts';
+import { selfProtection } from '../policy/selfProtection.ts';
 import type { PolicyKeeper } from '../policy/policyKeeper.ts';
 import type { RelayClient } from '../relay/relayClient.ts';
-import type { BlockReason, GateAnswer, GateRequest } from '../socket/localApi.ts';
+import type { BlockReason, FallbackOffer, GateAnswer, GateRequest } from '../socket/localApi.ts';
 import type { StateStore } from '../state/stateStore.ts';
 
 export interface GatekeeperOptions {
+  /** The config in force at start; `configKeeper` says what is in force from then on. */
   config: LatchConfig;
+  configKeeper: ConfigKeeper;
   store: StateStore;
   audit: AuditLog;
   relay: RelayClient;
@@ -42,15 +49,40 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
-interface PendingFallback {
-  method: 'totp' | 'challenge';
-  answer?: string;
-  notBefore: number;
-  settle(answer: GateAnswer): GateAnswer;
+/** A change to Latch itself, which only a phone approves: see Gatekeeper.approveChange. */
+export interface ChangeRequest {
+  kind: 'policy' | 'config' | 'phone' | 'totp';
+  /** What makes this change this one (a hash of the new text, the new phone's id). */
+  key: string;
+  title: string;
+  detail: string;
+  risk: RiskLevel;
+  /** What a person types to approve it at critical risk. */
+  target: string;
+}
+
+/** The caller's side of one gated call, as the socket carries it. */
+export interface Conversation {
+  /** Hears the request id and deadline once a phone is asked, for the caller's countdown. */
+  onAsked?(pending: { requestId: string; exp: number }): void;
+  /**
+   * Offers the caller a terminal fallback, on the connection that asked and no other; resolves
+   * with what it typed, or undefined (declined, gone, or no answer by `offer.exp`).
+   */
+  askOnTerminal?(offer: FallbackOffer): Promise<string | undefined>;
 }
 
 const strictest = (a: RiskLevel, b: RiskLevel | undefined): RiskLevel =>
   b !== undefined && RISK_LEVELS.indexOf(b) > RISK_LEVELS.indexOf(a) ? b : a;
+
+/** An agent's command as the audit keeps it: cleaned and capped, like everything shown (it may be 1 MiB). */
+const forAudit = (command: string | undefined) =>
+  command === undefined
+    ? undefined
+    : sanitizeText(command, { maxBytes: LIMITS.detailBytes, multiline: true }).text;
+
+const describeChange = (change: ConfigChange) =>
+  `${change.setting}: ${JSON.stringify(change.from)} → ${JSON.stringify(change.to)}${change.tightens ? '' : ' (looser)'}`;
 
 const deny = (blockReason: BlockReason, reason: string, requestId?: string): GateAnswer => ({
   decision: 'deny',
@@ -69,11 +101,14 @@ export class Gatekeeper {
   readonly #options: GatekeeperOptions;
   readonly #waiting = new Map<string, Waiter>();
   readonly #byDedupKey = new Map<string, Promise<GateAnswer>>();
-  readonly #fallbacks = new Map<string, PendingFallback>();
-  readonly #askedPolicyHashes = new Set<string>();
+  readonly #askedLoosenings = new Set<string>();
+  /** Latch's own files, sockets and hook settings, where this daemon's environment puts them. */
+  readonly #protectedPlaces = protectedPlaces();
+  #config: LatchConfig;
 
   constructor(options: GatekeeperOptions) {
     this.#options = options;
+    this.#config = options.config;
     // A freeze refuses at once everything still waiting for a phone.
     options.killSwitch.onChange((state) => {
       if (!state.frozen) return;
@@ -94,11 +129,7 @@ export class Gatekeeper {
     return this.#waiting.size;
   }
 
-  /** `onAsked` hears the request id and deadline once a phone is asked, for the caller's countdown. */
-  async gate(
-    request: GateRequest,
-    onAsked?: (pending: { requestId: string; exp: number }) => void,
-  ): Promise<GateAnswer> {
+  async gate(request: GateRequest, conversation: Conversation = {}): Promise<GateAnswer> {
     const { killSwitch, policy, audit } = this.#options;
     const switchState = killSwitch.state;
     if (switchState.frozen) {
@@ -106,13 +137,30 @@ export class Gatekeeper {
         event: 'refused',
         blockReason: 'kill_switch',
         tool: request.tool,
-        command: request.command,
+        command: forAudit(request.command),
       });
       return deny(
         'kill_switch',
         `kill_switch: the fleet is frozen (${switchState.reason ?? 'no reason given'})`,
       );
     }
+    const configView = this.#options.configKeeper.current();
+    if (!configView.ok) {
+      audit.append({
+        event: 'refused',
+        blockReason: 'config_invalid',
+        tool: request.tool,
+        message: configView.message,
+      });
+      return deny('config_invalid', `config_invalid: ${configView.message}`);
+    }
+    this.#config = configView.config;
+    if (configView.loosening)
+      this.#askToLoosen(
+        'config',
+        configView.loosening,
+        configView.loosening.changes.map(describeChange).join('\n'),
+      );
     const current = policy.current();
     if (!current.ok) {
       audit.append({
@@ -123,22 +171,25 @@ export class Gatekeeper {
       });
       return deny('policy_invalid', current.message);
     }
-    if (current.loosening) this.#askToLoosen(current.loosening);
+    if (current.loosening) this.#askToLoosen('policy', current.loosening, current.loosening.text);
 
-    const verdict = evaluatePolicy(current.policy, {
+    const policyVerdict = evaluatePolicy(current.policy, {
       tool: request.tool,
       paths: request.paths,
       ...(request.command !== undefined ? { command: request.command } : {}),
       ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
     });
-    const rule = `policy rule "${verdict.rule}"`;
+    // Latch guarding itself (docs/policy.md) outranks any policy answer but a deny, and never defers.
+    const guarded = selfProtection(request, this.#protectedPlaces);
+    const verdict = guarded && policyVerdict.action !== 'deny' ? guarded : policyVerdict;
+    const rule = verdict === guarded ? `Latch's own rule "${verdict.rule}"` : `policy rule "${verdict.rule}"`;
     if (verdict.action === 'allow') {
       audit.append({
         event: 'allowed',
         via: 'policy',
         rule: verdict.rule,
         tool: request.tool,
-        command: request.command,
+        command: forAudit(request.command),
       });
       return { decision: 'allow', reason: `allowed by ${rule}`, via: 'policy' };
     }
@@ -148,7 +199,7 @@ export class Gatekeeper {
         blockReason: 'policy_violation',
         rule: verdict.rule,
         tool: request.tool,
-        command: request.command,
+        command: forAudit(request.command),
       });
       return deny('policy_violation', `policy_violation: denied by ${rule}`);
     }
@@ -158,31 +209,24 @@ export class Gatekeeper {
     }
     const risk = strictest(verdict.risk, request.risk);
     // The policy sets how long a phone may take; an agent may ask for less, never for more.
-    const longest = verdict.timeoutSeconds ?? this.#options.config.approvals.timeoutSeconds;
+    const longest = verdict.timeoutSeconds ?? this.#config.approvals.timeoutSeconds;
     const timeoutSeconds = Math.min(request.timeoutSeconds ?? longest, longest);
     const target =
       verdict.target ?? request.target ?? (request.paths[0] ? basename(request.paths[0]) : request.tool);
-    return this.#askOnce(request, { risk, timeoutSeconds, target }, onAsked);
+    return this.#askOnce(request, { risk, timeoutSeconds, target }, conversation);
   }
 
-  /** One request per (agent session, tool call): a duplicate joins the pending one. */
+  /** One request per call: a duplicate (same ids, same content: see dedupKey) joins the pending one. */
   #askOnce(
     request: GateRequest,
     terms: { risk: RiskLevel; timeoutSeconds: number; target: string },
-    onAsked?: (pending: { requestId: string; exp: number }) => void,
+    conversation: Conversation = {},
   ): Promise<GateAnswer> {
-    const dedupKey =
-      request.session && request.toolUseId
-        ? toBase64url(
-            createHash('sha256').update(`${request.session}\0${request.toolUseId}`).digest().subarray(0, 18),
-          )
-        : toBase64url(randomBytes(18));
-    const existing = this.#byDedupKey.get(dedupKey);
+    const key = dedupKey(request) ?? toBase64url(randomBytes(18));
+    const existing = this.#byDedupKey.get(key);
     if (existing) return existing;
-    const answer = this.#ask(request, terms, dedupKey, onAsked).finally(() =>
-      this.#byDedupKey.delete(dedupKey),
-    );
-    this.#byDedupKey.set(dedupKey, answer);
+    const answer = this.#ask(request, terms, key, conversation).finally(() => this.#byDedupKey.delete(key));
+    this.#byDedupKey.set(key, answer);
     return answer;
   }
 
@@ -199,12 +243,18 @@ export class Gatekeeper {
       return cleaned.text;
     };
     const summary = request.command ?? request.paths[0] ?? request.tool;
-    const detail = request.detail ?? request.command ?? request.input ?? request.paths.join('\n');
+    // What runs comes first: a caller's own description never stands in for its command.
+    const detail =
+      request.command !== undefined
+        ? request.detail && request.detail !== request.command
+          ? `${request.command}\n\n${request.detail}`
+          : request.command
+        : (request.detail ?? request.input ?? request.paths.join('\n'));
     return {
       v: PROTOCOL_VERSION,
-      fleet: this.#options.config.host.fleet,
+      fleet: this.#config.host.fleet,
       host: this.#options.hostId,
-      hostName: clean(this.#options.config.host.name, LIMITS.nameBytes),
+      hostName: clean(this.#config.host.name, LIMITS.nameBytes),
       requestId,
       agent: clean(request.agent, LIMITS.nameBytes),
       tool: clean(request.tool, LIMITS.nameBytes),
@@ -224,7 +274,7 @@ export class Gatekeeper {
     request: GateRequest,
     terms: { risk: RiskLevel; timeoutSeconds: number; target: string },
     dedupKey: string,
-    onAsked?: (pending: { requestId: string; exp: number }) => void,
+    conversation: Conversation,
   ): Promise<GateAnswer> {
     const { store, relay, audit } = this.#options;
     const requestId = toBase64url(randomBytes(12));
@@ -265,6 +315,7 @@ export class Gatekeeper {
       return this.#fallbackOr(
         request,
         details,
+        conversation,
         'not_paired',
         'no phone is paired with this host; run latch pair',
       );
@@ -291,14 +342,41 @@ export class Gatekeeper {
         created.failure.kind === 'unreachable'
           ? `the relay cannot be reached (${created.failure.message})`
           : `the relay refused the request (${created.failure.code})`;
-      return this.#fallbackOr(request, details, 'relay_unreachable', `relay_unreachable: ${why}`);
+      return this.#fallbackOr(
+        request,
+        details,
+        conversation,
+        'relay_unreachable',
+        `relay_unreachable: ${why}`,
+      );
     }
-    // A duplicate at the relay: wait on the request it joined, if it is ours.
-    const waitFor =
-      created.value.joined && store.request(created.value.requestId) ? created.value.requestId : requestId;
-    if (waitFor !== requestId) store.settleRequest(requestId, 'denied');
-    const exp = store.request(waitFor)!.details.exp;
-    onAsked?.({ requestId: waitFor, exp });
+    // The relay's answer is a claim: it may name only this request, or a pending one of this
+    // daemon's own with the same content (same dedup key). Anything else is a relay that lies.
+    const claimed = created.value.requestId;
+    const joined = created.value.joined ? store.request(claimed) : undefined;
+    const honest = created.value.joined
+      ? joined !== undefined &&
+        claimed !== requestId &&
+        joined.state === 'pending' &&
+        joined.dedupKey === dedupKey
+      : claimed === requestId;
+    if (!honest) {
+      store.settleRequest(requestId, 'denied');
+      audit.append({ event: 'relay_claim_refused', requestId, claimed, joined: created.value.joined });
+      return deny(
+        'relay_unreachable',
+        'relay_unreachable: the relay answered for a request this host did not make; refused',
+        requestId,
+      );
+    }
+    const waitFor = joined ? claimed : requestId;
+    if (joined) {
+      // Ours never reached a phone: the one it joined stands for it.
+      store.deleteRequest(requestId);
+      audit.append({ event: 'joined', requestId, into: claimed });
+    }
+    const exp = joined ? joined.details.exp : details.exp;
+    conversation.onAsked?.({ requestId: waitFor, exp });
     return this.#wait(waitFor, exp);
   }
 
@@ -372,6 +450,11 @@ export class Gatekeeper {
       return;
     }
     store.setCounter(verified.value.device, verified.value.counter);
+    // Verified, and used up: but the relay's word that it is still open is checked against ours.
+    if (record.state !== 'pending') {
+      audit.append({ event: 'token_refused', requestId, code: 'already_decided', device: token.device });
+      return;
+    }
     audit.append({ event: 'approved', requestId, device: verified.value.device, verified: true });
     this.#settle(requestId, {
       decision: 'allow',
@@ -384,7 +467,7 @@ export class Gatekeeper {
   /** A deny is honoured even unverified (refusing is safe); the audit line says whether it verified. */
   async onDenied(requestId: string, envelope: DenyEnvelope): Promise<void> {
     const { store, audit } = this.#options;
-    if (!store.request(requestId)) return;
+    if (store.request(requestId)?.state !== 'pending') return;
     const device = envelope.signer.role === 'device' ? store.activeDevice(envelope.signer.id) : undefined;
     const verified =
       device !== undefined &&
@@ -394,121 +477,159 @@ export class Gatekeeper {
     this.#settle(requestId, deny('denied', `denied on ${device?.name ?? 'a phone'}`, requestId));
   }
 
+  /**
+   * The relay says a request expired. Refusing is safe, so it is honoured even early; the audit
+   * says when the relay's word was all there was (this host's clock had not reached the deadline).
+   */
   onExpired(requestId: string): void {
+    const record = this.#options.store.request(requestId);
+    if (record?.state !== 'pending') return;
+    if (Date.now() < record.details.exp)
+      this.#options.audit.append({ event: 'expired', requestId, early: true, verified: false });
     this.#settle(requestId, deny('expired', 'expired: no phone answered before the deadline', requestId));
   }
 
-  // Loosening the policy takes a phone's approval, asked like any other request.
-
-  #askToLoosen(loosening: { hash: string; text: string }): void {
-    if (this.#askedPolicyHashes.has(loosening.hash)) return;
-    this.#askedPolicyHashes.add(loosening.hash);
+  /**
+   * Asks the phones to approve a change to Latch itself: a looser policy or config, a new phone,
+   * a TOTP. Never decided by the policy or a terminal fallback, and never joined to anything but
+   * the same change: only a paired phone's verified approval of this very request is an allow.
+   */
+  async approveChange(change: ChangeRequest): Promise<GateAnswer> {
+    const { store, audit } = this.#options;
     const request: GateRequest = {
       agent: 'latch',
-      tool: 'latch.policy',
+      tool: `latch.${change.kind}`,
       paths: [],
-      title: 'Loosen the Latch policy',
-      detail: `The policy file changed in a way that loosens it (sha256 ${loosening.hash.slice(0, 16)}…). Until you approve, the previous policy stays in force.\n\n${loosening.text}`,
+      title: change.title,
+      detail: change.detail,
+      session: 'latch',
+      toolUseId: `${change.kind}:${change.key}`,
       interactive: false,
       canDefer: false,
       shortened: false,
     };
-    void this.#askOnce(request, {
+    const answer = await this.#askOnce(request, {
+      risk: change.risk,
+      timeoutSeconds: this.#config.approvals.timeoutSeconds,
+      target: change.target,
+    });
+    if (answer.decision !== 'allow') return answer;
+    const record = answer.requestId ? store.request(answer.requestId) : undefined;
+    if (answer.via === 'phone' && record?.state === 'approved' && record.dedupKey === dedupKey(request))
+      return answer;
+    audit.append({
+      event: 'change_refused',
+      kind: change.kind,
+      requestId: answer.requestId,
+      via: answer.via,
+    });
+    return deny('denied', 'only a phone’s approval of this very change counts', answer.requestId);
+  }
+
+  /** A looser policy or config waits, the approved one in force, until a phone approves this text. */
+  #askToLoosen(kind: 'policy' | 'config', loosening: { hash: string; text: string }, shown: string): void {
+    if (this.#askedLoosenings.has(`${kind}:${loosening.hash}`)) return;
+    this.#askedLoosenings.add(`${kind}:${loosening.hash}`);
+    const keeper = kind === 'policy' ? this.#options.policy : this.#options.configKeeper;
+    void this.approveChange({
+      kind,
+      key: loosening.hash,
+      title: `Loosen the Latch ${kind}`,
+      detail: `The ${kind} file changed in a way that loosens it (sha256 ${loosening.hash.slice(0, 16)}…). Until you approve, the previous ${kind} stays in force.\n\n${shown}`,
       risk: 'high',
-      timeoutSeconds: this.#options.config.approvals.timeoutSeconds,
-      target: 'policy',
+      target: kind,
     }).then((answer) => {
-      if (answer.decision === 'allow') this.#options.policy.approve(loosening.text, answer.reason);
+      if (answer.decision === 'allow') keeper.approve(loosening.text, answer.reason);
       else
         this.#options.audit.append({
-          event: 'policy_loosening_refused',
+          event: `${kind}_loosening_refused`,
           hash: loosening.hash,
           reason: answer.reason,
         });
     });
   }
 
-  // Fallbacks, when no phone can be reached: answered on the caller's terminal.
+  // Fallbacks, when no phone can be reached: answered on the connection that asked.
 
-  #fallbackOr(
+  async #fallbackOr(
     request: GateRequest,
     details: RequestDetails,
+    conversation: Conversation,
     blockReason: BlockReason,
     reason: string,
-  ): Promise<GateAnswer> | GateAnswer {
-    const mode = this.#options.config.fallback.mode;
+  ): Promise<GateAnswer> {
+    const { store, audit, totpPath } = this.#options;
+    const mode = this.#config.fallback.mode;
     const { requestId } = details;
-    if (mode === 'none' || !request.interactive || (mode === 'totp' && !existsSync(this.#options.totpPath))) {
-      this.#options.store.settleRequest(requestId, 'denied');
-      this.#options.audit.append({ event: 'refused', requestId, blockReason, reason });
+    const offered =
+      mode !== 'none' &&
+      request.interactive &&
+      conversation.askOnTerminal !== undefined &&
+      (mode !== 'totp' || existsSync(totpPath));
+    if (!offered) {
+      store.settleRequest(requestId, 'denied');
+      audit.append({ event: 'refused', requestId, blockReason, reason });
       return deny(blockReason, reason, requestId);
     }
     const now = Date.now();
     const challenge =
       mode === 'challenge' ? localChallenge(details.risk, details.target ?? details.tool, now) : undefined;
-    return new Promise((resolve) => {
-      const settle = (answer: GateAnswer) => {
-        this.#fallbacks.delete(requestId);
-        this.#options.store.settleRequest(requestId, answer.decision === 'allow' ? 'approved' : 'denied');
-        this.#options.audit.append({
-          event: 'decided',
-          requestId,
-          decision: answer.decision,
-          reason: answer.reason,
-        });
-        return answer;
-      };
-      this.#fallbacks.set(requestId, {
-        method: mode,
-        ...(challenge ? { answer: challenge.answer } : {}),
-        notBefore: challenge?.notBefore ?? now,
-        settle,
-      });
-      setTimeout(() => {
-        if (this.#fallbacks.has(requestId))
-          settle(deny(blockReason, `${reason}; the terminal fallback was not answered in time`, requestId));
-      }, details.exp - now);
-      resolve({
-        decision: 'fallback',
-        requestId,
-        method: mode,
-        reason,
-        prompt: challenge?.prompt ?? 'Enter the 6-digit code from your authenticator app:',
-      });
+    const typed = await conversation.askOnTerminal!({
+      requestId,
+      method: mode,
+      reason,
+      prompt: challenge?.prompt ?? 'Enter the 6-digit code from your authenticator app:',
+      exp: details.exp,
     });
+    const answer =
+      typed === undefined
+        ? deny(blockReason, `${reason}; the terminal fallback was not answered`, requestId)
+        : mode === 'totp'
+          ? this.#checkTotp(typed, requestId)
+          : this.#checkChallenge(typed, challenge!, requestId);
+    store.settleRequest(requestId, answer.decision === 'allow' ? 'approved' : 'denied');
+    // Truthful about what was checked: an answer given on the asking connection, not who typed it.
+    audit.append({
+      event: 'decided',
+      requestId,
+      decision: answer.decision,
+      reason: answer.reason,
+      via: mode,
+      verified:
+        mode === 'totp'
+          ? 'a TOTP code, given on the connection that asked'
+          : 'the answer only, given on the connection that asked',
+    });
+    return answer;
   }
 
-  /** The caller's answer to a fallback prompt. One attempt per request. */
-  answerFallback(requestId: string, answer: string): GateAnswer {
-    const pending = this.#fallbacks.get(requestId);
-    if (!pending)
-      return deny('fallback_failed', 'no terminal fallback is waiting for this request', requestId);
-    this.#fallbacks.delete(requestId);
+  /** One attempt per request; each time step's code is accepted once, across every request. */
+  #checkTotp(typed: string, requestId: string): GateAnswer {
     const now = Date.now();
-    if (pending.method === 'totp') {
-      const secret = fromBase64url(
-        (JSON.parse(readFileSync(this.#options.totpPath, 'utf8')) as { secret: string }).secret,
-      );
-      const step = matchTotp(secret, answer.trim(), now);
-      if (step !== undefined && this.#options.store.consumeTotpStep(step, now)) {
-        return pending.settle({
-          decision: 'allow',
-          reason: 'approved with a TOTP code on the terminal',
-          via: 'totp',
-          requestId,
-        });
-      }
-      return pending.settle(deny('fallback_failed', 'the TOTP code is wrong or was already used', requestId));
-    }
-    if (now < pending.notBefore)
-      return pending.settle(deny('fallback_failed', 'answered before the review time was over', requestId));
-    if (answer.trim() !== pending.answer)
-      return pending.settle(deny('fallback_failed', 'the answer is wrong', requestId));
-    return pending.settle({
+    const secret = fromBase64url(
+      (JSON.parse(readFileSync(this.#options.totpPath, 'utf8')) as { secret: string }).secret,
+    );
+    const step = matchTotp(secret, typed.trim(), now);
+    if (step === undefined || !this.#options.store.consumeTotpStep(step, now))
+      return deny('fallback_failed', 'the TOTP code is wrong or was already used', requestId);
+    return {
       decision: 'allow',
-      reason: 'approved by the local challenge on the terminal',
+      reason: 'approved with a TOTP code (terminal fallback)',
+      via: 'totp',
+      requestId,
+    };
+  }
+
+  /** The local challenge proves an answer, not a person: see docs/security.md. */
+  #checkChallenge(typed: string, challenge: LocalChallenge, requestId: string): GateAnswer {
+    if (Date.now() < challenge.notBefore)
+      return deny('fallback_failed', 'answered before the review time was over', requestId);
+    if (typed.trim() !== challenge.answer) return deny('fallback_failed', 'the answer is wrong', requestId);
+    return {
+      decision: 'allow',
+      reason: 'approved by the local challenge (terminal fallback)',
       via: 'challenge',
       requestId,
-    });
+    };
   }
 }

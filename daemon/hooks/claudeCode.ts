@@ -12,6 +12,13 @@ export interface ClaudeCodeHookInput {
 const asString = (value: unknown) => (typeof value === 'string' ? value : undefined);
 
 /**
+ * Permission modes in which a person sees the agent's own prompt. In any other mode
+ * (`bypassPermissions`, `dontAsk`, `auto`, one a later version adds, or none given) nobody
+ * would, so a policy "defer" must not hand the call to that prompt: it asks a phone instead.
+ */
+const ATTENDED_MODES = new Set(['default', 'acceptEdits', 'plan']);
+
+/**
  * Reads the JSON Claude Code writes to a hook's stdin (session_id, hook_event_name, tool_name,
  * tool_input, cwd, and for PreToolUse tool_use_id) into a question for the daemon.
  */
@@ -37,6 +44,13 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
     typeof raw['tool_input'] === 'object' && raw['tool_input'] !== null
       ? (raw['tool_input'] as Record<string, unknown>)
       : {};
+  let inputText: string;
+  try {
+    inputText = JSON.stringify(input, null, 2);
+  } catch {
+    // A tool input nested deeper than the stack can walk: nobody could read it on a phone either.
+    return { error: 'the tool input is nested too deeply to show' };
+  }
   const paths = ['file_path', 'path', 'notebook_path']
     .map((key) => asString(input[key]))
     .filter((path): path is string => path !== undefined);
@@ -51,8 +65,8 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
       agent: 'claude-code',
       tool,
       paths,
-      input: JSON.stringify(input, null, 2),
-      canDefer: true,
+      input: inputText,
+      canDefer: ATTENDED_MODES.has(asString(raw['permission_mode']) ?? ''),
       ...(command !== undefined ? { command } : {}),
       ...(description !== undefined && command !== undefined ? { title: `${tool}: ${description}` } : {}),
       ...(cwd !== undefined ? { cwd } : {}),

@@ -52,22 +52,31 @@ export async function runMcpGate(command: string[], options: { name?: string } =
       server.stdin.write(`${line}\n`);
       continue;
     }
-    const decided = decide(serverName, held).then((answer) => {
-      undecided.delete(held.id);
-      if (cancelled.delete(held.id)) {
-        process.stderr.write(`latch mcp: dropped ${held.tool} (call ${held.id}): the client cancelled it\n`);
-        return;
-      }
-      if (answer.decision === 'allow') {
-        server.stdin.write(`${line}\n`);
-        return;
-      }
-      reply({
-        jsonrpc: '2.0',
-        id: held.id,
-        result: { content: [{ type: 'text', text: `latch: ${answer.reason}` }], isError: true },
+    // askDaemon always resolves (a deny for anything that goes wrong); the catch is for the rest.
+    const decided = decide(serverName, held)
+      .catch((error: unknown): GateAnswer => ({
+        decision: 'deny',
+        blockReason: 'daemon_unreachable',
+        reason: `internal error: ${(error as Error).message}`,
+      }))
+      .then((answer) => {
+        undecided.delete(held.id);
+        if (cancelled.delete(held.id)) {
+          process.stderr.write(
+            `latch mcp: dropped ${held.tool} (call ${held.id}): the client cancelled it\n`,
+          );
+          return;
+        }
+        if (answer.decision === 'allow') {
+          server.stdin.write(`${line}\n`);
+          return;
+        }
+        reply({
+          jsonrpc: '2.0',
+          id: held.id,
+          result: { content: [{ type: 'text', text: `latch: ${answer.reason}` }], isError: true },
+        });
       });
-    });
     undecided.set(held.id, decided);
   }
   // The client hung up: calls still waiting are answered (or forwarded) before the server's input ends.
@@ -123,7 +132,7 @@ function toolCall(message: unknown): HeldCall | undefined {
 }
 
 /** The tool's name and arguments are an agent's text: the daemon cleans them before anyone sees them. */
-function decide(serverName: string, call: HeldCall): Promise<GateAnswer> {
+async function decide(serverName: string, call: HeldCall): Promise<GateAnswer> {
   const tool = `mcp__${serverName}__${call.tool}`;
   return askDaemon(
     { agent: 'mcp', tool, title: `${serverName}: ${call.tool}`, input: JSON.stringify(call.args, null, 2) },

@@ -61,13 +61,16 @@ function refusal(
   return { ok: false, reason: REASONS[code as BlockReason] ?? 'unavailable', code, message };
 }
 
+/** Past a call's own timeout, how long the daemon has to say it expired. */
+const GRACE_MS = 5000;
+
 async function decide(
   call: GuardCall,
   agent: string,
   socketPath: string | undefined,
 ): Promise<GateAnswer | ReturnType<typeof refusal>> {
   try {
-    return await gateCall<GateAnswer>(
+    return await gateCall(
       {
         agent,
         tool: call.tool,
@@ -84,7 +87,11 @@ async function decide(
         ...(call.callId ? { toolUseId: call.callId } : {}),
         ...(call.timeoutSeconds ? { timeoutSeconds: call.timeoutSeconds } : {}),
       },
-      socketPath ? { socketPath } : {},
+      {
+        ...(socketPath ? { socketPath } : {}),
+        // The caller's own limit, if it gave one: the guard answers by then, whatever happens.
+        ...(call.timeoutSeconds ? { deadline: Date.now() + call.timeoutSeconds * 1000 + GRACE_MS } : {}),
+      },
     );
   } catch (error) {
     if (error instanceof InsecurePathError) return refusal('insecure_socket_path', error.message);
@@ -103,7 +110,7 @@ export async function connect(options: { socketPath?: string; agent?: string } =
     const answer = await decide(call, agent, options.socketPath);
     if ('ok' in answer) return answer;
     if (answer.decision !== 'allow') {
-      // A defer or a fallback cannot come back to a caller that offered neither; either way, no run.
+      // A defer cannot come back to a caller that offered none; either way, no run.
       return answer.decision === 'deny'
         ? refusal(answer.blockReason, answer.reason)
         : refusal('unavailable', answer.reason);

@@ -3,12 +3,14 @@ import { sanitizeText } from '../../shared/text/sanitizeText.ts';
 
 /**
  * The daemon's local API, spoken over its Unix socket by hooks, `latch request`, `latch exec`,
- * the SDK and the MCP gate. Callers are agents: every string is cleaned here, every size capped.
+ * the SDK and the MCP gate. Callers are agents: every string is cleaned here, every size capped,
+ * except the command, which the policy reads exactly as it will run.
  */
 export interface GateRequest {
   /** Which agent asks, e.g. "claude-code". */
   agent: string;
   tool: string;
+  /** As sent, neither cleaned nor cut: the gatekeeper cleans and cuts it for display. */
   command?: string;
   paths: string[];
   cwd?: string;
@@ -47,15 +49,83 @@ export type BlockReason =
   | 'config_missing';
 
 export type GateAnswer =
-  | { decision: 'allow'; reason: string; via: 'policy' | 'phone' | 'totp' | 'challenge'; requestId?: string }
+  | { decision: 'allow'; reason: string; via: AllowedVia; requestId?: string }
   | { decision: 'deny'; reason: string; blockReason: BlockReason; requestId?: string }
-  | { decision: 'defer'; reason: string }
-  | { decision: 'fallback'; reason: string; requestId: string; method: 'totp' | 'challenge'; prompt: string };
+  | { decision: 'defer'; reason: string };
+
+const ALLOWED_VIA = ['policy', 'phone', 'totp', 'challenge'] as const;
+export type AllowedVia = (typeof ALLOWED_VIA)[number];
+
+/** A terminal fallback the daemon offers when no phone can be reached; answered on the same connection. */
+export interface FallbackOffer {
+  requestId: string;
+  method: 'totp' | 'challenge';
+  reason: string;
+  prompt: string;
+  exp: number;
+}
+
+/**
+ * What the daemon writes on a gate conversation, one JSON line each: `pending` once a phone is
+ * asked, `fallback` when it offers the terminal instead, and last the `answer`. The client
+ * writes the gate request, then, if offered a fallback, `{ "fallbackAnswer": "…" }`.
+ */
+export type GateLine =
+  { pending: { requestId: string; exp: number } } | { fallback: FallbackOffer } | { answer: GateAnswer };
+
+const isString = (value: unknown): value is string => typeof value === 'string';
+const isTime = (value: unknown): value is number => Number.isSafeInteger(value);
+
+/** A client reads the daemon's line: anything not exactly one of these shapes is no answer. */
+export function readGateLine(line: string): GateLine | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { pending, fallback, answer } = value as Record<string, Record<string, unknown> | undefined>;
+  if (pending && isString(pending['requestId']) && isTime(pending['exp']))
+    return { pending: { requestId: pending['requestId'], exp: pending['exp'] } };
+  if (
+    fallback &&
+    isString(fallback['requestId']) &&
+    (fallback['method'] === 'totp' || fallback['method'] === 'challenge') &&
+    isString(fallback['reason']) &&
+    isString(fallback['prompt']) &&
+    isTime(fallback['exp'])
+  )
+    return { fallback: fallback as unknown as FallbackOffer };
+  if (!answer || !isString(answer['reason'])) return undefined;
+  const requestId = isString(answer['requestId']) ? { requestId: answer['requestId'] } : {};
+  const reason = answer['reason'];
+  switch (answer['decision']) {
+    case 'allow':
+      return ALLOWED_VIA.includes(answer['via'] as AllowedVia)
+        ? { answer: { decision: 'allow', reason, via: answer['via'] as AllowedVia, ...requestId } }
+        : undefined;
+    case 'deny':
+      return isString(answer['blockReason'])
+        ? {
+            answer: {
+              decision: 'deny',
+              reason,
+              blockReason: answer['blockReason'] as BlockReason,
+              ...requestId,
+            },
+          }
+        : undefined;
+    case 'defer':
+      return { answer: { decision: 'defer', reason } };
+    default:
+      return undefined;
+  }
+}
 
 const MAX = {
   name: 64,
   tool: 128,
-  command: 8000,
   path: 1024,
   paths: 32,
   input: 16_000,
@@ -99,7 +169,9 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     paths,
     interactive: raw['interactive'] === true,
     canDefer: raw['canDefer'] === true,
-    ...optional('command', text(raw['command'], MAX.command, true)),
+    // The command stays exactly as sent, whole (the socket caps a request at 1 MiB): the policy
+    // must judge what runs, not a cleaned or cut copy. It is cleaned and cut for display later.
+    ...optional('command', typeof raw['command'] === 'string' ? raw['command'] : undefined),
     ...optional('cwd', text(raw['cwd'], MAX.path)),
     ...optional(
       'input',
@@ -131,4 +203,5 @@ export interface DaemonStatus {
   quorum: number;
   pending: number;
   policy: 'ok' | 'invalid' | 'loosening_pending';
+  config: 'ok' | 'invalid' | 'loosening_pending';
 }

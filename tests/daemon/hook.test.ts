@@ -93,6 +93,29 @@ describe('latch hook claude-code', () => {
     });
   });
 
+  it.each(['bypassPermissions', 'dontAsk', 'auto', 'aModeFromTheFuture', undefined])(
+    'asks a phone, never the agent’s own prompt, for a deferred call when permission_mode is %s',
+    async (mode) => {
+      const before = paired.relay.requests.length;
+      const edit = hookInput(
+        'PreToolUse',
+        'Edit',
+        { file_path: '/home/dev/project/a.ts', old_string: 'a', new_string: 'b' },
+        { permission_mode: mode },
+      );
+      const answered = hook(edit);
+      // Nobody would see Claude Code's prompt in this mode: the phone is asked instead.
+      const asked = await paired.relay.nextRequest(before);
+      await paired.relay.sendDenial(paired.phones[0], asked);
+      expect((await answered).output).toMatchObject({
+        hookSpecificOutput: {
+          permissionDecision: 'deny',
+          permissionDecisionReason: 'latch: denied on Test phone',
+        },
+      });
+    },
+  );
+
   it('answers PermissionRequest allow and deny in Claude Code’s shape', async () => {
     expect((await hook(hookInput('PermissionRequest', 'Read', { file_path: '/x' }))).output).toEqual({
       hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },

@@ -2,9 +2,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ApprovalRequest, CapabilityToken } from '../../shared/messages/approvals.ts';
+import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
 import type { HostEvent } from '../../shared/messages/events.ts';
 import type { FleetState } from '../../shared/messages/killSwitch.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
+import type { TestPhone } from './phone.ts';
 
 /**
  * A relay the test controls completely, to play a hostile or broken relay against a real daemon:
@@ -13,7 +16,7 @@ import { PROTOCOL_VERSION } from '../../shared/version.ts';
  */
 export class StandInRelay {
   readonly requests: ApprovalRequest[] = [];
-  readonly freezes: unknown[] = [];
+  readonly freezes: FreezeEnvelope[] = [];
   /** The cursor (`after`) each daemon connection asked to be replayed from. */
   readonly cursors: number[] = [];
   readonly #sockets = new Set<WebSocket>();
@@ -22,6 +25,8 @@ export class StandInRelay {
   #wss = new WebSocketServer({ noServer: true });
   #waiters: (() => void)[] = [];
   origin = '';
+  /** When set, what the relay claims about a new request (a lying relay: "joined" another). */
+  answerRequest: ((request: ApprovalRequest) => { requestId: string; joined: boolean }) | undefined;
   /** When set, every HTTP call is answered with this status (503: "unreachable"). */
   failWith: number | undefined;
   state: FleetState = { v: PROTOCOL_VERSION, fleet: 'unset', frozen: false, epoch: 0, votes: [], needed: 1 };
@@ -61,16 +66,41 @@ export class StandInRelay {
 
   /**
    * Sends a frame to every connected daemon, as if the relay had it from a phone, numbered next
-   * in the log unless the test forges a number.
+   * in the log unless the test forges a number. Returns the frame's number.
    */
-  send(event: HostEvent, seq = ++this.#seq): void {
+  send(event: HostEvent, seq = ++this.#seq): number {
     const frame = JSON.stringify({ v: PROTOCOL_VERSION, seq, event });
     for (const socket of this.#sockets) socket.send(frame);
+    return seq;
+  }
+
+  /** Drops every daemon's connection and waits until one has connected again (and had its state). */
+  async reconnect(): Promise<void> {
+    const seen = this.cursors.length;
+    this.dropConnections();
+    await this.waitFor(() => this.cursors.length > seen && this.connected > 0);
   }
 
   /** Delivers a phone's approval, as the relay does once a token is posted. */
   sendApproval(requestId: string, token: CapabilityToken): void {
     this.send({ v: PROTOCOL_VERSION, type: 'approved', requestId, token, at: Date.now() });
+  }
+
+  /** Delivers a phone's signed deny of `request`, as the relay does once the phone posts it. */
+  async sendDenial(phone: TestPhone, request: ApprovalRequest): Promise<void> {
+    const envelope = await signEnvelope(
+      'deny',
+      { fleet: request.fleet, host: request.host, requestId: request.requestId },
+      { role: 'device', id: phone.id },
+      phone.deviceKeys.privateKey,
+    );
+    this.send({
+      v: PROTOCOL_VERSION,
+      type: 'denied',
+      requestId: request.requestId,
+      envelope,
+      at: Date.now(),
+    });
   }
 
   dropConnections(): void {
@@ -111,11 +141,15 @@ export class StandInRelay {
       const approval = body as ApprovalRequest;
       this.requests.push(approval);
       this.#wake();
-      return json(201, { v: PROTOCOL_VERSION, requestId: approval.requestId, joined: false });
+      return json(201, {
+        v: PROTOCOL_VERSION,
+        ...(this.answerRequest?.(approval) ?? { requestId: approval.requestId, joined: false }),
+      });
     }
     if (request.method === 'POST' && path.endsWith('/freeze')) {
-      this.freezes.push(body);
-      this.state = { ...this.state, frozen: true, epoch: this.state.epoch + 1 };
+      const envelope = body as FreezeEnvelope;
+      this.freezes.push(envelope);
+      this.state = { ...this.state, frozen: true, epoch: this.state.epoch + 1, freeze: envelope, votes: [] };
       this.#wake();
       return json(200, this.state);
     }

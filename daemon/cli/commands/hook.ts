@@ -1,11 +1,21 @@
+import { isInitialised } from '../../config/paths.ts';
 import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../hooks/claudeCode.ts';
 import { codexHookReply } from '../../hooks/codex.ts';
+import {
+  AGENT_DEFAULT_HOOK_TIMEOUT_SECONDS,
+  backstopAfterMs,
+  phoneWaitFor,
+} from '../../hooks/hookDeadline.ts';
+import type { GateAnswer } from '../../socket/localApi.ts';
 import { askDaemon } from '../askDaemon.ts';
-import { isInitialised } from '../../config/paths.ts';
+import { guardWithLastResort, writeStderrLine } from '../lastResort.ts';
 
 const MAX_HOOK_INPUT_BYTES = 1024 * 1024;
 
-async function readStdin(): Promise<string> {
+/** Exit code 2 tells Claude Code and Codex to block the call and show stderr, for every event. */
+const BLOCK = 2;
+
+async function readStdin(): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of process.stdin) {
@@ -13,38 +23,72 @@ async function readStdin(): Promise<string> {
     if (size > MAX_HOOK_INPUT_BYTES) throw new Error('the hook input is over 1 MiB');
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
-/** Exit code 2 tells Claude Code and Codex to block the call and show stderr. */
-function blockWith(reason: string): never {
-  process.stderr.write(`latch: ${reason}\n`);
-  process.exit(2);
+/** `--timeout N`: the agent's timeout for this hook, as `latch install` writes it. */
+function agentTimeoutSeconds(args: string[]): number | { error: string } {
+  if (args.length === 0) return AGENT_DEFAULT_HOOK_TIMEOUT_SECONDS;
+  const [flag, value, ...rest] = args;
+  const seconds = Number(value);
+  if (flag !== '--timeout' || rest.length > 0 || !Number.isInteger(seconds) || seconds < 1)
+    return {
+      error: `latch hook takes only --timeout <whole seconds>, not ${JSON.stringify(args.join(' '))}`,
+    };
+  return seconds;
 }
 
+/**
+ * `latch hook claude-code|codex [--timeout N]`: one tool call's answer, on stdout or as exit 2.
+ * Whatever happens — bad input, the daemon dying mid-answer, an exception, the agent's timeout
+ * drawing near — it ends in an explicit answer, because an agent runs the tool on anything else.
+ */
 export async function run(): Promise<void> {
+  const startedAt = Date.now();
+  const agent = process.argv[3] === 'codex' ? 'codex' : 'claude-code';
+  const timeout = agentTimeoutSeconds(process.argv.slice(4));
+  const guard = guardWithLastResort({
+    exitCode: BLOCK,
+    deny: (reason) => writeStderrLine(`latch: ${reason}`),
+    deadlineMs: backstopAfterMs(typeof timeout === 'number' ? timeout : AGENT_DEFAULT_HOOK_TIMEOUT_SECONDS),
+  });
+  const block = (reason: string): never => {
+    guard.answered();
+    writeStderrLine(`latch: ${reason}`);
+    process.exit(BLOCK);
+  };
+  if (typeof timeout !== 'number') block(timeout.error);
+  const agentTimeout = timeout as number;
+
   let text: string;
   try {
-    text = await readStdin();
+    // Not UTF-8 is refused, not repaired: the policy must see the bytes that would run.
+    text = new TextDecoder('utf-8', { fatal: true }).decode(await readStdin());
   } catch (error) {
-    blockWith((error as Error).message);
+    block(error instanceof TypeError ? 'the hook input is not UTF-8' : (error as Error).message);
   }
-  const input = parseClaudeCodeHookInput(text);
-  if ('error' in input) blockWith(input.error);
-  // `latch hook codex`: Codex's hooks read Claude Code's JSON, and answer differently.
-  const agent = process.argv[3] === 'codex' ? 'codex' : 'claude-code';
-  const answer = isInitialised()
-    ? await askDaemon({ ...input.question, agent })
-    : ({
+  const input = parseClaudeCodeHookInput(text!);
+  if ('error' in input) block(input.error);
+  const { question, event } = input as Exclude<typeof input, { error: string }>;
+  const answer: GateAnswer = isInitialised()
+    ? await askDaemon(
+        // The daemon's own expiry comes first, with time left to print it.
+        {
+          ...question,
+          agent,
+          timeoutSeconds: Math.min(question.timeoutSeconds ?? Infinity, phoneWaitFor(agentTimeout)),
+        },
+        { deadline: startedAt + backstopAfterMs(agentTimeout) - 500 },
+      )
+    : {
         decision: 'deny',
         blockReason: 'config_missing',
         reason: 'config_missing: Latch is not set up on this machine; run latch init',
-      } as const);
+      };
   const reply =
-    agent === 'codex'
-      ? codexHookReply(input.event, answer)
-      : { stdout: claudeCodeHookOutput(input.event, answer) };
-  if ('block' in reply) blockWith(reply.block);
-  if (reply.stdout) process.stdout.write(`${JSON.stringify(reply.stdout)}\n`);
+    agent === 'codex' ? codexHookReply(event, answer) : { stdout: claudeCodeHookOutput(event, answer) };
+  if ('block' in reply) block(reply.block);
+  guard.answered();
+  if ('stdout' in reply && reply.stdout) process.stdout.write(`${JSON.stringify(reply.stdout)}\n`);
   process.exit(0);
 }

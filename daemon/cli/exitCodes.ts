@@ -1,0 +1,19 @@
+import type { BlockReason, GateAnswer } from '../socket/localApi.ts';
+
+/** `latch request`'s exit codes, documented in docs/daemon.md: scripts branch on them. */
+export const REQUEST_EXIT = { approved: 0, denied: 1, usage: 2, unavailable: 3 } as const;
+
+/** Latch itself could not decide: nothing was asked, or nobody could be. Not a person's no. */
+const UNAVAILABLE: ReadonlySet<BlockReason> = new Set<BlockReason>([
+  'daemon_unreachable',
+  'insecure_socket_path',
+  'config_missing',
+  'config_invalid',
+  'policy_invalid',
+  'relay_unreachable',
+  'not_paired',
+]);
+
+export function isUnavailable(answer: GateAnswer): boolean {
+  return answer.decision === 'deny' && UNAVAILABLE.has(answer.blockReason);
+}

@@ -1,0 +1,138 @@
+import { writeFileSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import {
+  auditLines,
+  hookInput,
+  phoneApproves,
+  runLatch,
+  startHook,
+  type LatchMachine,
+} from '../support/latchMachine.ts';
+import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+import type { StandInRelay } from '../support/standInRelay.ts';
+import type { TestPhone } from '../support/phone.ts';
+
+/**
+ * What the relay says about a request (created, joined, decided, expired) is a claim, checked
+ * against the daemon's own record. Only a phone's signature over the very request approves it.
+ */
+
+let paired: PairedDaemon;
+let relay: StandInRelay;
+let machine: LatchMachine;
+let phone: TestPhone;
+
+beforeEach(async () => {
+  paired = await startPairedDaemon();
+  ({ relay, machine } = paired);
+  [phone] = paired.phones;
+});
+afterEach(() => paired.stop());
+
+const bash = (command: string, ids: { session?: string; toolUseId?: string } = {}) =>
+  startHook(
+    machine,
+    hookInput(
+      'PreToolUse',
+      'Bash',
+      { command },
+      { session_id: ids.session ?? 'session-1', ...(ids.toolUseId ? { tool_use_id: ids.toolUseId } : {}) },
+    ),
+  );
+
+describe('the relay’s answer to a new request', () => {
+  it('is refused when it says the request joined another pending one, and the phone’s approval of that one approves only that one', async () => {
+    const harmless = bash('git status; echo done');
+    const shown = await relay.nextRequest(0);
+    // From now on the relay claims every new request joined the harmless one.
+    relay.answerRequest = () => ({ requestId: shown.requestId, joined: true });
+    const dangerous = await bash('rm -rf /srv/important');
+    expect(dangerous.output).toMatchObject({
+      hookSpecificOutput: {
+        permissionDecision: 'deny',
+        permissionDecisionReason: expect.stringMatching(
+          /the relay answered for a request this host did not make/,
+        ),
+      },
+    });
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({ event: 'relay_claim_refused', claimed: shown.requestId, joined: true }),
+    );
+    relay.sendApproval(shown.requestId, (await phoneApproves(phone, shown, relay.origin)).token);
+    expect((await harmless).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+  });
+
+  it('is refused when it names a request id other than the one sent', async () => {
+    relay.answerRequest = () => ({ requestId: 'an-id-the-relay-made-up', joined: false });
+    expect((await bash('rm -rf build')).output).toMatchObject({
+      hookSpecificOutput: { permissionDecision: 'deny' },
+    });
+  });
+
+  it('never carries a policy loosening on the back of another request’s approval', async () => {
+    const harmless = bash('git status; echo done');
+    const shown = await relay.nextRequest(0);
+    relay.answerRequest = () => ({ requestId: shown.requestId, joined: true });
+    writeFileSync(machine.files.policy, 'default = "allow"\n', { mode: 0o600 });
+    await runLatch(machine, ['hook', 'claude-code'], {
+      input: hookInput('PreToolUse', 'Read', { file_path: '/x' }),
+    });
+    await expect
+      .poll(() => auditLines(machine).some((line) => line['event'] === 'policy_loosening_refused'), {
+        timeout: 10_000,
+      })
+      .toBe(true);
+    relay.sendApproval(shown.requestId, (await phoneApproves(phone, shown, relay.origin)).token);
+    expect((await harmless).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+    // Still the approved policy: "allow everything" was never approved.
+    expect((await runLatch(machine, ['status'])).stdout).toMatch(/policy loosening pending/);
+  });
+});
+
+describe('joining a pending request', () => {
+  it('happens only for the same call with the same content', { timeout: 30_000 }, async () => {
+    const ids = { session: 'session-9', toolUseId: 'toolu_same' };
+    const first = bash('rm -rf build', ids);
+    const asked = await relay.nextRequest(0);
+    const same = bash('rm -rf build', ids);
+    const other = bash('rm -rf /srv/important', ids);
+    // The different command is a request of its own, shown to the phone on its own.
+    const second = await relay.nextRequest(1);
+    expect(second.requestId).not.toBe(asked.requestId);
+    await relay.sendDenial(phone, second);
+    expect((await other).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
+    // The identical one joined: one approval answers both.
+    relay.sendApproval(asked.requestId, (await phoneApproves(phone, asked, relay.origin)).token);
+    expect((await first).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+    expect((await same).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+    expect(relay.requests).toHaveLength(2);
+  });
+});
+
+describe('the relay’s word on a decision', () => {
+  it('honours an early "expired" as a deny, and the audit says it was the relay’s word alone', async () => {
+    const hook = bash('rm -rf build');
+    const asked = await relay.nextRequest(0);
+    relay.send({ v: PROTOCOL_VERSION, type: 'expired', requestId: asked.requestId, at: Date.now() });
+    expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({ event: 'expired', requestId: asked.requestId, early: true, verified: false }),
+    );
+  });
+
+  it('refuses a genuine approval for a request this host already settled', async () => {
+    const hook = bash('rm -rf build');
+    const asked = await relay.nextRequest(0);
+    await relay.sendDenial(phone, asked);
+    expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
+    relay.sendApproval(asked.requestId, (await phoneApproves(phone, asked, relay.origin)).token);
+    await expect
+      .poll(() =>
+        auditLines(machine).filter(
+          (line) => line['event'] === 'token_refused' && line['requestId'] === asked.requestId,
+        ),
+      )
+      .toEqual([expect.objectContaining({ code: 'already_decided' })]);
+  });
+});
