@@ -1,4 +1,5 @@
 import { gateCall } from '../daemon/socket/daemonClient.ts';
+import { decidePendingAtRelay } from '../tests/support/phoneAtRelay.ts';
 import { shippedJs, PWA_BUDGET_BYTES } from '../scripts/pwa-budget.ts';
 import { pairBrowserPhone } from '../tests/support/browserFlows.ts';
 import type { BenchEnvironment } from './environment.ts';
@@ -22,7 +23,16 @@ export async function pwaStartup(env: BenchEnvironment, samples: number): Promis
     data: { gzippedBytes: total },
   };
 
-  const paired = await pairBrowserPhone(env.machine, env.origin, env.push, 'Bench browser');
+  const paired = await pairBrowserPhone(env.machine, env.origin, env.push, 'Bench browser', {
+    approve: async () => {
+      await decidePendingAtRelay(
+        env.driver,
+        env.phone,
+        env.fleet,
+        (details) => details.tool === 'latch.phone',
+      );
+    },
+  });
   const open: number[] = [];
   const bare: number[] = [];
   try {

@@ -40,6 +40,7 @@ export async function relayThroughput(env: BenchEnvironment, durationMs: number)
   const { phone } = await pairSoftwarePhone(env.machine, driver, {
     name: 'Throughput phone',
     counter: 'zero',
+    admittedBy: { phone: env.phone, decision: 'approve' },
   });
   const now = Date.now();
   const relayRate = await forDuration(durationMs, async () => {

@@ -2,20 +2,21 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, unlinkSync }
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { dirname } from 'node:path';
-import { signEnvelope } from '../shared/envelopes/signEnvelope.ts';
+import { freezeId } from '../shared/kill-switch/freezeId.ts';
 import type { HostFrame } from '../shared/messages/relayViews.ts';
-import { AuditLog } from './audit/auditLog.ts';
-import { loadConfig } from './config/config.ts';
 import { tightenToOwnerOnly } from './config/fileModes.ts';
 import { latchFiles, socketPath as defaultSocketPath } from './config/paths.ts';
 import { Gatekeeper } from './gate/gatekeeper.ts';
 import { loadHostIdentity } from './identity/hostIdentity.ts';
 import { KillSwitch } from './kill-switch/killSwitch.ts';
+import { panic, tellFleetOfPanic } from './kill-switch/panic.ts';
+import { enrol } from './pairing/enrol.ts';
 import { PolicyKeeper } from './policy/policyKeeper.ts';
 import { RelayClient } from './relay/relayClient.ts';
 import { RelayConnection, type ConnectionStatus } from './relay/relayConnection.ts';
-import { readGateRequest, type DaemonStatus } from './socket/localApi.ts';
-import { StateStore } from './state/stateStore.ts';
+import { serveGateConversation } from './socket/gateConversation.ts';
+import type { DaemonStatus } from './socket/localApi.ts';
+import { openState } from './state/openState.ts';
 
 const MAX_LOCAL_BODY_BYTES = 1024 * 1024;
 
@@ -74,10 +75,13 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
     [files.config, files.hostKey, files.hostToken, files.totp, files.state, files.audit, files.policy],
     log,
   );
-  const config = loadConfig(files.config);
+  const { store, audit, configKeeper, config } = openState(files);
+  // The config in force now: a tightening made while the daemon runs applies at once.
+  const inForce = () => {
+    const view = configKeeper.current();
+    return view.ok ? view.config : (configKeeper.lastInForce() ?? config);
+  };
   const host = await loadHostIdentity(files.hostKey);
-  const store = new StateStore(files.state);
-  const audit = new AuditLog(files.audit, store, { redactContent: config.audit.content === 'none' });
   const readToken = () =>
     existsSync(files.hostToken) ? readFileSync(files.hostToken, 'utf8').trim() : undefined;
   const relay = new RelayClient(config.relay.url, config.host.fleet, readToken);
@@ -87,12 +91,13 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
     audit,
     host,
     fleet: config.host.fleet,
-    quorum: config.killSwitch.quorum,
+    quorum: () => inForce().killSwitch.quorum,
     relying,
   });
   const policy = new PolicyKeeper(files.policy, store, audit);
   const gatekeeper = new Gatekeeper({
     config,
+    configKeeper,
     store,
     audit,
     relay,
@@ -105,18 +110,24 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
 
   let relayStatus: ConnectionStatus = 'connecting';
   let unreachableSince: number | undefined = Date.now();
-  // The relay's switch as its last state frame said, to tell a replayed, finished freeze from a live one.
-  let relayView = { seq: 0, epoch: 0, frozen: false };
-  const finishedFreeze = (frame: HostFrame, epoch: number) =>
-    frame.seq <= relayView.seq &&
-    (epoch < relayView.epoch || (epoch === relayView.epoch && !relayView.frozen));
+  const panicContext = { killSwitch, relay, store, audit, host, fleet: config.host.fleet };
+  // A state frame sums up the relay's log so far; the frames replayed after it, up to its seq,
+  // are that past. A freeze among them other than the one the state holds in force ended before
+  // this connection (and this host never saw it): applied now, it would end the freeze in force,
+  // and the votes that ended it would then lift this host while the fleet stays frozen. Passing
+  // it over is what a relay withholding it would cause, so the relay's word is enough for that.
+  let summed: { seq: number; inForce: string | null } = { seq: 0, inForce: null };
   const onFrame = async (frame: HostFrame): Promise<void> => {
     const { event } = frame;
-    if ((event.type === 'frozen' || event.type === 'resumed') && finishedFreeze(frame, event.epoch)) return;
     switch (event.type) {
       case 'state':
-        relayView = { seq: frame.seq, epoch: event.state.epoch, frozen: event.state.frozen };
-        killSwitch.onRelayState(event.state);
+        summed = {
+          seq: frame.seq,
+          inForce: event.state.frozen && event.state.freeze ? await freezeId(event.state.freeze) : null,
+        };
+        await killSwitch.onRelayState(event.state);
+        // The relay answers again: a panic it missed is told now.
+        await tellFleetOfPanic(panicContext);
         // A cursor beyond the relay's log did not come from it: the relay replays its whole log
         // after this frame, and the cursor follows the relay's numbering from here.
         if (frame.seq < Number(store.meta('cursor') ?? 0)) store.setMeta('cursor', String(frame.seq));
@@ -131,10 +142,11 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
         gatekeeper.onExpired(event.requestId);
         break;
       case 'frozen':
-        await killSwitch.onFrozen(event.epoch, event.envelope);
+        if (frame.seq > summed.seq || (await freezeId(event.envelope)) === summed.inForce)
+          await killSwitch.applyFreeze(event.envelope, 'relay');
         break;
       case 'resumed':
-        await killSwitch.onResumed(event.epoch, event.votes);
+        await killSwitch.onResumed(event.freeze, event.votes);
         break;
       case 'paired':
         break;
@@ -145,7 +157,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
   let frames = Promise.resolve();
   const connection = new RelayConnection({
     client: relay,
-    quorum: config.killSwitch.quorum,
+    quorum: () => inForce().killSwitch.quorum,
     // From the start of the log the first time, so nothing decided before the first connection is lost.
     cursor: () => Number(store.meta('cursor') ?? 0),
     onFrame: (frame) => {
@@ -164,13 +176,11 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
 
   // Strict mode: a relay out of reach for longer than the grace period freezes this host.
   const strictCheck = setInterval(() => {
-    if (!config.killSwitch.strict || unreachableSince === undefined || killSwitch.state.frozen) return;
-    if (Date.now() - unreachableSince >= config.killSwitch.graceSeconds * 1000) {
-      killSwitch.freeze(
+    if (!inForce().killSwitch.strict || unreachableSince === undefined || killSwitch.state.frozen) return;
+    if (Date.now() - unreachableSince >= inForce().killSwitch.graceSeconds * 1000) {
+      killSwitch.freezeUnreachable(
         'the relay has been unreachable longer than the grace period (strict mode)',
-        'unreachable',
       );
-      audit.append({ event: 'freeze', cause: 'unreachable', verified: true });
     }
   }, 1000);
 
@@ -183,6 +193,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
   const status = (): DaemonStatus => {
     const current = killSwitch.state;
     const view = policy.current();
+    const configView = configKeeper.current();
     return {
       v: 1,
       frozen: current.frozen,
@@ -190,9 +201,10 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
       reason: current.reason,
       relay: relayStatus,
       devices: store.devices().length,
-      quorum: config.killSwitch.quorum,
+      quorum: inForce().killSwitch.quorum,
       pending: gatekeeper.pending,
       policy: !view.ok ? 'invalid' : view.loosening ? 'loosening_pending' : 'ok',
+      config: !configView.ok ? 'invalid' : configView.loosening ? 'loosening_pending' : 'ok',
     };
   };
 
@@ -200,46 +212,25 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
     const route = `${request.method} ${request.url}`;
     void (async () => {
       try {
-        if (route === 'POST /v1/gate') {
-          const gateRequest = readGateRequest(await readJson(request));
-          if ('error' in gateRequest)
-            return send(response, 400, { error: { code: 'invalid_request', message: gateRequest.error } });
-          // NDJSON: a "pending" line once a phone is asked (for the caller's countdown), then the answer.
-          response.writeHead(200, { 'content-type': 'application/x-ndjson' });
-          const answer = await gatekeeper.gate(gateRequest, (pending) =>
-            response.write(`${JSON.stringify({ pending })}\n`),
+        if (route === 'POST /v1/gate')
+          return await serveGateConversation(request, response, (call, conversation) =>
+            gatekeeper.gate(call, conversation),
           );
-          response.end(`${JSON.stringify({ answer })}\n`);
-          return;
-        }
-        if (route === 'POST /v1/fallback') {
-          const body = (await readJson(request)) as { requestId?: unknown; answer?: unknown } | undefined;
-          if (typeof body?.requestId !== 'string' || typeof body.answer !== 'string') {
-            return send(response, 400, {
-              error: { code: 'invalid_request', message: 'requestId and answer are required' },
-            });
-          }
-          return send(response, 200, gatekeeper.answerFallback(body.requestId, body.answer));
+        if (route === 'POST /v1/enrol') {
+          const enrolled = await enrol(await readJson(request), {
+            gatekeeper,
+            store,
+            audit,
+            totpPath: files.totp,
+            hostName: config.host.name,
+          });
+          return send(response, enrolled.status, enrolled.body);
         }
         if (route === 'GET /v1/status') return send(response, 200, status());
         if (route === 'POST /v1/panic') {
           const body = (await readJson(request)) as { reason?: unknown } | undefined;
-          const reason =
-            typeof body?.reason === 'string' && body.reason ? body.reason.slice(0, 200) : 'latch panic';
-          killSwitch.freeze(reason, 'panic');
-          audit.append({ event: 'freeze', cause: 'panic', signer: { role: 'host', id: host.id }, reason });
-          const envelope = await signEnvelope(
-            'freeze',
-            { fleet: config.host.fleet, reason },
-            { role: 'host', id: host.id },
-            host.privateKey,
-          );
-          const sent = await relay.freeze(envelope);
-          return send(response, 200, {
-            ...status(),
-            relayed: sent.ok,
-            ...(sent.ok ? {} : { relayError: sent.failure.message }),
-          });
+          const outcome = await panic(panicContext, typeof body?.reason === 'string' ? body.reason : '');
+          return send(response, 200, { ...status(), ...outcome });
         }
         if (route === 'GET /v1/watch') {
           response.writeHead(200, { 'content-type': 'application/x-ndjson' });
@@ -252,7 +243,9 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
         }
         send(response, 404, { error: { code: 'not_found', message: `no route ${route}` } });
       } catch (error) {
-        send(response, 400, { error: { code: 'invalid_request', message: (error as Error).message } });
+        // Mid-conversation, the client reads a cut answer as no answer: a deny.
+        if (response.headersSent) response.destroy();
+        else send(response, 400, { error: { code: 'invalid_request', message: (error as Error).message } });
       }
     })();
   });

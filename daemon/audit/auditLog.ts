@@ -7,7 +7,7 @@ export type AuditEvent = { event: string } & Record<string, unknown>;
 
 /** Removed when content is redacted (LATCH_AUDIT_CONTENT=none): the text, never the ids. */
 const CONTENT_FIELDS = new Set(['title', 'detail', 'command', 'cwd', 'target', 'input', 'paths']);
-const GENESIS = '0'.repeat(64);
+export const GENESIS = '0'.repeat(64);
 
 export function lineHash(line: string): string {
   return createHash('sha256').update(line).digest('hex');
@@ -22,16 +22,18 @@ export function lineHash(line: string): string {
 export class AuditLog {
   readonly #path: string;
   readonly #store: StateStore;
-  readonly #redact: boolean;
+  readonly #redact: () => boolean;
 
-  constructor(path: string, store: StateStore, options: { redactContent: boolean }) {
+  /** `redactContent` is asked at each line: a config that tightens it applies at once. */
+  constructor(path: string, store: StateStore, options: { redactContent: boolean | (() => boolean) }) {
     this.#path = path;
     this.#store = store;
-    this.#redact = options.redactContent;
+    const { redactContent } = options;
+    this.#redact = typeof redactContent === 'function' ? redactContent : () => redactContent;
   }
 
   append(entry: AuditEvent, now: Date = new Date()): void {
-    const fields = this.#redact
+    const fields = this.#redact()
       ? Object.fromEntries(Object.entries(entry).filter(([key]) => !CONTENT_FIELDS.has(key)))
       : entry;
     this.#store.db

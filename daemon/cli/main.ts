@@ -1,6 +1,7 @@
-import { Command } from 'commander';
+import { Argument, Command } from 'commander';
 import { hostname } from 'node:os';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { AGENTS } from '../install/agents.ts';
 
 /**
  * The `latch` command line: every command, its options and help, in one place. Each command's
@@ -26,6 +27,10 @@ export function buildProgram(): Command {
     .option('--name <name>', 'how this host is named on your phone', hostname())
     .option('--fleet <id>', 'join an existing fleet (its id, from `latch hosts` on another host)')
     .option('--quorum <n>', 'phones needed to resume after a freeze', '2')
+    .option(
+      '--reset',
+      'start over when the state was lost or replaced: keep the old aside, take Latch’s defaults as approved, pair again',
+    )
     .action(lazy(() => import('./commands/init.ts')));
 
   program
@@ -66,8 +71,26 @@ export function buildProgram(): Command {
 
   program
     .command('doctor')
-    .description('check socket privacy, file modes, the relay, paired phones and the quorum, with fixes')
+    .description(
+      'check socket privacy, file modes, the relay, paired phones, the quorum and the agents’ hooks, with fixes',
+    )
     .action(lazy(() => import('./commands/doctor.ts')));
+
+  program
+    .command('install')
+    .description(
+      'write Latch’s hooks into the agent’s settings: absolute paths, and a timeout that covers the longest wait',
+    )
+    .addArgument(new Argument('<agent>', 'claude-code or codex').choices(AGENTS))
+    .option('--project', 'the current directory’s project settings instead of yours')
+    .action(lazy(() => import('./commands/install.ts')));
+
+  program
+    .command('uninstall')
+    .description('take Latch’s hooks, and only them, out of the agent’s settings')
+    .addArgument(new Argument('<agent>', 'claude-code or codex').choices(AGENTS))
+    .option('--project', 'the current directory’s project settings instead of yours')
+    .action(lazy(() => import('./commands/uninstall.ts')));
 
   program
     .command('audit')
@@ -95,15 +118,20 @@ export function buildProgram(): Command {
     .argument('<command...>', 'the command and its arguments, after --')
     .action(lazy(() => import('./commands/exec.ts')));
 
-  const hook = program.command('hook').description('answer an agent’s hook');
-  hook
-    .command('claude-code')
-    .description('read Claude Code’s PreToolUse or PermissionRequest JSON on stdin, print its answer')
-    .action(lazy(() => import('./commands/hook.ts')));
-  hook
-    .command('codex')
-    .description('the same for Codex, whose hooks speak Claude Code’s JSON')
-    .action(lazy(() => import('./commands/hook.ts')));
+  // Listed for help only: daemon/bin/latch.cjs runs these on the hook's own bundle, which reads
+  // its `--timeout` itself.
+  const hook = program
+    .command('hook')
+    .description('answer an agent’s hook (written into its settings by latch install)');
+  for (const [agent, what] of [
+    ['claude-code', 'read Claude Code’s PreToolUse or PermissionRequest JSON on stdin, print its answer'],
+    ['codex', 'the same for Codex, whose hooks speak Claude Code’s JSON'],
+  ] as const) {
+    hook
+      .command(agent)
+      .description(what)
+      .option('--timeout <seconds>', 'the agent’s timeout for this hook: it answers deny before it', '600');
+  }
 
   program
     .command('mcp')

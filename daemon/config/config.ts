@@ -107,9 +107,14 @@ const isOneOf =
 export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): LatchConfig {
   if (!existsSync(path))
     throw new ConfigError('config_missing', `no configuration at ${path}; run latch init`);
+  return parseConfig(readFileSync(path, 'utf8'), path, env);
+}
+
+/** Checks a config's text; `path` names it in messages. Throws ConfigError. */
+export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv = process.env): LatchConfig {
   let document: Table;
   try {
-    document = parseToml(readFileSync(path, 'utf8')) as Table;
+    document = parseToml(text) as Table;
   } catch (error) {
     throw new ConfigError(
       'config_invalid',

@@ -7,7 +7,8 @@ export type ConnectionStatus = 'connecting' | 'connected' | 'disconnected';
 
 export interface ConnectionOptions {
   client: RelayClient;
-  quorum: number;
+  /** Told to the relay at each connection, so it shows phones the votes this host needs. */
+  quorum: () => number;
   /** The last event sequence number handled, to replay what was missed. */
   cursor(): number;
   onFrame(frame: HostFrame): void;
@@ -57,7 +58,7 @@ export class RelayConnection {
       return;
     }
     this.#options.onStatus('connecting');
-    const socket = new WebSocket(client.connectUrl(this.#options.cursor(), this.#options.quorum), {
+    const socket = new WebSocket(client.connectUrl(this.#options.cursor(), this.#options.quorum()), {
       headers: client.authorization(),
       handshakeTimeout: 10_000,
       // Frames are small JSON; compression would cost latency and a zlib context's memory.

@@ -12,6 +12,7 @@ import type { TestPhone } from '../support/phone.ts';
 import { RelayDriver } from '../support/relayDriver.ts';
 import { pairSoftwarePhone } from '../support/softwarePairing.ts';
 import {
+  auditLines,
   hookInput,
   initMachine,
   newMachine,
@@ -128,6 +129,34 @@ describe('latch pair against the real relay', () => {
       },
     });
   }, 60_000);
+
+  it('adds a second phone only once the first approves it, and says so on the first phone', async () => {
+    const refused = await pairSoftwarePhone(machine, relay, {
+      name: 'Mallory’s phone',
+      admittedBy: { phone, decision: 'deny' },
+    });
+    expect(refused.admission).toMatchObject({
+      tool: 'latch.phone',
+      title: 'Add phone "Mallory’s phone" to test-box?',
+    });
+    expect(refused.stderr).toMatch(/^latch: not added: denied on Ada’s phone/m);
+    expect((await runLatch(machine, ['devices'])).stdout).not.toContain('Mallory');
+
+    const added = await pairSoftwarePhone(machine, relay, {
+      name: 'Bob’s phone',
+      admittedBy: { phone, decision: 'approve' },
+    });
+    expect(added.admission).toMatchObject({ tool: 'latch.phone', risk: 'high' });
+    expect(added.stdout).toContain('Paired Bob’s phone.');
+    expect((await runLatch(machine, ['devices'])).stdout).toContain(`${added.phone.id}  Bob’s phone`);
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({
+        event: 'paired',
+        device: added.phone.id,
+        approvedIn: added.admission!.requestId,
+      }),
+    );
+  }, 90_000);
 
   it('latch doctor reports every check passing, with the relay reachable and the quorum met', async () => {
     const doctor = await runLatch(machine, ['doctor']);

@@ -9,6 +9,7 @@ import type { CapabilityToken } from '../../shared/messages/approvals.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import {
   holdPanic,
+  approvePending,
   openPending,
   pairBrowserPhone,
   type PairedBrowserPhone,
@@ -24,6 +25,7 @@ import {
   type RunningDaemon,
 } from '../support/latchMachine.ts';
 import { createPhone } from '../support/phone.ts';
+import { isHeld } from '../support/processes.ts';
 import { startPushService } from '../support/pushService.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 
@@ -107,11 +109,7 @@ function hook(tool: string, toolInput: Record<string, unknown>): Promise<HookAns
   );
 }
 
-async function approveOn(phone: PairedBrowserPhone, title: RegExp): Promise<void> {
-  await openPending(phone.browser, origin, title);
-  await phone.browser.page.getByRole('button', { name: 'Approve with Face ID' }).click();
-  await phone.browser.page.getByRole('status').getByText('Approved').waitFor({ timeout: 10_000 });
-}
+const approveOn = (phone: PairedBrowserPhone, title: RegExp) => approvePending(phone.browser, origin, title);
 
 async function denyOn(phone: PairedBrowserPhone, title: RegExp): Promise<void> {
   await openPending(phone.browser, origin, title);
@@ -126,7 +124,10 @@ const latestRequestId = () => proxy.requests.at(-1)!.requestId;
 describe('the whole loop, every part real', () => {
   it('pairs two phones, through the relay behind the proxy', async () => {
     a = await pairBrowserPhone(machine, origin, pushService, 'Phone A');
-    b = await pairBrowserPhone(machine, origin, pushService, 'Phone B');
+    // Phone A, already trusted, approves adding phone B.
+    b = await pairBrowserPhone(machine, origin, pushService, 'Phone B', {
+      approve: () => approveOn(a, /Add phone "Phone B"/),
+    });
   });
 
   it('approve: a PreToolUse Bash call for rm -rf build is pushed, approved on the phone, and allowed', async () => {
@@ -173,10 +174,10 @@ describe('the whole loop, every part real', () => {
     const sleeper = Number(
       readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim().split(' ')[0],
     );
-    const state = () => readFileSync(`/proc/${sleeper}/stat`, 'utf8').split(') ')[1]!.split(' ')[0];
 
     await holdPanic(a.browser, origin);
-    await expect.poll(state, { timeout: 10_000 }).toBe('T');
+    // Stopped (T), or frozen in latch exec's cgroup where the machine gives it one.
+    await expect.poll(() => isHeld(sleeper), { timeout: 10_000 }).toBe(true);
     expect(await hook('Read', { file_path: '/srv/app/README.md' })).toMatchObject({
       permissionDecision: 'deny',
       permissionDecisionReason: expect.stringMatching(/^latch: kill_switch/),
@@ -191,7 +192,7 @@ describe('the whole loop, every part real', () => {
         .waitFor({ timeout: 10_000 });
     }
     await expect.poll(async () => (await runLatch(machine, ['status'])).code, { timeout: 15_000 }).toBe(0);
-    await expect.poll(state, { timeout: 10_000 }).toMatch(/[SR]/);
+    await expect.poll(() => isHeld(sleeper), { timeout: 10_000 }).toBe(false);
     expect(await hook('Read', { file_path: '/srv/app/README.md' })).toMatchObject({
       permissionDecision: 'allow',
     });

@@ -5,13 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
 import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import { PWA_BUDGET_BYTES, shippedJs } from '../../scripts/pwa-budget.ts';
-import { holdPanic, openPending, pairBrowserPhone } from '../support/browserFlows.ts';
+import { approvePending, holdPanic, openPending, pairBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush, shownNotifications, type BrowserPhone } from '../support/browserPhone.ts';
 import {
   initMachine,
   newMachine,
   runLatch,
   startDaemon,
+  withStore,
   type LatchMachine,
   type RunningDaemon,
 } from '../support/latchMachine.ts';
@@ -64,7 +65,13 @@ afterAll(async () => {
 });
 
 async function pairPhone(name: string) {
-  const paired = await pairBrowserPhone(machine, origin, pushService, name);
+  // Once one phone is trusted, it approves adding the next.
+  const [trusted] = phones;
+  const paired = await pairBrowserPhone(machine, origin, pushService, name, {
+    ...(trusted
+      ? { approve: () => approvePending(trusted.browser, origin, new RegExp(`Add phone "${name}"`)) }
+      : {}),
+  });
   phones.push(paired);
   return paired;
 }
@@ -226,6 +233,10 @@ describe('the phone app', () => {
     await a.browser.page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
     await a.browser.page.getByText('Votes to resume: 1 of 2').waitFor({ timeout: 10_000 });
     await a.browser.page.getByText('This phone has voted.').waitFor();
+    // The phone named the freeze by the id it computed from the envelope: the one the host holds.
+    expect(JSON.parse(votes[0]!.body)).toMatchObject({
+      freeze: withStore(machine, (store) => store.switchState().freeze),
+    });
     // The app offers no second vote; the same vote sent again, straight to the relay, is refused
     // (its passkey counter has moved on; a fresh second vote is refused as already_used, see tests/relay).
     const again = await a.browser.page.request.post(votes[0]!.url, {

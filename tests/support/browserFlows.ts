@@ -24,6 +24,7 @@ export async function pairBrowserPhone(
   origin: string,
   pushService: PushServiceClient,
   name: string,
+  options: { approve?: () => Promise<void> } = {},
 ): Promise<PairedBrowserPhone> {
   const { id, subscription } = await pushService.subscribe();
   const browser = await launchPhone(origin, subscription, name);
@@ -31,6 +32,7 @@ export async function pairBrowserPhone(
     env: machine.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const exited = new Promise((resolve) => pair.once('exit', resolve));
   let terminal = '';
   pair.stdout.on('data', (chunk: Buffer) => (terminal += chunk.toString()));
   await waitUntil(() => /^(http\S+\/pair#\S+)$/m.test(terminal), 'latch pair printed no link');
@@ -42,7 +44,9 @@ export async function pairBrowserPhone(
   const code = browser.page.getByLabel('short code');
   await code.waitFor({ timeout: 20_000 });
   const shown = (await code.textContent())!.trim();
-  await new Promise((resolve) => pair.once('exit', resolve));
+  // A host that already trusts a phone adds another only once that phone approves.
+  await options.approve?.();
+  await exited;
   if (!terminal.includes(`Your phone shows this code: ${shown}`))
     throw new Error(`the phone and the terminal show different codes:\n${terminal}`);
   await browser.page.getByText(/^Paired with .+\.$/).waitFor({ timeout: 10_000 });
@@ -58,6 +62,13 @@ export async function openPending(phone: BrowserPhone, origin: string, title: Re
   const item = phone.page.getByRole('button', { name: title });
   await item.first().waitFor({ timeout: 15_000 });
   await item.first().click();
+}
+
+/** Opens a pending request and approves it with Face ID, after the cooling-off its risk asks. */
+export async function approvePending(phone: BrowserPhone, origin: string, title: RegExp): Promise<void> {
+  await openPending(phone, origin, title);
+  await phone.page.getByRole('button', { name: 'Approve with Face ID' }).click({ timeout: 40_000 });
+  await phone.page.getByRole('status').getByText('Approved').waitFor({ timeout: 10_000 });
 }
 
 /** Holds the panic button long enough to fire it. */

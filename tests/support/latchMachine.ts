@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuditLog } from '../../daemon/audit/auditLog.ts';
 import { latchFiles } from '../../daemon/config/paths.ts';
+import { ConfigKeeper } from '../../daemon/config/configKeeper.ts';
 import { PolicyKeeper } from '../../daemon/policy/policyKeeper.ts';
 import { StateStore } from '../../daemon/state/stateStore.ts';
 import { approvalChallenge } from '../../shared/approvals/approvalChallenge.ts';
@@ -37,7 +38,16 @@ export function newMachine(): LatchMachine {
     runtime,
     socket: join(runtime, 'latch', 'daemon.sock'),
     files: latchFiles(home),
-    env: { ...process.env, LATCH_HOME: home, XDG_RUNTIME_DIR: runtime, LATCH_AUDIT_CONTENT: '' },
+    env: {
+      ...process.env,
+      LATCH_HOME: home,
+      XDG_RUNTIME_DIR: runtime,
+      LATCH_AUDIT_CONTENT: '',
+      // A user folder of its own: latch doctor and latch install read the agents' settings there.
+      HOME: join(root, 'user'),
+      CLAUDE_CONFIG_DIR: undefined,
+      CODEX_HOME: undefined,
+    },
   };
 }
 
@@ -51,12 +61,13 @@ export interface Ran {
 export function runLatch(
   machine: LatchMachine,
   args: string[],
-  options: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+  options: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {},
 ): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [LATCH, ...args], {
       env: { ...machine.env, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
+      cwd: options.cwd,
     });
     let stdout = '';
     let stderr = '';
@@ -90,9 +101,12 @@ export async function initMachine(
   ]);
   if (init.code !== 0) throw new Error(`latch init failed: ${init.stderr}`);
   if (options.config) {
-    writeFileSync(machine.files.config, options.config(readFileSync(machine.files.config, 'utf8')), {
-      mode: 0o600,
-    });
+    const config = options.config(readFileSync(machine.files.config, 'utf8'));
+    writeFileSync(machine.files.config, config, { mode: 0o600 });
+    // The person's own set-up, approved as a baseline like the policy below.
+    withStore(machine, (store, audit) =>
+      new ConfigKeeper(machine.files.config, store, audit).approve(config, 'test setup'),
+    );
   }
   if (options.policy) {
     writeFileSync(machine.files.policy, options.policy, { mode: 0o600 });
@@ -166,7 +180,7 @@ export async function startDaemon(machine: LatchMachine): Promise<RunningDaemon>
     child,
     output: () => output,
     stop: async () => {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;

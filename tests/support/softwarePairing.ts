@@ -3,9 +3,11 @@ import type { OfferStatus } from '../../shared/messages/relayViews.ts';
 import { parsePairingLink } from '../../shared/pairing/pairingLink.ts';
 import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
 import { offerMac, shortCode } from '../../shared/pairing/pairingTranscript.ts';
+import type { RequestDetails } from '../../shared/messages/approvals.ts';
 import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
 import type { LatchMachine } from './latchMachine.ts';
 import { completePairing, createPhone, type TestPhone } from './phone.ts';
+import { decidePendingAtRelay } from './phoneAtRelay.ts';
 import type { RelayDriver } from './relayDriver.ts';
 
 const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
@@ -17,8 +19,22 @@ const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
 export async function pairSoftwarePhone(
   machine: LatchMachine,
   relay: RelayDriver,
-  options: { name?: string; push?: PushSubscriptionJson; counter?: 'increment' | 'zero' } = {},
-): Promise<{ phone: TestPhone; fleet: string; stdout: string; phoneCode: string }> {
+  options: {
+    name?: string;
+    push?: PushSubscriptionJson;
+    counter?: 'increment' | 'zero';
+    /** A phone already paired with this host, which approves (or denies) adding this one. */
+    admittedBy?: { phone: TestPhone; decision: 'approve' | 'deny' };
+  } = {},
+): Promise<{
+  phone: TestPhone;
+  fleet: string;
+  stdout: string;
+  stderr: string;
+  phoneCode: string;
+  /** What the admitting phone was shown, when one was asked. */
+  admission?: RequestDetails;
+}> {
   const pair = spawn(process.execPath, [LATCH, 'pair'], {
     env: machine.env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -62,8 +78,19 @@ export async function pairSoftwarePhone(
     completion,
   );
   if (sent.status !== 202) throw new Error(`the relay refused the completion: ${JSON.stringify(sent.body)}`);
+  const admission = options.admittedBy
+    ? await decidePendingAtRelay(
+        relay,
+        options.admittedBy.phone,
+        link.value.fleet,
+        (details) => details.tool === 'latch.phone' && details.title.includes(phone.name),
+        options.admittedBy.decision,
+      )
+    : undefined;
   const phoneCode = await shortCode(macKey, status.body.offer, completion);
   const code = await new Promise<number | null>((resolve) => pair.once('exit', resolve));
-  if (code !== 0) throw new Error(`latch pair failed:\n${stdout}\n${stderr}`);
-  return { phone, fleet: link.value.fleet, stdout, phoneCode };
+  // A denied admission is meant to fail: the caller looks at what latch pair said.
+  if (code !== 0 && options.admittedBy?.decision !== 'deny')
+    throw new Error(`latch pair failed:\n${stdout}\n${stderr}`);
+  return { phone, fleet: link.value.fleet, stdout, stderr, phoneCode, ...(admission ? { admission } : {}) };
 }

@@ -1,10 +1,17 @@
+import { existsSync } from 'node:fs';
 import { verifyAuditLog } from '../../audit/auditLog.ts';
-import { openHome } from '../home.ts';
+import { latchFiles, latchHome } from '../../config/paths.ts';
+import { StateStore } from '../../state/stateStore.ts';
+import { fail } from '../home.ts';
 
+/** Reads the state directly, not through openHome: it must also report a state that does not match. */
 export async function run(): Promise<void> {
-  const { files, store } = openHome();
+  const files = latchFiles(latchHome());
+  if (!existsSync(files.state)) fail(`${files.state} is missing; nothing vouches for the audit log`, 1);
+  const store = new StateStore(files.state);
   const seq = store.meta('audit_seq');
   const hash = store.meta('audit_hash');
+  store.close();
   const verdict = verifyAuditLog(files.audit, seq && hash ? { seq: Number(seq), hash } : undefined);
   if (verdict.ok) {
     process.stdout.write(`ok: ${verdict.lines} lines, the chain is intact\n`);

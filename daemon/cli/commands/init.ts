@@ -1,24 +1,76 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { toBase64url } from '../../../shared/encoding/base64url.ts';
 import { randomBytes } from '../../../shared/encoding/bytes.ts';
 import { validateId } from '../../../shared/text/validateId.ts';
 import { AuditLog } from '../../audit/auditLog.ts';
-import { configTemplate } from '../../config/config.ts';
-import { latchFiles, latchHome } from '../../config/paths.ts';
+import { configTemplate, loadConfig } from '../../config/config.ts';
+import { ConfigKeeper } from '../../config/configKeeper.ts';
+import { latchFiles, latchHome, type LatchFiles } from '../../config/paths.ts';
 import { createHostIdentity } from '../../identity/hostIdentity.ts';
 import { DEFAULT_POLICY } from '../../policy/defaultPolicy.ts';
 import { PolicyKeeper } from '../../policy/policyKeeper.ts';
 import { StateStore } from '../../state/stateStore.ts';
 import { fail } from '../home.ts';
 
+/**
+ * A new state whose approved baselines are `policy` and `config`: what the person approves by
+ * running `latch init`. The files on disk are then judged against them like any later change.
+ */
+function newState(files: LatchFiles, baselines: { policy: string; config: string }, event: object): void {
+  const store = new StateStore(files.state);
+  const audit = new AuditLog(files.audit, store, { redactContent: false });
+  new PolicyKeeper(files.policy, store, audit).approve(baselines.policy, 'latch init');
+  new ConfigKeeper(files.config, store, audit).approve(baselines.config, 'latch init');
+  audit.append({ event: 'init', ...event });
+  store.close();
+}
+
+/** Moves an earlier state and audit log aside (kept, never deleted); returns their new suffix. */
+function moveStateAside(files: LatchFiles): string {
+  const aside = `replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  for (const path of [files.state, `${files.state}-wal`, `${files.state}-shm`, files.audit]) {
+    if (existsSync(path)) renameSync(path, `${path}.${aside}`);
+  }
+  return aside;
+}
+
+/**
+ * `latch init --reset`: the state can no longer be trusted (lost, replaced). The old state and
+ * audit log are moved aside; the new baselines are Latch's defaults, not the files as they are
+ * now, so a looser policy or config waits for a phone once one is paired again.
+ */
+function reset(files: LatchFiles): void {
+  if (!existsSync(files.config)) fail('nothing to reset: Latch is not set up here; run latch init', 1);
+  let config;
+  try {
+    config = loadConfig(files.config);
+  } catch (error) {
+    fail(`fix ${files.config} first: ${(error as Error).message}`, 1);
+  }
+  const aside = moveStateAside(files);
+  const defaults = configTemplate({
+    relayUrl: config.relay.url,
+    hostName: config.host.name,
+    fleet: config.host.fleet,
+    quorum: 1,
+  });
+  newState(files, { policy: DEFAULT_POLICY, config: defaults }, { reset: true, previous: aside });
+  process.stdout.write(
+    `Latch starts over in ${latchHome()}: the old state and audit log are kept as *.${aside}.\n` +
+      'Pair your phones again (latch pair). Where policy.toml or config.toml are looser than the defaults, a phone must approve them first.\n',
+  );
+}
+
 export async function run(options: {
   relay: string;
   name: string;
   fleet?: string;
   quorum: string;
+  reset?: boolean;
 }): Promise<void> {
   const home = latchHome();
   const files = latchFiles(home);
+  if (options.reset) return reset(files);
   if (existsSync(files.config)) fail(`already initialised: ${files.config} exists`, 1);
   const quorum = Number(options.quorum);
   if (!Number.isInteger(quorum) || quorum < 1 || quorum > 32)
@@ -27,18 +79,13 @@ export async function run(options: {
   if (!validateId(fleet).ok) fail('--fleet is not a valid fleet id');
 
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  writeFileSync(
-    files.config,
-    configTemplate({ relayUrl: options.relay, hostName: options.name, fleet, quorum }),
-    { mode: 0o600, flag: 'wx' },
-  );
+  const config = configTemplate({ relayUrl: options.relay, hostName: options.name, fleet, quorum });
+  writeFileSync(files.config, config, { mode: 0o600, flag: 'wx' });
   if (!existsSync(files.policy)) writeFileSync(files.policy, DEFAULT_POLICY, { mode: 0o600 });
   const identity = existsSync(files.hostKey) ? undefined : await createHostIdentity(files.hostKey);
-  const store = new StateStore(files.state);
-  const audit = new AuditLog(files.audit, store, { redactContent: false });
-  new PolicyKeeper(files.policy, store, audit).approve(DEFAULT_POLICY, 'latch init');
-  audit.append({ event: 'init', fleet, ...(identity ? { host: identity.id } : {}) });
-  store.close();
+  // A state left from an earlier set-up would vouch for nothing: keep it aside, start anew.
+  moveStateAside(files);
+  newState(files, { policy: DEFAULT_POLICY, config }, { fleet, ...(identity ? { host: identity.id } : {}) });
   process.stdout.write(
     `Latch is set up in ${home}\n  config  ${files.config}\n  policy  ${files.policy}\n  fleet   ${fleet}\nNext: latch daemon (keep it running), then latch pair.\n`,
   );

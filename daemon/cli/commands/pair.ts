@@ -14,6 +14,13 @@ import { PROTOCOL_VERSION } from '../../../shared/version.ts';
 import { newTotpSecret, totpUri } from '../../fallback/totp.ts';
 import { loadHostIdentity } from '../../identity/hostIdentity.ts';
 import { RelayClient } from '../../relay/relayClient.ts';
+import type { AuditLog } from '../../audit/auditLog.ts';
+import { canPromptOnTty, promptOnTty } from '../../fallback/ttyPrompt.ts';
+import type { Enrolment } from '../../pairing/enrolment.ts';
+import { callDaemon } from '../../socket/daemonClient.ts';
+import type { GateAnswer } from '../../socket/localApi.ts';
+import type { StateStore } from '../../state/stateStore.ts';
+import type { PairedDevice } from '../../../shared/pairing/verifyPairingCompletion.ts';
 import { fail, openHome } from '../home.ts';
 import { existsSync, readFileSync } from 'node:fs';
 
@@ -21,6 +28,55 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function printQr(text: string): Promise<void> {
   process.stdout.write(await QRCode.toString(text, { type: 'terminal', small: true }));
+}
+
+/**
+ * Makes a phone, whose pairing answer checked out, one this host trusts. The first phone is
+ * trusted on the strength of the QR secret and the matching codes. Once one is paired, another
+ * needs a paired phone's approval: an agent that runs `latch pair` must not enrol a "phone" of
+ * its own. If every phone was revoked, the person at the terminal types the phone's code.
+ */
+async function admit(
+  device: PairedDevice,
+  code: string,
+  context: { store: StateStore; audit: AuditLog; approvalSeconds: number },
+): Promise<void> {
+  const { store, audit } = context;
+  if (store.devices().length > 0) {
+    process.stdout.write(
+      `Approve adding ${device.name} on a phone already paired with this host (Face ID)…\n`,
+    );
+    await askDaemonToEnrol({ kind: 'phone', device }, context.approvalSeconds);
+    return;
+  }
+  if (store.devices({ includeRevoked: true }).length > 0) {
+    // Every earlier phone was revoked: nobody can approve, so a person proves presence here.
+    if (!canPromptOnTty())
+      fail('every phone of this host is revoked: run latch pair in a terminal to add one', 1);
+    const typed = await promptOnTty(
+      ['Every phone of this host was revoked.', 'Type the code your phone shows to trust it:'],
+      Date.now() + 120_000,
+    );
+    if (typed?.trim() !== code) {
+      audit.append({ event: 'pairing_refused', device: device.id, code: 'code_mismatch' });
+      fail('the code does not match; the phone was not added', 1);
+    }
+  }
+  store.addDevice(device, Date.now());
+  audit.append({ event: 'paired', device: device.id, name: device.name });
+}
+
+/** Asks the running daemon to add a phone or TOTP once a paired phone approves; fails otherwise. */
+async function askDaemonToEnrol(enrolment: Enrolment, approvalSeconds: number): Promise<void> {
+  let answer: GateAnswer;
+  try {
+    answer = await callDaemon<GateAnswer>('POST', '/v1/enrol', enrolment, {
+      timeoutMs: (approvalSeconds + 30) * 1000,
+    });
+  } catch (error) {
+    fail(`a paired phone must approve this, through the daemon: ${(error as Error).message}`, 1);
+  }
+  if (answer.decision !== 'allow') fail(`not added: ${answer.reason}`, 1);
 }
 
 export async function run(options: { totp?: boolean; timeout: string }): Promise<void> {
@@ -69,9 +125,11 @@ export async function run(options: { totp?: boolean; timeout: string }): Promise
     audit.append({ event: 'pairing_refused', offerId: offer.offerId, code: paired.error.code });
     fail(`refused the phone’s answer: ${paired.error.message} (${paired.error.code})`, 1);
   }
+  const code = await shortCode(macKey, offer, completion);
   process.stdout.write(
-    `\nYour phone shows this code: ${await shortCode(macKey, offer, completion)}\nIf it does not, run latch devices --revoke ${paired.value.id}.\n`,
+    `\nYour phone shows this code: ${code}\nIf it does not, run latch devices --revoke ${paired.value.id}.\n`,
   );
+  await admit(paired.value, code, { store, audit, approvalSeconds: config.approvals.timeoutSeconds });
 
   const envelope = await signEnvelope(
     'pair-confirm',
@@ -87,8 +145,6 @@ export async function run(options: { totp?: boolean; timeout: string }): Promise
   if (!confirmed.ok) fail(`the relay did not take the confirmation: ${confirmed.failure.message}`, 1);
   if (confirmed.value.hostToken)
     writeFileSync(files.hostToken, `${confirmed.value.hostToken}\n`, { mode: 0o600 });
-  store.addDevice(paired.value, Date.now());
-  audit.append({ event: 'paired', device: paired.value.id, name: paired.value.name });
   process.stdout.write(`Paired ${paired.value.name}.\n`);
 
   const phones = store.devices().length;
@@ -101,10 +157,11 @@ export async function run(options: { totp?: boolean; timeout: string }): Promise
 
   if (options.totp) {
     const totpSecret = newTotpSecret();
-    writeFileSync(files.totp, `${JSON.stringify({ secret: toBase64url(totpSecret) })}\n`, {
-      mode: 0o600,
-    });
-    audit.append({ event: 'totp_enrolled' });
+    process.stdout.write('\nApprove the TOTP authenticator on your phone (Face ID)…\n');
+    await askDaemonToEnrol(
+      { kind: 'totp', secret: toBase64url(totpSecret) },
+      config.approvals.timeoutSeconds,
+    );
     process.stdout.write(
       '\nScan this code with your authenticator app (TOTP fallback, used only when no phone can be reached):\n\n',
     );

@@ -1,52 +1,53 @@
-import { signEnvelope } from '../../../shared/envelopes/signEnvelope.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { loadHostIdentity } from '../../identity/hostIdentity.ts';
 import { KillSwitch } from '../../kill-switch/killSwitch.ts';
+import { panic, type PanicOutcome } from '../../kill-switch/panic.ts';
 import { RelayClient } from '../../relay/relayClient.ts';
 import { callDaemon } from '../../socket/daemonClient.ts';
 import { openHome } from '../home.ts';
 
-export async function run(words: string[]): Promise<void> {
-  const reason = words.join(' ').slice(0, 200) || 'latch panic';
-  try {
-    const status = await callDaemon<{ relayed: boolean; relayError?: string }>(
-      'POST',
-      '/v1/panic',
-      { reason },
-      { timeoutMs: 15_000 },
-    );
-    process.stdout.write(
-      status.relayed
-        ? 'frozen: the fleet is frozen\n'
-        : `frozen: this host is frozen; the relay was not reached (${status.relayError})\n`,
-    );
-    return;
-  } catch {
-    // No daemon: freeze this host's state and tell the relay directly.
+/** Exit codes of `latch panic`: 1 when this host froze but the fleet was not told. */
+export const PANIC_EXIT = { told: 0, notTold: 1 } as const;
+
+/** Says what froze, and ends with the exit code a shell check can rely on. */
+function report(outcome: PanicOutcome, whoTellsLater: string, told = 'the fleet is frozen'): never {
+  if (outcome.told) {
+    process.stdout.write(`frozen: ${told}\n`);
+    process.exit(PANIC_EXIT.told);
   }
+  process.stdout.write(
+    `frozen: this host is frozen, but the fleet was not told: the relay was not reached (${outcome.error}). ` +
+      `${whoTellsLater}\n`,
+  );
+  process.exit(PANIC_EXIT.notTold);
+}
+
+export async function run(words: string[]): Promise<void> {
+  const reason = words.join(' ');
+  let outcome: PanicOutcome | undefined;
+  try {
+    outcome = await callDaemon<PanicOutcome>('POST', '/v1/panic', { reason }, { timeoutMs: 15_000 });
+  } catch {
+    // No daemon: the same panic, from here.
+  }
+  if (outcome) report(outcome, 'The daemon tells it as soon as the relay answers again.');
+
   const { files, config, store, audit } = openHome();
   const host = await loadHostIdentity(files.hostKey);
   const relying = { origins: [config.relay.url], rpId: new URL(config.relay.url).hostname };
-  new KillSwitch({
+  const killSwitch = new KillSwitch({
     store,
     audit,
     host,
     fleet: config.host.fleet,
-    quorum: config.killSwitch.quorum,
+    quorum: () => config.killSwitch.quorum,
     relying,
-  }).freeze(reason, 'panic');
-  audit.append({ event: 'freeze', cause: 'panic', reason, via: 'cli' });
+  });
   const token = existsSync(files.hostToken) ? readFileSync(files.hostToken, 'utf8').trim() : undefined;
-  const envelope = await signEnvelope(
-    'freeze',
-    { fleet: config.host.fleet, reason },
-    { role: 'host', id: host.id },
-    host.privateKey,
-  );
-  const sent = await new RelayClient(config.relay.url, config.host.fleet, () => token).freeze(envelope);
-  process.stdout.write(
-    sent.ok
-      ? 'frozen: the fleet is frozen (the daemon is not running)\n'
-      : `frozen: this host is frozen; the relay was not reached (${sent.failure.message})\n`,
+  const relay = new RelayClient(config.relay.url, config.host.fleet, () => token);
+  report(
+    await panic({ killSwitch, relay, store, audit, host, fleet: config.host.fleet }, reason, 'cli'),
+    'The daemon tells it once it runs and reaches the relay.',
+    'the fleet is frozen (the daemon is not running)',
   );
 }

@@ -14,8 +14,11 @@ export async function run(): Promise<void> {
       );
       process.exit(STATUS_EXIT.frozen);
     }
-    const policy = status.policy === 'ok' ? '' : `, policy ${status.policy.replace('_', ' ')}`;
-    process.stdout.write(`running: armed (${relay}, ${status.pending} waiting${policy})\n`);
+    const pending = (['policy', 'config'] as const)
+      .filter((file) => status[file] !== 'ok')
+      .map((file) => `, ${file} ${status[file].replace('_', ' ')}`)
+      .join('');
+    process.stdout.write(`running: armed (${relay}, ${status.pending} waiting${pending})\n`);
     process.exit(STATUS_EXIT.running);
   } catch (error) {
     process.stdout.write(`unreachable: ${(error as Error).message}\n`);

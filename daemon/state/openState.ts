@@ -1,0 +1,62 @@
+import { existsSync } from 'node:fs';
+import { AuditLog } from '../audit/auditLog.ts';
+import { ConfigError, type LatchConfig } from '../config/config.ts';
+import { ConfigKeeper } from '../config/configKeeper.ts';
+import type { LatchFiles } from '../config/paths.ts';
+import { stateMatchesAudit } from './stateMatchesAudit.ts';
+import { StateStore } from './stateStore.ts';
+
+/** The state cannot be trusted: Latch refuses to run on it rather than guess. */
+export class StateError extends Error {
+  readonly code: 'state_missing' | 'state_mismatch';
+  constructor(code: StateError['code'], message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+export interface LatchState {
+  store: StateStore;
+  audit: AuditLog;
+  configKeeper: ConfigKeeper;
+  /** The config in force when the state was opened (a waiting loosening is not). */
+  config: LatchConfig;
+}
+
+const START_OVER = 'to start over, pairing your phones again: latch init --reset';
+
+/**
+ * Opens this host's state: the state database, the audit log, and the config in force. The
+ * database is where the person's approvals live (policy, config, phones), so a database that is
+ * missing, or does not match the audit log, is refused: a new one must never make whatever files
+ * are on disk the approved baseline.
+ */
+export function openState(files: LatchFiles): LatchState {
+  if (!existsSync(files.config))
+    throw new ConfigError('config_missing', `no configuration at ${files.config}; run latch init`);
+  if (!existsSync(files.state))
+    throw new StateError(
+      'state_missing',
+      `${files.state} is missing: the record of the policy, config and phones you approved is gone, and Latch will not take the files as they are now; ${START_OVER}`,
+    );
+  const store = new StateStore(files.state);
+  const check = stateMatchesAudit(store, files.audit);
+  if (!check.ok) {
+    store.close();
+    throw new StateError(
+      'state_mismatch',
+      `${files.state} does not match ${files.audit} (${check.problem}): one of them was replaced or edited, so what it records as approved cannot be trusted; check with latch audit verify, and ${START_OVER}`,
+    );
+  }
+  let configKeeper: ConfigKeeper | undefined;
+  const audit = new AuditLog(files.audit, store, {
+    redactContent: () => configKeeper?.lastInForce()?.audit.content === 'none',
+  });
+  configKeeper = new ConfigKeeper(files.config, store, audit);
+  const view = configKeeper.current();
+  if (!view.ok) {
+    store.close();
+    throw new ConfigError('config_invalid', view.message);
+  }
+  return { store, audit, configKeeper, config: view.config };
+}
