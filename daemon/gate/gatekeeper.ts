@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import { dedupKey } from './dedupKey.ts';
-import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { requestHash } from '../../shared/approvals/requestHash.ts';
 import type { ApprovalBinding } from '../../shared/approvals/approvalChallenge.ts';
@@ -19,8 +17,6 @@ import type { AuditLog } from '../audit/auditLog.ts';
 import type { LatchConfig } from '../config/config.ts';
 import type { ConfigKeeper } from '../config/configKeeper.ts';
 import type { ConfigChange } from '../config/configTightening.ts';
-import { localChallenge, type LocalChallenge } from '../fallback/localChallenge.ts';
-import { matchTotp } from '../fallback/totp.ts';
 import type { KillSwitch } from '../kill-switch/killSwitch.ts';
 import { evaluatePolicy } from '../policy/policy.ts';
 import { protectedPlaces } from '../policy/protectedPlaces.ts';
@@ -29,6 +25,9 @@ import type { PolicyKeeper } from '../policy/policyKeeper.ts';
 import type { RelayClient } from '../relay/relayClient.ts';
 import type { BlockReason, FallbackOffer, GateAnswer, GateRequest } from '../socket/localApi.ts';
 import type { StateStore } from '../state/stateStore.ts';
+import { dedupKey } from './dedupKey.ts';
+import { deny } from './deny.ts';
+import { terminalFallbackOr } from './terminalFallback.ts';
 
 export interface GatekeeperOptions {
   /** The config in force at start; `configKeeper` says what is in force from then on. */
@@ -83,13 +82,6 @@ const forAudit = (command: string | undefined) =>
 
 const describeChange = (change: ConfigChange) =>
   `${change.setting}: ${JSON.stringify(change.from)} → ${JSON.stringify(change.to)}${change.tightens ? '' : ' (looser)'}`;
-
-const deny = (blockReason: BlockReason, reason: string, requestId?: string): GateAnswer => ({
-  decision: 'deny',
-  reason,
-  blockReason,
-  ...(requestId ? { requestId } : {}),
-});
 
 /**
  * Decides each gated call: the kill switch first, then the policy, then the phones. An approval
@@ -312,7 +304,7 @@ export class Gatekeeper {
     });
 
     if (!sealing) {
-      return this.#fallbackOr(
+      return this.#noPhone(
         request,
         details,
         conversation,
@@ -342,13 +334,7 @@ export class Gatekeeper {
         created.failure.kind === 'unreachable'
           ? `the relay cannot be reached (${created.failure.message})`
           : `the relay refused the request (${created.failure.code})`;
-      return this.#fallbackOr(
-        request,
-        details,
-        conversation,
-        'relay_unreachable',
-        `relay_unreachable: ${why}`,
-      );
+      return this.#noPhone(request, details, conversation, 'relay_unreachable', `relay_unreachable: ${why}`);
     }
     // The relay's answer is a claim: it may name only this request, or a pending one of this
     // daemon's own with the same content (same dedup key). Anything else is a relay that lies.
@@ -549,9 +535,7 @@ export class Gatekeeper {
     });
   }
 
-  // Fallbacks, when no phone can be reached: answered on the connection that asked.
-
-  async #fallbackOr(
+  #noPhone(
     request: GateRequest,
     details: RequestDetails,
     conversation: Conversation,
@@ -559,77 +543,11 @@ export class Gatekeeper {
     reason: string,
   ): Promise<GateAnswer> {
     const { store, audit, totpPath } = this.#options;
-    const mode = this.#config.fallback.mode;
-    const { requestId } = details;
-    const offered =
-      mode !== 'none' &&
-      request.interactive &&
-      conversation.askOnTerminal !== undefined &&
-      (mode !== 'totp' || existsSync(totpPath));
-    if (!offered) {
-      store.settleRequest(requestId, 'denied');
-      audit.append({ event: 'refused', requestId, blockReason, reason });
-      return deny(blockReason, reason, requestId);
-    }
-    const now = Date.now();
-    const challenge =
-      mode === 'challenge' ? localChallenge(details.risk, details.target ?? details.tool, now) : undefined;
-    const typed = await conversation.askOnTerminal!({
-      requestId,
-      method: mode,
+    return terminalFallbackOr(
+      { mode: this.#config.fallback.mode, totpPath, store, audit },
+      { request, details, conversation },
+      blockReason,
       reason,
-      prompt: challenge?.prompt ?? 'Enter the 6-digit code from your authenticator app:',
-      exp: details.exp,
-    });
-    const answer =
-      typed === undefined
-        ? deny(blockReason, `${reason}; the terminal fallback was not answered`, requestId)
-        : mode === 'totp'
-          ? this.#checkTotp(typed, requestId)
-          : this.#checkChallenge(typed, challenge!, requestId);
-    store.settleRequest(requestId, answer.decision === 'allow' ? 'approved' : 'denied');
-    // Truthful about what was checked: an answer given on the asking connection, not who typed it.
-    audit.append({
-      event: 'decided',
-      requestId,
-      decision: answer.decision,
-      reason: answer.reason,
-      via: mode,
-      verified:
-        mode === 'totp'
-          ? 'a TOTP code, given on the connection that asked'
-          : 'the answer only, given on the connection that asked',
-    });
-    return answer;
-  }
-
-  /** One attempt per request; each time step's code is accepted once, across every request. */
-  #checkTotp(typed: string, requestId: string): GateAnswer {
-    const now = Date.now();
-    const secret = fromBase64url(
-      (JSON.parse(readFileSync(this.#options.totpPath, 'utf8')) as { secret: string }).secret,
     );
-    const step = matchTotp(secret, typed.trim(), now);
-    if (step === undefined || !this.#options.store.consumeTotpStep(step, now))
-      return deny('fallback_failed', 'the TOTP code is wrong or was already used', requestId);
-    return {
-      decision: 'allow',
-      reason: 'approved with a TOTP code (terminal fallback)',
-      via: 'totp',
-      requestId,
-    };
-  }
-
-  /** The local challenge proves an answer, not a person: see docs/security.md. */
-  #checkChallenge(typed: string, challenge: LocalChallenge, requestId: string): GateAnswer {
-    if (Date.now() < challenge.notBefore)
-      return deny('fallback_failed', 'answered before the review time was over', requestId);
-    if (typed.trim() !== challenge.answer) return deny('fallback_failed', 'the answer is wrong', requestId);
-    return {
-      decision: 'allow',
-      reason: 'approved by the local challenge (terminal fallback)',
-      via: 'challenge',
-      requestId,
-    };
   }
 }

@@ -1,0 +1,104 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fromBase64url } from '../../shared/encoding/base64url.ts';
+import type { RequestDetails } from '../../shared/messages/approvals.ts';
+import type { AuditLog } from '../audit/auditLog.ts';
+import type { LatchConfig } from '../config/config.ts';
+import { localChallenge, type LocalChallenge } from '../fallback/localChallenge.ts';
+import { matchTotp } from '../fallback/totp.ts';
+import type { BlockReason, GateAnswer, GateRequest } from '../socket/localApi.ts';
+import type { StateStore } from '../state/stateStore.ts';
+import { deny } from './deny.ts';
+import type { Conversation } from './gatekeeper.ts';
+
+export interface FallbackContext {
+  mode: LatchConfig['fallback']['mode'];
+  totpPath: string;
+  store: StateStore;
+  audit: AuditLog;
+}
+
+/**
+ * When no phone can be reached: the terminal fallback the config allows, offered and answered on
+ * the connection that asked and no other, or else the deny with its reason. One attempt per
+ * request. The audit says what was checked: an answer given on that connection, not who typed it.
+ */
+export async function terminalFallbackOr(
+  context: FallbackContext,
+  call: { request: GateRequest; details: RequestDetails; conversation: Conversation },
+  blockReason: BlockReason,
+  reason: string,
+): Promise<GateAnswer> {
+  const { mode, totpPath, store, audit } = context;
+  const { request, details, conversation } = call;
+  const { requestId } = details;
+  if (
+    mode === 'none' ||
+    !request.interactive ||
+    !conversation.askOnTerminal ||
+    (mode === 'totp' && !existsSync(totpPath))
+  ) {
+    store.settleRequest(requestId, 'denied');
+    audit.append({ event: 'refused', requestId, blockReason, reason });
+    return deny(blockReason, reason, requestId);
+  }
+  const challenge =
+    mode === 'challenge'
+      ? localChallenge(details.risk, details.target ?? details.tool, Date.now())
+      : undefined;
+  const typed = await conversation.askOnTerminal({
+    requestId,
+    method: mode,
+    reason,
+    prompt: challenge?.prompt ?? 'Enter the 6-digit code from your authenticator app:',
+    exp: details.exp,
+  });
+  const answer =
+    typed === undefined
+      ? deny(blockReason, `${reason}; the terminal fallback was not answered`, requestId)
+      : challenge
+        ? checkChallenge(typed, challenge, requestId)
+        : checkTotp(typed, requestId, context);
+  store.settleRequest(requestId, answer.decision === 'allow' ? 'approved' : 'denied');
+  audit.append({
+    event: 'decided',
+    requestId,
+    decision: answer.decision,
+    reason: answer.reason,
+    via: mode,
+    verified:
+      mode === 'totp'
+        ? 'a TOTP code, given on the connection that asked'
+        : 'the answer only, given on the connection that asked',
+  });
+  return answer;
+}
+
+/** Each time step's code is accepted once, across every request. */
+function checkTotp(typed: string, requestId: string, context: FallbackContext): GateAnswer {
+  const now = Date.now();
+  const secret = fromBase64url(
+    (JSON.parse(readFileSync(context.totpPath, 'utf8')) as { secret: string }).secret,
+  );
+  const step = matchTotp(secret, typed.trim(), now);
+  if (step === undefined || !context.store.consumeTotpStep(step, now))
+    return deny('fallback_failed', 'the TOTP code is wrong or was already used', requestId);
+  return {
+    decision: 'allow',
+    reason: 'approved with a TOTP code (terminal fallback)',
+    via: 'totp',
+    requestId,
+  };
+}
+
+/** The local challenge proves an answer, not a person: see docs/security.md. */
+function checkChallenge(typed: string, challenge: LocalChallenge, requestId: string): GateAnswer {
+  if (Date.now() < challenge.notBefore)
+    return deny('fallback_failed', 'answered before the review time was over', requestId);
+  if (typed.trim() !== challenge.answer) return deny('fallback_failed', 'the answer is wrong', requestId);
+  return {
+    decision: 'allow',
+    reason: 'approved by the local challenge (terminal fallback)',
+    via: 'challenge',
+    requestId,
+  };
+}
