@@ -177,19 +177,43 @@ export interface Verdict {
 export const LONG_COMMAND_BYTES = LIMITS.detailBytes;
 const LONG_COMMAND = `command over ${LONG_COMMAND_BYTES} bytes, more than a phone shows`;
 
-// Compiled once per pattern: the policy is evaluated on every gated call.
-const compiled = new Map<string, RegExp>();
-function pattern(key: string, compile: () => RegExp): RegExp {
-  let regExp = compiled.get(key);
-  if (!regExp) compiled.set(key, (regExp = compile()));
-  return regExp;
+// Patterns are compiled once and found by the list that holds them, not by their text: keying a
+// cache by the text hashed every long pattern on every call (most of a 5 µs decision).
+const compiled = new WeakMap<readonly string[], RegExp[]>();
+function compiledOnce(sources: readonly string[], compile: (source: string) => RegExp): RegExp[] {
+  let regexes = compiled.get(sources);
+  if (!regexes) compiled.set(sources, (regexes = sources.map(compile)));
+  return regexes;
 }
-const glob = (source: string) => pattern(`glob:${source}`, () => globToRegExp(source));
-const regex = (source: string, flags = '') =>
-  pattern(`regex/${flags}:${source}`, () => new RegExp(source, flags));
+const commandRegexes = (rule: PolicyRule & { commandRegex: string[] }) =>
+  compiledOnce(rule.commandRegex, (source) => new RegExp(source, rule.commandRegexFlags));
 
-const anyMatch = (globs: string[] | undefined, values: string[]) =>
-  globs === undefined || values.some((value) => globs.some((source) => glob(source).test(value)));
+const matchesGlob = (globs: string[], value: string) =>
+  compiledOnce(globs, globToRegExp).some((regex) => regex.test(value));
+
+/** One call, with what is worked out about its command at most once per evaluation. */
+interface Evaluated extends GatedCall {
+  simple?: boolean;
+}
+
+function commandMatches(rule: PolicyRule, call: Evaluated, command: string): boolean {
+  if (rule.command !== undefined && !matchesGlob(rule.command, command)) return false;
+  if (
+    rule.commandRegex !== undefined &&
+    !commandRegexes(rule as PolicyRule & { commandRegex: string[] }).some((regex) => regex.test(command))
+  )
+    return false;
+  return !needsSimpleCommand(rule) || (call.simple ??= scanSimpleCommand(command).simple);
+}
+
+function matches(rule: PolicyRule, call: Evaluated): boolean {
+  if (rule.tool !== undefined && !matchesGlob(rule.tool, call.tool)) return false;
+  if (call.command !== undefined) {
+    if (!commandMatches(rule, call, call.command)) return false;
+  } else if (rule.command !== undefined || rule.commandRegex !== undefined) return false;
+  if (rule.path !== undefined && !call.paths.some((path) => matchesGlob(rule.path!, path))) return false;
+  return rule.cwd === undefined || (call.cwd !== undefined && matchesGlob(rule.cwd, call.cwd));
+}
 
 const verdictOf = (rule: PolicyRule): Verdict => ({
   action: rule.action,
@@ -206,29 +230,15 @@ const verdictOf = (rule: PolicyRule): Verdict => ({
  * LONG_COMMAND_BYTES.
  */
 export function evaluatePolicy(policy: Policy, call: GatedCall): Verdict {
-  const { command } = call;
-  let simple: boolean | undefined;
-  const commandMatches = (rule: PolicyRule, command: string) =>
-    (rule.command === undefined || anyMatch(rule.command, [command])) &&
-    (rule.commandRegex === undefined ||
-      rule.commandRegex.some((source) => regex(source, rule.commandRegexFlags).test(command))) &&
-    (!needsSimpleCommand(rule) || (simple ??= scanSimpleCommand(command).simple));
-  const matches = (rule: PolicyRule) =>
-    anyMatch(rule.tool, [call.tool]) &&
-    (command !== undefined
-      ? commandMatches(rule, command)
-      : rule.command === undefined && rule.commandRegex === undefined) &&
-    (rule.path === undefined || anyMatch(rule.path, call.paths)) &&
-    (rule.cwd === undefined || (call.cwd !== undefined && anyMatch(rule.cwd, [call.cwd])));
-
-  if (command !== undefined && utf8Length(command) > LONG_COMMAND_BYTES) {
+  const evaluated: Evaluated = { ...call };
+  if (call.command !== undefined && utf8Length(call.command) > LONG_COMMAND_BYTES) {
     // Asked at critical risk, whatever rule would match, unless a deny rule or a default of deny
     // refuses it: only deny rules are tried (refusing is always safe, and the other rules'
     // patterns need not run over up to 1 MiB of command).
-    const deny = policy.rules.find((rule) => rule.action === 'deny' && matches(rule));
+    const deny = policy.rules.find((rule) => rule.action === 'deny' && matches(rule, evaluated));
     if (deny) return verdictOf(deny);
     return { action: policy.defaultAction === 'deny' ? 'deny' : 'ask', risk: 'critical', rule: LONG_COMMAND };
   }
-  const rule = policy.rules.find(matches);
+  const rule = policy.rules.find((candidate) => matches(candidate, evaluated));
   return rule ? verdictOf(rule) : { action: policy.defaultAction, risk: policy.defaultRisk, rule: 'default' };
 }

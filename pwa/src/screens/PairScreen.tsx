@@ -83,7 +83,7 @@ export function PairScreen() {
           <p>
             {progress.step === 'done'
               ? `Paired with ${progress.hostName}.`
-              : `Waiting for ${progress.hostName} to confirm…`}
+              : `Waiting for ${progress.hostName} to confirm… If it already trusts a phone, approve this one there.`}
           </p>
         </div>
       )}
