@@ -2,6 +2,7 @@ import { request, type ClientRequest, type IncomingMessage, type RequestOptions 
 import { connect } from 'node:net';
 import { socketPath as defaultSocketPath } from '../config/paths.ts';
 import { readGateLine, type FallbackOffer, type GateAnswer } from './localApi.ts';
+import { readLines } from './readLines.ts';
 import { checkSocketPath, InsecurePathError } from './securePath.ts';
 
 export class DaemonUnreachableError extends Error {
@@ -203,25 +204,6 @@ export function gateCall(
     call.on('close', () => finish({ error: 'the daemon closed the connection without an answer' }));
     call.write(payload);
   });
-}
-
-/** Calls `onLine` with each whole line; `onEnd` once the stream ends, breaks or is cut. */
-function readLines(stream: IncomingMessage, onLine: (line: string) => void, onEnd: () => void): void {
-  let buffer = '';
-  stream.setEncoding('utf8');
-  stream.on('data', (chunk: string) => {
-    buffer += chunk;
-    let newline;
-    while ((newline = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      if (line) onLine(line);
-    }
-  });
-  stream.on('end', onEnd);
-  stream.on('aborted', onEnd);
-  stream.on('error', onEnd);
-  stream.on('close', onEnd);
 }
 
 function readRefusal(response: IncomingMessage): Promise<string> {

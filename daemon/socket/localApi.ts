@@ -1,5 +1,6 @@
 import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
 import { sanitizeText } from '../../shared/text/sanitizeText.ts';
+import { jsonObjectLine } from './jsonObjectLine.ts';
 
 /**
  * The daemon's local API, spoken over its Unix socket by hooks, `latch request`, `latch exec`,
@@ -78,13 +79,8 @@ const isTime = (value: unknown): value is number => Number.isSafeInteger(value);
 
 /** A client reads the daemon's line: anything not exactly one of these shapes is no answer. */
 export function readGateLine(line: string): GateLine | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
+  const value = jsonObjectLine(line);
+  if (!value) return undefined;
   const { pending, fallback, answer } = value as Record<string, Record<string, unknown> | undefined>;
   if (pending && isString(pending['requestId']) && isTime(pending['exp']))
     return { pending: { requestId: pending['requestId'], exp: pending['exp'] } };

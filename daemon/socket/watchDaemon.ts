@@ -1,5 +1,7 @@
 import type { ClientRequest } from 'node:http';
 import { checkedSocketPath, requestOverSocket, type DaemonCallOptions } from './daemonClient.ts';
+import { jsonObjectLine } from './jsonObjectLine.ts';
+import { readLines } from './readLines.ts';
 
 /** The switch as `GET /v1/watch` tells it. */
 export interface SwitchView {
@@ -58,14 +60,12 @@ export function watchDaemon(watcher: DaemonWatcher, options: DaemonCallOptions =
     call = requestOverSocket(socketPath, { method: 'GET', path: '/v1/watch' }, (response) => {
       if (response.statusCode !== 200)
         return broke(`the daemon answered ${response.statusCode} to /v1/watch`);
-      let buffer = '';
       let first = true;
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        buffer += chunk;
-        for (let newline = buffer.indexOf('\n'); newline >= 0 && !over; newline = buffer.indexOf('\n')) {
-          const state = readSwitchView(buffer.slice(0, newline));
-          buffer = buffer.slice(newline + 1);
+      readLines(
+        response,
+        (line) => {
+          if (over) return;
+          const state = readSwitchView(line);
           if (!state) return broke('the daemon sent something that is not its switch');
           if (first) {
             first = false;
@@ -76,11 +76,10 @@ export function watchDaemon(watcher: DaemonWatcher, options: DaemonCallOptions =
             }
           }
           watcher.onState(state);
-        }
-        if (buffer.length > MAX_LINE_BYTES) broke('the daemon sent something that is not its switch');
-      });
-      response.on('end', () => broke('the daemon closed the watch'));
-      response.on('error', () => broke('the connection to the daemon broke'));
+        },
+        () => broke('the daemon closed the watch'),
+        MAX_LINE_BYTES,
+      );
     });
     call.on('error', (error) => broke(`the daemon cannot be reached: ${error.message}`));
     call.on('close', () => broke('the connection to the daemon closed'));
@@ -96,14 +95,9 @@ export function watchDaemon(watcher: DaemonWatcher, options: DaemonCallOptions =
 }
 
 function readSwitchView(line: string): SwitchView | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { frozen, reason } = value as Record<string, unknown>;
+  const value = jsonObjectLine(line);
+  if (!value) return undefined;
+  const { frozen, reason } = value;
   if (typeof frozen !== 'boolean' || (reason !== null && typeof reason !== 'string')) return undefined;
   return { frozen, reason };
 }

@@ -96,19 +96,6 @@ const gatedSession = () =>
 const noteText = async (session: RawSession) =>
   result(await session.request('tools/call', { name: 'read_note', arguments: { id: '1' } })).content[0]!.text;
 
-const phoneDenies = async (requestId: string) => ({
-  v: PROTOCOL_VERSION,
-  type: 'denied' as const,
-  requestId,
-  envelope: await signEnvelope(
-    'deny',
-    { fleet: relay.requests[0]!.fleet, host: relay.requests[0]!.host, requestId },
-    { role: 'device', id: phone.id },
-    phone.deviceKeys.privateKey,
-  ),
-  at: Date.now(),
-});
-
 const result = (line: string) =>
   (JSON.parse(line) as { result: { content: { text: string }[]; isError?: boolean } }).result;
 
@@ -152,7 +139,7 @@ describe('latch mcp', () => {
     const before = relay.requests.length;
     const deleting = gated.request('tools/call', { name: 'delete_note', arguments: { id: '1' } });
     const first = await relay.nextRequest(before);
-    relay.send(await phoneDenies(first.requestId));
+    await relay.sendDenial(phone, first);
     expect(result(await deleting)).toEqual({
       content: [{ type: 'text', text: expect.stringMatching(/^latch: denied/) }],
       isError: true,

@@ -109,19 +109,7 @@ describe('the SDK guard', () => {
     const before = relay.requests.length;
     const result = latch.guard({ tool: 'deploy' }, fn);
     const request = await relay.nextRequest(before);
-    const envelope = await signEnvelope(
-      'deny',
-      { fleet: request.fleet, host: request.host, requestId: request.requestId },
-      { role: 'device', id: phone.id },
-      phone.deviceKeys.privateKey,
-    );
-    relay.send({
-      v: PROTOCOL_VERSION,
-      type: 'denied',
-      requestId: request.requestId,
-      envelope,
-      at: Date.now(),
-    });
+    await relay.sendDenial(phone, request);
     expect(await result).toMatchObject({ ok: false, reason: 'denied' });
     expect(fn.runs).toBe(0);
   });

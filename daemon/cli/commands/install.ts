@@ -4,11 +4,11 @@ import { latchFiles, latchHome } from '../../config/paths.ts';
 import { AGENT_HOOKS, type Agent } from '../../install/agents.ts';
 import { hookCommand } from '../../install/hookCommand.ts';
 import { neededHookTimeout } from '../../install/neededHookTimeout.ts';
-import { readSettings, SettingsError, type ReadSettings } from '../../install/readSettings.ts';
 import { settingsPath } from '../../install/settingsPath.ts';
 import { withLatchHooks } from '../../install/withLatchHooks.ts';
 import { writeSettings } from '../../install/writeSettings.ts';
 import { parsePolicy, PolicyError } from '../../policy/policy.ts';
+import { readSettingsOrFail } from '../agentSettings.ts';
 import { fail } from '../home.ts';
 
 /** What a person does once the hooks are written: the agents load them differently. */
@@ -44,13 +44,7 @@ export async function run(agent: Agent, options: { project?: boolean }): Promise
   const scope = options.project ? 'project' : 'user';
   const path = settingsPath(agent, scope);
   const command = hookCommand(agent, needed.timeout);
-  let current: ReadSettings;
-  try {
-    current = readSettings(path, events);
-  } catch (error) {
-    if (error instanceof SettingsError) fail(`${error.message}; left it as it is`, 1);
-    throw error;
-  }
+  const current = readSettingsOrFail(path, events);
   const settings = withLatchHooks(current.settings, events, {
     type: 'command',
     command,

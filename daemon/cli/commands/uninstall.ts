@@ -1,21 +1,15 @@
 import { AGENT_HOOKS, type Agent } from '../../install/agents.ts';
-import { readSettings, SettingsError, type ReadSettings } from '../../install/readSettings.ts';
 import { settingsPath } from '../../install/settingsPath.ts';
 import { withoutLatchHooks } from '../../install/withoutLatchHooks.ts';
 import { writeSettings } from '../../install/writeSettings.ts';
+import { readSettingsOrFail } from '../agentSettings.ts';
 import { fail } from '../home.ts';
 
 /** `latch uninstall <agent> [--project]`: takes Latch's hooks, and only them, out of the agent's settings. */
 export async function run(agent: Agent, options: { project?: boolean }): Promise<void> {
   const { title, events } = AGENT_HOOKS[agent];
   const path = settingsPath(agent, options.project ? 'project' : 'user');
-  let current: ReadSettings;
-  try {
-    current = readSettings(path, events);
-  } catch (error) {
-    if (error instanceof SettingsError) fail(`${error.message}; left it as it is`, 1);
-    throw error;
-  }
+  const current = readSettingsOrFail(path, events);
   const { settings, removed } = withoutLatchHooks(current.settings);
   if (removed === 0) {
     process.stdout.write(`No Latch hook in ${path}: nothing to remove.\n`);
