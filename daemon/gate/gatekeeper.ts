@@ -161,7 +161,7 @@ export class Gatekeeper {
         tool: request.tool,
         message: current.message,
       });
-      return deny('policy_invalid', current.message);
+      return deny('policy_invalid', `policy_invalid: ${current.message}`);
     }
     if (current.loosening) this.#askToLoosen('policy', current.loosening, current.loosening.text);
 
