@@ -1,11 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { portInUse } from './portInUse.ts';
+import { startProcessGroup, type ProcessGroup } from './processGroup.ts';
+import { StartRefused } from './startRefused.ts';
 
 export interface RelayProcess {
   origin: string;
   port: number;
+  /** wrangler, and the workerd it runs: one process group. */
+  group: ProcessGroup;
   stop(): Promise<void>;
 }
 
@@ -38,6 +43,10 @@ export function wranglerEnv(stateDir: string): NodeJS.ProcessEnv {
  * The real relay, as `npm start` runs it: `wrangler dev` (workerd) on loopback, its Durable
  * Object state persisted under `persistTo` so that a restart keeps it. Secrets come from
  * `envFile` (see localSecrets.ts), never from the command line, where `ps` would show them.
+ *
+ * A port another process listens on is refused (StartRefused 'port_in_use'): else that process,
+ * an orphaned workerd say, would answer our readiness check and pass for the relay we started.
+ * On any failure, or when `signal` aborts, wrangler and its workerd are stopped before it throws.
  */
 export async function startRelay(options: {
   persistTo: string;
@@ -45,10 +54,13 @@ export async function startRelay(options: {
   port?: number;
   /** Another wrangler config (a benchmark's baseline Worker); it must answer GET /. */
   config?: string;
+  signal?: AbortSignal;
 }): Promise<RelayProcess> {
   const port = options.port ?? (await freePort());
+  if (await portInUse(port))
+    throw new StartRefused('port_in_use', `port ${port} is in use by a process that this did not start`);
   mkdirSync(options.persistTo, { recursive: true });
-  const child = spawn(
+  const group = startProcessGroup(
     join(ROOT, 'node_modules/.bin/wrangler'),
     [
       'dev',
@@ -68,55 +80,47 @@ export async function startRelay(options: {
       cwd: ROOT,
       env: wranglerEnv(join(options.persistTo, 'wrangler')),
       stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
     },
   );
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  group.child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  group.child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const origin = `http://127.0.0.1:${port}`;
-  await waitUntilServing(`${origin}${options.config ? '/' : '/v1/config'}`, child, () => output);
-  return { origin, port, stop: () => stopProcessGroup(child) };
+  try {
+    await waitUntilServing(
+      `${origin}${options.config ? '/' : '/v1/config'}`,
+      group,
+      () => output,
+      options.signal,
+    );
+  } catch (error) {
+    await group.stop();
+    throw error;
+  }
+  return { origin, port, group, stop: () => group.stop() };
 }
 
 async function waitUntilServing(
   url: string,
-  child: ChildProcess,
+  group: ProcessGroup,
   output: () => string,
+  signal: AbortSignal | undefined,
   timeoutMs = 60_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}:\n${output()}`);
+    signal?.throwIfAborted();
+    const { exitCode } = group.child;
+    if (exitCode !== null) throw new Error(`wrangler dev exited with ${exitCode}:\n${output()}`);
     try {
       // A wrangler still starting may hold a request open: give up on it and ask again.
-      const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      const timeout = AbortSignal.timeout(2000);
+      const response = await fetch(url, { signal: signal ? AbortSignal.any([timeout, signal]) : timeout });
       if (response.ok) return;
     } catch {
-      // not listening yet
+      // not listening yet (or aborted: thrown at the top of the loop)
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
-  await stopProcessGroup(child);
   throw new Error(`wrangler dev did not answer within ${timeoutMs} ms:\n${output()}`);
-}
-
-/** Stops wrangler and the workerd it started (one process group), and waits for the exit. */
-export async function stopProcessGroup(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  try {
-    process.kill(-child.pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  const timeout = setTimeout(() => {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }, 5000);
-  await exited;
-  clearTimeout(timeout);
 }
