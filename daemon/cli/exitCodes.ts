@@ -1,7 +1,13 @@
 import type { BlockReason, GateAnswer } from '../socket/localApi.ts';
 
+/**
+ * A usage error — an unknown command or option, a missing argument, a value out of range — exits
+ * with this code from every command, whether commander or Latch found it (docs/daemon.md#for-scripts).
+ */
+export const USAGE_EXIT = 2;
+
 /** `latch request`'s exit codes, documented in docs/daemon.md: scripts branch on them. */
-export const REQUEST_EXIT = { approved: 0, denied: 1, usage: 2, unavailable: 3 } as const;
+export const REQUEST_EXIT = { approved: 0, denied: 1, usage: USAGE_EXIT, unavailable: 3 } as const;
 
 /** Latch itself could not decide: nothing was asked, or nobody could be. Not a person's no. */
 const UNAVAILABLE: ReadonlySet<BlockReason> = new Set<BlockReason>([

@@ -3,6 +3,7 @@ import type { LatchConfig } from '../config/config.ts';
 import { latchFiles, latchHome, type LatchFiles } from '../config/paths.ts';
 import { openState } from '../state/openState.ts';
 import type { StateStore } from '../state/stateStore.ts';
+import { USAGE_EXIT } from './exitCodes.ts';
 
 /** What most commands open: the home folder's files, its config in force, state and audit log. */
 export interface Home {
@@ -26,8 +27,8 @@ export function openHome(): Home {
   }
 }
 
-/** Ends the process with a message on stderr: for usage errors and unusable state. */
-export function fail(message: string, code = 2): never {
+/** Ends the process with a message on stderr: a usage error unless `code` says otherwise. */
+export function fail(message: string, code: number = USAGE_EXIT): never {
   process.stderr.write(`latch: ${message}\n`);
   process.exit(code);
 }

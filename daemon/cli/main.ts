@@ -1,7 +1,11 @@
-import { Argument, Command } from 'commander';
+import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { hostname } from 'node:os';
+import { RISK_LEVELS } from '../../shared/messages/common.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { AGENTS } from '../install/agents.ts';
+import type { Shell } from './commands/completion.ts';
+import { USAGE_EXIT } from './exitCodes.ts';
+import { parseWholeNumber, type WholeNumberRange } from './wholeNumber.ts';
 
 /**
  * The `latch` command line: every command, its options and help, in one place. Each command's
@@ -14,11 +18,33 @@ const lazy =
   async (...args: unknown[]) =>
     ((await load()).run as (...args: unknown[]) => Promise<void>)(...args.slice(0, -1));
 
+/** A numeric option's parser: a bad value is a usage error that names the option. */
+const wholeNumber =
+  (range: WholeNumberRange) =>
+  (text: string): number => {
+    const value = parseWholeNumber(text, range);
+    if (typeof value !== 'number') throw new InvalidArgumentError(`It ${value.error}.`);
+    return value;
+  };
+
+const SECONDS = 'whole seconds';
+const SHELLS: readonly Shell[] = ['bash', 'zsh', 'fish'];
+
+const riskOption = () =>
+  new Option('--risk <level>', 'your own estimate; the stricter of it and the policy’s counts').choices(
+    RISK_LEVELS,
+  );
+const jsonOption = ['--json', 'print one JSON object (docs/daemon.md#for-scripts); same exit codes'] as const;
+
 export function buildProgram(): Command {
   const program = new Command('latch')
     .description('Hold AI agents’ dangerous actions until you approve them on your phone.')
     .version(`latch 0.1.0 (protocol v${PROTOCOL_VERSION})`, '-V, --version')
-    .showHelpAfterError();
+    .showHelpAfterError()
+    // Set before any subcommand, which inherits both. Commander exits 1 on a usage error, which
+    // a script cannot tell from "denied": every usage error exits USAGE_EXIT, as Latch's own do.
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : USAGE_EXIT))
+    .configureOutput({ outputError: (text, write) => write(`latch: ${text.replace(/^error: /, '')}`) });
 
   program
     .command('init')
@@ -26,7 +52,12 @@ export function buildProgram(): Command {
     .option('--relay <url>', 'the relay’s origin', 'http://localhost:8787')
     .option('--name <name>', 'how this host is named on your phone', hostname())
     .option('--fleet <id>', 'join an existing fleet (its id, from `latch hosts` on another host)')
-    .option('--quorum <n>', 'phones needed to resume after a freeze', '2')
+    .option(
+      '--quorum <n>',
+      'phones needed to resume after a freeze; raise it once more phones are paired',
+      wholeNumber({ min: 1, max: 32, unit: 'a whole number' }),
+      1,
+    )
     .option(
       '--reset',
       'start over when the state was lost or replaced: keep the old aside, take Latch’s defaults as approved, pair again',
@@ -37,7 +68,12 @@ export function buildProgram(): Command {
     .command('pair')
     .description('pair a phone: show a QR code, wait for the phone, compare the short code, store its keys')
     .option('--totp', 'also enrol a TOTP fallback for when no phone can be reached')
-    .option('--timeout <seconds>', 'how long the code stays valid', '600')
+    .option(
+      '--timeout <seconds>',
+      'how long the code stays valid',
+      wholeNumber({ min: 60, max: 3600, unit: SECONDS }),
+      600,
+    )
     .action(lazy(() => import('./commands/pair.ts')));
 
   program
@@ -50,6 +86,7 @@ export function buildProgram(): Command {
     .description(
       'one line; exits 0 when running and not frozen, 1 when frozen, 2 when the daemon cannot be reached',
     )
+    .option(...jsonOption)
     .action(lazy(() => import('./commands/status.ts')));
 
   program
@@ -62,11 +99,13 @@ export function buildProgram(): Command {
     .command('devices')
     .description('list the phones paired with this host')
     .option('--revoke <id>', 'stop trusting a phone on this host')
+    .option(...jsonOption)
     .action(lazy(() => import('./commands/devices.ts')));
 
   program
     .command('hosts')
     .description('show this host and its fleet, and how to add another host')
+    .option(...jsonOption)
     .action(lazy(() => import('./commands/hosts.ts')));
 
   program
@@ -74,6 +113,7 @@ export function buildProgram(): Command {
     .description(
       'check socket privacy, file modes, the relay, paired phones, the quorum and the agents’ hooks, with fixes',
     )
+    .option(...jsonOption)
     .action(lazy(() => import('./commands/doctor.ts')));
 
   program
@@ -97,23 +137,33 @@ export function buildProgram(): Command {
     .description('the audit log')
     .command('verify')
     .description('check that no line of the audit log was edited, deleted, reordered or cut')
+    .option(...jsonOption)
     .action(lazy(() => import('./commands/audit.ts')));
 
   program
     .command('request')
-    .description('the generic gate: ask (policy, then your phone); exit 0 when approved, 1 when denied')
+    .description(
+      'the generic gate: ask (policy, then your phone); exit 0 approved, 1 denied, 2 usage error, 3 Latch unavailable',
+    )
     .requiredOption('--title <title>', 'what is asked, in a line')
     .option('--detail <text>', 'the details (the command, the diff, …)')
-    .option('--risk <level>', 'low, medium, high or critical')
+    .addOption(riskOption())
     .option('--target <name>', 'what a person types to approve a critical request')
     .option('--tool <name>', 'the tool name the policy matches', 'request')
-    .option('--timeout <seconds>', 'how long to wait for a phone')
+    .option(
+      '--timeout <seconds>',
+      'how long to wait for a phone',
+      wholeNumber({ min: 1, max: 86_400, unit: SECONDS }),
+    )
+    .option(...jsonOption)
     .action(lazy(() => import('./commands/request.ts')));
 
   program
     .command('exec')
-    .description('ask first, then run the command; on a freeze, stop what it started')
-    .option('--risk <level>', 'low, medium, high or critical')
+    .description(
+      'ask first, then run the command; on a freeze, stop what it started; exit 77 when it did not run',
+    )
+    .addOption(riskOption())
     .option('--title <title>', 'what the phone shows as the title')
     .argument('<command...>', 'the command and its arguments, after --')
     .action(lazy(() => import('./commands/exec.ts')));
@@ -142,6 +192,13 @@ export function buildProgram(): Command {
     )
     .argument('<command...>', 'the server’s command and its arguments, after --')
     .action(lazy(() => import('./commands/mcp.ts')));
+
+  program
+    .command('completion')
+    .description('print a completion script for every command and option: source <(latch completion bash)')
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
+    // Not lazy(): the script is made from this very program, which it is given.
+    .action(async (shell: Shell) => (await import('./commands/completion.ts')).run(shell, program));
 
   return program;
 }

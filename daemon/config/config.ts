@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
 import { validateId } from '../../shared/text/validateId.ts';
+import { tomlKeyLine } from './tomlKeyLine.ts';
 
 export interface LatchConfig {
   relay: { url: string };
@@ -44,7 +45,8 @@ fleet = ${JSON.stringify(options.fleet)}
 timeout_seconds = 300
 
 [kill_switch]
-# Phones needed to resume after a freeze. 1 is allowed for a single phone.
+# Phones needed to resume after a freeze. 1 suits a single phone; once more are paired, raise
+# it here (raising takes effect at once; lowering waits for a phone's approval).
 quorum = ${options.quorum}
 # false: while the relay is unreachable, keep the last state. true: freeze after grace_seconds.
 strict = false
@@ -67,6 +69,27 @@ content = "full"
 }
 
 type Table = Record<string, unknown>;
+
+/** Every setting config.toml may hold, by table. */
+const SETTINGS = new Map<string, readonly string[]>([
+  ['relay', ['url']],
+  ['host', ['name', 'fleet']],
+  ['approvals', ['timeout_seconds']],
+  ['kill_switch', ['quorum', 'strict', 'grace_seconds', 'on_freeze']],
+  ['fallback', ['mode']],
+  ['audit', ['content']],
+]);
+
+/** The first table or setting the config holds that Latch has not: a typo, whose value would be ignored. */
+function unknownSetting(document: Table): string[] | undefined {
+  for (const [name, value] of Object.entries(document)) {
+    const known = SETTINGS.get(name);
+    if (!known) return [name];
+    const key = Object.keys(value as Table).find((setting) => !known.includes(setting));
+    if (key !== undefined) return [name, key];
+  }
+  return undefined;
+}
 
 function table(value: unknown, name: string): Table {
   if (value === undefined) return {};
@@ -127,6 +150,15 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
   const killSwitch = table(document['kill_switch'], 'kill_switch');
   const fallback = table(document['fallback'], 'fallback');
   const audit = table(document['audit'], 'audit');
+  // A misspelt key would leave its setting at the default, silently: refused, with its line.
+  const unknown = unknownSetting(document);
+  if (unknown) {
+    const line = tomlKeyLine(text, unknown);
+    throw new ConfigError(
+      'config_invalid',
+      `${path}${line ? ` line ${line}` : ''}: unknown setting "${unknown.join('.')}"`,
+    );
+  }
 
   const url = pick(relay, 'url', 'relay', undefined, isString, 'a URL');
   let origin: string;
@@ -156,6 +188,8 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
       ),
     },
     killSwitch: {
+      // `latch init` writes 1; a config that leaves it out keeps the 2 it always meant, so an
+      // upgrade loosens nothing.
       quorum: pick(killSwitch, 'quorum', 'kill_switch', 2, isCount(1, 32), 'a whole number from 1 to 32'),
       strict: pick(killSwitch, 'strict', 'kill_switch', false, isBoolean, 'true or false'),
       graceSeconds: pick(

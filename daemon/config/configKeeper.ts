@@ -82,7 +82,14 @@ export class ConfigKeeper {
       return { ok: true, config: next };
     }
     if (approvedText === text) return { ok: true, config: next };
-    const approved = parseConfig(approvedText, `${this.#path} (as last approved)`, this.#env);
+    let approved: LatchConfig;
+    try {
+      approved = parseConfig(approvedText, `${this.#path} (as last approved)`, this.#env);
+    } catch (error) {
+      // An approval recorded by an older Latch that this one no longer reads: deny, and say why.
+      if (error instanceof ConfigError) return { ok: false, message: error.message };
+      throw error;
+    }
     const changes = configChanges(approved, next);
     if (changes.every((change) => change.tightens)) {
       this.approve(

@@ -9,9 +9,14 @@ import { startCommand } from './startCommand.ts';
 export const EXEC_EXIT = {
   /** Latch failed after the command started; what the command started was ended. */
   failed: 125,
-  /** The command did not run: denied, or no answer. */
-  denied: 126,
-  /** The command could not be started. */
+  /**
+   * The command did not run: denied, or no answer. Not 126, which shells, env and timeout give
+   * for "found but not executable": a script must not read a deny as a broken file. 77 is
+   * sysexits' EX_NOPERM ("not permitted"), which no shell gives; a command that uses sysexits
+   * means the same by it, and `latch: not running` on stderr tells the two apart.
+   */
+  denied: 77,
+  /** The command could not be started (as a shell says for "not found"). */
   cannotRun: 127,
 } as const;
 

@@ -2,6 +2,7 @@ import { parse as parseToml } from 'smol-toml';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
+import { tomlKeyLine } from '../config/tomlKeyLine.ts';
 import { globToRegExp } from './glob.ts';
 import { needsSimpleCommand } from './needsSimpleCommand.ts';
 import { scanSimpleCommand } from './scanSimpleCommand.ts';
@@ -88,8 +89,14 @@ export function parsePolicy(text: string): Policy {
   } catch (error) {
     throw new PolicyError(`not valid TOML: ${(error as Error).message.split('\n')[0]}`);
   }
+  // Where a typo is: smol-toml says where the TOML breaks, not where a well-formed typo is.
+  const onLine = (key: string[]) => {
+    const line = tomlKeyLine(text, key);
+    return line ? ` (line ${line})` : '';
+  };
   for (const key of Object.keys(document)) {
-    if (!['default', 'default_risk', 'rule'].includes(key)) throw new PolicyError(`unknown setting "${key}"`);
+    if (!['default', 'default_risk', 'rule'].includes(key))
+      throw new PolicyError(`unknown setting "${key}"${onLine([key])}`);
   }
   const rawRules = document['rule'] ?? [];
   if (!Array.isArray(rawRules)) throw new PolicyError('rules are written [[rule]]');
@@ -98,7 +105,9 @@ export function parsePolicy(text: string): Policy {
     const entry = raw as Record<string, unknown>;
     const where = `rule ${index + 1}${typeof entry['name'] === 'string' ? ` ("${entry['name']}")` : ''}`;
     for (const key of Object.keys(entry)) {
-      if (!RULE_KEYS.has(key)) throw new PolicyError(`${where}: unknown key "${key}"`);
+      // The first rule with this typo is this one: an earlier one would have been refused first.
+      if (!RULE_KEYS.has(key))
+        throw new PolicyError(`${where}: unknown key "${key}"${onLine(['rule', key])}`);
     }
     const commandRegex = strings(entry['command_regex'], `${where}: command_regex`);
     const commandRegexFlags = entry['command_regex_flags'];

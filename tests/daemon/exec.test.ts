@@ -5,6 +5,7 @@ import { constants } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { EXEC_DENIED } from '../../daemon/cli/commands/exec.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import { resumeChallenge } from '../../shared/kill-switch/resumeChallenge.ts';
@@ -144,7 +145,7 @@ describe('latch exec', { timeout: 60_000 }, () => {
     });
   });
 
-  it('exits 126 with the reason on stderr, the command never run, when the daemon dies while a phone is asked', async () => {
+  it(`exits ${EXEC_DENIED} with the reason on stderr, the command never run, when the daemon dies while a phone is asked`, async () => {
     const setup = await setUp();
     const witness = join(setup.machine.home, 'the-command-ran');
     const run = startExec(setup.machine, ['touch', witness]);
@@ -152,7 +153,7 @@ describe('latch exec', { timeout: 60_000 }, () => {
     await expect.poll(run.stderr, PATIENCE).toMatch(/waiting for your phone/);
     daemon!.child.kill('SIGKILL');
 
-    expect(await run.exited).toBe(126);
+    expect(await run.exited).toBe(EXEC_DENIED);
     await expect.poll(run.stderr, PATIENCE).toMatch(/^latch: not running touch \S+: \S/m);
     expect(existsSync(witness)).toBe(false);
   });

@@ -281,10 +281,10 @@ describe('latch install claude-code', () => {
     expect(() => statSync(host.claude)).toThrow(/ENOENT/);
   });
 
-  it('refuses an agent it does not know', async () => {
+  it('refuses an agent it does not know, as a usage error (exit 2)', async () => {
     const host = await newHost();
     const ran = await host.run(['install', 'cursor']);
-    expect(ran.code).toBe(1);
+    expect(ran.code).toBe(2);
     expect(ran.stderr).toMatch(/Allowed choices are claude-code, codex/);
   });
 });

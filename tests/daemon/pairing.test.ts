@@ -11,6 +11,7 @@ import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import type { TestPhone } from '../support/phone.ts';
 import { RelayDriver } from '../support/relayDriver.ts';
 import { pairSoftwarePhone } from '../support/softwarePairing.ts';
+import { decodeModules, readTerminalQr } from '../support/terminalScreen.ts';
 import {
   auditLines,
   hookInput,
@@ -51,6 +52,10 @@ describe('latch pair against the real relay', () => {
     phone = paired.phone;
     const { stdout, phoneCode } = paired;
     expect(stdout).toContain('▀'); // the QR code, drawn in half blocks
+    // …which reads back, on a dark and on a light terminal, as the link printed below it.
+    const link = /^(http\S+\/pair#\S+)$/m.exec(stdout)![1];
+    expect(decodeModules(readTerminalQr(stdout, 'dark'))).toBe(link);
+    expect(decodeModules(readTerminalQr(stdout, 'light'))).toBe(link);
     expect(stdout).toContain(`Your phone shows this code: ${phoneCode}`);
     const devices = await runLatch(machine, ['devices']);
     expect(devices.stdout).toContain(`${phone.id}  Ada’s phone`);
@@ -148,6 +153,10 @@ describe('latch pair against the real relay', () => {
     });
     expect(added.admission).toMatchObject({ tool: 'latch.phone', risk: 'high' });
     expect(added.stdout).toContain('Paired Bob’s phone.');
+    // Two phones now, one needed to resume: the line that raises it, which takes effect at once.
+    expect(added.stdout).toContain(
+      `To require 2, set quorum = 2 under [kill_switch] in ${machine.files.config}; raising it takes effect at once.`,
+    );
     expect((await runLatch(machine, ['devices'])).stdout).toContain(`${added.phone.id}  Bob’s phone`);
     expect(auditLines(machine)).toContainEqual(
       expect.objectContaining({
@@ -167,6 +176,7 @@ describe('latch pair against the real relay', () => {
         .map((line) => line.slice(0, 2) + line.slice(2).split(':')[0]),
     ).toEqual([
       '✓ config',
+      '✓ state',
       '✓ file modes',
       '✓ socket privacy',
       '✓ relay reachable',

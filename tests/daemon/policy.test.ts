@@ -95,6 +95,17 @@ action = "allow"
     expect(() => parsePolicy(text)).toThrow(PolicyError);
   });
 
+  it.each([
+    ['an unknown setting', 'default = "ask"\n\ndefualt = "allow"\n', 'unknown setting "defualt" (line 3)'],
+    [
+      'an unknown rule key',
+      '[[rule]]\ntool = "Bash"\naction = "ask"\n\n[[rule]]\nname = "mine"\ntool = "Bash"\nactoin = "allow"\n',
+      'rule 2 ("mine"): unknown key "actoin" (line 8)',
+    ],
+  ])('names the line of %s', (_what, text, message) => {
+    expect(() => parsePolicy(text)).toThrow(message);
+  });
+
   it('matches globs whole, with * across spaces and slashes', () => {
     expect(globToRegExp('rm -rf *').test('rm -rf build/out')).toBe(true);
     expect(globToRegExp('rm -rf *').test('echo rm -rf x')).toBe(false);

@@ -142,6 +142,22 @@ describe('the config file', () => {
     expect(() => loadConfig(path)).toThrow(ConfigError);
   });
 
+  it.each([
+    ['a misspelt key', valid.replace('quorum = 2', 'quroum = 2'), 'quroum = 2', 'kill_switch.quroum'],
+    ['an unknown table', `${valid}\n[kill_swich]\nquorum = 1\n`, '[kill_swich]', 'kill_swich'],
+    ['an unknown top-level key', `relay_url = "x"\n${valid}`, 'relay_url = "x"', 'relay_url'],
+  ])('refuses %s as config_invalid, naming the setting and its line', (_what, text, marker, setting) => {
+    const path = write(text);
+    const line = text.split('\n').indexOf(marker) + 1;
+    expect(line).toBeGreaterThan(0);
+    expect(() => loadConfig(path)).toThrow(
+      expect.objectContaining({
+        code: 'config_invalid',
+        message: `${path} line ${line}: unknown setting "${setting}"`,
+      }),
+    );
+  });
+
   it('redacts audit content when LATCH_AUDIT_CONTENT=none', () => {
     expect(loadConfig(write(valid), { LATCH_AUDIT_CONTENT: 'none' }).audit.content).toBe('none');
   });

@@ -1,6 +1,12 @@
 import { openHome } from '../home.ts';
+import { printJson } from '../printJson.ts';
 
-export async function run(options: { revoke?: string }): Promise<void> {
+/** `latch devices --json`'s one object (docs/daemon.md#for-scripts); revoked phones included. */
+export interface DevicesJson {
+  devices: { id: string; name: string; pairedAt: string; revoked: boolean }[];
+}
+
+export async function run(options: { revoke?: string; json?: boolean }): Promise<void> {
   const { store, audit } = openHome();
   if (options.revoke) {
     if (!store.revokeDevice(options.revoke, Date.now())) {
@@ -8,14 +14,23 @@ export async function run(options: { revoke?: string }): Promise<void> {
       process.exit(1);
     }
     audit.append({ event: 'device_revoked', device: options.revoke });
-    process.stdout.write(`revoked ${options.revoke} on this host (revoke it in the app too)\n`);
-    return;
+    // With --json, the answer is the list, which shows the phone revoked.
+    if (!options.json) {
+      process.stdout.write(`revoked ${options.revoke} on this host (revoke it in the app too)\n`);
+      return;
+    }
   }
-  const devices = store.devices({ includeRevoked: true });
+  const devices = store.devices({ includeRevoked: true }).map(({ id, name, pairedAt, revoked }) => ({
+    id,
+    name,
+    pairedAt: new Date(pairedAt).toISOString(),
+    revoked,
+  }));
+  if (options.json) return printJson({ devices } satisfies DevicesJson);
   if (devices.length === 0) process.stdout.write('no phone is paired; run latch pair\n');
   for (const device of devices) {
     process.stdout.write(
-      `${device.id}  ${device.name}  paired ${new Date(device.pairedAt).toISOString()}${device.revoked ? '  (revoked)' : ''}\n`,
+      `${device.id}  ${device.name}  paired ${device.pairedAt}${device.revoked ? '  (revoked)' : ''}\n`,
     );
   }
 }

@@ -1,31 +1,64 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { ConfigError, loadConfig, type LatchConfig } from '../../config/config.ts';
+import { loadConfig, type LatchConfig } from '../../config/config.ts';
 import { latchFiles, latchHome, socketPath } from '../../config/paths.ts';
 import { hookChecks } from '../../install/hookChecks.ts';
 import { neededHookTimeout } from '../../install/neededHookTimeout.ts';
 import { parsePolicy, PolicyError, type Policy } from '../../policy/policy.ts';
 import { callDaemon } from '../../socket/daemonClient.ts';
 import type { DaemonStatus } from '../../socket/localApi.ts';
-import { StateStore } from '../../state/stateStore.ts';
+import { openState, StateError } from '../../state/openState.ts';
 import type { Check } from '../check.ts';
+import { printJson } from '../printJson.ts';
+
+/** `latch doctor --json`'s one object (docs/daemon.md#for-scripts): `ok` when every check passes. */
+export interface DoctorJson {
+  ok: boolean;
+  checks: { name: string; ok: boolean; detail: string; fix: string | null }[];
+}
+
+const INIT = 'run latch init';
 
 /** Each check of `latch doctor`, in the order a person would fix them. */
 export async function runChecks(): Promise<Check[]> {
   const home = latchHome();
   const files = latchFiles(home);
   const checks: Check[] = [];
+  // Not set up yet: every check that needs the home says to run latch init, not ENOENT.
+  const setUp = existsSync(files.config);
   let config: LatchConfig | undefined;
   try {
     config = loadConfig(files.config);
     checks.push({ name: 'config', ok: true, detail: files.config });
   } catch (error) {
-    const missing = error instanceof ConfigError && error.code === 'config_missing';
     checks.push({
       name: 'config',
       ok: false,
-      detail: (error as Error).message,
-      fix: missing ? 'run latch init' : `edit ${files.config}`,
+      detail: setUp ? (error as Error).message : `Latch is not set up here: no ${files.config}`,
+      fix: setUp ? `edit ${files.config}` : INIT,
     });
+  }
+
+  // Opened as every command opens it, never created: a new state.db would vouch for nothing.
+  let phones: number | undefined;
+  let inForce: LatchConfig | undefined;
+  if (config) {
+    try {
+      const state = openState(files);
+      phones = state.store.devices().length;
+      inForce = state.config;
+      state.store.close();
+      checks.push({ name: 'state', ok: true, detail: `${files.state} matches ${files.audit}` });
+    } catch (error) {
+      checks.push({
+        name: 'state',
+        ok: false,
+        detail: (error as Error).message,
+        fix:
+          error instanceof StateError
+            ? 'latch init --reset (keeps the old state aside; pair your phones again)'
+            : `edit ${files.config}`,
+      });
+    }
   }
 
   const secrets = [files.config, files.hostKey, files.hostToken, files.totp, files.state, files.audit].filter(
@@ -53,7 +86,9 @@ export async function runChecks(): Promise<Check[]> {
       name: 'socket privacy',
       ok: false,
       detail: (error as Error).message,
-      fix: 'start latch daemon; keep its directory 0700 and owned by you, with no symlinks on the way',
+      fix: setUp
+        ? 'start latch daemon; keep its directory 0700 and owned by you, with no symlinks on the way'
+        : `${INIT}, then latch daemon`,
     });
   }
 
@@ -74,9 +109,8 @@ export async function runChecks(): Promise<Check[]> {
         fix: 'start the relay (npm start) or check relay.url and the network',
       });
     }
-    const store = new StateStore(files.state);
-    const phones = store.devices().length;
-    store.close();
+  }
+  if (phones !== undefined && inForce) {
     const token = existsSync(files.hostToken);
     checks.push({
       name: 'devices paired',
@@ -84,16 +118,18 @@ export async function runChecks(): Promise<Check[]> {
       detail: `${phones} phone${phones === 1 ? '' : 's'}${token ? '' : ', no host token'}`,
       ...(phones > 0 && token ? {} : { fix: 'run latch pair' }),
     });
+    const { quorum } = inForce.killSwitch;
     checks.push({
       name: 'quorum reachable',
-      ok: phones >= config.killSwitch.quorum,
-      detail: `resuming takes ${config.killSwitch.quorum}, ${phones} paired`,
-      ...(phones >= config.killSwitch.quorum ? {} : { fix: 'pair more phones, or lower kill_switch.quorum' }),
+      ok: phones >= quorum,
+      detail: `resuming takes ${quorum}, ${phones} paired`,
+      ...(phones >= quorum ? {} : { fix: 'pair more phones, or lower kill_switch.quorum' }),
     });
   }
 
   let policy: Policy | undefined;
   try {
+    if (!existsSync(files.policy)) throw new PolicyError(`no policy at ${files.policy}`);
     policy = parsePolicy(readFileSync(files.policy, 'utf8'));
     const pending = status?.policy === 'loosening_pending';
     checks.push({
@@ -105,24 +141,31 @@ export async function runChecks(): Promise<Check[]> {
       ...(pending ? { fix: 'approve it on your phone' } : {}),
     });
   } catch (error) {
-    const message = error instanceof PolicyError ? error.message : (error as Error).message;
     checks.push({
       name: 'policy',
       ok: false,
-      detail: message,
-      fix: `fix ${files.policy}; until then every gated call is denied`,
+      detail: (error as Error).message,
+      fix: setUp ? `fix ${files.policy}; until then every gated call is denied` : INIT,
     });
   }
   checks.push(...hookChecks(config && policy ? neededHookTimeout(config, policy) : undefined));
   return checks;
 }
 
-export async function run(): Promise<void> {
+export async function run(options: { json?: boolean }): Promise<void> {
   const checks = await runChecks();
+  const ok = checks.every((check) => check.ok);
+  if (options.json) {
+    printJson({
+      ok,
+      checks: checks.map(({ name, ok, detail, fix }) => ({ name, ok, detail, fix: fix ?? null })),
+    } satisfies DoctorJson);
+    process.exit(ok ? 0 : 1);
+  }
   for (const check of checks) {
     process.stdout.write(
       `${check.ok ? '✓' : '✗'} ${check.name}: ${check.detail}\n${check.ok || !check.fix ? '' : `  fix: ${check.fix}\n`}`,
     );
   }
-  process.exit(checks.every((check) => check.ok) ? 0 : 1);
+  process.exit(ok ? 0 : 1);
 }

@@ -1,9 +1,9 @@
+import type { RiskLevel } from '../../../shared/messages/common.ts';
 import { ConfigError, loadConfig, type LatchConfig } from '../../config/config.ts';
 import { latchFiles, latchHome } from '../../config/paths.ts';
 import { EXEC_EXIT, runUnderSwitch } from '../../exec/runUnderSwitch.ts';
 import { askDaemon } from '../askDaemon.ts';
 import { guardWithLastResort, writeStderrLine } from '../lastResort.ts';
-import { parseRisk } from './request.ts';
 
 /** The exit code of `latch exec` when the command did not run: denied, or no answer. */
 export const EXEC_DENIED = EXEC_EXIT.denied;
@@ -14,10 +14,9 @@ const shellQuote = (argument: string) =>
 /**
  * `latch exec -- CMD…`: asks the daemon, then runs the command under the kill switch. Until the
  * answer is known every way out — a deny, the daemon dying mid-answer, an exception, a promise
- * left unsettled — says "not running" with exit 126: a script reads 0 as "it ran".
+ * left unsettled — says "not running" and exits EXEC_DENIED (77): a script reads 0 as "it ran".
  */
-export async function run(argv: string[], options: { risk?: string; title?: string }): Promise<void> {
-  const risk = parseRisk(options.risk);
+export async function run(argv: string[], options: { risk?: RiskLevel; title?: string }): Promise<void> {
   const command = argv.map(shellQuote).join(' ');
   const notRunning = (reason: string) => writeStderrLine(`latch: not running ${command}: ${reason}`);
   const guard = guardWithLastResort({ exitCode: EXEC_DENIED, deny: notRunning });
@@ -38,7 +37,7 @@ export async function run(argv: string[], options: { risk?: string; title?: stri
     tool: 'exec',
     command,
     cwd: process.cwd(),
-    ...(risk ? { risk } : {}),
+    ...(options.risk ? { risk: options.risk } : {}),
     ...(options.title ? { title: options.title } : {}),
   });
   if (answer.decision !== 'allow') deny(answer.reason);

@@ -4,11 +4,13 @@ import { codexHookReply } from '../../hooks/codex.ts';
 import {
   AGENT_DEFAULT_HOOK_TIMEOUT_SECONDS,
   backstopAfterMs,
+  hookTimeoutFor,
   phoneWaitFor,
 } from '../../hooks/hookDeadline.ts';
 import type { GateAnswer } from '../../socket/localApi.ts';
 import { askDaemon } from '../askDaemon.ts';
 import { guardWithLastResort, writeStderrLine } from '../lastResort.ts';
+import { parseWholeNumber } from '../wholeNumber.ts';
 
 const MAX_HOOK_INPUT_BYTES = 1024 * 1024;
 
@@ -26,14 +28,17 @@ async function readStdin(): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** The hook's `--timeout`: at most what `latch install` writes for a day's wait, the longest a config allows. */
+const HOOK_TIMEOUT = { min: 1, max: hookTimeoutFor(86_400), unit: 'whole seconds' };
+
 /** `--timeout N`: the agent's timeout for this hook, as `latch install` writes it. */
 function agentTimeoutSeconds(args: string[]): number | { error: string } {
   if (args.length === 0) return AGENT_DEFAULT_HOOK_TIMEOUT_SECONDS;
   const [flag, value, ...rest] = args;
-  const seconds = Number(value);
-  if (flag !== '--timeout' || rest.length > 0 || !Number.isInteger(seconds) || seconds < 1)
+  const seconds = flag === '--timeout' && rest.length === 0 && parseWholeNumber(value ?? '', HOOK_TIMEOUT);
+  if (typeof seconds !== 'number')
     return {
-      error: `latch hook takes only --timeout <whole seconds>, not ${JSON.stringify(args.join(' '))}`,
+      error: `latch hook takes only --timeout <whole seconds> (from ${HOOK_TIMEOUT.min} to ${HOOK_TIMEOUT.max}), not ${JSON.stringify(args.join(' '))}`,
     };
   return seconds;
 }

@@ -65,16 +65,14 @@ export async function run(options: {
   relay: string;
   name: string;
   fleet?: string;
-  quorum: string;
+  quorum: number;
   reset?: boolean;
 }): Promise<void> {
   const home = latchHome();
   const files = latchFiles(home);
   if (options.reset) return reset(files);
   if (existsSync(files.config)) fail(`already initialised: ${files.config} exists`, 1);
-  const quorum = Number(options.quorum);
-  if (!Number.isInteger(quorum) || quorum < 1 || quorum > 32)
-    fail('--quorum must be a whole number from 1 to 32');
+  const { quorum } = options;
   const fleet = options.fleet ?? `fleet-${toBase64url(randomBytes(16))}`;
   if (!validateId(fleet).ok) fail('--fleet is not a valid fleet id');
 

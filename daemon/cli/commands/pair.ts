@@ -1,5 +1,4 @@
 import { writeFileSync } from 'node:fs';
-import QRCode from 'qrcode';
 import { toBase64url } from '../../../shared/encoding/base64url.ts';
 import { randomBytes } from '../../../shared/encoding/bytes.ts';
 import { signEnvelope } from '../../../shared/envelopes/signEnvelope.ts';
@@ -17,6 +16,7 @@ import { RelayClient } from '../../relay/relayClient.ts';
 import type { AuditLog } from '../../audit/auditLog.ts';
 import { canPromptOnTty, promptOnTty } from '../../fallback/ttyPrompt.ts';
 import type { Enrolment } from '../../pairing/enrolment.ts';
+import { terminalQr } from '../../pairing/terminalQr.ts';
 import { callDaemon } from '../../socket/daemonClient.ts';
 import type { GateAnswer } from '../../socket/localApi.ts';
 import type { StateStore } from '../../state/stateStore.ts';
@@ -26,8 +26,9 @@ import { existsSync, readFileSync } from 'node:fs';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function printQr(text: string): Promise<void> {
-  process.stdout.write(await QRCode.toString(text, { type: 'terminal', small: true }));
+/** The code, no blank lines around it: its quiet zone is drawn, and every row counts at 80×24. */
+function printQr(text: string): void {
+  process.stdout.write(terminalQr(text));
 }
 
 /**
@@ -79,13 +80,13 @@ async function askDaemonToEnrol(enrolment: Enrolment, approvalSeconds: number): 
   if (answer.decision !== 'allow') fail(`not added: ${answer.reason}`, 1);
 }
 
-export async function run(options: { totp?: boolean; timeout: string }): Promise<void> {
+export async function run(options: { totp?: boolean; timeout: number }): Promise<void> {
   const { files, config, store, audit } = openHome();
   const host = await loadHostIdentity(files.hostKey);
   const token = existsSync(files.hostToken) ? readFileSync(files.hostToken, 'utf8').trim() : undefined;
   const relay = new RelayClient(config.relay.url, config.host.fleet, () => token);
   const relying = { origins: [config.relay.url], rpId: new URL(config.relay.url).hostname };
-  const ttlMs = Math.min(Math.max(Number(options.timeout) || 600, 60), 3600) * 1000;
+  const ttlMs = options.timeout * 1000;
 
   const secret = randomBytes(PAIRING_SECRET_BYTES);
   const { offerToken, macKey } = await derivePairingKeys(secret);
@@ -109,9 +110,9 @@ export async function run(options: { totp?: boolean; timeout: string }): Promise
     offerId: offer.offerId,
     secret,
   });
-  process.stdout.write('Scan this code with your phone’s camera, or open the link in the Latch app:\n\n');
-  await printQr(link);
-  process.stdout.write(`\n${link}\n\nWaiting for your phone…\n`);
+  process.stdout.write('Scan this code with your phone’s camera, or open the link in the Latch app:\n');
+  printQr(link);
+  process.stdout.write(`${link}\nWaiting for your phone…\n`);
 
   let completion;
   while (!completion) {
@@ -145,13 +146,23 @@ export async function run(options: { totp?: boolean; timeout: string }): Promise
   if (!confirmed.ok) fail(`the relay did not take the confirmation: ${confirmed.failure.message}`, 1);
   if (confirmed.value.hostToken)
     writeFileSync(files.hostToken, `${confirmed.value.hostToken}\n`, { mode: 0o600 });
-  process.stdout.write(`Paired ${paired.value.name}.\n`);
+  process.stdout.write(
+    `Paired ${paired.value.name}.\nNext: gate your agent with latch install claude-code (or latch install codex), then check with latch doctor.\n`,
+  );
 
   const phones = store.devices().length;
-  if (phones < config.killSwitch.quorum) {
+  const { quorum } = config.killSwitch;
+  if (phones < quorum) {
     process.stdout.write(
-      `Note: resuming after a freeze takes ${config.killSwitch.quorum} phones and ${phones} ${phones === 1 ? 'is' : 'are'} paired. ` +
+      `Note: resuming after a freeze takes ${quorum} phones and ${phones} ${phones === 1 ? 'is' : 'are'} paired. ` +
         'Pair another phone, or set kill_switch.quorum in the config.\n',
+    );
+  }
+  // A higher quorum is offered once there are phones for it; raising it only tightens.
+  if (phones > quorum) {
+    process.stdout.write(
+      `Resuming after a freeze takes ${quorum} of your ${phones} phones. To require ${phones}, set quorum = ${phones} ` +
+        `under [kill_switch] in ${files.config}; raising it takes effect at once.\n`,
     );
   }
 
@@ -163,9 +174,9 @@ export async function run(options: { totp?: boolean; timeout: string }): Promise
       config.approvals.timeoutSeconds,
     );
     process.stdout.write(
-      '\nScan this code with your authenticator app (TOTP fallback, used only when no phone can be reached):\n\n',
+      '\nScan this code with your authenticator app (TOTP fallback, used only when no phone can be reached):\n',
     );
-    await printQr(totpUri(totpSecret, config.host.name));
+    printQr(totpUri(totpSecret, config.host.name));
     process.stdout.write('Set [fallback] mode = "totp" in the config to use it.\n');
   }
   store.close();

@@ -1,43 +1,64 @@
-import { RISK_LEVELS, type RiskLevel } from '../../../shared/messages/common.ts';
+import type { RiskLevel } from '../../../shared/messages/common.ts';
+import type { AllowedVia, BlockReason, GateAnswer } from '../../socket/localApi.ts';
 import { askDaemon } from '../askDaemon.ts';
 import { isUnavailable, REQUEST_EXIT } from '../exitCodes.ts';
-import { fail } from '../home.ts';
 import { guardWithLastResort } from '../lastResort.ts';
+import { printJson } from '../printJson.ts';
 import { writeSync } from 'node:fs';
 
-export function parseRisk(value: string | undefined): RiskLevel | undefined {
-  if (value === undefined) return undefined;
-  if (!(RISK_LEVELS as readonly string[]).includes(value))
-    fail(`--risk must be one of ${RISK_LEVELS.join(', ')}`);
-  return value as RiskLevel;
-}
-
-/** Whole seconds from 1 to a day, or a usage error: `abc` or `-5` is never "the default". */
-export function parseSeconds(option: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const seconds = Number(value);
-  if (!/^\d+$/.test(value) || seconds < 1 || seconds > 86_400)
-    fail(`${option} must be whole seconds from 1 to 86400, not ${JSON.stringify(value)}`, REQUEST_EXIT.usage);
-  return seconds;
-}
+/** `latch request --json`'s one object (docs/daemon.md#for-scripts). */
+export type RequestJson =
+  | { decision: 'approved'; via: AllowedVia; reason: string; requestId: string | null }
+  | {
+      decision: 'denied' | 'unavailable';
+      /** Null when Latch stopped before any answer (a signal, an internal error). */
+      blockReason: BlockReason | null;
+      reason: string;
+      requestId: string | null;
+    };
 
 /** Past `--timeout`, how long the daemon has to say the request expired. */
 const GRACE_SECONDS = 10;
 
+/**
+ * The answer as a script reads it: the exit code, and what stdout says (as text or JSON). No
+ * `answer` is the last resort's: Latch stopped before the daemon gave one.
+ */
+function verdict(answer: GateAnswer | undefined, reason: string): { code: number; json: RequestJson } {
+  const requestId = (answer && 'requestId' in answer && answer.requestId) || null;
+  if (answer?.decision === 'allow')
+    return {
+      code: REQUEST_EXIT.approved,
+      json: { decision: 'approved', via: answer.via, reason, requestId },
+    };
+  const unavailable = !answer || isUnavailable(answer);
+  return {
+    code: unavailable ? REQUEST_EXIT.unavailable : REQUEST_EXIT.denied,
+    json: {
+      decision: unavailable ? 'unavailable' : 'denied',
+      blockReason: answer?.decision === 'deny' ? answer.blockReason : null,
+      reason,
+      requestId,
+    },
+  };
+}
+
 export async function run(options: {
   title: string;
   detail?: string;
-  risk?: string;
+  risk?: RiskLevel;
   target?: string;
   tool: string;
-  timeout?: string;
+  timeout?: number;
+  json?: boolean;
 }): Promise<void> {
-  const risk = parseRisk(options.risk);
-  const timeoutSeconds = parseSeconds('--timeout', options.timeout);
+  // Synchronous: the last resort may print from an 'exit' handler.
+  const say = ({ json }: ReturnType<typeof verdict>) =>
+    options.json ? printJson(json) : writeSync(1, `${json.decision}: ${json.reason}\n`);
   // A script reads exit 0 as "approved": no path may end there without an approval.
   const guard = guardWithLastResort({
     exitCode: REQUEST_EXIT.unavailable,
-    deny: (reason) => writeSync(1, `unavailable: latch: ${reason}\n`),
+    deny: (reason) => say(verdict(undefined, `latch: ${reason}`)),
   });
   const answer = await askDaemon(
     {
@@ -45,19 +66,15 @@ export async function run(options: {
       tool: options.tool,
       title: options.title,
       ...(options.detail !== undefined ? { detail: options.detail, command: options.detail } : {}),
-      ...(risk ? { risk } : {}),
+      ...(options.risk ? { risk: options.risk } : {}),
       ...(options.target ? { target: options.target } : {}),
-      ...(timeoutSeconds ? { timeoutSeconds } : {}),
+      ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
       cwd: process.cwd(),
     },
-    timeoutSeconds ? { deadline: Date.now() + (timeoutSeconds + GRACE_SECONDS) * 1000 } : {},
+    options.timeout ? { deadline: Date.now() + (options.timeout + GRACE_SECONDS) * 1000 } : {},
   );
   guard.answered();
-  if (answer.decision === 'allow') {
-    process.stdout.write(`approved: ${answer.reason}\n`);
-    process.exit(REQUEST_EXIT.approved);
-  }
-  const unavailable = isUnavailable(answer);
-  process.stdout.write(`${unavailable ? 'unavailable' : 'denied'}: ${answer.reason}\n`);
-  process.exit(unavailable ? REQUEST_EXIT.unavailable : REQUEST_EXIT.denied);
+  const answered = verdict(answer, answer.reason);
+  say(answered);
+  process.exit(answered.code);
 }

@@ -1,27 +1,65 @@
 import { callDaemon } from '../../socket/daemonClient.ts';
 import type { DaemonStatus } from '../../socket/localApi.ts';
+import { printJson } from '../printJson.ts';
 
-/** Exit codes of `latch status`: they compose in a shell check. */
+/**
+ * Exit codes of `latch status`: they compose in a shell check. Unreachable is 2, as for a usage
+ * error: both say "no state to report", and scripts already test `status` for 0, 1 and 2.
+ */
 export const STATUS_EXIT = { running: 0, frozen: 1, unreachable: 2 } as const;
 
-export async function run(): Promise<void> {
-  try {
-    const status = await callDaemon<DaemonStatus>('GET', '/v1/status', undefined, { timeoutMs: 5000 });
-    const relay = `relay ${status.relay}, ${status.devices} phone${status.devices === 1 ? '' : 's'}, quorum ${status.quorum}`;
-    if (status.frozen) {
-      process.stdout.write(
-        `frozen: ${status.reason ?? 'no reason given'} (epoch ${status.epoch}; ${relay})\n`,
-      );
-      process.exit(STATUS_EXIT.frozen);
+/** `latch status --json`'s one object (docs/daemon.md#for-scripts). */
+export type StatusJson =
+  | {
+      state: 'armed' | 'frozen';
+      /** Why the fleet froze; null when it is not frozen, or no reason was given. */
+      reason: string | null;
+      epoch: number;
+      relay: DaemonStatus['relay'];
+      devices: number;
+      quorum: number;
+      pending: number;
+      policy: DaemonStatus['policy'];
+      config: DaemonStatus['config'];
     }
-    const pending = (['policy', 'config'] as const)
-      .filter((file) => status[file] !== 'ok')
-      .map((file) => `, ${file} ${status[file].replace('_', ' ')}`)
-      .join('');
-    process.stdout.write(`running: armed (${relay}, ${status.pending} waiting${pending})\n`);
-    process.exit(STATUS_EXIT.running);
+  | { state: 'unreachable'; error: string };
+
+function asJson(status: DaemonStatus): StatusJson {
+  const { frozen, reason, epoch, relay, devices, quorum, pending, policy, config } = status;
+  return {
+    state: frozen ? 'frozen' : 'armed',
+    reason,
+    epoch,
+    relay,
+    devices,
+    quorum,
+    pending,
+    policy,
+    config,
+  };
+}
+
+function asText(status: DaemonStatus): string {
+  const relay = `relay ${status.relay}, ${status.devices} phone${status.devices === 1 ? '' : 's'}, quorum ${status.quorum}`;
+  if (status.frozen) return `frozen: ${status.reason ?? 'no reason given'} (epoch ${status.epoch}; ${relay})`;
+  const pending = (['policy', 'config'] as const)
+    .filter((file) => status[file] !== 'ok')
+    .map((file) => `, ${file} ${status[file].replace('_', ' ')}`)
+    .join('');
+  return `running: armed (${relay}, ${status.pending} waiting${pending})`;
+}
+
+export async function run(options: { json?: boolean }): Promise<void> {
+  let status: DaemonStatus;
+  try {
+    status = await callDaemon<DaemonStatus>('GET', '/v1/status', undefined, { timeoutMs: 5000 });
   } catch (error) {
-    process.stdout.write(`unreachable: ${(error as Error).message}\n`);
+    const message = (error as Error).message;
+    if (options.json) printJson({ state: 'unreachable', error: message } satisfies StatusJson);
+    else process.stdout.write(`unreachable: ${message}\n`);
     process.exit(STATUS_EXIT.unreachable);
   }
+  if (options.json) printJson(asJson(status));
+  else process.stdout.write(`${asText(status)}\n`);
+  process.exit(status.frozen ? STATUS_EXIT.frozen : STATUS_EXIT.running);
 }
