@@ -40,6 +40,8 @@ export default defineConfig({
           name: 'browser',
           include: ['tests/pwa/**/*.test.ts', 'tests/e2e/**/*.test.ts'],
           environment: 'node',
+          // A Chromium found, or installed where the machine allows, before any browser test.
+          globalSetup: ['tests/support/browserSetup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
+import { findChromium } from './findChromium.ts';
 
 /** Where screenshots go: git-ignored, looked at after a run. */
 export const TEST_OUTPUT = new URL('../../test-output/', import.meta.url).pathname;
@@ -22,11 +23,13 @@ export interface BrowserPhone {
   close(): Promise<void>;
 }
 
-/** Debian's Chromium, headless, phone-sized, with a fresh profile; `args` adds flags (a fake camera). */
+/** Chromium (findChromium), headless, phone-sized, with a fresh profile; `args` adds flags (a fake camera). */
 export function launchChromium(name: string, args: string[] = []): Promise<BrowserContext> {
+  const executablePath = findChromium();
+  if (!executablePath) throw new Error('no Chromium found: install chromium, or set CHROMIUM_PATH');
   const profile = mkdtempSync(join(tmpdir(), `latch-phone-${name}-`));
   return chromium.launchPersistentContext(profile, {
-    executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
+    executablePath,
     headless: true,
     viewport: { width: 390, height: 844 },
     args: [
