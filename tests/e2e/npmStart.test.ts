@@ -83,6 +83,14 @@ function kindsOf(run: Run): string[] {
 
 const ALL_PARTS = ['latch daemon', 'latch pair', 'start.ts', 'workerd', 'wrangler'];
 
+/** The environment one run of `npm start` sees: its own state folder and port. */
+const runEnv = (run: Run): NodeJS.ProcessEnv => ({
+  ...process.env,
+  LATCH_START_STATE: run.state,
+  LATCH_PORT: String(run.port),
+  WRANGLER_SEND_METRICS: 'false',
+});
+
 /** Launches `npm start` through `sh -c command`, as the leader of a process group, as a shell would a job. */
 function launch(
   run: Run,
@@ -90,12 +98,7 @@ function launch(
 ): { job: ChildProcess; output: () => string; exited: Promise<number | null> } {
   const job = spawn('sh', ['-c', command], {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      LATCH_START_STATE: run.state,
-      LATCH_PORT: String(run.port),
-      WRANGLER_SEND_METRICS: 'false',
-    },
+    env: runEnv(run),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -141,12 +144,7 @@ const portIsClosed = (port: number) =>
 async function startToEnd(run: Run): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const started = spawn('npm', ['start'], {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      LATCH_START_STATE: run.state,
-      LATCH_PORT: String(run.port),
-      WRANGLER_SEND_METRICS: 'false',
-    },
+    env: runEnv(run),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
