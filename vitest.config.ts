@@ -5,6 +5,10 @@ import { defineConfig } from 'vitest/config';
 // VAPID keys for the relay under test: real keys, made fresh for each run.
 const vapid = webpush.generateVAPIDKeys();
 
+// A timeout is a hang detector, not a speed check (benchmarks measure speed): generous, since
+// the whole suite shares two cores in CI and a busy moment must not fail a correct test.
+const hangAfter = { testTimeout: 60_000, hookTimeout: 60_000 };
+
 // One run, several runtimes: the protocol's tests run in Node and again inside workerd, to prove
 // shared/ runs unchanged in both; the relay's tests run in workerd against the real Worker.
 export default defineConfig({
@@ -19,6 +23,7 @@ export default defineConfig({
             'tests/relay/**/*.node.test.ts',
           ],
           environment: 'node',
+          ...hangAfter,
         },
       },
       {
@@ -32,6 +37,7 @@ export default defineConfig({
           include: ['tests/shared/**/*.test.ts'],
           // *.node.test.ts read files from disk, which a Worker cannot.
           exclude: ['**/*.node.test.ts'],
+          ...hangAfter,
         },
       },
       {
@@ -64,6 +70,7 @@ export default defineConfig({
           include: ['tests/relay/**/*.test.ts'],
           exclude: ['**/*.node.test.ts'],
           globalSetup: ['tests/support/globalSetup.ts'],
+          ...hangAfter,
         },
       },
     ],

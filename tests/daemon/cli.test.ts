@@ -110,11 +110,11 @@ describe('usage errors', () => {
   });
 });
 
-describe('latch against a running daemon', { timeout: 60_000 }, () => {
+describe('latch against a running daemon', () => {
   let paired: PairedDaemon;
   beforeAll(async () => {
     paired = await startPairedDaemon({ policy: POLICY });
-  }, 60_000);
+  });
   afterAll(() => paired.stop());
   const latch = (args: string[]) => runLatch(paired.machine, args);
 

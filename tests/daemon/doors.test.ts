@@ -120,7 +120,7 @@ async function expectEveryDoorDenied(doors: ReturnType<typeof askThroughEveryDoo
 
 describe('a daemon that dies while calls wait for a phone', () => {
   for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
-    it(`leaves every waiting door with an explicit deny (${signal})`, { timeout: 60_000 }, async () => {
+    it(`leaves every waiting door with an explicit deny (${signal})`, async () => {
       const paired: PairedDaemon = await startPairedDaemon();
       cleanups.push(() => paired.stop());
       const doors = askThroughEveryDoor(paired.machine);
@@ -155,25 +155,21 @@ describe('a daemon that answers wrong', () => {
 });
 
 describe('the hook’s own deadline', () => {
-  it(
-    'asks the phone only for what the agent’s timeout leaves, whatever the policy allows, and denies before it',
-    { timeout: 30_000 },
-    async () => {
-      const paired = await startPairedDaemon({
-        policy:
-          'default = "ask"\n[[rule]]\nname = "a day to decide"\ntool = "Bash"\naction = "ask"\ntimeout_seconds = 86400\n',
-      });
-      cleanups.push(() => paired.stop());
-      const hook = runLatch(paired.machine, ['hook', 'claude-code', '--timeout', '20'], {
-        input: risky(),
-        timeoutMs: 60_000,
-      });
-      const asked = await paired.relay.nextRequest(0);
-      // 20 s for the hook leaves the phone 5 s: the daemon's expiry comes first, with time to print it.
-      expect(asked.exp - asked.createdAt).toBeLessThanOrEqual(5_000);
-      expectClaudeCodeDeny(await hook, /expired: no phone answered before the deadline/);
-    },
-  );
+  it('asks the phone only for what the agent’s timeout leaves, whatever the policy allows, and denies before it', async () => {
+    const paired = await startPairedDaemon({
+      policy:
+        'default = "ask"\n[[rule]]\nname = "a day to decide"\ntool = "Bash"\naction = "ask"\ntimeout_seconds = 86400\n',
+    });
+    cleanups.push(() => paired.stop());
+    const hook = runLatch(paired.machine, ['hook', 'claude-code', '--timeout', '20'], {
+      input: risky(),
+      timeoutMs: 60_000,
+    });
+    const asked = await paired.relay.nextRequest(0);
+    // 20 s for the hook leaves the phone 5 s: the daemon's expiry comes first, with time to print it.
+    expect(asked.exp - asked.createdAt).toBeLessThanOrEqual(5_000);
+    expectClaudeCodeDeny(await hook, /expired: no phone answered before the deadline/);
+  });
 });
 
 describe('latch hook on input it cannot take', () => {

@@ -58,7 +58,7 @@ afterEach(async () => {
   await daemon?.stop();
   await paired?.stop();
   paired = daemon = undefined;
-}, 30_000);
+});
 
 async function setUp(config?: (text: string) => string): Promise<PairedDaemon> {
   paired = await startPairedDaemon({ policy: POLICY, ...(config ? { config } : {}) });
@@ -133,7 +133,7 @@ async function restartDaemon({ machine, relay }: PairedDaemon, meanwhile?: () =>
   await relay.waitFor(() => relay.cursors.length > connections);
 }
 
-describe('latch exec', { timeout: 60_000 }, () => {
+describe('latch exec', () => {
   it("exits with the command's own code, 128 + the number of the signal that ended it, or 127", async () => {
     const { machine } = await setUp();
     expect((await runLatch(machine, ['exec', '--', 'sh', '-c', 'exit 7'])).code).toBe(7);

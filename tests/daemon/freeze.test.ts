@@ -186,7 +186,7 @@ describe('the kill switch on the host', () => {
     process.kill(sleeper, 'SIGKILL');
     exec.kill('SIGKILL');
     // Its polls wait up to 10 s for latch exec to start and 5 s for the stop.
-  }, 30_000);
+  });
 
   it('stays frozen on votes it cannot verify, or on too few', async () => {
     const stranger = await createPhone('Stranger');

@@ -38,7 +38,7 @@ beforeAll(async () => {
   relay = new RelayDriver(relayProcess.origin, (url, init) => fetch(url, init));
   machine = newMachine();
   await initMachine(machine, { relay: relayProcess.origin });
-}, 60_000);
+});
 
 afterAll(async () => {
   await daemon?.stop();
@@ -61,7 +61,7 @@ describe('latch pair against the real relay', () => {
     expect(devices.stdout).toContain(`${phone.id}  Ada’s phone`);
     expect(statSync(machine.files.hostToken).mode & 0o777).toBe(0o600);
     expect(stdout).not.toMatch(/host-token|Bearer/);
-  }, 60_000);
+  });
 
   it('then gates a call through the relay: the phone approves, the hook allows', async () => {
     daemon = await startDaemon(machine);
@@ -133,7 +133,7 @@ describe('latch pair against the real relay', () => {
         permissionDecisionReason: 'latch: approved on Ada’s phone',
       },
     });
-  }, 60_000);
+  });
 
   it('adds a second phone only once the first approves it, and says so on the first phone', async () => {
     const refused = await pairSoftwarePhone(machine, relay, {

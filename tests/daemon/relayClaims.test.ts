@@ -91,7 +91,7 @@ describe('the relay’s answer to a new request', () => {
 });
 
 describe('joining a pending request', () => {
-  it('happens only for the same call with the same content', { timeout: 30_000 }, async () => {
+  it('happens only for the same call with the same content', async () => {
     const ids = { session: 'session-9', toolUseId: 'toolu_same' };
     const first = bash('rm -rf build', ids);
     const asked = await relay.nextRequest(0);

@@ -121,7 +121,7 @@ describe('the SDK guard', () => {
       reason: 'expired',
     });
     expect(fn.runs).toBe(0);
-  }, 20_000);
+  });
 
   it('lets a call shorten the wait for a phone, never lengthen it past the configured 300 s', async () => {
     const before = relay.requests.length;

@@ -20,7 +20,7 @@ describe.each([
   beforeAll(async () => {
     paired = await startPairedDaemon(policy ? { policy } : {});
     userHome = paired.machine.env['HOME']!;
-  }, 60_000);
+  });
 
   afterAll(() => paired.stop());
 
@@ -121,7 +121,7 @@ describe('self-protection beside a policy deny', () => {
       policy:
         'default = "allow"\n[[rule]]\nname = "no watchers"\ncommand_regex = "watcher"\naction = "deny"\n',
     });
-  }, 60_000);
+  });
   afterAll(() => paired.stop());
 
   it('leaves the refusal to the policy when it denies a call Latch would ask about', async () => {

@@ -73,7 +73,7 @@ describe('the daemon verifies every decision itself', () => {
         code: 'unknown_credential',
       }),
     );
-  }, 30_000);
+  });
 
   it('refuses a genuine token issued for another request', async () => {
     const first = relay.requests.length;
@@ -97,7 +97,7 @@ describe('the daemon verifies every decision itself', () => {
         code: 'challenge_mismatch',
       }),
     );
-  }, 30_000);
+  });
 
   it('refuses a token replayed after a daemon restart', async () => {
     // A synced passkey reports counter 0 every time, so only the single-use store can catch this.
@@ -123,7 +123,7 @@ describe('the daemon verifies every decision itself', () => {
         ),
       )
       .toEqual([expect.objectContaining({ code: 'already_used' })]);
-  }, 30_000);
+  });
 
   it('ignores, and logs, a decision for a request this host never sent', async () => {
     const stranger = {
