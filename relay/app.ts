@@ -45,6 +45,14 @@ function fleetOf(c: RelayContext): DurableObjectStub<import('./fleet/Fleet.ts').
   return Object.assign(c.env.FLEETS.get(c.env.FLEETS.idFromName(fleet)), { fleet });
 }
 
+/** The object that knows which fleet holds an offer (offers/OfferIndex.ts). */
+function offerIndexOf(
+  c: RelayContext,
+  offerId: string,
+): DurableObjectStub<import('./offers/OfferIndex.ts').OfferIndex> {
+  return c.env.OFFERS.get(c.env.OFFERS.idFromName(offerId));
+}
+
 function idParam(c: RelayContext, name: string): string {
   const value = c.req.param(name) ?? '';
   if (!validateId(value).ok) throw new RefusalError(refusal(400, 'invalid_id', `the ${name} is not an id`));
@@ -113,7 +121,24 @@ app.post('/v1/fleets/:fleet/pairing', async (c) => {
   if (offer.fleet !== stub.fleet)
     return errorResponse(c, refusal(400, 'context_mismatch', 'the offer is for another fleet'));
   const created = await stub.createOffer(stub.fleet, offer, bearer(c));
-  return reply(c, created.ok ? { ok: true, value: { v: PROTOCOL_VERSION, ...created.value } } : created, 201);
+  if (!created.ok) return errorResponse(c, created);
+  // Indexed only once the fleet took it, so a refused offer leaves nothing behind. Should the id
+  // name another fleet's offer (never by chance: ids derive from 128-bit secrets), the first
+  // keeps it, and this one, which no phone can reach, expires unanswered.
+  if (!(await offerIndexOf(c, offer.offerId).record(stub.fleet, offer.exp)))
+    return errorResponse(c, refusal(409, 'offer_closed', 'an offer with this id exists'));
+  return c.json({ v: PROTOCOL_VERSION, ...created.value }, 201);
+});
+
+// The phone's way in: the link carries no fleet, only the secret the offer id derives from. The
+// fleet it is sent to is the index's claim; the phone checks the host's MAC over the offer.
+app.get('/v1/pairing/:offer', async (c) => {
+  const offerId = idParam(c, 'offer');
+  const fleet = await offerIndexOf(c, offerId).fleet();
+  // The same answer as for a wrong token: an offer's existence is not disclosed.
+  if (!fleet) return errorResponse(c, refusal(404, 'not_found', 'no such pairing offer'));
+  const stub = c.env.FLEETS.get(c.env.FLEETS.idFromName(fleet));
+  return reply(c, await stub.offerStatus(fleet, offerId, c.req.header('latch-offer-token')));
 });
 
 app.get('/v1/fleets/:fleet/pairing/:offer', async (c) => {

@@ -171,11 +171,8 @@ async function workedExample(): Promise<string> {
     `Made at ${new Date(NOW).toISOString()} (\`now\` = ${NOW}) for origin \`${TEST_ORIGIN}\`, RP ID \`${TEST_RP_ID}\`. ` +
       'Every value below is real: the test `tests/shared/protocolDoc.node.test.ts` re-verifies them.',
     '',
-    '**1. Pairing.** The daemon creates an offer and shows this link as a QR code (the secret is in the fragment):',
-    text(
-      'PairingLink',
-      pairingLink({ origin: TEST_ORIGIN, fleet: offer.fleet, offerId: offer.offerId, secret }),
-    ),
+    '**1. Pairing.** The daemon creates an offer, whose `offerId` and `offerToken` derive from the secret, and shows this link as a QR code (the secret is in the fragment; the phone finds the offer, and its fleet, by `offerId`):',
+    text('PairingLink', pairingLink({ origin: TEST_ORIGIN, secret })),
     block('PairingOffer', offer),
     'The phone answers with its keys and passkey registration, under the MAC:',
     block('PairingCompletion', completion),

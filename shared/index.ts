@@ -44,6 +44,7 @@ export { verifyResumeVote, type VoteExpectation } from './kill-switch/verifyResu
 export { derivePairingKeys, PAIRING_SECRET_BYTES, type PairingKeys } from './pairing/pairingKeys.ts';
 export { completionMac, offerMac, shortCode } from './pairing/pairingTranscript.ts';
 export { parsePairingLink, pairingLink, type PairingLink } from './pairing/pairingLink.ts';
+export { verifyPairingOffer } from './pairing/verifyPairingOffer.ts';
 export { registrationChallenge } from './pairing/registrationChallenge.ts';
 export { verifyPairingCompletion, type PairedDevice } from './pairing/verifyPairingCompletion.ts';
 export { MESSAGE_SCHEMAS } from './messages/catalog.ts';

@@ -26,10 +26,28 @@ export function newTotpSecret(): Uint8Array {
   return new Uint8Array(randomBytes(20));
 }
 
-/** The otpauth:// URI an authenticator app scans. */
+/**
+ * The longest URI whose QR code fits an 80×24 terminal with a line above and one below: 78 bytes,
+ * a version-4 code at level L (daemon/pairing/terminalQr.ts).
+ */
+const URI_MAX_BYTES = 78;
+
+/**
+ * The otpauth:// URI an authenticator app scans (Google's Key Uri Format). It names no algorithm,
+ * digits or period: SHA-1, 6 and 30 s are every app's defaults, and ours. The label's `Latch:`
+ * names the issuer, so no `issuer` parameter either; the account (the host's name) is cut, at a
+ * whole character, to what fits the 78 bytes: 17 bytes once encoded.
+ */
 export function totpUri(secret: Uint8Array, account: string): string {
-  const label = encodeURIComponent(`Latch:${account}`);
-  return `otpauth://totp/${label}?secret=${base32(secret)}&issuer=Latch&algorithm=SHA1&digits=${DIGITS}&period=${STEP_SECONDS}`;
+  const start = 'otpauth://totp/Latch:';
+  const query = `?secret=${base32(secret)}`;
+  let label = '';
+  for (const char of account) {
+    const longer = label + encodeURIComponent(char);
+    if (start.length + longer.length + query.length > URI_MAX_BYTES) break;
+    label = longer;
+  }
+  return `${start}${label}${query}`;
 }
 
 /** RFC 6238 with HMAC-SHA-1 (what every authenticator app speaks), for one time step. */

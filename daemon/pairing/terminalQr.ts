@@ -22,8 +22,9 @@ const RESET = '\x1b[0m';
  * per row, each ending in a newline.
  *
  * Error correction is level L: the code is shown on a screen, which does not get the smudges and
- * tears that the higher levels are for, and every level up costs rows: a 139-byte pairing link
- * is 45 modules (27 rows) at L and 49 (29 rows) at M.
+ * tears that the higher levels are for, and every level up costs rows: a 78-byte pairing link is
+ * version 4 at L (33 modules, 21 rows with the quiet zone) and version 5 at M (37, 23 rows), too
+ * tall for 24 rows with the link below it.
  */
 export function terminalQr(text: string): string {
   const modules = encodeQR(text, 'raw', { ecc: 'low', border: QUIET_ZONE });

@@ -1,10 +1,10 @@
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
-import { constantTimeEqual } from '../../shared/encoding/bytes.ts';
 import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
 import { offerStatusSchema, type OfferStatus } from '../../shared/messages/relayViews.ts';
 import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
 import type { PairingLink } from '../../shared/pairing/pairingLink.ts';
-import { completionMac, offerMac, shortCode } from '../../shared/pairing/pairingTranscript.ts';
+import { completionMac, shortCode } from '../../shared/pairing/pairingTranscript.ts';
+import { verifyPairingOffer } from '../../shared/pairing/verifyPairingOffer.ts';
 import { f } from '../../shared/schema/index.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { addMembership, ensureIdentity, loadPasskey, savePasskey } from './keystore.ts';
@@ -46,18 +46,18 @@ const configSchema = f.object({ v: f.version(), vapidPublicKey: f.optional(f.bas
 const accepted = f.object({ v: f.version(), accepted: f.boolean() });
 
 /**
- * The phone's side of pairing: fetch the offer with the token the QR secret yields, check the
- * host's MAC over it, make keys and a passkey (once per phone), send them under a MAC, show the
- * short code, and wait for the host to confirm.
+ * The phone's side of pairing: fetch the offer by the id and token the QR secret yields, check
+ * the host's MAC over it (which also vouches for the fleet the relay filed it under), make keys
+ * and a passkey (once per phone), send them under a MAC, show the short code, and wait for the
+ * host to confirm.
  */
 export async function pairWith(
   link: PairingLink,
   deviceName: string,
   report: (progress: PairingProgress) => void,
 ): Promise<void> {
-  const { offerToken, macKey } = await derivePairingKeys(link.secret);
-  const path = fleetPath(link.fleet, `/pairing/${encodeURIComponent(link.offerId)}`);
-  const status = await relayCall('GET', path, offerStatusSchema, {
+  const { offerId, offerToken, macKey } = await derivePairingKeys(link.secret);
+  const status = await relayCall('GET', `/v1/pairing/${encodeURIComponent(offerId)}`, offerStatusSchema, {
     headers: { 'latch-offer-token': offerToken },
   });
   if (!status.ok)
@@ -68,11 +68,17 @@ export async function pairWith(
           ? 'This code expired. Run latch pair again.'
           : 'This pairing code is not valid any more.',
     });
-  const { offer } = status.value;
-  // The relay handed us the host's key; only the host, which holds the secret, could MAC it.
-  if (!constantTimeEqual(fromBase64url(await offerMac(macKey, offer)), fromBase64url(offer.offerMac))) {
-    return report({ step: 'failed', message: 'This code was tampered with on the way. Do not pair.' });
+  // The relay handed us the host's key and the fleet; only the host, which holds the secret,
+  // could MAC them.
+  const verified = await verifyPairingOffer(status.value.offer, link.secret);
+  if (!verified.ok) {
+    return report({
+      step: 'failed',
+      message: `This code was tampered with on the way (${verified.error.code}). Do not pair.`,
+    });
   }
+  const offer = verified.value;
+  const path = fleetPath(offer.fleet, `/pairing/${encodeURIComponent(offerId)}`);
 
   const identity = await ensureIdentity(deviceName);
   let passkey = await loadPasskey();
@@ -86,8 +92,8 @@ export async function pairWith(
   const push = await pushSubscription(config.ok ? (config.value.vapidPublicKey ?? null) : null);
   const unsigned = {
     v: PROTOCOL_VERSION,
-    fleet: link.fleet,
-    offerId: link.offerId,
+    fleet: offer.fleet,
+    offerId,
     device: {
       id: identity.id,
       name: identity.name,
@@ -119,6 +125,6 @@ export async function pairWith(
       return report({ step: 'failed', message: 'The computer did not confirm in time.' });
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
-  await addMembership(link.fleet, { id: offer.host, name: offer.hostName });
+  await addMembership(offer.fleet, { id: offer.host, name: offer.hostName });
   report({ step: 'done', code, hostName: offer.hostName });
 }

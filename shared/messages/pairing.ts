@@ -5,7 +5,9 @@ import { LIMITS } from './limits.ts';
 
 /**
  * Daemon → relay → phone. The relay stores it and hands it to whoever presents `offerToken`;
- * `offerMac`, keyed by the QR secret the relay never sees, lets the phone trust `hostKey`.
+ * `offerMac`, keyed by the QR secret the relay never sees, lets the phone trust `hostKey` and
+ * `fleet`. `offerId` and `offerToken` derive from the QR secret (`derivePairingKeys`), so the
+ * phone finds the offer from the link alone.
  */
 export const pairingOfferSchema = f.object({
   v: f.version(),

@@ -29,21 +29,27 @@ export function verifyPairingCompletion(
   relying: { origins: readonly string[]; rpId: string },
 ): Promise<Result<PairedDevice>> {
   return attempt(async () => {
+    // Ensure it answers our offer, in our fleet: the relay finds offers by id and tells the
+    // phone their fleet, and an answer to any other offer must not land here
     if (completion.fleet !== offer.fleet || completion.offerId !== offer.offerId) {
       throw new LatchError('context_mismatch', 'the completion answers another offer');
     }
 
+    // Ensure the phone holds our QR secret and saw our offer: the MAC covers the offer we made
+    // (our fleet, offer id and host key), so a relay that swapped either side is caught
     const { macKey } = await derivePairingKeys(secret);
     const expectedMac = fromBase64url(await completionMac(macKey, offer, completion));
     if (!constantTimeEqual(fromBase64url(completion.mac), expectedMac)) {
       throw new LatchError('bad_mac', 'the completion was not made with this QR secret');
     }
 
+    // Ensure the device is named by its own key
     const { device, registration } = completion;
     if (device.id !== (await keyId(fromBase64url(device.deviceKey)))) {
       throw new LatchError('device_mismatch', 'the device id is not the id of its key');
     }
 
+    // Ensure the passkey was made on our origin, over these keys, with user verification
     const credential = await verifyPasskeyRegistration(device, registration, relying);
     return {
       id: device.id,

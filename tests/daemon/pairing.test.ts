@@ -11,7 +11,7 @@ import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import type { TestPhone } from '../support/phone.ts';
 import { RelayDriver } from '../support/relayDriver.ts';
 import { pairSoftwarePhone } from '../support/softwarePairing.ts';
-import { decodeModules, readTerminalQr } from '../support/terminalScreen.ts';
+import { decodeModules, readTerminalQr, screenSize } from '../support/terminalScreen.ts';
 import {
   auditLines,
   hookInput,
@@ -53,9 +53,14 @@ describe('latch pair against the real relay', () => {
     const { stdout, phoneCode } = paired;
     expect(stdout).toContain('▀'); // the QR code, drawn in half blocks
     // …which reads back, on a dark and on a light terminal, as the link printed below it.
-    const link = /^(http\S+\/pair#\S+)$/m.exec(stdout)![1];
+    const link = /^(http\S+\/pair#\S+)$/m.exec(stdout)![1]!;
     expect(decodeModules(readTerminalQr(stdout, 'dark'))).toBe(link);
     expect(decodeModules(readTerminalQr(stdout, 'light'))).toBe(link);
+    // What it printed while it waited, the link last, fits a terminal of 80×24.
+    const waiting = stdout.slice(0, stdout.indexOf(`${link}\n`) + link.length + 1);
+    expect(waiting.startsWith('Waiting for your phone')).toBe(true);
+    expect(screenSize(waiting, 80).rows).toBeLessThanOrEqual(24);
+    expect(screenSize(waiting, 80).columns).toBeLessThanOrEqual(80);
     expect(stdout).toContain(`Your phone shows this code: ${phoneCode}`);
     const devices = await runLatch(machine, ['devices']);
     expect(devices.stdout).toContain(`${phone.id}  Ada’s phone`);

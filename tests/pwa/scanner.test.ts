@@ -68,12 +68,7 @@ async function scan(text: string) {
 }
 
 const link = (relayOrigin: string) =>
-  pairingLink({
-    origin: relayOrigin,
-    fleet: 'fleet-scan',
-    offerId: 'offer-scan',
-    secret: randomBytes(PAIRING_SECRET_BYTES),
-  });
+  pairingLink({ origin: relayOrigin, secret: randomBytes(PAIRING_SECRET_BYTES) });
 
 describe('the in-app QR scanner', () => {
   it('reads a pairing code from the camera and opens its pair screen', async () => {

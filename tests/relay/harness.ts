@@ -1,6 +1,7 @@
 import { env, runInDurableObject, SELF } from 'cloudflare:test';
 import { inject } from 'vitest';
 import type { Fleet } from '../../relay/fleet/Fleet.ts';
+import type { OfferIndex } from '../../relay/offers/OfferIndex.ts';
 import type { HostFrame } from '../../shared/messages/relayViews.ts';
 import { TEST_ORIGIN } from '../support/phone.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
@@ -12,7 +13,7 @@ export { bearer, type PairedPhone, type Reply, type TestFleet } from '../support
 export const ORIGIN = TEST_ORIGIN;
 export const pushService = new PushServiceClient(inject('pushServiceUrl'));
 export const relay = new RelayDriver(ORIGIN, (url, init) => SELF.fetch(url, init), pushService);
-export const { call, phoneCall, pairPhone, sendCompletion, newFleet, submitRequest } = relay;
+export const { call, phoneCall, pairPhone, scanOffer, sendCompletion, newFleet, submitRequest } = relay;
 
 /** A daemon's WebSocket, collecting frames. */
 export class DaemonSocket {
@@ -59,6 +60,18 @@ export class DaemonSocket {
 
 export function fleetStub(fleet: string): DurableObjectStub<Fleet> {
   return env.FLEETS.get(env.FLEETS.idFromName(fleet));
+}
+
+/** The object that says which fleet holds the offer `offerId`. */
+export function offerIndexStub(offerId: string): DurableObjectStub<OfferIndex> {
+  return env.OFFERS.get(env.OFFERS.idFromName(offerId));
+}
+
+/** Makes the offer index say what a compromised relay would: that `offerId` is `fleet`'s. */
+export async function pointOfferAt(offerId: string, fleet: string): Promise<void> {
+  await runInDurableObject(offerIndexStub(offerId), async (_instance: OfferIndex, state) => {
+    await state.storage.put('entry', { fleet, exp: Date.now() + 600_000 });
+  });
 }
 
 /** Sets the fleet object's clock; phones sign with the same clock so their requests stay fresh. */

@@ -1,5 +1,7 @@
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { OfferIndex } from '../../relay/offers/OfferIndex.ts';
 import { signDeviceRequest } from '../../shared/device-auth/deviceRequest.ts';
 import { toBase64url } from '../../shared/encoding/base64url.ts';
 import { utf8 } from '../../shared/encoding/bytes.ts';
@@ -7,13 +9,18 @@ import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { MAX_BODY_BYTES } from '../../shared/schema/parse.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { bindingFor, signToken } from '../support/approvalFixture.ts';
+import { expectRefused } from '../support/expectRefused.ts';
 import { completePairing, createHost, createOffer, createPhone } from '../support/phone.ts';
 import {
   bearer,
   call,
+  fleetStub,
   newFleet,
+  offerIndexStub,
   pairPhone,
   phoneCall,
+  pointOfferAt,
+  scanOffer,
   sendCompletion,
   submitRequest,
   type Reply,
@@ -179,6 +186,74 @@ describe('pairing routes', () => {
         })
       ).status,
     ).toBe(200);
+  });
+
+  it('finds an offer by its id alone for whoever holds its token, with the fleet it belongs to', async () => {
+    const { offer, secret } = await createOffer(test.host, { fleet: test.fleet });
+    await call('POST', path('/pairing'), { json: offer, headers: bearer(test.hostToken) });
+    const scanned = await scanOffer(secret);
+    expect(scanned.reply.status).toBe(200);
+    expect(scanned.offer).toEqual({ ok: true, value: offer });
+    expect(scanned.reply.body.offer.fleet).toBe(test.fleet);
+    const route = `/v1/pairing/${offer.offerId}`;
+    expectError(await call('GET', route), 404, 'not_found');
+    expectError(
+      await call('GET', route, { headers: { 'latch-offer-token': 'A'.repeat(43) } }),
+      404,
+      'not_found',
+    );
+    const { secret: unknown } = await createOffer(test.host, { fleet: test.fleet });
+    expectError((await scanOffer(unknown)).reply, 404, 'not_found');
+    expectError(await call('GET', '/v1/pairing/a%20b'), 400, 'invalid_id');
+  });
+
+  it('keeps an offer id for the fleet that offered it first', async () => {
+    const { offer, secret } = await createOffer(test.host, { fleet: test.fleet });
+    await call('POST', path('/pairing'), { json: offer, headers: bearer(test.hostToken) });
+    const stranger = await createHost();
+    const other = `fleet-${crypto.randomUUID()}`;
+    const { offer: theirs } = await createOffer(stranger, { fleet: other });
+    const squatting = { ...theirs, offerId: offer.offerId };
+    expectError(await call('POST', `/v1/fleets/${other}/pairing`, { json: squatting }), 409, 'offer_closed');
+    expect((await scanOffer(secret)).offer).toEqual({ ok: true, value: offer });
+  });
+
+  it('forgets which fleet holds an offer an hour after the offer expires', async () => {
+    const { offer, secret } = await createOffer(test.host, { fleet: test.fleet });
+    await call('POST', path('/pairing'), { json: offer, headers: bearer(test.hostToken) });
+    const index = offerIndexStub(offer.offerId);
+    expect(await runInDurableObject(index, (_instance: OfferIndex, state) => state.storage.getAlarm())).toBe(
+      offer.exp + 3600_000,
+    );
+    expect(await runDurableObjectAlarm(index)).toBe(true);
+    expectError((await scanOffer(secret)).reply, 404, 'not_found');
+  });
+
+  describe('when the offer index lies', () => {
+    it('sends the phone to a fleet that has no such offer: not found', async () => {
+      const { offer, secret } = await createOffer(test.host, { fleet: test.fleet });
+      await call('POST', path('/pairing'), { json: offer, headers: bearer(test.hostToken) });
+      const elsewhere = await newFleet({ push: false });
+      await pointOfferAt(offer.offerId, elsewhere.fleet);
+      expectError((await scanOffer(secret)).reply, 404, 'not_found');
+    });
+
+    it('sends the phone to another fleet’s offer filed under this code’s id and token: the phone refuses it', async () => {
+      const { offer, secret } = await createOffer(test.host, { fleet: test.fleet });
+      await call('POST', path('/pairing'), { json: offer, headers: bearer(test.hostToken) });
+      // The relay saw this offer's id and token, so it can file an offer of its own making
+      // under them, in a fleet of its choosing: all but the MAC, which needs the QR secret.
+      const decoy = `fleet-${crypto.randomUUID()}`;
+      const { offer: made } = await createOffer(await createHost(), { fleet: decoy });
+      const forged = { ...made, offerId: offer.offerId, offerToken: offer.offerToken };
+      expect((await fleetStub(decoy).createOffer(decoy, forged, undefined)).ok).toBe(true);
+      await pointOfferAt(offer.offerId, decoy);
+
+      const scanned = await scanOffer(secret);
+      expect(scanned.reply.status).toBe(200);
+      expect(scanned.reply.body.offer.fleet).toBe(decoy);
+      expectRefused(scanned.offer!, 'bad_mac');
+    });
   });
 
   it('refuses a completion that is not signed by the device key it brings', async () => {

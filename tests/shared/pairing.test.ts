@@ -1,10 +1,13 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { fromBase64url, toBase64url } from '../../shared/encoding/base64url.ts';
+import { toBase64url } from '../../shared/encoding/base64url.ts';
+import { utf8Length } from '../../shared/encoding/bytes.ts';
+import type { LatchErrorCode } from '../../shared/errors.ts';
 import type { PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
 import { parsePairingLink, pairingLink } from '../../shared/pairing/pairingLink.ts';
 import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
 import { completionMac, offerMac, shortCode } from '../../shared/pairing/pairingTranscript.ts';
 import { verifyPairingCompletion } from '../../shared/pairing/verifyPairingCompletion.ts';
+import { verifyPairingOffer } from '../../shared/pairing/verifyPairingOffer.ts';
 import { expectRefused } from '../support/expectRefused.ts';
 import {
   completePairing,
@@ -72,6 +75,15 @@ describe('pairing', () => {
     expect(offerToken).not.toBe(toBase64url(secret));
   });
 
+  it('derives the offer id from the secret, apart from the token, so the link needs neither', async () => {
+    const { offerId, offerToken } = await derivePairingKeys(secret);
+    expect(offerId).toBe(offer.offerId);
+    expect(offerId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(offerToken.startsWith(offerId)).toBe(false);
+    expect((await derivePairingKeys(secret)).offerId).toBe(offerId);
+    expect((await createOffer(await createHost())).offer.offerId).not.toBe(offerId);
+  });
+
   it('refuses a completion made with another QR secret', async () => {
     const { secret: otherSecret } = await createOffer(await createHost());
     expectRefused(await verifyPairingCompletion(completion, offer, otherSecret, relying), 'bad_mac');
@@ -88,6 +100,18 @@ describe('pairing', () => {
   it('refuses a completion when the relay swapped the host key in the offer', async () => {
     const swappedOffer = { ...offer, hostKey: (await createHost()).hostKey };
     expectRefused(await verifyPairingCompletion(completion, swappedOffer, secret, relying), 'bad_mac');
+  });
+
+  it('refuses a completion for another fleet', async () => {
+    expectRefused(
+      await verifyPairingCompletion(
+        await remac({ ...completion, fleet: 'fleet-other' }),
+        offer,
+        secret,
+        relying,
+      ),
+      'context_mismatch',
+    );
   });
 
   it('refuses a completion for another offer', async () => {
@@ -136,39 +160,82 @@ describe('pairing', () => {
   });
 });
 
+describe('the offer the relay hands the phone', () => {
+  it('is taken when the host made it for this code', async () => {
+    expect(await verifyPairingOffer(offer, secret)).toEqual({ ok: true, value: offer });
+  });
+
+  it('is refused when the relay’s index points the phone at another fleet’s offer', async () => {
+    const { offer: elsewhere } = await createOffer(await createHost(), { fleet: 'fleet-other' });
+    expectRefused(await verifyPairingOffer(elsewhere, secret), 'context_mismatch');
+  });
+
+  it('is refused when the relay files this offer under another fleet', async () => {
+    expectRefused(await verifyPairingOffer({ ...offer, fleet: 'fleet-other' }, secret), 'bad_mac');
+  });
+
+  it('is refused when the relay made it under this code’s id and token, without the secret', async () => {
+    // A relay sees the id and the token, so it can forge everything but the MAC.
+    const { offer: forged } = await createOffer(await createHost(), { fleet: 'fleet-other' });
+    const counterfeit = { ...forged, offerId: offer.offerId, offerToken: offer.offerToken };
+    expectRefused(await verifyPairingOffer(counterfeit, secret), 'bad_mac');
+  });
+
+  it('is refused when the relay swapped the host key', async () => {
+    expectRefused(
+      await verifyPairingOffer({ ...offer, hostKey: (await createHost()).hostKey }, secret),
+      'bad_mac',
+    );
+  });
+});
+
+describe('a phone the relay points at another fleet’s offer', () => {
+  it('cannot pair with that fleet’s host, nor with ours: its answer fits neither transcript', async () => {
+    // A phone that followed the relay (an app the relay served could) answers the other offer
+    // under our code's secret: that host holds another secret, and ours another offer.
+    const theirs = await createOffer(await createHost(), { fleet: 'fleet-other' });
+    const misled = await completePairing(phone, theirs.offer, secret);
+    expectRefused(await verifyPairingCompletion(misled, theirs.offer, theirs.secret, relying), 'bad_mac');
+    expectRefused(await verifyPairingCompletion(misled, offer, secret, relying), 'context_mismatch');
+    const relabelled = { ...misled, fleet: offer.fleet, offerId: offer.offerId };
+    expectRefused(await verifyPairingCompletion(relabelled, offer, secret, relying), 'bad_mac');
+  });
+});
+
 describe('pairing link', () => {
-  it('puts the secret in the fragment, which browsers never send', () => {
-    const link = pairingLink({ origin: 'https://latch.test', fleet: 'f1', offerId: 'o1', secret });
+  it('puts only the version and the secret in the fragment, which browsers never send', () => {
+    const link = pairingLink({ origin: 'https://latch.test', secret });
     const url = new URL(link);
     expect(url.pathname).toBe('/pair');
     expect(url.search).toBe('');
-    expect(url.hash).toContain(toBase64url(secret));
-    expect(parsePairingLink(link)).toEqual({
-      ok: true,
-      value: { origin: 'https://latch.test', fleet: 'f1', offerId: 'o1', secret },
-    });
+    expect(url.hash).toBe(`#1.${toBase64url(secret)}`);
+    expect(parsePairingLink(link)).toEqual({ ok: true, value: { origin: 'https://latch.test', secret } });
+  });
+
+  it('is at most 78 bytes for a 48-character origin: a version-4 QR code at level L', () => {
+    const origin = 'https://latch-relay.lovelace-ada-421.workers.dev';
+    expect(origin).toHaveLength(48);
+    expect(utf8Length(pairingLink({ origin, secret }))).toBeLessThanOrEqual(78);
   });
 
   it.each([
-    ['not a URL', 'latch pair'],
-    ['another version', 'https://latch.test/pair#v=2&fleet=f&offer=o&secret=' + 'A'.repeat(43)],
-    ['a bad fleet id', 'https://latch.test/pair#v=1&fleet=a%20b&offer=o&secret=' + 'A'.repeat(43)],
-    ['a missing offer', 'https://latch.test/pair#v=1&fleet=f&secret=' + 'A'.repeat(43)],
-    ['a short secret', 'https://latch.test/pair#v=1&fleet=f&offer=o&secret=AAAA'],
+    ['not a URL', 'latch pair', 'invalid_field'],
+    ['another path', `https://latch.test/scan#1.${'A'.repeat(22)}`, 'invalid_field'],
+    ['a query', `https://latch.test/pair?x=1#1.${'A'.repeat(22)}`, 'invalid_field'],
+    ['another version', `https://latch.test/pair#2.${'A'.repeat(22)}`, 'unknown_version'],
+    ['no version', `https://latch.test/pair#${'A'.repeat(22)}`, 'unknown_version'],
+    ['no fragment', 'https://latch.test/pair', 'unknown_version'],
     [
-      'a secret that is not base64url',
-      'https://latch.test/pair#v=1&fleet=f&offer=o&secret=' + '*'.repeat(43),
+      'the old fields',
+      `https://latch.test/pair#v=1&fleet=f&offer=o&secret=${'A'.repeat(43)}`,
+      'unknown_version',
     ],
-  ])('refuses a link with %s', (_what, link) => {
-    expect(parsePairingLink(link).ok).toBe(false);
-  });
-
-  it('names the fault of a refused link', () => {
-    expectRefused(parsePairingLink('https://latch.test/pair#v=2'), 'unknown_version');
-    expectRefused(
-      parsePairingLink('https://latch.test/pair#v=1&fleet=f&offer=o&secret=AAAA'),
-      'invalid_field',
-    );
-    expect(fromBase64url(toBase64url(secret))).toEqual(secret);
+    ['a secret that is not base64url', `https://latch.test/pair#1.${'*'.repeat(22)}`, 'malformed_base64url'],
+    ['a padded secret', `https://latch.test/pair#1.${'A'.repeat(22)}==`, 'malformed_base64url'],
+    ['a short secret', 'https://latch.test/pair#1.AAAA', 'invalid_field'],
+    ['a 32-byte secret', `https://latch.test/pair#1.${'A'.repeat(43)}`, 'invalid_field'],
+    ['an empty secret', 'https://latch.test/pair#1.', 'invalid_field'],
+  ])('refuses a link with %s, naming the fault', (_what, link, code) => {
+    expectRefused(parsePairingLink(link), code as LatchErrorCode);
   });
 });

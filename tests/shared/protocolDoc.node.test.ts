@@ -18,6 +18,7 @@ import { parsePairingLink } from '../../shared/pairing/pairingLink.ts';
 import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
 import { shortCode } from '../../shared/pairing/pairingTranscript.ts';
 import { verifyPairingCompletion, type PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
+import { verifyPairingOffer } from '../../shared/pairing/verifyPairingOffer.ts';
 import { parse } from '../../shared/schema/parse.ts';
 import { TEST_ORIGIN, TEST_RP_ID } from '../support/phone.ts';
 
@@ -57,9 +58,12 @@ describe('the worked example in docs/protocol.md', () => {
     }
   });
 
-  it('pairs: the link carries the secret, the MAC holds, and the short code matches', async () => {
+  it('pairs: the link carries the secret, the offer derives from it, the MACs hold, and the short code matches', async () => {
     const link = parsePairingLink(text('PairingLink'));
     expect(link.ok && toBase64url(link.value.secret)).toBe(text('PairingSecret'));
+    const { offerId, offerToken } = await derivePairingKeys(secret);
+    expect({ offerId: offer.offerId, offerToken: offer.offerToken }).toEqual({ offerId, offerToken });
+    expect(await verifyPairingOffer(offer, secret)).toEqual({ ok: true, value: offer });
     expect(await verifyPairingCompletion(completion, offer, secret, relying)).toEqual({
       ok: true,
       value: device,

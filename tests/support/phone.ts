@@ -50,7 +50,7 @@ export async function createPhone(
   };
 }
 
-/** A host as the daemon holds it, with a fresh offer and its QR secret. */
+/** A host as the daemon holds it. */
 export interface TestHost {
   id: string;
   hostKeys: CryptoKeyPair;
@@ -63,18 +63,19 @@ export async function createHost(): Promise<TestHost> {
   return { id: await keyId(raw), hostKeys, hostKey: toBase64url(raw) };
 }
 
+/** A fresh offer and its QR secret, as `latch pair` makes them: the offer id derives from the secret. */
 export async function createOffer(
   host: TestHost,
   options: { fleet?: string; now?: number; ttlMs?: number } = {},
 ): Promise<{ offer: PairingOffer; secret: Uint8Array<ArrayBuffer> }> {
   const secret = randomBytes(PAIRING_SECRET_BYTES);
-  const { offerToken, macKey } = await derivePairingKeys(secret);
+  const { offerId, offerToken, macKey } = await derivePairingKeys(secret);
   const unsigned = {
     v: PROTOCOL_VERSION,
     fleet: options.fleet ?? toBase64url(randomBytes(16)),
     host: host.id,
     hostName: 'build-box',
-    offerId: toBase64url(randomBytes(16)),
+    offerId,
     hostKey: host.hostKey,
     offerToken,
     exp: (options.now ?? Date.now()) + (options.ttlMs ?? 10 * 60_000),

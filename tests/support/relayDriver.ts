@@ -5,9 +5,12 @@ import { toBase64url } from '../../shared/encoding/base64url.ts';
 import { randomBytes, utf8 } from '../../shared/encoding/bytes.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import type { ApprovalRequest, RequestDetails } from '../../shared/messages/approvals.ts';
-import type { PairingCompletion } from '../../shared/messages/pairing.ts';
+import type { Result } from '../../shared/errors.ts';
+import type { PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
 import type { OfferStatus } from '../../shared/messages/relayViews.ts';
+import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
 import { verifyPairingCompletion, type PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
+import { verifyPairingOffer } from '../../shared/pairing/verifyPairingOffer.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { requestDetails } from './approvalFixture.ts';
 import {
@@ -103,6 +106,24 @@ export class RelayDriver {
   };
 
   /**
+   * What a phone that scanned `secret` does first, as the PWA does it: it asks for the offer by
+   * the id the secret yields, with no fleet (the relay finds it), and takes it only under the
+   * host's MAC. `offer` is that check's result, when the relay answered with an offer.
+   */
+  scanOffer = async (
+    secret: Uint8Array<ArrayBuffer>,
+  ): Promise<{ reply: Reply<OfferStatus>; offer: Result<PairingOffer> | undefined }> => {
+    const { offerId, offerToken } = await derivePairingKeys(secret);
+    const reply = await this.call<OfferStatus>('GET', `/v1/pairing/${offerId}`, {
+      headers: { 'latch-offer-token': offerToken },
+    });
+    return {
+      reply,
+      offer: reply.status === 200 ? await verifyPairingOffer(reply.body.offer, secret) : undefined,
+    };
+  };
+
+  /**
    * Pairs one phone with a host through the relay's routes, doing the daemon's and the phone's
    * parts as they do them (MAC, registration, confirmation signed by the host key).
    */
@@ -119,10 +140,19 @@ export class RelayDriver {
     });
     if (offered.status !== 201) throw new Error(`offer refused: ${JSON.stringify(offered.body)}`);
 
+    const scanned = await this.scanOffer(secret);
+    if (!scanned.offer?.ok)
+      throw new Error(`the phone refused the offer: ${JSON.stringify(scanned.reply.body)}`);
     const push = options.push === false || !this.#push ? undefined : await this.#push.subscribe();
     const ceremony = { origin: this.origin, rpId: this.rpId, ...(push ? { push: push.subscription } : {}) };
-    const completion = await completePairing(phone, offer, secret, ceremony);
-    const completed = await this.sendCompletion(phone, fleet, offer.offerId, offer.offerToken, completion);
+    const completion = await completePairing(phone, scanned.offer.value, secret, ceremony);
+    const completed = await this.sendCompletion(
+      phone,
+      scanned.offer.value.fleet,
+      offer.offerId,
+      offer.offerToken,
+      completion,
+    );
     if (completed.status !== 202) throw new Error(`completion refused: ${JSON.stringify(completed.body)}`);
 
     const status = await this.call<OfferStatus>('GET', `/v1/fleets/${fleet}/pairing/${offer.offerId}`, {

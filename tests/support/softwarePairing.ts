@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
-import type { OfferStatus } from '../../shared/messages/relayViews.ts';
 import { parsePairingLink } from '../../shared/pairing/pairingLink.ts';
 import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
-import { offerMac, shortCode } from '../../shared/pairing/pairingTranscript.ts';
+import { shortCode } from '../../shared/pairing/pairingTranscript.ts';
 import type { RequestDetails } from '../../shared/messages/approvals.ts';
 import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
 import type { LatchMachine } from './latchMachine.ts';
@@ -13,8 +12,9 @@ import type { RelayDriver } from './relayDriver.ts';
 const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
 
 /**
- * Runs `latch pair` and plays, in software, the phone that scans its code: fetches the offer,
- * checks its MAC, registers a passkey, answers under the MAC. Resolves once `latch pair` exits.
+ * Runs `latch pair` and plays, in software, the phone that scans its code: fetches the offer by
+ * the id its secret yields, checks its MAC, registers a passkey, answers under the MAC. Resolves
+ * once `latch pair` exits.
  */
 export async function pairSoftwarePhone(
   machine: LatchMachine,
@@ -52,45 +52,36 @@ export async function pairSoftwarePhone(
   const link = parsePairingLink(/^(http\S+\/pair#\S+)$/m.exec(stdout)![1]!);
   if (!link.ok) throw link.error;
 
-  const { offerToken, macKey } = await derivePairingKeys(link.value.secret);
-  const status = await relay.call<OfferStatus>(
-    'GET',
-    `/v1/fleets/${link.value.fleet}/pairing/${link.value.offerId}`,
-    { headers: { 'latch-offer-token': offerToken } },
-  );
-  if ((await offerMac(macKey, status.body.offer)) !== status.body.offer.offerMac)
-    throw new Error('the offer MAC does not verify');
+  const { offerId, offerToken, macKey } = await derivePairingKeys(link.value.secret);
+  const scanned = await relay.scanOffer(link.value.secret);
+  if (!scanned.offer?.ok)
+    throw new Error(`the phone refused the offer: ${JSON.stringify(scanned.reply.body)}`);
+  const offer = scanned.offer.value;
 
   const phone = await createPhone(
     options.name ?? 'Software phone',
     options.counter ? { counter: options.counter } : {},
   );
-  const completion = await completePairing(phone, status.body.offer, link.value.secret, {
+  const completion = await completePairing(phone, offer, link.value.secret, {
     origin: relay.origin,
     rpId: relay.rpId,
     ...(options.push ? { push: options.push } : {}),
   });
-  const sent = await relay.sendCompletion(
-    phone,
-    link.value.fleet,
-    link.value.offerId,
-    offerToken,
-    completion,
-  );
+  const sent = await relay.sendCompletion(phone, offer.fleet, offerId, offerToken, completion);
   if (sent.status !== 202) throw new Error(`the relay refused the completion: ${JSON.stringify(sent.body)}`);
   const admission = options.admittedBy
     ? await decidePendingAtRelay(
         relay,
         options.admittedBy.phone,
-        link.value.fleet,
+        offer.fleet,
         (details) => details.tool === 'latch.phone' && details.title.includes(phone.name),
         options.admittedBy.decision,
       )
     : undefined;
-  const phoneCode = await shortCode(macKey, status.body.offer, completion);
+  const phoneCode = await shortCode(macKey, offer, completion);
   const code = await new Promise<number | null>((resolve) => pair.once('exit', resolve));
   // A denied admission is meant to fail: the caller looks at what latch pair said.
   if (code !== 0 && options.admittedBy?.decision !== 'deny')
     throw new Error(`latch pair failed:\n${stdout}\n${stderr}`);
-  return { phone, fleet: link.value.fleet, stdout, stderr, phoneCode, ...(admission ? { admission } : {}) };
+  return { phone, fleet: offer.fleet, stdout, stderr, phoneCode, ...(admission ? { admission } : {}) };
 }

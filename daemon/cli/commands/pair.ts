@@ -16,7 +16,8 @@ import { RelayClient } from '../../relay/relayClient.ts';
 import type { AuditLog } from '../../audit/auditLog.ts';
 import { canPromptOnTty, promptOnTty } from '../../fallback/ttyPrompt.ts';
 import type { Enrolment } from '../../pairing/enrolment.ts';
-import { terminalQr } from '../../pairing/terminalQr.ts';
+import { pairingScreen } from '../../pairing/pairingScreen.ts';
+import { totpScreen } from '../../pairing/totpScreen.ts';
 import { callDaemon } from '../../socket/daemonClient.ts';
 import type { GateAnswer } from '../../socket/localApi.ts';
 import type { StateStore } from '../../state/stateStore.ts';
@@ -25,11 +26,6 @@ import { fail, openHome } from '../home.ts';
 import { existsSync, readFileSync } from 'node:fs';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The code, no blank lines around it: its quiet zone is drawn, and every row counts at 80×24. */
-function printQr(text: string): void {
-  process.stdout.write(terminalQr(text));
-}
 
 /**
  * Makes a phone, whose pairing answer checked out, one this host trusts. The first phone is
@@ -89,13 +85,13 @@ export async function run(options: { totp?: boolean; timeout: number }): Promise
   const ttlMs = options.timeout * 1000;
 
   const secret = randomBytes(PAIRING_SECRET_BYTES);
-  const { offerToken, macKey } = await derivePairingKeys(secret);
+  const { offerId, offerToken, macKey } = await derivePairingKeys(secret);
   const unsigned = {
     v: PROTOCOL_VERSION,
     fleet: config.host.fleet,
     host: host.id,
     hostName: sanitizeText(config.host.name, { maxBytes: LIMITS.nameBytes, multiline: false }).text,
-    offerId: toBase64url(randomBytes(12)),
+    offerId,
     hostKey: host.publicKey,
     offerToken,
     exp: Date.now() + ttlMs,
@@ -104,15 +100,8 @@ export async function run(options: { totp?: boolean; timeout: number }): Promise
   const created = await relay.createOffer(offer);
   if (!created.ok) fail(`the relay did not take the pairing offer: ${created.failure.message}`, 1);
 
-  const link = pairingLink({
-    origin: config.relay.url,
-    fleet: offer.fleet,
-    offerId: offer.offerId,
-    secret,
-  });
-  process.stdout.write('Scan this code with your phone’s camera, or open the link in the Latch app:\n');
-  printQr(link);
-  process.stdout.write(`${link}\nWaiting for your phone…\n`);
+  // No blank lines around the code: its quiet zone is drawn, and every row counts at 80×24.
+  process.stdout.write(pairingScreen(pairingLink({ origin: config.relay.url, secret })));
 
   let completion;
   while (!completion) {
@@ -173,11 +162,7 @@ export async function run(options: { totp?: boolean; timeout: number }): Promise
       { kind: 'totp', secret: toBase64url(totpSecret) },
       config.approvals.timeoutSeconds,
     );
-    process.stdout.write(
-      '\nScan this code with your authenticator app (TOTP fallback, used only when no phone can be reached):\n',
-    );
-    printQr(totpUri(totpSecret, config.host.name));
-    process.stdout.write('Set [fallback] mode = "totp" in the config to use it.\n');
+    process.stdout.write(totpScreen(totpUri(totpSecret, config.host.name)));
   }
   store.close();
 }
