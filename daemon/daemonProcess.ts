@@ -72,7 +72,16 @@ async function prepareSocket(path: string): Promise<void> {
 export async function runDaemon(home: string, options: { socketPath?: string } = {}): Promise<RunningDaemon> {
   const files = latchFiles(home);
   tightenToOwnerOnly(
-    [files.config, files.hostKey, files.hostToken, files.totp, files.state, files.audit, files.policy],
+    [
+      files.config,
+      files.hostKey,
+      files.hostToken,
+      files.totp,
+      files.state,
+      files.audit,
+      files.policy,
+      files.relaySecrets,
+    ],
     log,
   );
   const { store, audit, configKeeper, config } = openState(files);

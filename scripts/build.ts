@@ -4,10 +4,13 @@
  *
  * - dist/latch/main.mjs: every command, one chunk per command, loaded when it runs;
  * - dist/latch/hook.cjs: `latch hook claude-code` alone, as CommonJS (faster to load);
- * - dist/sdk/latch.mjs: the SDK guard, what `import { connect } from 'latch'` loads.
+ * - dist/sdk/latch.mjs: the SDK guard, what `import { connect } from '@latchhq/latch'` loads;
+ * - dist/sdk/latch.d.ts and dist/sdk/types/: its declarations (see emitSdkTypes).
  */
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { build, type BuildOptions } from 'esbuild';
+import ts from 'typescript';
 
 const common: BuildOptions = {
   bundle: true,
@@ -48,3 +51,50 @@ await build({
   outExtension: { '.js': '.mjs' },
   format: 'esm',
 });
+
+/**
+ * The SDK's declarations, for a consumer's TypeScript (`"moduleResolution": "nodenext"`): tsc
+ * emits the declarations of the SDK's whole import graph; only the files the public surface
+ * reaches are kept (the SDK's own, and the protocol types it names), in their folders under
+ * dist/sdk/types/ so their relative imports hold. The sources import with `.ts` extensions, which
+ * declaration emit keeps even with rewriteRelativeImportExtensions; they become `.js`, which
+ * every TypeScript that reads `exports` resolves to the `.d.ts` beside it.
+ */
+function emitSdkTypes(entry: string, outDir: string): void {
+  const root = process.cwd();
+  const { config } = ts.readConfigFile('tsconfig.json', ts.sys.readFile);
+  const { options } = ts.parseJsonConfigFileContent(config, ts.sys, root);
+  const emitted = new Map<string, string>();
+  const program = ts.createProgram([entry], {
+    ...options,
+    noEmit: false,
+    declaration: true,
+    emitDeclarationOnly: true,
+    rootDir: root,
+    outDir: join(root, outDir, 'types'),
+  });
+  const result = program.emit(undefined, (file, text) => emitted.set(file, text));
+  const problems = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics];
+  if (problems.length > 0)
+    throw new Error(
+      ts.formatDiagnostics(problems, { ...ts.createCompilerHost(options), getNewLine: () => '\n' }),
+    );
+
+  const specifiers = /(from\s+|import\()(['"])(\.{1,2}\/[^'"]+)\.ts\2/g;
+  const start = join(root, outDir, 'types', entry.replace(/\.ts$/, '.d.ts'));
+  const reached = new Set<string>();
+  const walk = (file: string): void => {
+    if (reached.has(file)) return;
+    const text = emitted.get(file);
+    if (text === undefined) throw new Error(`no declarations emitted for ${relative(root, file)}`);
+    reached.add(file);
+    for (const [, , , specifier] of text.matchAll(specifiers)) walk(join(dirname(file), `${specifier}.d.ts`));
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, text.replace(specifiers, '$1$2$3.js$2'));
+  };
+  walk(start);
+  const stub = `export * from './${relative(join(root, outDir), start).replace(/\.d\.ts$/, '.js')}';\n`;
+  writeFileSync(join(root, outDir, 'latch.d.ts'), stub);
+}
+
+emitSdkTypes('daemon/sdk/latch.ts', 'dist/sdk');

@@ -132,7 +132,8 @@ Latch is running.
   the daemon:     LATCH_HOME=${HOME}
 Use it from another terminal with:
   export LATCH_HOME=${HOME} XDG_RUNTIME_DIR=
-  npx latch status
+  alias latch=${LATCH}
+  latch status
 Ctrl-C stops everything.
 `);
 

@@ -36,8 +36,8 @@ export class AuditLog {
     const fields = this.#redact()
       ? Object.fromEntries(Object.entries(entry).filter(([key]) => !CONTENT_FIELDS.has(key)))
       : entry;
-    this.#store.db
-      .transaction(() => {
+    this.#store.db.transaction(
+      () => {
         const seq = Number(this.#store.meta('audit_seq') ?? 0) + 1;
         const prev = this.#store.meta('audit_hash') ?? GENESIS;
         const line = JSON.stringify({ seq, at: now.toISOString(), ...fields, prev });
@@ -50,8 +50,9 @@ export class AuditLog {
         }
         this.#store.setMeta('audit_seq', String(seq));
         this.#store.setMeta('audit_hash', lineHash(line));
-      })
-      .immediate();
+      },
+      { immediate: true },
+    );
   }
 }
 

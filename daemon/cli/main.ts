@@ -5,6 +5,7 @@ import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { AGENTS } from '../install/agents.ts';
 import type { Shell } from './commands/completion.ts';
 import { USAGE_EXIT } from './exitCodes.ts';
+import { latchPackage } from './latchPackage.ts';
 import { parseWholeNumber, type WholeNumberRange } from './wholeNumber.ts';
 
 /**
@@ -39,7 +40,7 @@ const jsonOption = ['--json', 'print one JSON object (docs/daemon.md#for-scripts
 export function buildProgram(): Command {
   const program = new Command('latch')
     .description('Hold AI agents’ dangerous actions until you approve them on your phone.')
-    .version(`latch 0.1.0 (protocol v${PROTOCOL_VERSION})`, '-V, --version')
+    .version(`latch ${latchPackage().version} (protocol v${PROTOCOL_VERSION})`, '-V, --version')
     .showHelpAfterError()
     // Set before any subcommand, which inherits both. Commander exits 1 on a usage error, which
     // a script cannot tell from "denied": every usage error exits USAGE_EXIT, as Latch's own do.
@@ -192,6 +193,25 @@ export function buildProgram(): Command {
     )
     .argument('<command...>', 'the server’s command and its arguments, after --')
     .action(lazy(() => import('./commands/mcp.ts')));
+
+  program
+    .command('relay')
+    .description('your own relay')
+    .command('deploy')
+    .description(
+      'deploy your own relay and phone app to Cloudflare with wrangler; VAPID keys made once, kept 0600, sent as Worker secrets',
+    )
+    .option(
+      '--subject <contact>',
+      'how push services reach you: mailto:you@your.domain or an https: URL; needed the first time',
+    )
+    .option('--name <worker>', 'the Worker’s name (default latch-relay); it is in the relay’s address')
+    .option(
+      '--wrangler <path>',
+      'the wrangler to run (or $LATCH_WRANGLER); default: npx, the version Latch is tested with',
+    )
+    .option('--dry-run', 'bundle and check everything, deploy nothing: no Cloudflare account needed')
+    .action(lazy(() => import('./commands/relayDeploy.ts')));
 
   program
     .command('completion')

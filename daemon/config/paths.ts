@@ -25,6 +25,9 @@ export function latchFiles(home: string) {
     totp: join(home, 'totp.json'),
     state: join(home, 'state.db'),
     audit: join(home, 'audit.log'),
+    /** `latch relay deploy`'s: the wrangler config it runs, and the relay Worker's VAPID keys. */
+    relayConfig: join(home, 'relay', 'wrangler.json'),
+    relaySecrets: join(home, 'relay', 'relay-secrets.json'),
   };
 }
 export type LatchFiles = ReturnType<typeof latchFiles>;

@@ -66,6 +66,7 @@ export function protectedPlaces(
     files.state,
     `${files.state}-wal`,
     `${files.state}-shm`,
+    files.relaySecrets,
   ];
   const agentDirs = {
     'claude-code': resolve(agentConfigDir('claude-code', env)),

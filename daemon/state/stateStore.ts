@@ -1,9 +1,9 @@
-import Database from 'better-sqlite3';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import type { ApprovalBinding } from '../../shared/approvals/approvalChallenge.ts';
 import type { SingleUseStore } from '../../shared/approvals/singleUseStore.ts';
 import type { RequestDetails } from '../../shared/messages/approvals.ts';
 import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
+import { SqliteDatabase, type SqliteStatement } from './sqlite.ts';
 
 const SCHEMA = `
 PRAGMA journal_mode = WAL;
@@ -116,13 +116,13 @@ function toDevice(row: DeviceRow): PairedDevice & { pairedAt: number; revoked: b
  * it; SQLite serialises them.
  */
 export class StateStore implements SingleUseStore {
-  readonly db: Database.Database;
+  readonly db: SqliteDatabase;
   // Prepared once: a statement prepared per call holds native memory until a full GC finds it.
-  readonly #statements = new Map<string, Database.Statement>();
+  readonly #statements = new Map<string, SqliteStatement>();
 
   constructor(path: string) {
     if (!existsSync(path)) writeFileSync(path, '', { mode: 0o600 });
-    this.db = new Database(path);
+    this.db = new SqliteDatabase(path);
     this.db.exec(SCHEMA);
     this.#addMissingColumns();
     for (const suffix of ['-wal', '-shm']) {
@@ -136,18 +136,19 @@ export class StateStore implements SingleUseStore {
 
   /** Under the write lock: the CLI and the daemon may open an older file at the same moment. */
   #addMissingColumns(): void {
-    this.db
-      .transaction(() => {
+    this.db.transaction(
+      () => {
         for (const { table, column, type } of ADDED_COLUMNS) {
-          const columns = this.db.pragma(`table_info(${table})`) as { name: string }[];
+          const columns = this.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
           if (!columns.some(({ name }) => name === column))
             this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
         }
-      })
-      .immediate();
+      },
+      { immediate: true },
+    );
   }
 
-  #statement(sql: string): Database.Statement {
+  #statement(sql: string): SqliteStatement {
     let statement = this.#statements.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
@@ -320,7 +321,7 @@ export class StateStore implements SingleUseStore {
       this.#statement(
         'UPDATE switch SET frozen = 1, epoch = epoch + 1, freeze = ?, reason = ?, cause = ? WHERE id = 1',
       ).run(freeze.id, freeze.reason, freeze.cause);
-    })();
+    });
     return this.switchState();
   }
 
@@ -331,7 +332,7 @@ export class StateStore implements SingleUseStore {
       this.#statement(
         'UPDATE switch SET frozen = 0, freeze = NULL, reason = NULL, cause = NULL WHERE id = 1',
       ).run();
-    })();
+    });
     return this.switchState();
   }
 
@@ -340,7 +341,7 @@ export class StateStore implements SingleUseStore {
    * Undefined when another freeze has taken its place.
    */
   endFreeze(id: string, now: number): SwitchState | undefined {
-    return this.db.transaction(() => (this.switchState().freeze === id ? this.liftFreeze(now) : undefined))();
+    return this.db.transaction(() => (this.switchState().freeze === id ? this.liftFreeze(now) : undefined));
   }
 
   /** Whether this freeze was applied here and has ended since: anything about it now is a replay. */

@@ -395,12 +395,15 @@ describe('latch completion', () => {
     for (const word of [
       ...commands,
       'verify',
+      'deploy',
       'claude-code',
       'codex',
       '--json',
       '--quorum',
       '--timeout',
       '--risk',
+      '--dry-run',
+      '--wrangler',
     ])
       expect(ran.stdout).toContain(shell === 'fish' ? word.replace(/^--/, '-l ') : word);
   });
@@ -423,8 +426,10 @@ describe('latch completion', () => {
         ],
         { encoding: 'utf8' },
       ).trim();
-    expect(complete('latch', 're')).toBe('request');
+    expect(complete('latch', 're')).toBe('request relay');
     expect(complete('latch', 'audit', '')).toBe('verify help -h --help');
+    expect(complete('latch', 'relay', '')).toBe('deploy help -h --help');
+    expect(complete('latch', 'relay', 'deploy', '--d')).toBe('--dry-run');
     expect(complete('latch', 'install', 'c')).toBe('claude-code codex');
     expect(complete('latch', 'request', '--risk', 'h')).toBe('high');
     expect(complete('latch', 'request', '--title', 'init', '--j')).toBe('--json');

@@ -12,6 +12,7 @@ import {
   type Ran,
 } from '../support/latchMachine.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+import { LATCH_BIN } from '../support/latchCli.ts';
 
 /**
  * Every door of Latch — both hooks, `latch request`, the SDK, the MCP gate — ends in an explicit
@@ -19,7 +20,6 @@ import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts
  * (`latch exec` has its own file: tests/daemon/exec.test.ts.)
  */
 
-const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
 const MCP_SERVER = [
   'node',
   '--import',
@@ -51,7 +51,7 @@ function expectClaudeCodeDeny(ran: Ran, reason: RegExp): void {
 function mcpToolCall(
   machine: LatchMachine,
 ): Promise<{ result?: { isError?: boolean; content: { text: string }[] } }> {
-  const gate = spawn(process.execPath, [LATCH, 'mcp', '--name', 'notes', '--', ...MCP_SERVER], {
+  const gate = spawn(process.execPath, [LATCH_BIN, 'mcp', '--name', 'notes', '--', ...MCP_SERVER], {
     env: machine.env,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -176,7 +176,7 @@ describe('latch hook on input it cannot take', () => {
   const machine = newMachine();
   const hook = (input: string | Buffer, args: string[] = []) =>
     new Promise<Ran>((resolve) => {
-      const child = spawn(process.execPath, [LATCH, 'hook', 'claude-code', ...args], {
+      const child = spawn(process.execPath, [LATCH_BIN, 'hook', 'claude-code', ...args], {
         env: machine.env,
         stdio: ['pipe', 'pipe', 'pipe'],
       });
@@ -184,7 +184,7 @@ describe('latch hook on input it cannot take', () => {
       let stderr = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('exit', (code) => resolve({ code, stdout, stderr }));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
       child.stdin.on('error', () => {}); // the hook may stop reading an oversized input
       child.stdin.end(input);
     });

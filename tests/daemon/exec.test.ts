@@ -13,8 +13,7 @@ import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { runLatch, startDaemon, type LatchMachine, type RunningDaemon } from '../support/latchMachine.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 import { execCgroupsOf, isHeld, killAll, processesRunning } from '../support/processes.ts';
-
-const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
+import { LATCH_BIN } from '../support/latchCli.ts';
 
 const POLICY = `
 default = "ask"
@@ -82,7 +81,7 @@ async function sleepers(...durations: string[]): Promise<number[]> {
 }
 
 function startExec(machine: LatchMachine, argv: string[], env: NodeJS.ProcessEnv = {}): ExecRun {
-  const child = spawn(process.execPath, [LATCH, 'exec', '--', ...argv], {
+  const child = spawn(process.execPath, [LATCH_BIN, 'exec', '--', ...argv], {
     env: { ...machine.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +27,8 @@ import {
 } from '../support/latchMachine.ts';
 import { startPairedDaemon } from '../support/pairedDaemon.ts';
 import { isHeld } from '../support/processes.ts';
+import { LATCH_BIN } from '../support/latchCli.ts';
+import { SqliteDatabase } from '../../daemon/state/sqlite.ts';
 
 const POLICY = `
 default = "ask"
@@ -136,11 +137,10 @@ describe('the kill switch on the host', () => {
   });
 
   it('blocks the next call with kill_switch, stops what latch exec started, and makes status exit 1', async () => {
-    const exec = spawn(
-      process.execPath,
-      [new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname, 'exec', '--', 'sleep', '1000'],
-      { env: machine.env, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const exec = spawn(process.execPath, [LATCH_BIN, 'exec', '--', 'sleep', '1000'], {
+      env: machine.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let execErr = '';
     exec.stderr.on('data', (chunk: Buffer) => (execErr += chunk.toString()));
     // The command runs as a child of `latch exec`, in its own process group.
@@ -561,7 +561,7 @@ describe('a relay that replays what ended', () => {
 describe('a state.db from before freeze ids', () => {
   it('opens with its switch as it was: frozen under no id, the epoch kept, and takes new freezes by id', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'latch-state-')), 'state.db');
-    const old = new Database(path);
+    const old = new SqliteDatabase(path);
     old.exec(`
       CREATE TABLE switch (
         id INTEGER PRIMARY KEY CHECK (id = 1),

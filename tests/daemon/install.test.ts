@@ -19,8 +19,9 @@ import {
   type LatchMachine,
   type Ran,
 } from '../support/latchMachine.ts';
+import { LATCH_BIN } from '../support/latchCli.ts';
 
-const LATCH_SCRIPT = realpathSync(new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname);
+const LATCH_SCRIPT = realpathSync(LATCH_BIN);
 // Nothing listens on the discard port: doctor's relay check fails at once.
 const NO_RELAY = 'http://127.0.0.1:9';
 
@@ -75,7 +76,7 @@ function runAsAgent(command: string, input: string, env: NodeJS.ProcessEnv): Pro
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(input);
   });
 }

@@ -7,8 +7,8 @@ import { phoneApproves, runLatch, type LatchMachine } from '../support/latchMach
 import type { TestPhone } from '../support/phone.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+import { LATCH_BIN } from '../support/latchCli.ts';
 
-const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
 const SERVER = ['node', '--import', 'tsx', new URL('../support/mcpTestServer.ts', import.meta.url).pathname];
 const POLICY = `
 default = "ask"
@@ -91,7 +91,10 @@ class RawSession {
 }
 
 const gatedSession = () =>
-  new RawSession([process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER], machine.env).start();
+  new RawSession(
+    [process.execPath, LATCH_BIN, 'mcp', '--name', 'notes', '--', ...SERVER],
+    machine.env,
+  ).start();
 
 const noteText = async (session: RawSession) =>
   result(await session.request('tools/call', { name: 'read_note', arguments: { id: '1' } })).content[0]!.text;
@@ -103,7 +106,7 @@ describe('latch mcp', () => {
   it('passes tool-list and resource messages through byte-identical', async () => {
     const direct = await new RawSession(SERVER, process.env).start();
     const gated = await new RawSession(
-      [process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER],
+      [process.execPath, LATCH_BIN, 'mcp', '--name', 'notes', '--', ...SERVER],
       machine.env,
     ).start();
     for (const method of ['tools/list', 'resources/list']) {
@@ -182,7 +185,7 @@ describe('latch mcp', () => {
 
   it('refuses every call while frozen, with kill_switch', async () => {
     const gated = await new RawSession(
-      [process.execPath, LATCH, 'mcp', '--name', 'notes', '--', ...SERVER],
+      [process.execPath, LATCH_BIN, 'mcp', '--name', 'notes', '--', ...SERVER],
       machine.env,
     ).start();
     const envelope = await signEnvelope(

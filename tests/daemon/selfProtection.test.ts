@@ -99,6 +99,7 @@ describe('self-protection: tools that read', () => {
   it.each<[string, () => ProtectedCall, Guard | undefined]>([
     ['Read of the TOTP secret', () => tool('Read', 'H/.latch/totp.json'), 'secrets'],
     ['Read of the host key', () => tool('Read', 'H/.latch/host-key.json'), 'secrets'],
+    ['Read of the relay’s VAPID keys', () => tool('Read', 'H/.latch/relay/relay-secrets.json'), 'secrets'],
     ['Read of the host token, relative to the cwd', () => tool('Read', '../.latch/host-token'), 'secrets'],
     ['Read of the state database’s WAL', () => tool('Read', 'H/.latch/state.db-wal'), 'secrets'],
     ['Read of ~/.latch/state.db, ~ expanded', () => tool('Read', '~/.latch/state.db'), 'secrets'],

@@ -28,8 +28,8 @@ import { createPhone } from '../support/phone.ts';
 import { isHeld } from '../support/processes.ts';
 import { startPushService } from '../support/pushService.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
+import { LATCH_BIN } from '../support/latchCli.ts';
 
-const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
 const POLICY = `
 default = "ask"
 [[rule]]
@@ -162,7 +162,7 @@ describe('the whole loop, every part real', () => {
   });
 
   it('panic stops a running latch exec and blocks the next call with kill_switch; two phones resume, and calls pass again', async () => {
-    const exec = spawn(process.execPath, [LATCH, 'exec', '--', 'sleep', '1000'], {
+    const exec = spawn(process.execPath, [LATCH_BIN, 'exec', '--', 'sleep', '1000'], {
       env: machine.env,
       stdio: 'ignore',
     });

@@ -2,8 +2,7 @@ import { spawn } from 'node:child_process';
 import { launchPhone, type BrowserPhone } from './browserPhone.ts';
 import type { LatchMachine } from './latchMachine.ts';
 import type { PushServiceClient } from './pushServiceClient.ts';
-
-const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
+import { LATCH_BIN } from './latchCli.ts';
 
 export interface PairedBrowserPhone {
   browser: BrowserPhone;
@@ -28,7 +27,7 @@ export async function pairBrowserPhone(
 ): Promise<PairedBrowserPhone> {
   const { id, subscription } = await pushService.subscribe();
   const browser = await launchPhone(origin, subscription, name);
-  const pair = spawn(process.execPath, [LATCH, 'pair'], {
+  const pair = spawn(process.execPath, [LATCH_BIN, 'pair'], {
     env: machine.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -16,8 +16,7 @@ import { verifyPasskeyRegistration } from '../../shared/pairing/verifyPasskeyReg
 import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { createPhone, type TestPhone } from './phone.ts';
-
-const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
+import { LATCH_BIN } from './latchCli.ts';
 
 /** One machine's worth of Latch: its home, its runtime directory, the environment to run it in. */
 export interface LatchMachine {
@@ -64,7 +63,7 @@ export function runLatch(
   options: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {},
 ): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [LATCH, ...args], {
+    const child = spawn(process.execPath, [LATCH_BIN, ...args], {
       env: { ...machine.env, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
       cwd: options.cwd,
@@ -77,7 +76,7 @@ export function runLatch(
       child.kill('SIGKILL');
       reject(new Error(`latch ${args.join(' ')} did not finish:\n${stdout}\n${stderr}`));
     }, options.timeoutMs ?? 30_000);
-    child.on('exit', (code) => {
+    child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
@@ -161,7 +160,7 @@ export interface RunningDaemon {
 
 /** Starts `latch daemon` and waits until it answers on its socket. */
 export async function startDaemon(machine: LatchMachine): Promise<RunningDaemon> {
-  const child = spawn(process.execPath, [LATCH, 'daemon'], {
+  const child = spawn(process.execPath, [LATCH_BIN, 'daemon'], {
     env: machine.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

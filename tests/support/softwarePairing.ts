@@ -8,8 +8,7 @@ import type { LatchMachine } from './latchMachine.ts';
 import { completePairing, createPhone, type TestPhone } from './phone.ts';
 import { decidePendingAtRelay } from './phoneAtRelay.ts';
 import type { RelayDriver } from './relayDriver.ts';
-
-const LATCH = new URL('../../daemon/bin/latch.cjs', import.meta.url).pathname;
+import { LATCH_BIN } from './latchCli.ts';
 
 /**
  * Runs `latch pair` and plays, in software, the phone that scans its code: fetches the offer by
@@ -35,7 +34,7 @@ export async function pairSoftwarePhone(
   /** What the admitting phone was shown, when one was asked. */
   admission?: RequestDetails;
 }> {
-  const pair = spawn(process.execPath, [LATCH, 'pair'], {
+  const pair = spawn(process.execPath, [LATCH_BIN, 'pair'], {
     env: machine.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

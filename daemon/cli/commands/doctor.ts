@@ -61,9 +61,15 @@ export async function runChecks(): Promise<Check[]> {
     }
   }
 
-  const secrets = [files.config, files.hostKey, files.hostToken, files.totp, files.state, files.audit].filter(
-    (path) => existsSync(path),
-  );
+  const secrets = [
+    files.config,
+    files.hostKey,
+    files.hostToken,
+    files.totp,
+    files.state,
+    files.audit,
+    files.relaySecrets,
+  ].filter((path) => existsSync(path));
   const loose = secrets.filter((path) => (statSync(path).mode & 0o077) !== 0);
   checks.push(
     loose.length === 0
@@ -106,7 +112,7 @@ export async function runChecks(): Promise<Check[]> {
         name: 'relay reachable',
         ok: false,
         detail: `${config.relay.url}: ${(error as Error).message}`,
-        fix: 'start the relay (npm start) or check relay.url and the network',
+        fix: 'check relay.url and the network; start the relay (npm start in the repository) or deploy your own (latch relay deploy)',
       });
     }
   }

@@ -1,0 +1,51 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/** The relay Worker's secrets, named as the Worker reads them (relay/env.d.ts). */
+export interface RelaySecrets {
+  VAPID_PUBLIC_KEY: string;
+  VAPID_PRIVATE_KEY: string;
+  VAPID_SUBJECT: string;
+}
+
+const NAMES = ['VAPID_PUBLIC_KEY', 'VAPID_PRIVATE_KEY', 'VAPID_SUBJECT'] as const;
+
+/**
+ * The secrets file `latch relay deploy` keeps, or undefined when there is none yet. A file that
+ * others may read is tightened to 0600 first, with a line saying so (design.md, "Hard rules").
+ */
+export function readRelaySecrets(path: string, log: (line: string) => void): RelaySecrets | undefined {
+  if (!existsSync(path)) return undefined;
+  const mode = statSync(path).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    chmodSync(path, 0o600);
+    log(`tightened ${path} from ${mode.toString(8).padStart(4, '0')} to 0600`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    throw new Error(
+      `${path} is not JSON; move it aside to make new VAPID keys (phones then subscribe again)`,
+    );
+  }
+  const record = (parsed ?? {}) as Record<string, unknown>;
+  for (const name of NAMES)
+    if (typeof record[name] !== 'string' || record[name] === '')
+      throw new Error(
+        `${path} has no ${name}; move it aside to make new VAPID keys (phones then subscribe again)`,
+      );
+  return {
+    VAPID_PUBLIC_KEY: record['VAPID_PUBLIC_KEY'],
+    VAPID_PRIVATE_KEY: record['VAPID_PRIVATE_KEY'],
+    VAPID_SUBJECT: record['VAPID_SUBJECT'],
+  } as RelaySecrets;
+}
+
+/** Writes the secrets file: mode 0600 from its first byte, in place of the old one at once. */
+export function writeRelaySecrets(path: string, secrets: RelaySecrets): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const next = `${path}.${process.pid}.tmp`;
+  writeFileSync(next, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  renameSync(next, path);
+}

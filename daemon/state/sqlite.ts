@@ -1,0 +1,115 @@
+import { createRequire } from 'node:module';
+
+type SqlValue = string | number | bigint | null | Uint8Array;
+
+/** The part of a prepared statement Latch uses; node:sqlite's and better-sqlite3's agree on it. */
+export interface SqliteStatement {
+  run(...params: SqlValue[]): { changes: number | bigint };
+  get(...params: SqlValue[]): unknown;
+  all(...params: SqlValue[]): unknown[];
+}
+
+interface SqliteDriver {
+  exec(sql: string): unknown;
+  prepare(sql: string): SqliteStatement;
+  close(): unknown;
+}
+
+/** Node's own SQLite, typed here because @types/node 20 does not know it. */
+interface NodeSqlite {
+  DatabaseSync: new (path: string) => SqliteDriver;
+}
+
+/**
+ * Node's own SQLite (`node:sqlite`, Node 22.13 and later) where Node has it, else better-sqlite3
+ * (Node 20). Not better-sqlite3 everywhere: version 12 aborts the whole process on Node 24 when
+ * the garbage collector frees a statement (an assertion in Node's ObjectWrap), and version 13,
+ * which fixes that, does not run on Node 20.
+ */
+function openDriver(path: string): SqliteDriver {
+  const nodeSqlite = withoutSqliteWarning(
+    () => process.getBuiltinModule('node:sqlite') as NodeSqlite | undefined,
+  );
+  if (nodeSqlite) return new nodeSqlite.DatabaseSync(path);
+  let BetterSqlite: new (path: string) => SqliteDriver;
+  try {
+    BetterSqlite = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite;
+  } catch (error) {
+    throw new Error(
+      `Node ${process.versions.node} has no SQLite of its own, and better-sqlite3 does not load ` +
+        `(${(error as Error).message.split('\n')[0]}): use Node 22.13 or later, or reinstall Latch ` +
+        `so that npm builds better-sqlite3`,
+    );
+  }
+  return new BetterSqlite(path);
+}
+
+/**
+ * Node 22 warns on stderr that its SQLite is experimental, at every command and hook: a warning
+ * the user can do nothing about. Only that one is dropped.
+ */
+function withoutSqliteWarning<T>(load: () => T): T {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = function (this: NodeJS.Process, warning: string | Error, ...rest: unknown[]) {
+    if (rest[0] === 'ExperimentalWarning' && String(warning).startsWith('SQLite ')) return;
+    return (emitWarning as (...args: unknown[]) => void).call(this, warning, ...rest);
+  } as typeof process.emitWarning;
+  try {
+    return load();
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+}
+
+/** A SQLite database on either driver, with transactions that nest (the inner joins the outer). */
+export class SqliteDatabase {
+  readonly #driver: SqliteDriver;
+  #transactionDepth = 0;
+
+  constructor(path: string) {
+    this.#driver = openDriver(path);
+    // The CLI and the daemon share the file: wait for the other's write lock rather than fail.
+    this.#driver.exec('PRAGMA busy_timeout = 5000');
+  }
+
+  exec(sql: string): void {
+    this.#driver.exec(sql);
+  }
+
+  prepare(sql: string): SqliteStatement {
+    return this.#driver.prepare(sql);
+  }
+
+  close(): void {
+    this.#driver.close();
+  }
+
+  /**
+   * Runs `work` in one transaction, committed when it returns and rolled back when it throws.
+   * `immediate` takes the write lock at the start, for work that reads what it then writes.
+   */
+  transaction<T>(work: () => T, { immediate = false } = {}): T {
+    if (this.#transactionDepth > 0) return work();
+    this.#driver.exec(immediate ? 'BEGIN IMMEDIATE' : 'BEGIN');
+    this.#transactionDepth++;
+    try {
+      const result = work();
+      this.#driver.exec('COMMIT');
+      return result;
+    } catch (error) {
+      this.#rollBack();
+      throw error;
+    } finally {
+      this.#transactionDepth--;
+    }
+  }
+
+  #rollBack(): void {
+    try {
+      this.#driver.exec('ROLLBACK');
+    } catch {
+      // SQLite has already rolled back after some errors (a full disk, an I/O error); the
+      // error that ended the work is the one to report.
+    }
+  }
+}
