@@ -13,6 +13,7 @@ import {
 } from '../support/latchMachine.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 import { LATCH_BIN } from '../support/latchCli.ts';
+import { runToEnd } from '../support/processes.ts';
 
 /**
  * Every door of Latch — both hooks, `latch request`, the SDK, the MCP gate — ends in an explicit
@@ -175,19 +176,7 @@ describe('the hook’s own deadline', () => {
 describe('latch hook on input it cannot take', () => {
   const machine = newMachine();
   const hook = (input: string | Buffer, args: string[] = []) =>
-    new Promise<Ran>((resolve) => {
-      const child = spawn(process.execPath, [LATCH_BIN, 'hook', 'claude-code', ...args], {
-        env: machine.env,
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-      child.stdin.on('error', () => {}); // the hook may stop reading an oversized input
-      child.stdin.end(input);
-    });
+    runToEnd([process.execPath, LATCH_BIN, 'hook', 'claude-code', ...args], { env: machine.env, input });
   const nested = (depth: number) =>
     `{"session_id":"s","hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"Bash","tool_input":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
 

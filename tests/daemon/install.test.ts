@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import {
   lstatSync,
   mkdirSync,
@@ -20,6 +19,7 @@ import {
   type Ran,
 } from '../support/latchMachine.ts';
 import { LATCH_BIN } from '../support/latchCli.ts';
+import { runToEnd } from '../support/processes.ts';
 
 const LATCH_SCRIPT = realpathSync(LATCH_BIN);
 // Nothing listens on the discard port: doctor's relay check fails at once.
@@ -70,15 +70,7 @@ const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Rec
 
 /** Runs an agent's hook command the way agents do (`sh -c`), with no PATH at all. */
 function runAsAgent(command: string, input: string, env: NodeJS.ProcessEnv): Promise<Ran> {
-  return new Promise((resolve) => {
-    const child = spawn('/bin/sh', ['-c', command], { env: { ...env, PATH: '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
+  return runToEnd(['/bin/sh', '-c', command], { env: { ...env, PATH: '' }, input });
 }
 
 /** `latch doctor`'s lines by check name. */

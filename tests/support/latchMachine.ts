@@ -17,6 +17,9 @@ import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { createPhone, type TestPhone } from './phone.ts';
 import { LATCH_BIN } from './latchCli.ts';
+import { runToEnd, type Ran } from './processes.ts';
+
+export type { Ran };
 
 /** One machine's worth of Latch: its home, its runtime directory, the environment to run it in. */
 export interface LatchMachine {
@@ -50,53 +53,44 @@ export function newMachine(): LatchMachine {
   };
 }
 
-export interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the real `latch` executable, as a person or an agent would. */
 export function runLatch(
   machine: LatchMachine,
   args: string[],
   options: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {},
 ): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [LATCH_BIN, ...args], {
-      env: { ...machine.env, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      cwd: options.cwd,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`latch ${args.join(' ')} did not finish:\n${stdout}\n${stderr}`));
-    }, options.timeoutMs ?? 30_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(options.input ?? '');
+  return runToEnd([process.execPath, LATCH_BIN, ...args], {
+    env: { ...machine.env, ...options.env },
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+    ...(options.input !== undefined ? { input: options.input } : {}),
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
   });
 }
 
-/** `latch init` against a relay, then the policy the test wants, approved as a baseline. */
+/**
+ * `latch init` against a relay, then the policy the test wants, approved as a baseline. `name`
+ * is the host's name (test-box by default); `fleet` joins that fleet instead of making a new one.
+ */
 export async function initMachine(
   machine: LatchMachine,
-  options: { relay: string; quorum?: number; policy?: string; config?: (text: string) => string },
+  options: {
+    relay: string;
+    quorum?: number;
+    policy?: string;
+    config?: (text: string) => string;
+    name?: string;
+    fleet?: string;
+  },
 ): Promise<void> {
   const init = await runLatch(machine, [
     'init',
     '--relay',
     options.relay,
     '--name',
-    'test-box',
+    options.name ?? 'test-box',
     '--quorum',
     String(options.quorum ?? 1),
+    ...(options.fleet ? ['--fleet', options.fleet] : []),
   ]);
   if (init.code !== 0) throw new Error(`latch init failed: ${init.stderr}`);
   if (options.config) {

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cgroupDirectory } from '../../daemon/exec/cgroupDirectory.ts';
@@ -48,4 +49,43 @@ export function execCgroupsOf(execPid: number): string[] {
   const parent = cgroupDirectory(process.pid);
   if (!parent) return [];
   return readdirSync(parent).filter((name) => name.startsWith(`latch-exec-${execPid}-`));
+}
+
+export interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a command to its end with `input` on stdin; resolves once it has exited and its output is
+ * all read ('close', not 'exit'). A command may exit without reading its input (a hook that
+ * refuses it, a shell that finds no command): the broken pipe is then not an error.
+ */
+export function runToEnd(
+  argv: string[],
+  options: { input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const [command, ...args] = argv;
+    const child = spawn(command!, args, {
+      env: options.env,
+      cwd: options.cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${argv.join(' ')} did not finish:\n${stdout}\n${stderr}`));
+    }, options.timeoutMs ?? 30_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.on('error', () => {});
+    child.stdin.end(options.input ?? '');
+  });
 }
