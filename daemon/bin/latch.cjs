@@ -14,8 +14,7 @@ const fail = (message) => {
   process.exit(2);
 };
 const bundle = join(__dirname, '..', '..', 'dist', 'latch', hook ? 'hook.cjs' : 'main.mjs');
-if (!existsSync(bundle))
-  fail('the CLI is not built; run `npm run build` in the repository');
+if (!existsSync(bundle)) fail('the CLI is not built; run `npm run build` in the repository');
 try {
   if (hook) require(bundle);
   else import(require('node:url').pathToFileURL(bundle).href).catch((error) => fail(error.message));

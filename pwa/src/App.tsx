@@ -1,3 +1,4 @@
+import { OfflineBanner } from './components/OfflineBanner.tsx';
 import { UpdatePrompt } from './components/UpdatePrompt.tsx';
 import { useRoute } from './router.ts';
 import { DevicesScreen } from './screens/DevicesScreen.tsx';
@@ -11,6 +12,7 @@ export function App() {
   return (
     <>
       <UpdatePrompt />
+      <OfflineBanner />
       {route.name === 'pair' && <PairScreen />}
       {route.name === 'scan' && <ScanScreen />}
       {route.name === 'devices' && <DevicesScreen />}

@@ -12,9 +12,13 @@ import {
   type RequestList,
   type RequestView,
 } from '../../shared/messages/relayViews.ts';
+import type { Field } from '../../shared/schema/field.ts';
 import { f } from '../../shared/schema/index.ts';
+import { parseJson } from '../../shared/schema/parse.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import type { DeviceIdentity } from './keystore.ts';
+import { showingLastKnown } from './connectivity.ts';
+import { loadLastKnown, saveLastKnown, type DeviceIdentity } from './keystore.ts';
+import { closeNotifications } from './notifications.ts';
 import { fleetPath, relayCall, type ApiResult } from './relayApi.ts';
 
 /** A request opened on this phone: what the relay says, what the host sealed, what we would sign. */
@@ -30,12 +34,64 @@ const stateChange = f.object({
   state: f.oneOf(['pending', 'approved', 'denied', 'expired']),
 });
 
-export const listRequests = (
+/** What this page last kept of each read, so that an unchanged answer is not written again. */
+const kept = new Map<string, string>();
+
+/**
+ * A read whose last answer is kept (in IndexedDB): when the relay cannot be reached, the app shows
+ * that answer instead, and the offline banner says when it was known. Only "offline" falls back;
+ * a refusal (a revoked phone, say) is shown as it is.
+ */
+async function keptRead<T>(
+  identity: DeviceIdentity,
+  path: string,
+  schema: Field<T>,
+): Promise<{ result: ApiResult<T>; knownAt?: number }> {
+  const result = await relayCall('GET', path, schema, { identity });
+  if (result.ok) {
+    const json = JSON.stringify(result.value);
+    if (kept.get(path) !== json) {
+      kept.set(path, json);
+      await saveLastKnown(path, { at: Date.now(), json }).catch(() => kept.delete(path));
+    }
+    return { result };
+  }
+  if (result.code !== 'offline') return { result };
+  const last = await loadLastKnown(path).catch(() => undefined);
+  const parsed = last && parseJson(schema, last.json);
+  if (!last || !parsed?.ok) return { result };
+  showingLastKnown(last.at);
+  return { result: parsed, knownAt: last.at };
+}
+
+/**
+ * The pending or recent requests of a fleet. Offline, the last list known, less what has expired
+ * since. A fresh pending list also closes the notifications of requests no longer in it: the way
+ * an iPhone, which gets no close push, loses a stale one.
+ */
+export async function listRequests(
   identity: DeviceIdentity,
   fleet: string,
   which: 'pending' | 'recent',
-): Promise<ApiResult<RequestList>> =>
-  relayCall('GET', fleetPath(fleet, `/requests?state=${which}`), requestListSchema, { identity });
+): Promise<ApiResult<RequestList>> {
+  const { result, knownAt } = await keptRead(
+    identity,
+    fleetPath(fleet, `/requests?state=${which}`),
+    requestListSchema,
+  );
+  if (!result.ok || which === 'recent') return result;
+  if (knownAt !== undefined) {
+    const now = Date.now();
+    return {
+      ok: true,
+      value: { ...result.value, requests: result.value.requests.filter((r) => r.exp > now) },
+    };
+  }
+  const pending = new Set(result.value.requests.map((request) => request.requestId));
+  const registration = await navigator.serviceWorker?.getRegistration().catch(() => undefined);
+  if (registration) await closeNotifications(registration, fleet, (id) => pending.has(id)).catch(() => {});
+  return result;
+}
 
 export const fetchRequest = (
   identity: DeviceIdentity,
@@ -46,8 +102,9 @@ export const fetchRequest = (
     identity,
   });
 
-export const fetchState = (identity: DeviceIdentity, fleet: string): Promise<ApiResult<FleetState>> =>
-  relayCall('GET', fleetPath(fleet, '/state'), fleetStateSchema, { identity });
+/** The fleet's switch; offline, the last state known. */
+export const fetchState = async (identity: DeviceIdentity, fleet: string): Promise<ApiResult<FleetState>> =>
+  (await keptRead(identity, fleetPath(fleet, '/state'), fleetStateSchema)).result;
 
 // Nothing here asks for a passkey, so the service worker can use it too (deny from a notification).
 

@@ -63,7 +63,18 @@ async function write(key: string, value: unknown): Promise<void> {
   });
 }
 
+/**
+ * The relay's last answer to one of the app's reads, kept to show offline: what the relay sent,
+ * so requests stay sealed boxes here, opened only when shown.
+ */
+export interface LastKnown {
+  at: number;
+  json: string;
+}
+
 export const loadIdentity = () => read<DeviceIdentity>('identity');
+export const loadLastKnown = (path: string) => read<LastKnown>(`last-known ${path}`);
+export const saveLastKnown = (path: string, kept: LastKnown) => write(`last-known ${path}`, kept);
 export const loadPasskey = () => read<Passkey>('passkey');
 export const savePasskey = (passkey: Passkey) => write('passkey', passkey);
 export const loadMemberships = async () => (await read<Membership[]>('memberships')) ?? [];

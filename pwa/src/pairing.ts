@@ -1,5 +1,3 @@
-import { fromBase64url } from '../../shared/encoding/base64url.ts';
-import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
 import { offerStatusSchema, type OfferStatus } from '../../shared/messages/relayViews.ts';
 import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
 import type { PairingLink } from '../../shared/pairing/pairingLink.ts';
@@ -8,6 +6,7 @@ import { verifyPairingOffer } from '../../shared/pairing/verifyPairingOffer.ts';
 import { f } from '../../shared/schema/index.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { addMembership, ensureIdentity, loadPasskey, savePasskey } from './keystore.ts';
+import { ensurePushSubscription, forgetPushRegistration } from './push/ensurePushSubscription.ts';
 import { fleetPath, relayCall } from './relayApi.ts';
 import { createPasskey } from './webauthn.ts';
 
@@ -19,30 +18,6 @@ export type PairingProgress =
   | { step: 'done'; code: string; hostName: string }
   | { step: 'failed'; message: string };
 
-/** Asks for a push subscription, but never waits forever: without a push service it never settles. */
-async function pushSubscription(vapidPublicKey: string | null): Promise<PushSubscriptionJson | undefined> {
-  if (!vapidPublicKey || !('serviceWorker' in navigator) || !('PushManager' in window)) return undefined;
-  try {
-    if ((await Notification.requestPermission()) !== 'granted') return undefined;
-    const registration = await navigator.serviceWorker.ready;
-    const subscribe = registration.pushManager.subscribe({
-      userVisibleOnly: true,
-      applicationServerKey: fromBase64url(vapidPublicKey),
-    });
-    const subscription = await Promise.race([
-      subscribe,
-      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 8000)),
-    ]);
-    const json = subscription?.toJSON();
-    return json?.endpoint && json.keys?.['p256dh'] && json.keys['auth']
-      ? { endpoint: json.endpoint, keys: { p256dh: json.keys['p256dh'], auth: json.keys['auth'] } }
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-const configSchema = f.object({ v: f.version(), vapidPublicKey: f.optional(f.base64url(65)) });
 const accepted = f.object({ v: f.version(), accepted: f.boolean() });
 
 /**
@@ -88,8 +63,6 @@ export async function pairWith(
     await savePasskey(passkey);
   }
   report({ step: 'sending' });
-  const config = await relayCall('GET', '/v1/config', configSchema);
-  const push = await pushSubscription(config.ok ? (config.value.vapidPublicKey ?? null) : null);
   const unsigned = {
     v: PROTOCOL_VERSION,
     fleet: offer.fleet,
@@ -101,7 +74,8 @@ export async function pairWith(
       ecdhKey: identity.ecdhKey,
     },
     registration: passkey.registration,
-    ...(push ? { push } : {}),
+    // No push subscription here: a push service can take seconds, or never answer. It is sent
+    // once the pairing is done (ensurePushSubscription), which never holds pairing up.
   };
   const completion = { ...unsigned, mac: await completionMac(macKey, offer, unsigned) };
   const sent = await relayCall('POST', `${path}/complete`, accepted, {
@@ -126,5 +100,7 @@ export async function pairWith(
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   await addMembership(offer.fleet, { id: offer.host, name: offer.hostName });
+  forgetPushRegistration(offer.fleet);
+  void ensurePushSubscription();
   report({ step: 'done', code, hostName: offer.hostName });
 }

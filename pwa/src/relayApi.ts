@@ -2,7 +2,14 @@ import { signDeviceRequest } from '../../shared/device-auth/deviceRequest.ts';
 import { utf8 } from '../../shared/encoding/bytes.ts';
 import type { Field } from '../../shared/schema/field.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
+import { relayReached, relayUnreachable } from './connectivity.ts';
 import type { DeviceIdentity } from './keystore.ts';
+
+/**
+ * How long a call may take before the app treats the relay as out of reach: a phone on a dead
+ * network can leave a fetch pending for minutes, and the app must not show a spinner that long.
+ */
+const CALL_TIMEOUT_MS = 15_000;
 
 export type ApiResult<T> =
   { ok: true; value: T } | { ok: false; status: number; code: string; message: string };
@@ -32,12 +39,16 @@ export async function relayCall<T>(
     );
   }
   let response: Response;
+  let text: string;
   try {
-    response = await fetch(path, { method, headers, ...(body ? { body } : {}) });
+    const signal = AbortSignal.timeout(CALL_TIMEOUT_MS);
+    response = await fetch(path, { method, headers, signal, ...(body ? { body } : {}) });
+    text = await response.text();
   } catch {
+    relayUnreachable();
     return { ok: false, status: 0, code: 'offline', message: 'the relay cannot be reached' };
   }
-  const text = await response.text();
+  relayReached();
   if (!response.ok) {
     try {
       const { error } = JSON.parse(text) as { error: { code: string; message: string } };

@@ -27,8 +27,19 @@ export function useRoute(): Route {
   const [route, setRoute] = useState(() => parseRoute(location.pathname));
   useEffect(() => {
     const onChange = () => setRoute(parseRoute(location.pathname));
+    // A notification tapped while this page was open, but not yet under the service worker
+    // (which navigates the pages it controls itself): the worker asks the page to show it.
+    const onMessage = (event: MessageEvent) => {
+      const data = event.data as { type?: unknown; path?: unknown } | null;
+      if (data?.type === 'open' && typeof data.path === 'string' && /^\/(?!\/)/.test(data.path))
+        navigate(data.path);
+    };
     addEventListener('popstate', onChange);
-    return () => removeEventListener('popstate', onChange);
+    navigator.serviceWorker?.addEventListener('message', onMessage);
+    return () => {
+      removeEventListener('popstate', onChange);
+      navigator.serviceWorker?.removeEventListener('message', onMessage);
+    };
   }, []);
   return route;
 }

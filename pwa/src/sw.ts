@@ -5,7 +5,9 @@ import { pushMessageSchema } from '../../shared/messages/events.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { deny, fetchRequest, openRequest, type OpenedRequest } from './actions.ts';
 import { loadIdentity } from './keystore.ts';
+import { closeNotifications, notificationData, type NotificationData } from './notifications.ts';
 import { requestPath } from './paths.ts';
+import type { ApiResult } from './relayApi.ts';
 
 declare let self: ServiceWorkerGlobalScope;
 
@@ -17,13 +19,6 @@ registerRoute(new NavigationRoute(createHandlerBoundToURL('/index.html'), { deny
 self.addEventListener('message', (event) => {
   if ((event.data as { type?: string } | null)?.type === 'SKIP_WAITING') void self.skipWaiting();
 });
-
-interface NotificationData {
-  fleet: string;
-  requestId?: string;
-  host?: string;
-  summary?: boolean;
-}
 
 /** The request a push names, opened with this phone's key: from the push itself, else from the relay. */
 async function openPushed(
@@ -53,12 +48,18 @@ async function openPushed(
   return 'error' in opened ? undefined : opened;
 }
 
-async function notify(text: string): Promise<void> {
+async function onPush(text: string): Promise<void> {
   const message = parseJson(pushMessageSchema, text);
   if (!message.ok) return;
   const push = message.value;
   for (const client of await self.clients.matchAll({ type: 'window' }))
     client.postMessage({ type: 'refresh' });
+  if (push.type === 'closed') {
+    // Decided on another phone, expired or withdrawn: its notification goes (the push says which
+    // request, not how it ended; the app shows that).
+    await closeNotifications(self.registration, push.fleet, (id) => id !== push.requestId, push.requestId);
+    return;
+  }
   if (push.type === 'summary') {
     await self.registration.showNotification('Latch', {
       body: `${push.pending} requests are waiting. Open Latch to see them all.`,
@@ -80,7 +81,8 @@ async function notify(text: string): Promise<void> {
       tag: push.requestId,
       requireInteraction: true,
       data,
-      // Where the platform shows actions (not iOS). Approve needs Face ID, hence a page.
+      // Where the platform shows actions (not iOS, where a tap opens the request). Deny is done
+      // here; Approve opens the request, since only a page can ask for Face ID.
       actions: [
         { action: 'approve', title: 'Approve' },
         { action: 'deny', title: 'Deny' },
@@ -90,38 +92,80 @@ async function notify(text: string): Promise<void> {
 }
 
 self.addEventListener('push', (event) => {
-  event.waitUntil(notify(event.data?.text() ?? ''));
+  event.waitUntil(onPush(event.data?.text() ?? ''));
 });
 
+/**
+ * Shows `path` in a window of the app: the one in front if there is one, else a new one. A page
+ * this worker controls is navigated; any other (opened before the worker took over) is asked to
+ * route itself. Focusing is allowed only just after a tap, so it is tried, never relied on.
+ */
 async function openApp(path: string): Promise<void> {
-  const clients = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
-  const client = clients[0];
-  if (client) {
-    await client.focus();
-    await client.navigate(path);
+  const url = new URL(path, self.location.origin).href;
+  const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  const client =
+    windows.find((window) => window.focused) ??
+    windows.find((window) => window.visibilityState === 'visible') ??
+    windows[0];
+  if (!client) {
+    await self.clients.openWindow(url);
     return;
   }
-  await self.clients.openWindow(path);
+  await client.focus().catch(() => undefined);
+  const navigated = await client.navigate(url).catch(() => null);
+  if (!navigated) client.postMessage({ type: 'open', path });
+}
+
+/** Replaces the request's notification with the outcome of a deny sent from it. */
+async function showOutcome(data: NotificationData, result: ApiResult<unknown>): Promise<void> {
+  const requestId = data.requestId!;
+  if (result.ok) {
+    await self.registration.showNotification('Denied', {
+      body: 'The agent was told no.',
+      tag: requestId,
+      silent: true,
+      data: { fleet: data.fleet, requestId, outcome: 'denied' } satisfies NotificationData,
+    });
+    return;
+  }
+  // Kept on screen: the person believes they refused, and must learn that it did not go through.
+  await self.registration.showNotification('Not denied', {
+    body: result.code === 'offline' ? 'No connection to the relay. Open Latch to try again.' : result.message,
+    tag: requestId,
+    requireInteraction: true,
+    data: { fleet: data.fleet, requestId, outcome: 'refused', code: result.code } satisfies NotificationData,
+  });
+}
+
+/**
+ * Deny, from the notification: signed with this phone's device key, like the app's Deny button,
+ * and with no Face ID, since refusing is the safe direction (design.md). The relay answers
+ * already_decided or expired when the request no longer waits; the notification then says so.
+ */
+async function denyFromNotification(data: NotificationData & { requestId: string }): Promise<void> {
+  const identity = await loadIdentity();
+  if (!identity) return openApp('/');
+  let host = data.host;
+  if (!host) {
+    // The details did not open in the push: the relay's word for the host is enough to refuse
+    // (the relay checks the deny names the request's own host, and the daemon its own request).
+    const view = await fetchRequest(identity, data.fleet, data.requestId);
+    if (!view.ok) return showOutcome(data, view);
+    host = view.value.host;
+  }
+  await showOutcome(data, await deny(identity, data.fleet, host, data.requestId));
+}
+
+async function onNotificationClick(notification: Notification, action: string): Promise<void> {
+  const data = notificationData(notification.data);
+  if (!data?.requestId || data.summary) return openApp('/');
+  if (action === 'deny' && !data.outcome) return denyFromNotification({ ...data, requestId: data.requestId });
+  // Approve, a plain tap (all iOS offers), or a tap on an outcome: the request's screen, where
+  // the person reads what they approve and approves with Face ID. Nothing is approved here.
+  return openApp(requestPath(data.fleet, data.requestId));
 }
 
 self.addEventListener('notificationclick', (event) => {
-  const data = event.notification.data as NotificationData;
   event.notification.close();
-  event.waitUntil(
-    (async () => {
-      if (data.summary || !data.requestId) return openApp('/');
-      if (event.action === 'deny' && data.host) {
-        const identity = await loadIdentity();
-        if (identity) {
-          const result = await deny(identity, data.fleet, data.host, data.requestId);
-          await self.registration.showNotification(result.ok ? 'Denied' : 'Not denied', {
-            body: result.ok ? 'The agent was told no.' : result.message,
-            tag: data.requestId,
-          });
-          return;
-        }
-      }
-      await openApp(requestPath(data.fleet, data.requestId));
-    })(),
-  );
+  event.waitUntil(onNotificationClick(event.notification, event.action));
 });

@@ -51,6 +51,8 @@ export interface RequestRow {
   decision: string | null;
   decided_by: string | null;
   decided_at: number | null;
+  /** 1 when its notification was pushed (migration 2). */
+  pushed: number;
 }
 
 /** Rows of one table as typed objects. SqlStorage returns untyped records. */

@@ -1,6 +1,7 @@
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { MAX_PUSH_PAYLOAD_BYTES, type PushMessage } from '../../shared/messages/events.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { closesByPush } from '../push/closesByPush.ts';
 import { decidePush, HOUR_MS, MINUTE_MS, pushCapsFrom } from '../push/pushCaps.ts';
 import { sendWebPush, type VapidKeys } from '../push/sendWebPush.ts';
 import { row, rows, type FleetContext } from './context.ts';
@@ -81,6 +82,8 @@ export function notifyNewRequest(
     decision,
     now,
   );
+  if (decision === 'push')
+    ctx.sql.exec('UPDATE requests SET pushed = 1 WHERE request_id = ?', request.requestId);
 
   const recipients = rows<Recipient>(
     ctx.sql,
@@ -100,6 +103,39 @@ export function notifyNewRequest(
             { v: PROTOCOL_VERSION, type: 'request', fleet: ctx.fleet, requestId: request.requestId },
             recipient.box,
           );
+    ctx.background(deliver(ctx, recipient, JSON.stringify(message), vapid));
+  }
+}
+
+/**
+ * Tells the phones that were shown a request's notification that it no longer waits (decided,
+ * expired, withdrawn), so each closes it. Only for a request whose notification went out: at most
+ * one close per notification, so the caps on notifications bound these too. The phone that
+ * decided (`except`) closed its own. The message names the request and nothing else.
+ */
+export function notifyClosed(
+  ctx: FleetContext,
+  request: { request_id: string; host: string; pushed: number },
+  except?: string,
+): void {
+  const vapid = vapidFromEnv(ctx.env);
+  if (!vapid || !request.pushed) return;
+  const recipients = rows<Recipient>(
+    ctx.sql,
+    `SELECT d.id, d.push_endpoint, d.push_p256dh, d.push_auth, NULL AS box
+       FROM pairings p JOIN devices d ON d.id = p.device
+      WHERE p.host = ? AND d.revoked_at IS NULL AND d.push_endpoint IS NOT NULL AND d.id != ?`,
+    request.host,
+    except ?? '',
+  );
+  const message: PushMessage = {
+    v: PROTOCOL_VERSION,
+    type: 'closed',
+    fleet: ctx.fleet,
+    requestId: request.request_id,
+  };
+  for (const recipient of recipients) {
+    if (!closesByPush(recipient.push_endpoint)) continue;
     ctx.background(deliver(ctx, recipient, JSON.stringify(message), vapid));
   }
 }

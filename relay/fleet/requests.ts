@@ -14,7 +14,7 @@ import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { refusal, refuseWith, type RelayResult } from '../http/relayError.ts';
 import { row, rows, type DeviceRow, type FleetContext, type HostRow, type RequestRow } from './context.ts';
 import { activeDevice, consumeNonce } from './deviceAuth.ts';
-import { notifyNewRequest } from './notify.ts';
+import { notifyClosed, notifyNewRequest } from './notify.ts';
 import type { RelyingParty } from './pairing.ts';
 
 /** A request may wait at most a day; the daemon's default is five minutes. */
@@ -222,6 +222,7 @@ export async function decide(
   }
   ctx.sql.exec('UPDATE devices SET counter = ? WHERE id = ?', verified.value.counter, device.id);
   ctx.emit(stored.host, { v: PROTOCOL_VERSION, type: 'approved', requestId, token, at: ctx.now() });
+  notifyClosed(ctx, stored, device.id);
   return { ok: true, value: { state: 'approved' } };
 }
 
@@ -258,6 +259,7 @@ export async function deny(
   if (!settle(ctx, requestId, 'denied', 'deny', device.id))
     return refusal(409, 'already_decided', 'another answer was first');
   ctx.emit(stored.host, { v: PROTOCOL_VERSION, type: 'denied', requestId, envelope, at: ctx.now() });
+  notifyClosed(ctx, stored, device.id);
   return { ok: true, value: { state: 'denied' } };
 }
 
@@ -272,6 +274,7 @@ export function expireDue(ctx: FleetContext): number | undefined {
       stored.request_id,
     );
     ctx.emit(stored.host, { v: PROTOCOL_VERSION, type: 'expired', requestId: stored.request_id, at: now });
+    notifyClosed(ctx, stored);
   }
   return nextDeadline(ctx);
 }

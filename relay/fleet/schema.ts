@@ -133,6 +133,9 @@ const MIGRATIONS: readonly string[] = [
      vote TEXT NOT NULL,
      PRIMARY KEY (freeze, device)
    );`,
+  // 2. A request remembers whether its notification went out (1) or the caps held it back (0):
+  // only a notification that was shown has to be closed when the request stops waiting.
+  `ALTER TABLE requests ADD COLUMN pushed INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Brings the object's storage to the current tables: SCHEMA, then the steps it has not run. */

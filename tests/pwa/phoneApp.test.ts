@@ -253,6 +253,9 @@ describe('the phone app', () => {
     await b.browser.page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
     await b.browser.page.getByText(/^Armed/).waitFor({ timeout: 10_000 });
     await expect.poll(async () => (await runLatch(machine, ['status'])).code, { timeout: 10_000 }).toBe(0);
+    // Phone A, left on its home screen, sees the resume without a reload: no "Frozen" anywhere.
+    await a.browser.page.getByText(/^Armed/).waitFor({ timeout: 15_000 });
+    await expect.poll(() => a.browser.page.getByText(/frozen/i).count(), { timeout: 10_000 }).toBe(0);
   }, 90_000);
 
   it('fits a 320 px wide screen without scrolling sideways, in dark mode too', async () => {

@@ -1,32 +1,21 @@
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
-import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
+import type { RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import { launchChromium } from '../support/browserPhone.ts';
+import { startRelayServingAppCopy } from '../support/relayServingAppCopy.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
 const state = mkdtempSync(join(tmpdir(), 'latch-update-'));
-/** A copy of the built app that this test's relay serves, so the test can ship a new version. */
-const app = join(state, 'pwa');
+/** The copy of the built app that this test's relay serves, so the test can ship a new version. */
+let app: string;
 let relay: RelayProcess;
 let context: BrowserContext;
 let page: Page;
 
 beforeAll(async () => {
-  cpSync(join(ROOT, 'dist/pwa'), app, { recursive: true });
-  const config = join(state, 'wrangler.toml');
-  writeFileSync(
-    config,
-    readFileSync(join(ROOT, 'wrangler.toml'), 'utf8')
-      .replace('main = "relay/index.ts"', `main = "${join(ROOT, 'relay/index.ts')}"`)
-      .replace('directory = "dist/pwa"', `directory = "${app}"`),
-  );
-  const envFile = join(state, 'relay.env');
-  ensureRelayEnvFile(envFile);
-  relay = await startRelay({ persistTo: join(state, 'relay'), envFile, config });
+  ({ relay, app } = await startRelayServingAppCopy(state));
   context = await launchChromium('update');
   page = context.pages()[0] ?? (await context.newPage());
 }, 90_000);

@@ -215,9 +215,11 @@ describe('a fleet object created before freezes had ids', () => {
   it('gets the new switch at its next start: frozen as it was, not votable, until a new freeze', async () => {
     const test = await newFleet({ push: false, quorum: 1 });
     const phone = test.phones[0]!.phone;
-    // The switch and votes as the first version made them, frozen in epoch 3 with a vote cast.
+    // The switch and votes as the first version made them, frozen in epoch 3 with a vote cast
+    // (and its requests table, from before migration 2).
     await runInDurableObject(fleetStub(test.fleet), (_instance: Fleet, state) => {
       state.storage.sql.exec(`
+        ALTER TABLE requests DROP COLUMN pushed;
         DROP TABLE switch;
         DROP TABLE votes;
         DELETE FROM meta WHERE key = 'schema_step';

@@ -51,11 +51,13 @@ async function flood(
 const kinds = async (test: TestFleet) =>
   (await pushService.messages(test.phones[0]!.pushId!)).map((message) => {
     const parsed = parseJson(pushMessageSchema, message.payload);
-    return parsed.ok
-      ? parsed.value.type === 'request'
-        ? parsed.value.requestId
-        : `summary:${parsed.value.pending}`
-      : 'unparsable';
+    if (!parsed.ok) return 'unparsable';
+    const push = parsed.value;
+    return push.type === 'request'
+      ? push.requestId
+      : push.type === 'summary'
+        ? `summary:${push.pending}`
+        : `closed:${push.requestId}`;
   });
 
 describe('push caps', () => {

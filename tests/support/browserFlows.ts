@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { launchPhone, type BrowserPhone } from './browserPhone.ts';
 import type { LatchMachine } from './latchMachine.ts';
 import type { PushServiceClient } from './pushServiceClient.ts';
@@ -17,42 +17,71 @@ async function waitUntil(condition: () => boolean, failure: string, timeoutMs = 
   }
 }
 
-/** `latch pair` in a terminal, and a browser phone that opens its link and pairs with Face ID. */
+/**
+ * `latch pair` in a terminal, and a browser phone that opens its link and pairs with Face ID.
+ * With `phone`, that phone (already paired with another host) scans this host's code: it keeps
+ * its keys, passkey and push subscription, as a real phone joining a further host does.
+ * `prepare` readies a new phone before it opens the link. Pairing is done once the phone says
+ * its notifications are on: the relay has its push subscription (sent after pairing).
+ */
 export async function pairBrowserPhone(
   machine: LatchMachine,
   origin: string,
   pushService: PushServiceClient,
   name: string,
-  options: { approve?: () => Promise<void> } = {},
+  options: {
+    approve?: () => Promise<void>;
+    phone?: PairedBrowserPhone;
+    prepare?: (browser: BrowserPhone) => Promise<void>;
+  } = {},
+): Promise<PairedBrowserPhone> {
+  const { browser, pushId: id } = options.phone ?? (await launchPairingPhone(origin, pushService, name));
+  let started: ChildProcess | undefined;
+  try {
+    if (!options.phone) await options.prepare?.(browser);
+    const pair = spawn(process.execPath, [LATCH_BIN, 'pair'], {
+      env: machine.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    started = pair;
+    const exited = new Promise((resolve) => pair.once('exit', resolve));
+    let terminal = '';
+    pair.stdout.on('data', (chunk: Buffer) => (terminal += chunk.toString()));
+    await waitUntil(() => /^(http\S+\/pair#\S+)$/m.test(terminal), 'latch pair printed no link');
+    const link = /^(http\S+\/pair#\S+)$/m.exec(terminal)![1]!;
+
+    await browser.page.goto(link);
+    await browser.page.getByLabel('Name this phone').fill(name);
+    await browser.page.getByRole('button', { name: 'Pair with Face ID' }).click();
+    const code = browser.page.getByLabel('short code');
+    await code.waitFor({ timeout: 20_000 });
+    const shown = (await code.textContent())!.trim();
+    // A host that already trusts a phone adds another only once that phone approves.
+    await options.approve?.();
+    await exited;
+    if (!terminal.includes(`Your phone shows this code: ${shown}`))
+      throw new Error(`the phone and the terminal show different codes:\n${terminal}`);
+    await browser.page.getByText(/^Paired with .+\.$/).waitFor({ timeout: 10_000 });
+    await browser.page.getByText('Notifications are on.').waitFor({ timeout: 30_000 });
+    // The secret left the address bar once read.
+    if (browser.page.url() !== `${origin}/pair`)
+      throw new Error(`the pairing secret stayed in the address bar: ${browser.page.url()}`);
+  } catch (error) {
+    // A failed pairing leaves nothing running: not latch pair, nor a phone launched for it.
+    started?.kill('SIGKILL');
+    if (!options.phone) await browser.close();
+    throw error;
+  }
+  return { browser, pushId: id };
+}
+
+async function launchPairingPhone(
+  origin: string,
+  pushService: PushServiceClient,
+  name: string,
 ): Promise<PairedBrowserPhone> {
   const { id, subscription } = await pushService.subscribe();
-  const browser = await launchPhone(origin, subscription, name);
-  const pair = spawn(process.execPath, [LATCH_BIN, 'pair'], {
-    env: machine.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise((resolve) => pair.once('exit', resolve));
-  let terminal = '';
-  pair.stdout.on('data', (chunk: Buffer) => (terminal += chunk.toString()));
-  await waitUntil(() => /^(http\S+\/pair#\S+)$/m.test(terminal), 'latch pair printed no link');
-  const link = /^(http\S+\/pair#\S+)$/m.exec(terminal)![1]!;
-
-  await browser.page.goto(link);
-  await browser.page.getByLabel('Name this phone').fill(name);
-  await browser.page.getByRole('button', { name: 'Pair with Face ID' }).click();
-  const code = browser.page.getByLabel('short code');
-  await code.waitFor({ timeout: 20_000 });
-  const shown = (await code.textContent())!.trim();
-  // A host that already trusts a phone adds another only once that phone approves.
-  await options.approve?.();
-  await exited;
-  if (!terminal.includes(`Your phone shows this code: ${shown}`))
-    throw new Error(`the phone and the terminal show different codes:\n${terminal}`);
-  await browser.page.getByText(/^Paired with .+\.$/).waitFor({ timeout: 10_000 });
-  // The secret left the address bar once read.
-  if (browser.page.url() !== `${origin}/pair`)
-    throw new Error(`the pairing secret stayed in the address bar: ${browser.page.url()}`);
-  return { browser, pushId: id };
+  return { browser: await launchPhone(origin, subscription, name), pushId: id };
 }
 
 /** Opens, from the home screen, the first pending request whose title matches. */

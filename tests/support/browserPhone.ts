@@ -95,23 +95,23 @@ export async function launchPhone(
 
 /** Delivers a push message's plaintext to the phone's service worker, as the browser would after decrypting it. */
 export async function deliverPush(phone: BrowserPhone, origin: string, data: string): Promise<void> {
+  type Updated = { registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] };
+  let listener: ((updated: Updated) => void) | undefined;
   const registrations = new Promise<string>((resolve) => {
-    phone.cdp.on(
-      'ServiceWorker.workerRegistrationUpdated',
-      ({
-        registrations: list,
-      }: {
-        registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[];
-      }) => {
-        const found = list.find(
-          (registration) => registration.scopeURL.startsWith(origin) && !registration.isDeleted,
-        );
-        if (found) resolve(found.registrationId);
-      },
-    );
+    listener = ({ registrations: list }: Updated) => {
+      const found = list.find(
+        (registration) => registration.scopeURL.startsWith(origin) && !registration.isDeleted,
+      );
+      if (found) resolve(found.registrationId);
+    };
+    phone.cdp.on('ServiceWorker.workerRegistrationUpdated', listener);
   });
+  // Enabling the domain reports the registrations, once: enabled already (an earlier push), it
+  // would report nothing, so it is switched off first.
+  await phone.cdp.send('ServiceWorker.disable');
   await phone.cdp.send('ServiceWorker.enable');
   const registrationId = await registrations;
+  phone.cdp.off('ServiceWorker.workerRegistrationUpdated', listener!);
   await phone.cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId, data });
 }
 

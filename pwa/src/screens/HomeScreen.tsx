@@ -11,6 +11,7 @@ import {
   voteToResume,
   type OpenedRequest,
 } from '../actions.ts';
+import { NotificationBanner } from '../components/NotificationBanner.tsx';
 import { PanicButton } from '../components/PanicButton.tsx';
 import { RiskBadge } from '../components/RiskBadge.tsx';
 import {
@@ -23,6 +24,7 @@ import {
 } from '../keystore.ts';
 import { requestPath } from '../paths.ts';
 import { navigate } from '../router.ts';
+import { useConnectivity } from '../useConnectivity.ts';
 import { signWithPasskey } from '../webauthn.ts';
 
 interface FleetView {
@@ -70,14 +72,21 @@ export function HomeScreen() {
   const [identity, setIdentity] = useState<DeviceIdentity>();
   const [passkey, setPasskey] = useState<Passkey>();
   const [fleets, setFleets] = useState<FleetView[]>();
-  const [notice, setNotice] = useState<string>();
+  /** What became of this phone's last panic: said until it no longer holds. */
+  const [panicked, setPanicked] = useState<'frozen' | 'not sent'>();
+  // Offline, the list is the last one known and what needs the relay is off (OfflineBanner says why).
+  const { offline } = useConnectivity();
 
   const refresh = useCallback(async () => {
     const me = identity ?? (await loadIdentity());
     if (!me) return setFleets([]);
     setIdentity(me);
     setPasskey(await loadPasskey());
-    setFleets(await Promise.all((await loadMemberships()).map((membership) => loadFleet(me, membership))));
+    const views = await Promise.all((await loadMemberships()).map((membership) => loadFleet(me, membership)));
+    setFleets(views);
+    // A resume (voted here or on another phone) ends "Frozen" as soon as the relay says so.
+    if (!views.some((fleet) => fleet.state?.frozen))
+      setPanicked((said) => (said === 'frozen' ? undefined : said));
   }, [identity]);
 
   useEffect(() => {
@@ -110,11 +119,7 @@ export function HomeScreen() {
     const results = await Promise.all(
       fleets.map((fleet) => freeze(identity, fleet.membership.fleet, 'panic button')),
     );
-    setNotice(
-      results.every((result) => result.ok)
-        ? 'Frozen. Every agent is stopped.'
-        : 'The freeze did not reach the relay. Try again.',
-    );
+    setPanicked(results.every((result) => result.ok) ? 'frozen' : 'not sent');
     await refresh();
   };
 
@@ -134,13 +139,20 @@ export function HomeScreen() {
       <PanicButton
         onFire={() => void panic()}
         // A freeze with no signed envelope cannot be voted away: freezing anew is the way out.
-        disabled={fleets.every((fleet) => fleet.state?.frozen && fleet.state.freeze)}
+        disabled={offline || fleets.every((fleet) => fleet.state?.frozen && fleet.state.freeze)}
       />
-      {notice && (
+      {panicked === 'frozen' && (
         <p class="notice" role="status">
-          {notice}
+          Frozen. Every agent is stopped.
         </p>
       )}
+      {panicked === 'not sent' && (
+        <p class="notice error" role="alert">
+          The freeze did not reach the relay. Try again.
+        </p>
+      )}
+      {/* Offline, the relay cannot be asked about push: the offline banner says why instead. */}
+      {!offline && <NotificationBanner />}
       {fleets.map((fleet) => (
         <section key={fleet.membership.fleet} aria-label="fleet">
           <FleetStatus fleet={fleet} identity={identity} passkey={passkey} onChange={refresh} />
@@ -152,6 +164,8 @@ export function HomeScreen() {
                 <button
                   type="button"
                   class="request-item"
+                  disabled={offline}
+                  aria-describedby={offline ? 'offline-reason' : undefined}
                   onClick={() => navigate(requestPath(fleet.membership.fleet, request.view.requestId))}
                 >
                   <span class="request-title">{request.details.title}</span>
@@ -164,6 +178,7 @@ export function HomeScreen() {
             ))}
           </ul>
           <h2>Recent</h2>
+          {fleet.recent.length === 0 && <p class="muted">Nothing decided yet.</p>}
           <ul class="requests recent">
             {fleet.recent.map((request) => (
               <li key={request.view.requestId}>

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { parsePairingLink } from '../../../shared/pairing/pairingLink.ts';
+import { NotificationBanner } from '../components/NotificationBanner.tsx';
 import { pairWith, type PairingProgress } from '../pairing.ts';
 import { navigate } from '../router.ts';
 
@@ -16,13 +17,24 @@ export function PairScreen() {
   const [progress, setProgress] = useState<PairingProgress>({ step: 'checking' });
   const [name, setName] = useState(guessDeviceName);
   const [started, setStarted] = useState(false);
-  // Read once: the effect below removes the secret from the address bar.
-  const [link] = useState(() => parsePairingLink(location.href));
+  // Read on arrival, and again when another code is scanned while this screen is open (only the
+  // fragment changes then: the page is not loaded again).
+  const [link, setLink] = useState(() => parsePairingLink(location.href));
+  useEffect(() => {
+    const readNewLink = () => {
+      if (!location.hash) return;
+      setLink(parsePairingLink(location.href));
+      setStarted(false);
+      setProgress({ step: 'checking' });
+    };
+    addEventListener('hashchange', readNewLink);
+    return () => removeEventListener('hashchange', readNewLink);
+  }, []);
 
   useEffect(() => {
     // Keep the secret out of the address bar and history once read.
     if (link.ok) history.replaceState(null, '', '/pair');
-  }, []);
+  }, [link]);
 
   if (!link.ok && !started) {
     return (
@@ -85,6 +97,7 @@ export function PairScreen() {
               ? `Paired with ${progress.hostName}.`
               : `Waiting for ${progress.hostName} to confirm… If it already trusts a phone, approve this one there.`}
           </p>
+          {progress.step === 'done' && <NotificationBanner confirm />}
         </div>
       )}
       {progress.step === 'failed' && (

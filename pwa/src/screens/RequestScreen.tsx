@@ -1,9 +1,10 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { approvalChallenge } from '../../../shared/approvals/approvalChallenge.ts';
 import { approve, deny, fetchRequest, openRequest, type OpenedRequest } from '../actions.ts';
 import { RiskBadge } from '../components/RiskBadge.tsx';
 import { loadIdentity, loadPasskey, type DeviceIdentity, type Passkey } from '../keystore.ts';
 import { navigate } from '../router.ts';
+import { useConnectivity } from '../useConnectivity.ts';
 import { signWithPasskey } from '../webauthn.ts';
 
 type Outcome = 'approved' | 'denied' | 'expired' | 'already decided' | 'failed';
@@ -70,7 +71,7 @@ function Result({ outcome, message }: { outcome: Outcome; message: string }) {
   return (
     <main class="screen">
       <div class={`result result-${outcome.replace(' ', '-')}`} role="status" aria-live="assertive">
-        <span class="result-word">{OUTCOME_TEXT[outcome]}</span>
+        <h1 class="result-word">{OUTCOME_TEXT[outcome]}</h1>
         <p>{message}</p>
       </div>
       <button type="button" class="primary" onClick={() => navigate('/')}>
@@ -97,6 +98,8 @@ function Review({
   const [now, setNow] = useState(() => Date.now());
   const [typed, setTyped] = useState('');
   const [busy, setBusy] = useState(false);
+  // Offline, neither answer can reach the relay: both are off (OfflineBanner says why).
+  const { offline } = useConnectivity();
   const approveButton = useRef<HTMLButtonElement>(null);
 
   useEffect(() => {
@@ -109,10 +112,15 @@ function Review({
   const target = details.target ?? details.tool;
   const expired = now >= details.exp;
   const canApprove =
-    !busy && !expired && reviewLeft === 0 && (!needsTyping || typed === target) && passkey !== undefined;
+    !busy &&
+    !offline &&
+    !expired &&
+    reviewLeft === 0 &&
+    (!needsTyping || typed === target) &&
+    passkey !== undefined;
 
   const doDeny = async () => {
-    if (busy) return;
+    if (busy || offline) return;
     setBusy(true);
     const result = await deny(identity, request.fleet, request.view.host, request.view.requestId);
     if (result.ok) onDone('denied', 'The agent was told no.');
@@ -144,7 +152,9 @@ function Review({
     if (expired) onDone('expired', 'No answer in time: the agent was refused.');
   }, [expired]);
 
-  useEffect(() => {
+  // A layout effect: the keys work from the moment the request is on screen (a plain effect runs
+  // after the paint, and an Escape pressed in between was lost).
+  useLayoutEffect(() => {
     // Escape denies. Enter never approves, wherever the focus is.
     const onKey = (event: KeyboardEvent) => {
       if (event.key === 'Escape') {
@@ -170,7 +180,11 @@ function Review({
           Text shortened: hidden or control characters were removed, or it was cut.
         </p>
       )}
-      <pre class="detail">{details.detail}</pre>
+      {details.detail.trim() ? (
+        <pre class="detail">{details.detail}</pre>
+      ) : (
+        <p class="muted no-detail">No details: the title above is all the agent sent.</p>
+      )}
       {details.cwd && (
         <p class="muted">
           in <code>{details.cwd}</code>
@@ -178,7 +192,9 @@ function Review({
       )}
       {needsTyping && (
         <label class="confirm">
-          Type <code>{target}</code> to approve
+          <span>
+            To approve, type <code class="target">{target}</code>
+          </span>
           <input
             value={typed}
             onInput={(event) => setTyped(event.currentTarget.value)}
@@ -189,7 +205,7 @@ function Review({
         </label>
       )}
       <div class="actions">
-        <button type="button" class="deny" disabled={busy} onClick={() => void doDeny()}>
+        <button type="button" class="deny" disabled={busy || offline} onClick={() => void doDeny()}>
           Deny
         </button>
         <button

@@ -1,0 +1,40 @@
+/**
+ * What a Latch notification carries in its `data`: enough to act on a tap, never the command.
+ * A notification's tag is its request's id, so a newer one for the same request replaces it.
+ */
+export interface NotificationData {
+  fleet: string;
+  requestId?: string;
+  /** The host, from the sealed details this phone opened: what a deny names. */
+  host?: string;
+  summary?: boolean;
+  /** Set on the notification that reports a deny sent from a notification. */
+  outcome?: 'denied' | 'refused';
+  /** Why the relay refused that deny (its error code). */
+  code?: string;
+}
+
+export function notificationData(value: unknown): NotificationData | undefined {
+  const data = value as Partial<NotificationData> | null | undefined;
+  if (typeof data?.fleet !== 'string') return undefined;
+  if (data.requestId !== undefined && typeof data.requestId !== 'string') return undefined;
+  if (data.host !== undefined && typeof data.host !== 'string') return undefined;
+  return data as NotificationData;
+}
+
+/**
+ * Closes the notifications of requests that no longer wait: those of `fleet` for which `waits`
+ * says no. A notification reporting an outcome of this phone's own stays: the person reads it.
+ */
+export async function closeNotifications(
+  registration: ServiceWorkerRegistration,
+  fleet: string,
+  waits: (requestId: string) => boolean,
+  tag?: string,
+): Promise<void> {
+  for (const notification of await registration.getNotifications(tag === undefined ? {} : { tag })) {
+    const data = notificationData(notification.data);
+    if (data?.fleet !== fleet || !data.requestId || data.outcome) continue;
+    if (!waits(data.requestId)) notification.close();
+  }
+}

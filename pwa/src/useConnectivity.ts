@@ -1,0 +1,42 @@
+import { useEffect, useState } from 'preact/hooks';
+import { f } from '../../shared/schema/index.ts';
+import { connectivity, onConnectivityChange, relayUnreachable, type Connectivity } from './connectivity.ts';
+import { relayCall } from './relayApi.ts';
+
+/** While offline, how often the app asks the relay whether it is back. */
+const PROBE_MS = 5000;
+const configSchema = f.object({ v: f.version(), vapidPublicKey: f.optional(f.base64url(65)) });
+
+/** Any answer from the relay ends "offline" (relayCall reports it); none keeps it. */
+const probe = () => void relayCall('GET', '/v1/config', configSchema);
+
+/** The app's link to the relay, for a component: re-rendered when it changes. */
+export function useConnectivity(): Connectivity {
+  const [state, setState] = useState(connectivity);
+  useEffect(() => onConnectivityChange(() => setState(connectivity())), []);
+  return state;
+}
+
+/**
+ * Keeps the link's state current, for the one component that is always on screen: the phone's
+ * own word that it lost its network counts at once, and while offline the relay is probed, so
+ * that a screen which makes no calls of its own (a request under review) gets its buttons back as
+ * soon as the relay answers.
+ */
+export function useConnectivityWatch(): Connectivity {
+  const state = useConnectivity();
+  useEffect(() => {
+    addEventListener('offline', relayUnreachable);
+    addEventListener('online', probe);
+    return () => {
+      removeEventListener('offline', relayUnreachable);
+      removeEventListener('online', probe);
+    };
+  }, []);
+  useEffect(() => {
+    if (!state.offline) return;
+    const timer = setInterval(probe, PROBE_MS);
+    return () => clearInterval(timer);
+  }, [state.offline]);
+  return state;
+}

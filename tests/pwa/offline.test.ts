@@ -1,0 +1,201 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RelayProcess } from '../../scripts/lib/relayProcess.ts';
+import { pushMessageSchema } from '../../shared/messages/events.ts';
+import { parseJson } from '../../shared/schema/parse.ts';
+import { pairBrowserPhone, type PairedBrowserPhone } from '../support/browserFlows.ts';
+import { deliverPush } from '../support/browserPhone.ts';
+import {
+  hookInput,
+  initMachine,
+  newMachine,
+  runLatch,
+  startDaemon,
+  type LatchMachine,
+  type RunningDaemon,
+} from '../support/latchMachine.ts';
+import { startPushService } from '../support/pushService.ts';
+import { PushServiceClient } from '../support/pushServiceClient.ts';
+import { startRelayServingAppCopy } from '../support/relayServingAppCopy.ts';
+import { notificationsOf, tapNotification } from '../support/serviceWorker.ts';
+
+const POLICY = `
+default = "ask"
+[[rule]]
+name = "shell"
+tool = "Bash"
+action = "ask"
+risk = "low"
+`;
+
+const state = mkdtempSync(join(tmpdir(), 'latch-offline-'));
+let relay: RelayProcess;
+let origin: string;
+let push: Awaited<ReturnType<typeof startPushService>>;
+let pushService: PushServiceClient;
+let machine: LatchMachine;
+let daemon: RunningDaemon;
+let phone: PairedBrowserPhone;
+
+beforeAll(async () => {
+  ({ relay } = await startRelayServingAppCopy(state));
+  origin = `http://localhost:${relay.port}`;
+  push = await startPushService();
+  pushService = new PushServiceClient(push.url);
+  machine = newMachine();
+  await initMachine(machine, { relay: origin, policy: POLICY });
+  daemon = await startDaemon(machine);
+  phone = await pairBrowserPhone(machine, origin, pushService, 'Phone A');
+}, 120_000);
+
+afterAll(async () => {
+  await phone?.browser.context.setOffline(false);
+  await phone?.browser.close();
+  await daemon?.stop();
+  await push?.close();
+  await relay?.stop();
+  rmSync(state, { recursive: true, force: true });
+});
+
+/** The app's start page, under its service worker (a page loaded before the worker took over is not). */
+async function openControlled(): Promise<void> {
+  const { page } = phone.browser;
+  await page.goto(origin);
+  await page.evaluate(() => navigator.serviceWorker.ready);
+  if (!(await page.evaluate(() => navigator.serviceWorker.controller !== null))) await page.reload();
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+}
+
+/** HH:MM as the phone's clock shows `at`. */
+const clockAt = (at: number) =>
+  phone.browser.page.evaluate((time) => {
+    const date = new Date(time);
+    return `${String(date.getHours()).padStart(2, '0')}:${String(date.getMinutes()).padStart(2, '0')}`;
+  }, at);
+
+describe('installable and offline', () => {
+  it('reports no installability errors on the start page, and the check sees a missing manifest', async () => {
+    const { page, cdp } = phone.browser;
+    await openControlled();
+    await page.getByRole('button', { name: /Panic/ }).waitFor();
+    expect(await cdp.send('Page.getInstallabilityErrors')).toEqual({ installabilityErrors: [] });
+
+    // The same check, on the same origin, with the manifest gone: it does report, so the empty
+    // list above is an answer. (The worker would serve its cached copy: it is bypassed here.)
+    await cdp.send('Network.enable');
+    await cdp.send('Network.setBypassServiceWorker', { bypass: true });
+    await page.route('**/manifest.webmanifest', (route) => route.fulfill({ status: 404, body: '' }));
+    try {
+      await page.reload();
+      await page.getByRole('button', { name: /Panic/ }).waitFor();
+      const { installabilityErrors } = await cdp.send('Page.getInstallabilityErrors');
+      expect(installabilityErrors.map((error) => error.errorId)).toContain(
+        'manifest-parsing-or-network-error',
+      );
+    } finally {
+      await page.unroute('**/manifest.webmanifest');
+      await cdp.send('Network.setBypassServiceWorker', { bypass: false });
+    }
+  });
+
+  it('loads the shell and the last-known list offline, says since when, and switches off what needs the network', async () => {
+    const { page, context } = phone.browser;
+    const before = (await pushService.messages(phone.pushId)).length;
+    const input = hookInput('PreToolUse', 'Bash', { command: 'rm -rf build' }, { session_id: 'offline' });
+    const answer = runLatch(machine, ['hook', 'claude-code'], { input, timeoutMs: 120_000 });
+    answer.catch(() => {});
+    const item = page.getByRole('button', { name: /rm -rf build/ });
+
+    // One visit online: the list as the relay has it.
+    const online = Date.now();
+    await openControlled();
+    await item.waitFor({ timeout: 15_000 });
+    const panic = page.getByRole('button', { name: /Panic/ });
+    expect(await panic.isDisabled()).toBe(false);
+
+    await context.setOffline(true);
+    const cut = Date.now();
+    try {
+      await page.reload();
+      // The shell, from the worker's cache; the list, as last known; and no endless "Loading…".
+      await panic.waitFor({ timeout: 15_000 });
+      const banner = page.getByRole('status').filter({ hasText: /^Offline/ });
+      await banner.waitFor({ timeout: 15_000 });
+      const said = /^Offline — showing what was known at (\d\d:\d\d)\./.exec((await banner.textContent())!);
+      expect(said?.[1]).toBeDefined();
+      expect([await clockAt(online), await clockAt(cut)]).toContain(said![1]);
+      await item.waitFor();
+      expect(await page.getByText('Loading…').count()).toBe(0);
+      // What needs the relay is off, and says why.
+      expect(await panic.isDisabled()).toBe(true);
+      expect(await item.isDisabled()).toBe(true);
+      expect(await item.getAttribute('aria-describedby')).toBe('offline-reason');
+      expect(await banner.textContent()).toContain('Approving, denying and PANIC need the network');
+      await phone.browser.screenshot('offline');
+
+      // What was kept is what the relay sent: the request is still a sealed box on the phone.
+      const stored = await page.evaluate(
+        () =>
+          new Promise<string[]>((resolve, reject) => {
+            const opened = indexedDB.open('latch');
+            opened.onerror = () => reject(opened.error);
+            opened.onsuccess = () => {
+              const all = opened.result.transaction('keys').objectStore('keys').getAll();
+              all.onsuccess = () => resolve((all.result as unknown[]).map((value) => JSON.stringify(value)));
+            };
+          }),
+      );
+      const kept = stored
+        .map((value) => JSON.parse(value) as { json?: string })
+        .filter((value) => typeof value.json === 'string')
+        .map((value) => value.json!)
+        .join('\n');
+      expect(kept).toMatch(/"box":"[\w-]+"/);
+      expect(stored.join('\n')).not.toContain('rm -rf build');
+
+      // A Deny from a notification, offline, is not sent, and the notification says so.
+      const pushed = await pushService.waitForMessages(phone.pushId, before + 1, 15_000);
+      const message = parseJson(pushMessageSchema, pushed.at(-1)!.payload);
+      if (!message.ok || message.value.type !== 'request') throw new Error('no request push');
+      const { requestId } = message.value;
+      await deliverPush(phone.browser, origin, pushed.at(-1)!.payload);
+      await expect.poll(() => notificationsOf(phone.browser, requestId), { timeout: 15_000 }).toHaveLength(1);
+      await tapNotification(phone.browser, requestId, 'deny');
+      expect(await notificationsOf(phone.browser, requestId)).toEqual([
+        expect.objectContaining({
+          title: 'Not denied',
+          data: expect.objectContaining({ outcome: 'refused', code: 'offline' }),
+        }),
+      ]);
+    } finally {
+      await context.setOffline(false);
+    }
+
+    // Back online: the banner goes at the next refresh, and the request can be decided again.
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Offline/ })
+      .waitFor({ state: 'detached', timeout: 15_000 });
+    await expect.poll(() => panic.isDisabled(), { timeout: 15_000 }).toBe(false);
+    await item.click();
+    const deny = page.getByRole('button', { name: 'Deny' });
+    await deny.waitFor();
+
+    // Losing the network on the request screen turns its answers off; they return with the relay.
+    await context.setOffline(true);
+    try {
+      await expect.poll(() => deny.isDisabled(), { timeout: 15_000 }).toBe(true);
+      expect(await page.getByRole('button', { name: /^Approve/ }).isDisabled()).toBe(true);
+      await page.keyboard.press('Escape'); // Escape denies, but not offline
+    } finally {
+      await context.setOffline(false);
+    }
+    await expect.poll(() => deny.isDisabled(), { timeout: 15_000 }).toBe(false);
+    await deny.click();
+    expect(JSON.parse((await answer).stdout)).toMatchObject({
+      hookSpecificOutput: { permissionDecision: 'deny' },
+    });
+  });
+});
