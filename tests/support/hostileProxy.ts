@@ -19,7 +19,8 @@ export class HostileProxy {
   readonly frames: HostFrame[] = [];
   /** When set, the next requests get these boxes instead of their own (a swapped text). */
   swapBoxesWith: ApprovalRequest['sealed'] | undefined;
-  readonly #daemonSockets = new Set<WebSocket>();
+  /** Each daemon's socket, with the host token it connected with. */
+  readonly #daemonSockets = new Map<WebSocket, string>();
   readonly #server = createServer((request, response) => void this.#forward(request, response));
   readonly #wss = new WebSocketServer({ noServer: true });
   #target = '';
@@ -35,7 +36,7 @@ export class HostileProxy {
       upstream.on('unexpected-response', () => socket.destroy());
       upstream.on('open', () => {
         proxy.#wss.handleUpgrade(request, socket, head, (daemon) => {
-          proxy.#daemonSockets.add(daemon);
+          proxy.#daemonSockets.set(daemon, request.headers.authorization ?? '');
           upstream.on('message', (data) => {
             const text = data.toString();
             if (text !== 'pong') proxy.frames.push(JSON.parse(text) as HostFrame);
@@ -56,14 +57,24 @@ export class HostileProxy {
     return proxy;
   }
 
-  /** Sends the daemon a frame the real relay never sent. */
-  inject(event: HostEvent): void {
+  /**
+   * Sends the daemons a frame the real relay never sent; with `to` (a host token), only the
+   * daemon that connected with it.
+   */
+  inject(event: HostEvent, options: { to?: string } = {}): void {
     const frame = JSON.stringify({ v: PROTOCOL_VERSION, seq: ++this.#forged, event });
-    for (const socket of this.#daemonSockets) socket.send(frame);
+    for (const [socket, authorization] of this.#daemonSockets) {
+      if (options.to === undefined || authorization === `Bearer ${options.to}`) socket.send(frame);
+    }
   }
 
   get daemonConnected(): boolean {
     return this.#daemonSockets.size > 0;
+  }
+
+  /** How many daemons are connected through the proxy. */
+  get daemonsConnected(): number {
+    return this.#daemonSockets.size;
   }
 
   async #forward(request: IncomingMessage, response: import('node:http').ServerResponse): Promise<void> {
@@ -92,7 +103,7 @@ export class HostileProxy {
   }
 
   async stop(): Promise<void> {
-    for (const socket of this.#daemonSockets) socket.terminate();
+    for (const socket of this.#daemonSockets.keys()) socket.terminate();
     this.#wss.close();
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
