@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import { freezeId } from '../shared/kill-switch/freezeId.ts';
 import type { HostFrame } from '../shared/messages/relayViews.ts';
 import { tightenToOwnerOnly } from './config/fileModes.ts';
-import { latchFiles, socketPath as defaultSocketPath } from './config/paths.ts';
+import { latchFiles, ownerOnlyFiles, socketPath as defaultSocketPath } from './config/paths.ts';
 import { Gatekeeper } from './gate/gatekeeper.ts';
 import { loadHostIdentity } from './identity/hostIdentity.ts';
 import { KillSwitch } from './kill-switch/killSwitch.ts';
@@ -71,19 +71,7 @@ async function prepareSocket(path: string): Promise<void> {
 /** `latch daemon`: loads everything, listens on the socket, follows the relay. */
 export async function runDaemon(home: string, options: { socketPath?: string } = {}): Promise<RunningDaemon> {
   const files = latchFiles(home);
-  tightenToOwnerOnly(
-    [
-      files.config,
-      files.hostKey,
-      files.hostToken,
-      files.totp,
-      files.state,
-      files.audit,
-      files.policy,
-      files.relaySecrets,
-    ],
-    log,
-  );
+  tightenToOwnerOnly(ownerOnlyFiles(files), log);
   const { store, audit, configKeeper, config } = openState(files);
   // The config in force now: a tightening made while the daemon runs applies at once.
   const inForce = () => {

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { loadConfig, type LatchConfig } from '../../config/config.ts';
-import { latchFiles, latchHome, socketPath } from '../../config/paths.ts';
+import { latchFiles, latchHome, ownerOnlyFiles, socketPath } from '../../config/paths.ts';
 import { hookChecks } from '../../install/hookChecks.ts';
 import { neededHookTimeout } from '../../install/neededHookTimeout.ts';
 import { parsePolicy, PolicyError, type Policy } from '../../policy/policy.ts';
@@ -61,15 +61,7 @@ export async function runChecks(): Promise<Check[]> {
     }
   }
 
-  const secrets = [
-    files.config,
-    files.hostKey,
-    files.hostToken,
-    files.totp,
-    files.state,
-    files.audit,
-    files.relaySecrets,
-  ].filter((path) => existsSync(path));
+  const secrets = ownerOnlyFiles(files).filter((path) => existsSync(path));
   const loose = secrets.filter((path) => (statSync(path).mode & 0o077) !== 0);
   checks.push(
     loose.length === 0
