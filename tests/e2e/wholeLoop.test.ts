@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
 import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import type { CapabilityToken } from '../../shared/messages/approvals.ts';
@@ -25,7 +25,7 @@ import {
   type RunningDaemon,
 } from '../support/latchMachine.ts';
 import { createPhone } from '../support/phone.ts';
-import { isHeld } from '../support/processes.ts';
+import { isHeld, killAll } from '../support/processes.ts';
 import { startPushService } from '../support/pushService.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 import { LATCH_BIN } from '../support/latchCli.ts';
@@ -166,6 +166,8 @@ describe('the whole loop, every part real', () => {
       env: machine.env,
       stdio: 'ignore',
     });
+    // Whatever the outcome, nothing this test started outlives it.
+    onTestFinished(() => killAll([exec.pid!]));
     await expect
       .poll(() => readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim(), {
         timeout: 10_000,
@@ -174,6 +176,7 @@ describe('the whole loop, every part real', () => {
     const sleeper = Number(
       readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim().split(' ')[0],
     );
+    onTestFinished(() => killAll([sleeper]));
 
     await holdPanic(a.browser, origin);
     // Stopped (T), or frozen in latch exec's cgroup where the machine gives it one.
@@ -196,8 +199,6 @@ describe('the whole loop, every part real', () => {
     expect(await hook('Read', { file_path: '/srv/app/README.md' })).toMatchObject({
       permissionDecision: 'allow',
     });
-    process.kill(sleeper, 'SIGKILL');
-    exec.kill('SIGKILL');
   });
 
   describe('a hostile relay', () => {
