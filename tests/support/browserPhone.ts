@@ -53,15 +53,20 @@ export async function launchPhone(
   const context = await launchChromium(name);
   await context.grantPermissions(['notifications'], { origin });
   // PushManager.subscribe cannot succeed without a push service: the test gives the page one.
-  await context.addInitScript((sub: PushSubscriptionJson) => {
-    PushManager.prototype.subscribe = async function () {
+  // Given as text: a function would be sent as its source, which tsx (the benchmarks) rewrites
+  // with helpers the page does not have.
+  await context.addInitScript({
+    content: `PushManager.prototype.subscribe = async function () {
+      const sub = ${JSON.stringify(subscription)};
       return {
         endpoint: sub.endpoint,
         expirationTime: null,
-        toJSON: () => ({ endpoint: sub.endpoint, expirationTime: null, keys: sub.keys }),
-      } as unknown as PushSubscription;
-    };
-  }, subscription);
+        toJSON() {
+          return { endpoint: sub.endpoint, expirationTime: null, keys: sub.keys };
+        },
+      };
+    };`,
+  });
   const page = context.pages()[0] ?? (await context.newPage());
   const cdp = await context.newCDPSession(page);
   await cdp.send('WebAuthn.enable');
