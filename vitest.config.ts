@@ -50,6 +50,8 @@ export default defineConfig({
           globalSetup: ['tests/support/browserSetup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
+          // What a page or a phone should show soon: polled up to a minute, for the same reason.
+          expect: { poll: { timeout: 60_000 } },
         },
       },
       {

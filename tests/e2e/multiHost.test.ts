@@ -152,9 +152,7 @@ async function notificationOf(requestId: string, pushesBefore: number): Promise<
   await phone!.browser.page.goto(origin);
   await deliverPush(phone!.browser, origin, message.payload);
   await expect
-    .poll(async () => (await shownNotifications(phone!.browser)).some((shown) => shown.tag === requestId), {
-      timeout: 10_000,
-    })
+    .poll(async () => (await shownNotifications(phone!.browser)).some((shown) => shown.tag === requestId))
     .toBe(true);
   const shown = (await shownNotifications(phone!.browser)).find(
     (notification) => notification.tag === requestId,
@@ -181,7 +179,7 @@ describe('two real hosts in one fleet, one phone', () => {
     await pairBrowserPhone(beta.machine, origin, pushService, 'Phone', { phone });
     for (const host of [alpha, beta]) {
       await expect
-        .poll(async () => statusJson(host), { timeout: 15_000 })
+        .poll(async () => statusJson(host))
         .toMatchObject({ state: 'armed', relay: 'connected', devices: 1 });
     }
     expect(proxy!.daemonsConnected).toBe(2);
@@ -266,7 +264,7 @@ describe('two real hosts in one fleet, one phone', () => {
   it('one panic from the phone freezes both hosts with kill_switch; one vote resumes both', async () => {
     await holdPanic(phone!.browser, origin);
     for (const host of [alpha, beta]) {
-      await expect.poll(() => status(host), { timeout: 15_000 }).toBe(1);
+      await expect.poll(() => status(host)).toBe(1);
       expect(audited(host, 'freeze').at(-1)).toMatchObject({
         cause: 'relay',
         verified: true,
@@ -286,7 +284,7 @@ describe('two real hosts in one fleet, one phone', () => {
     await phone!.browser.page.goto(origin);
     await phone!.browser.page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
     for (const host of [alpha, beta]) {
-      await expect.poll(() => status(host), { timeout: 15_000 }).toBe(0);
+      await expect.poll(() => status(host)).toBe(0);
       expect(audited(host, 'resume').at(-1)).toMatchObject({ votes: [expect.any(String)], needed: 1 });
       expect(await hook(host, 'Read', { file_path: '/srv/app/README.md' })).toMatchObject({
         permissionDecision: 'allow',
@@ -297,7 +295,7 @@ describe('two real hosts in one fleet, one phone', () => {
   it('latch panic on one host freezes the other too, and the phone’s vote resumes both', async () => {
     const panic = await runLatch(beta.machine, ['panic', 'from', 'beta']);
     expect(panic.code).toBe(0);
-    for (const host of [alpha, beta]) await expect.poll(() => status(host), { timeout: 15_000 }).toBe(1);
+    for (const host of [alpha, beta]) await expect.poll(() => status(host)).toBe(1);
     expect(await hook(alpha, 'Read', { file_path: '/srv/app/README.md' })).toMatchObject({
       permissionDecision: 'deny',
       permissionDecisionReason: expect.stringMatching(/^latch: kill_switch/),
@@ -315,7 +313,7 @@ describe('two real hosts in one fleet, one phone', () => {
     await phone!.browser.page.goto(origin);
     await phone!.browser.page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
     for (const host of [alpha, beta]) {
-      await expect.poll(() => status(host), { timeout: 15_000 }).toBe(0);
+      await expect.poll(() => status(host)).toBe(0);
       expect(await hook(host, 'Read', { file_path: '/srv/app/README.md' })).toMatchObject({
         permissionDecision: 'allow',
       });

@@ -114,7 +114,7 @@ const approveOn = (phone: PairedBrowserPhone, title: RegExp) => approvePending(p
 async function denyOn(phone: PairedBrowserPhone, title: RegExp): Promise<void> {
   await openPending(phone.browser, origin, title);
   await phone.browser.page.getByRole('button', { name: 'Deny' }).click();
-  await phone.browser.page.getByRole('status').getByText('Denied').waitFor({ timeout: 10_000 });
+  await phone.browser.page.getByRole('status').getByText('Denied').waitFor();
 }
 
 const refusals = (requestId: string) =>
@@ -169,9 +169,7 @@ describe('the whole loop, every part real', () => {
     // Whatever the outcome, nothing this test started outlives it.
     onTestFinished(() => killAll([exec.pid!]));
     await expect
-      .poll(() => readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim(), {
-        timeout: 10_000,
-      })
+      .poll(() => readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim())
       .not.toBe('');
     const sleeper = Number(
       readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim().split(' ')[0],
@@ -180,7 +178,7 @@ describe('the whole loop, every part real', () => {
 
     await holdPanic(a.browser, origin);
     // Stopped (T), or frozen in latch exec's cgroup where the machine gives it one.
-    await expect.poll(() => isHeld(sleeper), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => isHeld(sleeper)).toBe(true);
     expect(await hook('Read', { file_path: '/srv/app/README.md' })).toMatchObject({
       permissionDecision: 'deny',
       permissionDecisionReason: expect.stringMatching(/^latch: kill_switch/),
@@ -192,10 +190,10 @@ describe('the whole loop, every part real', () => {
       await phone.browser.page
         .getByText(/^(Your vote is counted\.|Armed)/)
         .first()
-        .waitFor({ timeout: 10_000 });
+        .waitFor();
     }
-    await expect.poll(async () => (await runLatch(machine, ['status'])).code, { timeout: 15_000 }).toBe(0);
-    await expect.poll(() => isHeld(sleeper), { timeout: 10_000 }).toBe(false);
+    await expect.poll(async () => (await runLatch(machine, ['status'])).code).toBe(0);
+    await expect.poll(() => isHeld(sleeper)).toBe(false);
     expect(await hook('Read', { file_path: '/srv/app/README.md' })).toMatchObject({
       permissionDecision: 'allow',
     });
@@ -280,7 +278,7 @@ describe('the whole loop, every part real', () => {
       await a.browser.page.goto(origin);
       // The box is bound to its own request: under another request id it does not open, so the
       // harmless text is never shown for the dangerous call.
-      await a.browser.page.getByText('Nothing is waiting.').waitFor({ timeout: 10_000 });
+      await a.browser.page.getByText('Nothing is waiting.').waitFor();
       expect(await answer).toMatchObject({
         permissionDecision: 'deny',
         permissionDecisionReason: expect.stringMatching(/^latch: expired/),
@@ -293,11 +291,9 @@ describe('the whole loop, every part real', () => {
       const answer = hook('Bash', { command: 'rm -rf node_modules' });
       // Stored at the relay: the phone lists it.
       await b.browser.page.goto(origin);
-      await b.browser.page
-        .getByRole('button', { name: /Bash: rm -rf node_modules/ })
-        .waitFor({ timeout: 15_000 });
+      await b.browser.page.getByRole('button', { name: /Bash: rm -rf node_modules/ }).waitFor();
       await relay.stop();
-      await expect.poll(() => proxy.daemonConnected, { timeout: 10_000 }).toBe(false);
+      await expect.poll(() => proxy.daemonConnected).toBe(false);
       relay = await startRelay({ persistTo: relayState, envFile, port: relay.port });
       await approveOn(b, /Bash: rm -rf node_modules/);
       // The daemon was away while the phone decided: it hears the decision when it is back.
@@ -315,7 +311,7 @@ describe('the whole loop, every part real', () => {
       };
       await daemon.stop();
       daemon = await startDaemon(machine);
-      await expect.poll(() => proxy.daemonConnected, { timeout: 15_000 }).toBe(true);
+      await expect.poll(() => proxy.daemonConnected).toBe(true);
       proxy.inject({
         v: PROTOCOL_VERSION,
         type: 'approved',

@@ -382,12 +382,12 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
     problems.push(...(await auditPhone(phoneA, 'request-critical')));
 
     await page.keyboard.press('Escape');
-    await page.getByRole('status').getByText('Denied').waitFor({ timeout: 10_000 });
+    await page.getByRole('status').getByText('Denied').waitFor();
     problems.push(...(await auditPhone(phoneA, 'result-denied')));
     for (const title of [/Run the database migration/, /Publish the package/]) {
       await openPending(phoneA, origin, title);
       await page.getByRole('button', { name: 'Deny' }).click();
-      await page.getByRole('status').getByText('Denied').waitFor({ timeout: 10_000 });
+      await page.getByRole('status').getByText('Denied').waitFor();
     }
     expect((await Promise.all([bare, migrate, drop])).map(({ code }) => code)).toEqual([1, 1, 1]);
 
@@ -401,13 +401,13 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
   it('the frozen state, which a resume clears at once, without a reload', async () => {
     const page = phoneA.page;
     await holdPanic(phoneA, origin);
-    await page.getByText('FROZEN', { exact: true }).waitFor({ timeout: 10_000 });
+    await page.getByText('FROZEN', { exact: true }).waitFor();
     await page.getByText('Frozen. Every agent is stopped.').waitFor();
     const problems = await auditPhone(phoneA, 'frozen');
     await page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
-    await page.getByText(/^Armed/).waitFor({ timeout: 15_000 });
+    await page.getByText(/^Armed/).waitFor();
     // Nothing on screen says "frozen" any more: not the status, not the panic's notice.
-    await expect.poll(() => page.getByText(/frozen/i).count(), { timeout: 10_000 }).toBe(0);
+    await expect.poll(() => page.getByText(/frozen/i).count()).toBe(0);
     expect((await runLatch(machine, ['status'])).code).toBe(0);
     expect(problems).toEqual([]);
   });
@@ -432,9 +432,7 @@ describe('pairing and notifications', () => {
       .toBe(1);
     const page = launched.browser!.page;
     await expect
-      .poll(() => page.evaluate(() => (window as unknown as { __pushHeld(): number }).__pushHeld()), {
-        timeout: 10_000,
-      })
+      .poll(() => page.evaluate(() => (window as unknown as { __pushHeld(): number }).__pushHeld()))
       .toBeGreaterThan(0);
     expect(await page.getByText('Notifications are on.').count()).toBe(0);
     // ...and when it does, the relay gets the subscription: this phone's pushes arrive.

@@ -125,7 +125,7 @@ async function showOn(phone: PairedBrowserPhone, from: number): Promise<string> 
   const { requestId } = found.message;
   await parkOnDevices(phone.browser);
   await deliverPush(phone.browser, origin, found.payload);
-  await expect.poll(() => notificationsOf(phone.browser, requestId), { timeout: 15_000 }).toHaveLength(1);
+  await expect.poll(() => notificationsOf(phone.browser, requestId)).toHaveLength(1);
   return requestId;
 }
 
@@ -204,9 +204,9 @@ describe('deciding from a notification', () => {
     a.browser.context.on('request', watch);
 
     await tapNotification(a.browser, requestId, 'approve');
-    await a.browser.page.waitForURL(new RegExp(`/requests/[^/]+/${requestId}$`), { timeout: 15_000 });
+    await a.browser.page.waitForURL(new RegExp(`/requests/[^/]+/${requestId}$`));
     const approve = a.browser.page.getByRole('button', { name: 'Approve with Face ID' });
-    await approve.waitFor({ timeout: 15_000 });
+    await approve.waitFor();
     await a.browser.page.getByText('npm publish', { exact: true }).waitFor();
     expect(await notificationsOf(a.browser, requestId)).toEqual([]);
 
@@ -217,17 +217,17 @@ describe('deciding from a notification', () => {
       origin,
       (await nextPush(a, (m) => m.type === 'request' && m.requestId === requestId)).payload,
     );
-    await expect.poll(() => notificationsOf(a.browser, requestId), { timeout: 15_000 }).toHaveLength(1);
+    await expect.poll(() => notificationsOf(a.browser, requestId)).toHaveLength(1);
     await tapNotification(a.browser, requestId, '');
-    await a.browser.page.waitForURL(new RegExp(`/requests/[^/]+/${requestId}$`), { timeout: 15_000 });
-    await approve.waitFor({ timeout: 15_000 });
+    await a.browser.page.waitForURL(new RegExp(`/requests/[^/]+/${requestId}$`));
+    await approve.waitFor();
 
     // Nothing was decided by the taps: the agent still waits.
     a.browser.context.off('request', watch);
     expect(decisions).toEqual([]);
     expect(settled).toBe(false);
     await approve.click();
-    await a.browser.page.getByRole('status').getByText('Approved').waitFor({ timeout: 15_000 });
+    await a.browser.page.getByRole('status').getByText('Approved').waitFor();
     expect(await answer).toMatchObject({ decision: 'allow', reason: 'latch: approved on Phone A' });
   });
 
@@ -241,8 +241,8 @@ describe('deciding from a notification', () => {
       expect(await a.browser.page.evaluate(() => navigator.serviceWorker.controller)).toBeNull();
       await a.browser.page.getByRole('button', { name: /Panic/ }).waitFor();
       await tapNotification(a.browser, requestId, 'approve');
-      await a.browser.page.waitForURL(new RegExp(`/requests/[^/]+/${requestId}$`), { timeout: 15_000 });
-      await a.browser.page.getByRole('button', { name: 'Approve with Face ID' }).waitFor({ timeout: 15_000 });
+      await a.browser.page.waitForURL(new RegExp(`/requests/[^/]+/${requestId}$`));
+      await a.browser.page.getByRole('button', { name: 'Approve with Face ID' }).waitFor();
     } finally {
       await a.browser.cdp.send('Network.setBypassServiceWorker', { bypass: false });
     }
@@ -274,9 +274,7 @@ describe('closing a notification when its request stops waiting', () => {
     await deliverPush(a.browser, origin, JSON.stringify({ v: 1, type: 'closed', fleet, requestId: 'other' }));
     // A push the worker visibly handles after those: once it shows, they were handled too.
     await deliverPush(a.browser, origin, JSON.stringify({ v: 1, type: 'summary', fleet, pending: 1 }));
-    await expect
-      .poll(() => notificationsOf(a.browser, `summary-${fleet}`), { timeout: 15_000 })
-      .toHaveLength(1);
+    await expect.poll(() => notificationsOf(a.browser, `summary-${fleet}`)).toHaveLength(1);
     expect(await notificationsOf(a.browser, requestId)).toHaveLength(1);
     await a.browser.page.evaluate(async (tag) => {
       for (const shown of await (await navigator.serviceWorker.ready).getNotifications({ tag }))
@@ -284,7 +282,7 @@ describe('closing a notification when its request stops waiting', () => {
     }, `summary-${fleet}`);
 
     await deliverPush(a.browser, origin, close.payload);
-    await expect.poll(() => notificationsOf(a.browser, requestId), { timeout: 15_000 }).toEqual([]);
+    await expect.poll(() => notificationsOf(a.browser, requestId)).toEqual([]);
     // Phone B shows the outcome of its own deny; no close was sent to it.
     expect(await notificationsOf(b.browser, requestId)).toEqual([
       expect.objectContaining({ title: 'Denied' }),
@@ -303,7 +301,7 @@ describe('closing a notification when its request stops waiting', () => {
     expect(await asked).toMatchObject({ code: 1, stdout: expect.stringMatching(/^denied: expired/) });
     for (const phone of [a, b]) {
       await deliverPush(phone.browser, origin, (await closedPush(phone, requestId)).payload);
-      await expect.poll(() => notificationsOf(phone.browser, requestId), { timeout: 15_000 }).toEqual([]);
+      await expect.poll(() => notificationsOf(phone.browser, requestId)).toEqual([]);
     }
   });
 
@@ -316,6 +314,6 @@ describe('closing a notification when its request stops waiting', () => {
 
     await a.browser.page.goto(origin);
     await a.browser.page.getByRole('heading', { name: /Waiting for you/ }).waitFor();
-    await expect.poll(() => notificationsOf(a.browser, requestId), { timeout: 15_000 }).toEqual([]);
+    await expect.poll(() => notificationsOf(a.browser, requestId)).toEqual([]);
   });
 });

@@ -111,7 +111,7 @@ describe('installable and offline', () => {
     // One visit online: the list as the relay has it.
     const online = Date.now();
     await openControlled();
-    await item.waitFor({ timeout: 15_000 });
+    await item.waitFor();
     const panic = page.getByRole('button', { name: /Panic/ });
     expect(await panic.isDisabled()).toBe(false);
 
@@ -120,9 +120,9 @@ describe('installable and offline', () => {
     try {
       await page.reload();
       // The shell, from the worker's cache; the list, as last known; and no endless "Loading…".
-      await panic.waitFor({ timeout: 15_000 });
+      await panic.waitFor();
       const banner = page.getByRole('status').filter({ hasText: /^Offline/ });
-      await banner.waitFor({ timeout: 15_000 });
+      await banner.waitFor();
       const said = /^Offline — showing what was known at (\d\d:\d\d)\./.exec((await banner.textContent())!);
       expect(said?.[1]).toBeDefined();
       expect([await clockAt(online), await clockAt(cut)]).toContain(said![1]);
@@ -161,7 +161,7 @@ describe('installable and offline', () => {
       if (!message.ok || message.value.type !== 'request') throw new Error('no request push');
       const { requestId } = message.value;
       await deliverPush(phone.browser, origin, pushed.at(-1)!.payload);
-      await expect.poll(() => notificationsOf(phone.browser, requestId), { timeout: 15_000 }).toHaveLength(1);
+      await expect.poll(() => notificationsOf(phone.browser, requestId)).toHaveLength(1);
       await tapNotification(phone.browser, requestId, 'deny');
       expect(await notificationsOf(phone.browser, requestId)).toEqual([
         expect.objectContaining({
@@ -177,8 +177,8 @@ describe('installable and offline', () => {
     await page
       .getByRole('status')
       .filter({ hasText: /^Offline/ })
-      .waitFor({ state: 'detached', timeout: 15_000 });
-    await expect.poll(() => panic.isDisabled(), { timeout: 15_000 }).toBe(false);
+      .waitFor({ state: 'detached' });
+    await expect.poll(() => panic.isDisabled()).toBe(false);
     await item.click();
     const deny = page.getByRole('button', { name: 'Deny' });
     await deny.waitFor();
@@ -186,13 +186,13 @@ describe('installable and offline', () => {
     // Losing the network on the request screen turns its answers off; they return with the relay.
     await context.setOffline(true);
     try {
-      await expect.poll(() => deny.isDisabled(), { timeout: 15_000 }).toBe(true);
+      await expect.poll(() => deny.isDisabled()).toBe(true);
       expect(await page.getByRole('button', { name: /^Approve/ }).isDisabled()).toBe(true);
       await page.keyboard.press('Escape'); // Escape denies, but not offline
     } finally {
       await context.setOffline(false);
     }
-    await expect.poll(() => deny.isDisabled(), { timeout: 15_000 }).toBe(false);
+    await expect.poll(() => deny.isDisabled()).toBe(false);
     await deny.click();
     expect(JSON.parse((await answer).stdout)).toMatchObject({
       hookSpecificOutput: { permissionDecision: 'deny' },

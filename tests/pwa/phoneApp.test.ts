@@ -114,7 +114,7 @@ describe('the phone app', () => {
     await browser.page.goto(origin);
     await deliverPush(browser, origin, message!.payload);
     await expect
-      .poll(() => shownNotifications(browser), { timeout: 10_000 })
+      .poll(() => shownNotifications(browser))
       .toEqual([
         expect.objectContaining({
           title: 'test-box: Bash',
@@ -139,11 +139,11 @@ describe('the phone app', () => {
     await approve.focus().catch(() => {});
     await browser.page.keyboard.press('Enter');
     expect(await browser.page.getByText('Approved').count()).toBe(0);
-    await expect.poll(() => approve.isDisabled(), { timeout: 15_000 }).toBe(false);
+    await expect.poll(() => approve.isDisabled()).toBe(false);
     await browser.page.keyboard.press('Enter');
     expect(await browser.page.getByText('Approved').count()).toBe(0);
     await approve.click();
-    await browser.page.getByRole('status').getByText('Approved').waitFor({ timeout: 10_000 });
+    await browser.page.getByRole('status').getByText('Approved').waitFor();
     // The relay took the token; the daemon verified it and let the call through.
     expect(await hook).toMatchObject({
       permissionDecision: 'allow',
@@ -160,7 +160,7 @@ describe('the phone app', () => {
     await browser.page
       .getByRole('status')
       .getByText('Denied')
-      .waitFor({ timeout: 10_000 })
+      .waitFor()
       .catch(async (error: unknown) => {
         console.error('the phone showed:', await browser.page.locator('body').textContent(), browser.errors);
         throw error;
@@ -177,7 +177,7 @@ describe('the phone app', () => {
       timeoutMs: 30_000,
     });
     await openFirstPending(browser, /Publish the package/);
-    await browser.page.getByRole('status').getByText('Expired').waitFor({ timeout: 15_000 });
+    await browser.page.getByRole('status').getByText('Expired').waitFor();
     expect(await request).toMatchObject({ code: 1, stdout: expect.stringMatching(/^denied: expired/) });
   }, 60_000);
 
@@ -201,9 +201,7 @@ describe('the phone app', () => {
       { timeoutMs: 90_000 },
     );
     await openFirstPending(browser, /Deploy prod now/);
-    await expect
-      .poll(() => browser.page.getByRole('note').textContent(), { timeout: 10_000 })
-      .toMatch(/^Text shortened/);
+    await expect.poll(() => browser.page.getByRole('note').textContent()).toMatch(/^Text shortened/);
     const text = (await browser.page.locator('main').textContent())!;
     expect(text).toContain('Deploy prod now');
     expect(text).toContain('git push origin main');
@@ -220,8 +218,8 @@ describe('the phone app', () => {
     expect((await runLatch(machine, ['status'])).code).toBe(0);
     // A hold is.
     await holdPanic(a.browser, origin);
-    await a.browser.page.getByText('FROZEN', { exact: true }).waitFor({ timeout: 10_000 });
-    await expect.poll(async () => (await runLatch(machine, ['status'])).code, { timeout: 10_000 }).toBe(1);
+    await a.browser.page.getByText('FROZEN', { exact: true }).waitFor();
+    await expect.poll(async () => (await runLatch(machine, ['status'])).code).toBe(1);
     await a.browser.page.getByText('Votes to resume: 0 of 2').waitFor();
     await a.browser.screenshot('frozen');
 
@@ -231,7 +229,7 @@ describe('the phone app', () => {
         votes.push({ url: request.url(), body: request.postData() ?? '' });
     });
     await a.browser.page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
-    await a.browser.page.getByText('Votes to resume: 1 of 2').waitFor({ timeout: 10_000 });
+    await a.browser.page.getByText('Votes to resume: 1 of 2').waitFor();
     await a.browser.page.getByText('This phone has voted.').waitFor();
     // The phone named the freeze by the id it computed from the envelope: the one the host holds.
     expect(JSON.parse(votes[0]!.body)).toMatchObject({
@@ -251,11 +249,11 @@ describe('the phone app', () => {
 
     await b.browser.page.goto(origin);
     await b.browser.page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
-    await b.browser.page.getByText(/^Armed/).waitFor({ timeout: 10_000 });
-    await expect.poll(async () => (await runLatch(machine, ['status'])).code, { timeout: 10_000 }).toBe(0);
+    await b.browser.page.getByText(/^Armed/).waitFor();
+    await expect.poll(async () => (await runLatch(machine, ['status'])).code).toBe(0);
     // Phone A, left on its home screen, sees the resume without a reload: no "Frozen" anywhere.
-    await a.browser.page.getByText(/^Armed/).waitFor({ timeout: 15_000 });
-    await expect.poll(() => a.browser.page.getByText(/frozen/i).count(), { timeout: 10_000 }).toBe(0);
+    await a.browser.page.getByText(/^Armed/).waitFor();
+    await expect.poll(() => a.browser.page.getByText(/frozen/i).count()).toBe(0);
   }, 90_000);
 
   it('fits a 320 px wide screen without scrolling sideways, in dark mode too', async () => {

@@ -61,7 +61,7 @@ export async function pairBrowserPhone(
     await exited;
     if (!terminal.includes(`Your phone shows this code: ${shown}`))
       throw new Error(`the phone and the terminal show different codes:\n${terminal}`);
-    await browser.page.getByText(/^Paired with .+\.$/).waitFor({ timeout: 10_000 });
+    await browser.page.getByText(/^Paired with .+\.$/).waitFor();
     await browser.page.getByText('Notifications are on.').waitFor({ timeout: 30_000 });
     // The secret left the address bar once read.
     if (browser.page.url() !== `${origin}/pair`)
@@ -88,7 +88,7 @@ async function launchPairingPhone(
 export async function openPending(phone: BrowserPhone, origin: string, title: RegExp): Promise<void> {
   await phone.page.goto(origin);
   const item = phone.page.getByRole('button', { name: title });
-  await item.first().waitFor({ timeout: 15_000 });
+  await item.first().waitFor();
   await item.first().click();
 }
 
@@ -96,7 +96,7 @@ export async function openPending(phone: BrowserPhone, origin: string, title: Re
 export async function approvePending(phone: BrowserPhone, origin: string, title: RegExp): Promise<void> {
   await openPending(phone, origin, title);
   await phone.page.getByRole('button', { name: 'Approve with Face ID' }).click({ timeout: 40_000 });
-  await phone.page.getByRole('status').getByText('Approved').waitFor({ timeout: 10_000 });
+  await phone.page.getByRole('status').getByText('Approved').waitFor();
 }
 
 /** Holds the panic button long enough to fire it. */

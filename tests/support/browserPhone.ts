@@ -23,12 +23,15 @@ export interface BrowserPhone {
   close(): Promise<void>;
 }
 
-/** Chromium (findChromium), headless, phone-sized, with a fresh profile; `args` adds flags (a fake camera). */
-export function launchChromium(name: string, args: string[] = []): Promise<BrowserContext> {
+/**
+ * Chromium (findChromium), headless, phone-sized, with a fresh profile; `args` adds flags (a fake
+ * camera). Its waits give up after a minute: a hang detector, generous for a loaded CI machine.
+ */
+export async function launchChromium(name: string, args: string[] = []): Promise<BrowserContext> {
   const executablePath = findChromium();
   if (!executablePath) throw new Error('no Chromium found: install chromium, or set CHROMIUM_PATH');
   const profile = mkdtempSync(join(tmpdir(), `latch-phone-${name}-`));
-  return chromium.launchPersistentContext(profile, {
+  const context = await chromium.launchPersistentContext(profile, {
     executablePath,
     headless: true,
     viewport: { width: 390, height: 844 },
@@ -43,6 +46,8 @@ export function launchChromium(name: string, args: string[] = []): Promise<Brows
       ...args,
     ],
   });
+  context.setDefaultTimeout(60_000);
+  return context;
 }
 
 export async function launchPhone(
