@@ -7,6 +7,8 @@ import type { HostFrame } from '../shared/messages/relayViews.ts';
 import { tightenToOwnerOnly } from './config/fileModes.ts';
 import { latchFiles, ownerOnlyFiles, socketPath as defaultSocketPath } from './config/paths.ts';
 import { Gatekeeper } from './gate/gatekeeper.ts';
+import { withdrawLeftBehind } from './gate/withdrawal.ts';
+import { revokeFromPhone } from './grants/revokeFromPhone.ts';
 import { loadHostIdentity } from './identity/hostIdentity.ts';
 import { KillSwitch } from './kill-switch/killSwitch.ts';
 import { panic, tellFleetOfPanic } from './kill-switch/panic.ts';
@@ -19,6 +21,8 @@ import type { DaemonStatus } from './socket/localApi.ts';
 import { openState } from './state/openState.ts';
 
 const MAX_LOCAL_BODY_BYTES = 1024 * 1024;
+/** How long a stopping daemon waits for the relay to hear what it withdraws (systemd allows 90 s). */
+const WITHDRAW_ON_STOP_MS = 3000;
 
 export interface RunningDaemon {
   socketPath: string;
@@ -103,7 +107,11 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
     relying,
     hostId: host.id,
     totpPath: files.totp,
+    // Declared below; called only once the daemon runs.
+    freezeFleet: (reason) => panic(panicContext, reason, 'reported on a phone'),
   });
+
+  const leftBehind = withdrawLeftBehind(store, audit);
 
   let relayStatus: ConnectionStatus = 'connecting';
   let unreachableSince: number | undefined = Date.now();
@@ -138,6 +146,9 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
       case 'expired':
         gatekeeper.onExpired(event.requestId);
         break;
+      case 'grant_revoked':
+        await revokeFromPhone(event.envelope, { store, audit, hostId: host.id });
+        break;
       case 'frozen':
         if (frame.seq > summed.seq || (await freezeId(event.envelope)) === summed.inForce)
           await killSwitch.applyFreeze(event.envelope, 'relay');
@@ -164,8 +175,10 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
     },
     onStatus: (status) => {
       relayStatus = status;
-      if (status === 'connected') unreachableSince = undefined;
-      else unreachableSince ??= Date.now();
+      if (status === 'connected') {
+        unreachableSince = undefined;
+        for (const requestId of leftBehind.splice(0)) void relay.withdrawRequest(requestId);
+      } else unreachableSince ??= Date.now();
     },
     log,
   });
@@ -266,6 +279,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
   return {
     socketPath,
     stop: async () => {
+      await gatekeeper.withdrawAll(WITHDRAW_ON_STOP_MS);
       clearInterval(strictCheck);
       connection.stop();
       for (const watcher of watchers) watcher.end();

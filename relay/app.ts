@@ -2,7 +2,11 @@ import { Hono, type Context } from 'hono';
 import { DEVICE_AUTH_HEADERS } from '../shared/device-auth/deviceRequest.ts';
 import { capabilityTokenSchema, approvalRequestSchema } from '../shared/messages/approvals.ts';
 import { pushSubscriptionSchema } from '../shared/messages/common.ts';
-import { denyEnvelopeSchema, freezeEnvelopeSchema } from '../shared/messages/envelopes.ts';
+import {
+  denyEnvelopeSchema,
+  freezeEnvelopeSchema,
+  revokeGrantEnvelopeSchema,
+} from '../shared/messages/envelopes.ts';
 import { resumeVoteSchema } from '../shared/messages/killSwitch.ts';
 import { LIMITS } from '../shared/messages/limits.ts';
 import {
@@ -182,6 +186,12 @@ app.post('/v1/fleets/:fleet/requests', async (c) => {
   return reply(c, created, created.ok && !created.value.joined ? 201 : 200);
 });
 
+// The host withdraws a request nobody on it waits for any more; no body, its token is enough.
+app.post('/v1/fleets/:fleet/requests/:id/withdraw', async (c) => {
+  const stub = fleetOf(c);
+  return reply(c, await stub.withdrawRequest(stub.fleet, bearer(c), idParam(c, 'id')));
+});
+
 app.get('/v1/fleets/:fleet/connect', async (c) => {
   const stub = fleetOf(c);
   if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') {
@@ -225,6 +235,13 @@ app.post('/v1/fleets/:fleet/requests/:id/deny', async (c) => {
   const { value: envelope } = await message(c, denyEnvelopeSchema);
   const result = await stub.deny(stub.fleet, idParam(c, 'id'), envelope);
   return reply(c, result.ok ? { ok: true, value: { v: PROTOCOL_VERSION, ...result.value } } : result);
+});
+
+// A phone revokes a rule it allowed; the relay carries it to the host and never learns the rule.
+app.post('/v1/fleets/:fleet/grants/revoke', async (c) => {
+  const stub = fleetOf(c);
+  const { value: envelope } = await message(c, revokeGrantEnvelopeSchema);
+  return reply(c, await stub.revokeGrant(stub.fleet, envelope));
 });
 
 app.get('/v1/fleets/:fleet/members', async (c) => {

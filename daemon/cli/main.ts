@@ -133,6 +133,22 @@ export function buildProgram(): Command {
     .option('--project', 'the current directory’s project settings instead of yours')
     .action(lazy(() => import('./commands/uninstall.ts')));
 
+  const policy = program.command('policy').description('the rules phones allowed with an approval');
+  policy
+    .command('grants')
+    .description('list the rules allowed from a phone (“calls like this”) still in force')
+    .option(...jsonOption)
+    .action(lazy(() => import('./commands/policyGrants.ts')));
+  policy
+    .command('revoke')
+    .description('revoke one rule allowed from a phone, or all of them (no phone needed: it tightens)')
+    .argument('[id]', 'the rule’s id, from latch policy grants')
+    .option('--all', 'every rule in force')
+    .option(...jsonOption)
+    .action(async (id: string | undefined, options: { all?: boolean; json?: boolean }) =>
+      (await import('./commands/policyGrants.ts')).revoke(id, options),
+    );
+
   program
     .command('audit')
     .description('the audit log')

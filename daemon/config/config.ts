@@ -6,7 +6,15 @@ import { tomlKeyLine } from './tomlKeyLine.ts';
 export interface LatchConfig {
   relay: { url: string };
   host: { name: string; fleet: string };
-  approvals: { timeoutSeconds: number };
+  approvals: {
+    timeoutSeconds: number;
+    /** Push-fatigue step-up: after this many phone approvals within the window, a review hold. */
+    burstApprovals: number;
+    burstWindowSeconds: number;
+    reviewSeconds: number;
+    /** How long a phone's deny marks the same request asked again. */
+    askedAgainSeconds: number;
+  };
   killSwitch: { quorum: number; strict: boolean; graceSeconds: number; onFreeze: 'stop' | 'terminate' };
   fallback: { mode: 'none' | 'totp' | 'challenge' };
   audit: { content: 'full' | 'none' };
@@ -43,6 +51,14 @@ fleet = ${JSON.stringify(options.fleet)}
 [approvals]
 # How long a request waits for a phone, in seconds. No answer in time is a deny.
 timeout_seconds = 300
+# Push fatigue (docs/security.md): after burst_approvals phone approvals within
+# burst_window_seconds, each new request waits review_seconds before an approval counts.
+burst_approvals = 5
+burst_window_seconds = 600
+review_seconds = 30
+# A request asked again this soon after a phone denied it is marked, held, and cannot be
+# approved from the notification.
+asked_again_seconds = 600
 
 [kill_switch]
 # Phones needed to resume after a freeze. 1 suits a single phone; once more are paired, raise
@@ -74,7 +90,10 @@ type Table = Record<string, unknown>;
 const SETTINGS = new Map<string, readonly string[]>([
   ['relay', ['url']],
   ['host', ['name', 'fleet']],
-  ['approvals', ['timeout_seconds']],
+  [
+    'approvals',
+    ['timeout_seconds', 'burst_approvals', 'burst_window_seconds', 'review_seconds', 'asked_again_seconds'],
+  ],
   ['kill_switch', ['quorum', 'strict', 'grace_seconds', 'on_freeze']],
   ['fallback', ['mode']],
   ['audit', ['content']],
@@ -185,6 +204,38 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
         300,
         isCount(5, 86_400),
         'whole seconds from 5 to 86400',
+      ),
+      burstApprovals: pick(
+        approvals,
+        'burst_approvals',
+        'approvals',
+        5,
+        isCount(1, 1000),
+        'a whole number from 1 to 1000',
+      ),
+      burstWindowSeconds: pick(
+        approvals,
+        'burst_window_seconds',
+        'approvals',
+        600,
+        isCount(1, 86_400),
+        'whole seconds from 1 to 86400',
+      ),
+      reviewSeconds: pick(
+        approvals,
+        'review_seconds',
+        'approvals',
+        30,
+        isCount(1, 3600),
+        'whole seconds from 1 to 3600',
+      ),
+      askedAgainSeconds: pick(
+        approvals,
+        'asked_again_seconds',
+        'approvals',
+        600,
+        isCount(0, 86_400),
+        'whole seconds from 0 to 86400',
       ),
     },
     killSwitch: {

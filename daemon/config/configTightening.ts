@@ -33,6 +33,32 @@ export function configChanges(approved: LatchConfig, next: LatchConfig): ConfigC
     next.approvals.timeoutSeconds,
     next.approvals.timeoutSeconds < approved.approvals.timeoutSeconds,
   );
+  // Push fatigue: a hold after fewer approvals, counted over a longer window, held longer; a
+  // deny remembered longer.
+  compare(
+    'approvals.burst_approvals',
+    approved.approvals.burstApprovals,
+    next.approvals.burstApprovals,
+    next.approvals.burstApprovals < approved.approvals.burstApprovals,
+  );
+  compare(
+    'approvals.burst_window_seconds',
+    approved.approvals.burstWindowSeconds,
+    next.approvals.burstWindowSeconds,
+    next.approvals.burstWindowSeconds > approved.approvals.burstWindowSeconds,
+  );
+  compare(
+    'approvals.review_seconds',
+    approved.approvals.reviewSeconds,
+    next.approvals.reviewSeconds,
+    next.approvals.reviewSeconds > approved.approvals.reviewSeconds,
+  );
+  compare(
+    'approvals.asked_again_seconds',
+    approved.approvals.askedAgainSeconds,
+    next.approvals.askedAgainSeconds,
+    next.approvals.askedAgainSeconds > approved.approvals.askedAgainSeconds,
+  );
   compare(
     'kill_switch.quorum',
     approved.killSwitch.quorum,

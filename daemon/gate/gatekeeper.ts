@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { requestHash } from '../../shared/approvals/requestHash.ts';
 import type { ApprovalBinding } from '../../shared/approvals/approvalChallenge.ts';
@@ -7,10 +6,12 @@ import { sealRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
 import { fromBase64url, toBase64url } from '../../shared/encoding/base64url.ts';
 import { randomBytes } from '../../shared/encoding/bytes.ts';
 import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
-import type { CapabilityToken, RequestDetails } from '../../shared/messages/approvals.ts';
+import type { CapabilityToken, RequestDetails, SimilarCall } from '../../shared/messages/approvals.ts';
+import { similarCommandText } from '../../shared/approvals/similarCallText.ts';
 import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
-import type { DenyEnvelope } from '../../shared/messages/envelopes.ts';
+import type { DenyEnvelope, ReportScope } from '../../shared/messages/envelopes.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
+import { keepStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
 import { sanitizeText } from '../../shared/text/sanitizeText.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
@@ -25,9 +26,17 @@ import type { PolicyKeeper } from '../policy/policyKeeper.ts';
 import type { RelayClient } from '../relay/relayClient.ts';
 import type { BlockReason, FallbackOffer, GateAnswer, GateRequest } from '../socket/localApi.ts';
 import type { StateStore } from '../state/stateStore.ts';
+import { Grants } from '../grants/grants.ts';
+import { proposeSimilar } from '../grants/proposeSimilar.ts';
+import { Callers } from './callers.ts';
+import { conversationId } from './conversationId.ts';
+import { unifiedDiff } from '../diff/unifiedDiff.ts';
 import { dedupKey } from './dedupKey.ts';
+import { requestCard } from './requestCard.ts';
 import { deny } from './deny.ts';
+import { PushFatigue } from './pushFatigue.ts';
 import { terminalFallbackOr } from './terminalFallback.ts';
+import { recordWithdrawal, type WithdrawalReason } from './withdrawal.ts';
 
 export interface GatekeeperOptions {
   /** The config in force at start; `configKeeper` says what is in force from then on. */
@@ -41,6 +50,8 @@ export interface GatekeeperOptions {
   relying: { origins: readonly string[]; rpId: string };
   hostId: string;
   totpPath: string;
+  /** Freezes the fleet, as `latch panic` does: a phone's verified report asks for it. */
+  freezeFleet(reason: string): Promise<unknown>;
 }
 
 interface Waiter {
@@ -55,6 +66,8 @@ export interface ChangeRequest {
   key: string;
   title: string;
   detail: string;
+  /** What the change changes, as a unified diff (a loosened policy). */
+  diff?: string;
   risk: RiskLevel;
   /** What a person types to approve it at critical risk. */
   target: string;
@@ -69,6 +82,8 @@ export interface Conversation {
    * with what it typed, or undefined (declined, gone, or no answer by `offer.exp`).
    */
   askOnTerminal?(offer: FallbackOffer): Promise<string | undefined>;
+  /** Aborts when the caller hangs up before its answer (killed, cancelled, timed out). */
+  gone?: AbortSignal;
 }
 
 const strictest = (a: RiskLevel, b: RiskLevel | undefined): RiskLevel =>
@@ -93,18 +108,26 @@ export class Gatekeeper {
   readonly #options: GatekeeperOptions;
   readonly #waiting = new Map<string, Waiter>();
   readonly #byDedupKey = new Map<string, Promise<GateAnswer>>();
+  /** Who waits on each ask in #byDedupKey: when all have hung up, its request is withdrawn. */
+  readonly #callersByDedupKey = new Map<string, Callers>();
   readonly #askedLoosenings = new Set<string>();
   /** Latch's own files, sockets and hook settings, where this daemon's environment puts them. */
   readonly #protectedPlaces = protectedPlaces();
+  readonly #fatigue: PushFatigue;
+  /** Rules phones allowed with an approval: docs/policy.md#grants. */
+  readonly #grants: Grants;
   #config: LatchConfig;
 
   constructor(options: GatekeeperOptions) {
     this.#options = options;
     this.#config = options.config;
+    this.#fatigue = new PushFatigue(options.store);
+    this.#grants = new Grants(options.store.db);
     // A freeze refuses at once everything still waiting for a phone.
     options.killSwitch.onChange((state) => {
       if (!state.frozen) return;
       for (const requestId of [...this.#waiting.keys()]) {
+        void this.#withdraw(requestId, 'frozen');
         this.#settle(
           requestId,
           deny(
@@ -136,6 +159,21 @@ export class Gatekeeper {
         `kill_switch: the fleet is frozen (${switchState.reason ?? 'no reason given'})`,
       );
     }
+    // A person said "I didn't expect this" of this agent session: nothing more from it, not even
+    // what the policy allows, until the report lapses.
+    const reportedUntil = this.#fatigue.reportedUntil(request, Date.now());
+    if (reportedUntil !== undefined) {
+      audit.append({
+        event: 'refused',
+        blockReason: 'reported',
+        tool: request.tool,
+        command: forAudit(request.command),
+      });
+      return deny(
+        'reported',
+        `reported: a phone reported this agent session as unexpected; it is refused until ${new Date(reportedUntil).toISOString()}`,
+      );
+    }
     const configView = this.#options.configKeeper.current();
     if (!configView.ok) {
       audit.append({
@@ -163,7 +201,17 @@ export class Gatekeeper {
       });
       return deny('policy_invalid', `policy_invalid: ${current.message}`);
     }
-    if (current.loosening) this.#askToLoosen('policy', current.loosening, current.loosening.text);
+    // The phone sees only what changed from the policy it approved last, not the whole new file.
+    if (current.loosening)
+      this.#askToLoosen(
+        'policy',
+        current.loosening,
+        '',
+        unifiedDiff(current.loosening.approvedText, current.loosening.text, {
+          from: 'a/policy.toml',
+          to: 'b/policy.toml',
+        }),
+      );
 
     const policyVerdict = evaluatePolicy(current.policy, {
       tool: request.tool,
@@ -200,31 +248,63 @@ export class Gatekeeper {
       return { decision: 'defer', reason: `${rule} leaves this to the agent's own prompt` };
     }
     const risk = strictest(verdict.risk, request.risk);
+    // A rule a phone allowed covers only what the same policy rule asks, never what Latch guards.
+    const asked = { policyRule: verdict.rule, risk, guarded: verdict === guarded };
+    const granted = asked.guarded ? undefined : this.#grants.covering(request, asked);
+    if (granted) {
+      audit.append({
+        event: 'allowed',
+        via: 'grant',
+        grant: granted.id,
+        rule: verdict.rule,
+        tool: request.tool,
+        command: forAudit(request.command),
+      });
+      return {
+        decision: 'allow',
+        reason: `allowed by a rule approved on a phone (${similarCommandText(granted.similar)})`,
+        via: 'grant',
+      };
+    }
+    const similar = proposeSimilar(request, asked);
     // The policy sets how long a phone may take; an agent may ask for less, never for more.
     const longest = verdict.timeoutSeconds ?? this.#config.approvals.timeoutSeconds;
     const timeoutSeconds = Math.min(request.timeoutSeconds ?? longest, longest);
     const target =
       verdict.target ?? request.target ?? (request.paths[0] ? basename(request.paths[0]) : request.tool);
-    return this.#askOnce(request, { risk, timeoutSeconds, target }, conversation);
+    return this.#askOnce(
+      request,
+      { risk, timeoutSeconds, target, ...(similar ? { similar } : {}) },
+      conversation,
+    );
   }
 
   /** One request per call: a duplicate (same ids, same content: see dedupKey) joins the pending one. */
   #askOnce(
     request: GateRequest,
-    terms: { risk: RiskLevel; timeoutSeconds: number; target: string },
+    terms: { risk: RiskLevel; timeoutSeconds: number; target: string; similar?: SimilarCall },
     conversation: Conversation = {},
   ): Promise<GateAnswer> {
     const key = dedupKey(request) ?? toBase64url(randomBytes(18));
     const existing = this.#byDedupKey.get(key);
-    if (existing) return existing;
-    const answer = this.#ask(request, terms, key, conversation).finally(() => this.#byDedupKey.delete(key));
+    if (existing) {
+      this.#callersByDedupKey.get(key)?.join(conversation);
+      return existing;
+    }
+    const callers = new Callers((requestId) => this.#nobodyWaits(requestId));
+    callers.join(conversation);
+    this.#callersByDedupKey.set(key, callers);
+    const answer = this.#ask(request, terms, key, conversation, callers).finally(() => {
+      this.#byDedupKey.delete(key);
+      this.#callersByDedupKey.delete(key);
+    });
     this.#byDedupKey.set(key, answer);
     return answer;
   }
 
   #details(
     request: GateRequest,
-    terms: { risk: RiskLevel; timeoutSeconds: number; target: string },
+    terms: { risk: RiskLevel; timeoutSeconds: number; target: string; similar?: SimilarCall },
     requestId: string,
   ): RequestDetails {
     const now = Date.now();
@@ -234,14 +314,13 @@ export class Gatekeeper {
       shortened ||= cleaned.changed;
       return cleaned.text;
     };
-    const summary = request.command ?? request.paths[0] ?? request.tool;
-    // What runs comes first: a caller's own description never stands in for its command.
-    const detail =
-      request.command !== undefined
-        ? request.detail && request.detail !== request.command
-          ? `${request.command}\n\n${request.detail}`
-          : request.command
-        : (request.detail ?? request.input ?? request.paths.join('\n'));
+    // Long texts keep their start and their end, so what hides at the end of a command shows.
+    const shown = (value: string, maxBytes: number) => {
+      const kept = keepStartAndEnd(value, maxBytes);
+      shortened ||= kept.changed;
+      return kept.text;
+    };
+    const card = requestCard(request);
     return {
       v: PROTOCOL_VERSION,
       fleet: this.#config.host.fleet,
@@ -250,23 +329,30 @@ export class Gatekeeper {
       requestId,
       agent: clean(request.agent, LIMITS.nameBytes),
       tool: clean(request.tool, LIMITS.nameBytes),
-      title: clean(request.title ?? `${request.tool}: ${summary}`, LIMITS.titleBytes),
-      detail: clean(detail, LIMITS.detailBytes, true),
+      title: clean(card.title, LIMITS.titleBytes),
+      ...(card.description ? { description: clean(card.description, LIMITS.titleBytes) } : {}),
+      detail: shown(card.detail, LIMITS.detailBytes),
       ...(request.cwd ? { cwd: clean(request.cwd, LIMITS.cwdBytes) } : {}),
+      ...(card.project ? { project: clean(card.project, LIMITS.nameBytes) } : {}),
+      ...(card.session ? { session: clean(card.session, LIMITS.nameBytes) } : {}),
+      ...(card.diff ? { diff: shown(card.diff, LIMITS.diffBytes) } : {}),
       target: clean(terms.target, LIMITS.targetBytes),
       risk: terms.risk,
       createdAt: now,
       exp: now + terms.timeoutSeconds * 1000,
       nonce: toBase64url(randomBytes(16)),
       shortened,
+      ...(terms.similar ? { similar: terms.similar } : {}),
+      ...this.#fatigue.terms(request, this.#config.approvals, now),
     };
   }
 
   async #ask(
     request: GateRequest,
-    terms: { risk: RiskLevel; timeoutSeconds: number; target: string },
+    terms: { risk: RiskLevel; timeoutSeconds: number; target: string; similar?: SimilarCall },
     dedupKey: string,
     conversation: Conversation,
+    callers: Callers,
   ): Promise<GateAnswer> {
     const { store, relay, audit } = this.#options;
     const requestId = toBase64url(randomBytes(12));
@@ -318,9 +404,7 @@ export class Gatekeeper {
       fleet: details.fleet,
       host: details.host,
       requestId,
-      conversation: request.session
-        ? toBase64url(createHash('sha256').update(request.session).digest().subarray(0, 12))
-        : 'none',
+      conversation: conversationId(request.session),
       dedupKey,
       risk: details.risk,
       createdAt: details.createdAt,
@@ -356,14 +440,52 @@ export class Gatekeeper {
       );
     }
     const waitFor = joined ? claimed : requestId;
+    if (!joined) this.#fatigue.asked(requestId, request);
     if (joined) {
       // Ours never reached a phone: the one it joined stands for it.
       store.deleteRequest(requestId);
       audit.append({ event: 'joined', requestId, into: claimed });
     }
     const exp = joined ? joined.details.exp : details.exp;
-    conversation.onAsked?.({ requestId: waitFor, exp });
-    return this.#wait(waitFor, exp);
+    const answer = this.#wait(waitFor, exp);
+    callers.asked({ requestId: waitFor, exp });
+    return answer;
+  }
+
+  /** Every caller of a request hung up: the phones are no longer asked, and nothing runs. */
+  #nobodyWaits(requestId: string): void {
+    if (!this.#waiting.has(requestId)) return;
+    void this.#withdraw(requestId, 'caller_gone');
+    this.#settle(requestId, deny('denied', 'withdrawn: every caller stopped waiting', requestId));
+  }
+
+  /** Withdraws a request here, then at the relay in the background (gate/withdrawal). */
+  #withdraw(requestId: string, why: WithdrawalReason): Promise<unknown> {
+    const { store, audit, relay } = this.#options;
+    return recordWithdrawal(store, audit, requestId, why)
+      ? relay.withdrawRequest(requestId)
+      : Promise.resolve();
+  }
+
+  /**
+   * The daemon stops: every request still waiting is withdrawn, its callers refused. Resolves
+   * once the relay heard of each, or after `withinMs`, whichever is first.
+   */
+  async withdrawAll(withinMs: number): Promise<void> {
+    const told = [...this.#waiting.keys()].map((requestId) => {
+      const telling = this.#withdraw(requestId, 'daemon_stopped');
+      // Unavailable, not a person's no: the same answer as a daemon that cannot be reached.
+      this.#settle(
+        requestId,
+        deny('daemon_unreachable', 'daemon_unreachable: the Latch daemon is stopping', requestId),
+      );
+      return telling;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(told),
+      new Promise((resolve) => (timer = setTimeout(resolve, withinMs))),
+    ]).finally(() => clearTimeout(timer));
   }
 
   #wait(requestId: string, exp: number): Promise<GateAnswer> {
@@ -398,6 +520,7 @@ export class Gatekeeper {
           ? 'expired'
           : 'denied';
     this.#options.store.settleRequest(requestId, state);
+    this.#fatigue.settled(requestId);
     const waiter = this.#waiting.get(requestId);
     if (!waiter) return;
     clearTimeout(waiter.timer);
@@ -424,10 +547,16 @@ export class Gatekeeper {
       });
       return;
     }
+    // A grant is honoured only where this host offered one; the signature then commits to it.
+    const notGrantable = this.#grants.refusal(record, token);
+    if (notGrantable) {
+      audit.append({ event: 'token_refused', requestId, code: 'grant_not_offered', message: notGrantable });
+      return;
+    }
     const device = store.deviceByCredential(token.assertion.credentialId);
     const verified = await verifyCapabilityToken(
       token,
-      { ...record.binding, ...relying },
+      { ...record.binding, ...relying, ...(token.grant ? { grant: token.grant } : {}) },
       device?.credential,
       store,
     );
@@ -438,10 +567,31 @@ export class Gatekeeper {
     store.setCounter(verified.value.device, verified.value.counter);
     // Verified, and used up: but the relay's word that it is still open is checked against ours.
     if (record.state !== 'pending') {
-      audit.append({ event: 'token_refused', requestId, code: 'already_decided', device: token.device });
+      const code = record.state === 'withdrawn' ? 'withdrawn' : 'already_decided';
+      audit.append({ event: 'token_refused', requestId, code, device: token.device });
       return;
     }
+    // The review hold, timed on this host's clock: a phone app that skips it is refused, and the
+    // request denied, since the person did not take the moment it asked for.
+    if (this.#fatigue.tooSoon(record.details, Date.now())) {
+      audit.append({ event: 'token_refused', requestId, code: 'too_soon', device: token.device });
+      this.#settle(requestId, deny('too_soon', 'too_soon: approved before the review hold ended', requestId));
+      return;
+    }
+    this.#fatigue.approved(Date.now());
     audit.append({ event: 'approved', requestId, device: verified.value.device, verified: true });
+    if (token.grant) {
+      const grant = this.#grants.add(record, { ...token, grant: token.grant }, Date.now());
+      audit.append({
+        event: 'grant_added',
+        grant: grant.id,
+        kind: grant.kind,
+        requestId,
+        device: grant.device,
+        command: similarCommandText(grant.similar),
+        expiresAt: grant.expiresAt,
+      });
+    }
     this.#settle(requestId, {
       decision: 'allow',
       reason: `approved on ${device!.name}`,
@@ -453,14 +603,52 @@ export class Gatekeeper {
   /** A deny is honoured even unverified (refusing is safe); the audit line says whether it verified. */
   async onDenied(requestId: string, envelope: DenyEnvelope): Promise<void> {
     const { store, audit } = this.#options;
-    if (store.request(requestId)?.state !== 'pending') return;
+    const state = store.request(requestId)?.state;
+    if (state === 'withdrawn')
+      audit.append({ event: 'deny_refused', requestId, code: 'withdrawn', device: envelope.signer.id });
+    if (state !== 'pending') return;
     const device = envelope.signer.role === 'device' ? store.activeDevice(envelope.signer.id) : undefined;
     const verified =
       device !== undefined &&
       envelope.body.requestId === requestId &&
       (await verifyEnvelope(envelope, { kind: 'deny', publicKey: fromBase64url(device.deviceKey) })).ok;
     audit.append({ event: 'denied', requestId, verified, device: envelope.signer.id });
+    const report = envelope.body.report;
+    // The session is refused before the agent hears the deny, so its next call already is.
+    if (report?.scope === 'session')
+      await this.#onReported(requestId, report.scope, verified, envelope.signer.id);
+    this.#fatigue.settled(requestId, Date.now());
     this.#settle(requestId, deny('denied', `denied on ${device?.name ?? 'a phone'}`, requestId));
+    // The freeze after: this agent hears "denied", every other waiting call "kill_switch".
+    if (report?.scope === 'fleet')
+      await this.#onReported(requestId, report.scope, verified, envelope.signer.id);
+  }
+
+  /**
+   * "I didn't expect this": acted on only when the deny carrying it verified against the phone's
+   * device key; otherwise it stays a plain deny (which it already is), and the audit says so.
+   */
+  async #onReported(requestId: string, scope: ReportScope, verified: boolean, device: string): Promise<void> {
+    const { audit } = this.#options;
+    if (!verified) {
+      audit.append({ event: 'reported', requestId, device, scope, verified, acted: false });
+      return;
+    }
+    if (scope === 'session') {
+      const conversation = this.#fatigue.reportSession(requestId, Date.now());
+      audit.append({
+        event: 'reported',
+        requestId,
+        device,
+        scope,
+        verified,
+        acted: conversation !== undefined,
+        conversation,
+      });
+      return;
+    }
+    audit.append({ event: 'reported', requestId, device, scope, verified, acted: true });
+    await this.#options.freezeFleet(`reported on a phone: request ${requestId} was not expected`);
   }
 
   /**
@@ -488,6 +676,7 @@ export class Gatekeeper {
       paths: [],
       title: change.title,
       detail: change.detail,
+      ...(change.diff !== undefined ? { diff: change.diff } : {}),
       session: 'latch',
       toolUseId: `${change.kind}:${change.key}`,
       interactive: false,
@@ -513,7 +702,12 @@ export class Gatekeeper {
   }
 
   /** A looser policy or config waits, the approved one in force, until a phone approves this text. */
-  #askToLoosen(kind: 'policy' | 'config', loosening: { hash: string; text: string }, shown: string): void {
+  #askToLoosen(
+    kind: 'policy' | 'config',
+    loosening: { hash: string; text: string },
+    shown: string,
+    diff?: string,
+  ): void {
     if (this.#askedLoosenings.has(`${kind}:${loosening.hash}`)) return;
     this.#askedLoosenings.add(`${kind}:${loosening.hash}`);
     const keeper = kind === 'policy' ? this.#options.policy : this.#options.configKeeper;
@@ -521,7 +715,8 @@ export class Gatekeeper {
       kind,
       key: loosening.hash,
       title: `Loosen the Latch ${kind}`,
-      detail: `The ${kind} file changed in a way that loosens it (sha256 ${loosening.hash.slice(0, 16)}…). Until you approve, the previous ${kind} stays in force.\n\n${shown}`,
+      detail: `The ${kind} file changed in a way that loosens it (sha256 ${loosening.hash.slice(0, 16)}…). Until you approve, the previous ${kind} stays in force.${shown ? `\n\n${shown}` : ''}`,
+      ...(diff !== undefined ? { diff } : {}),
       risk: 'high',
       target: kind,
     }).then((answer) => {

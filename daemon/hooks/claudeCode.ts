@@ -1,5 +1,6 @@
 import type { GateAnswer } from '../socket/localApi.ts';
 import type { GateQuestion } from '../cli/askDaemon.ts';
+import { fileEditDiff } from './fileEditDiff.ts';
 
 export const CLAUDE_CODE_EVENTS = ['PreToolUse', 'PermissionRequest'] as const;
 export type ClaudeCodeEvent = (typeof CLAUDE_CODE_EVENTS)[number];
@@ -20,7 +21,8 @@ const ATTENDED_MODES = new Set(['default', 'acceptEdits', 'plan']);
 
 /**
  * Reads the JSON Claude Code writes to a hook's stdin (session_id, hook_event_name, tool_name,
- * tool_input, cwd, and for PreToolUse tool_use_id) into a question for the daemon.
+ * tool_input, cwd, and for PreToolUse tool_use_id) into a question for the daemon. For a file
+ * edit it reads the file the tool names, to send the diff a phone shows.
  */
 export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { error: string } {
   let raw: Record<string, unknown>;
@@ -59,6 +61,7 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
   const toolUseId = asString(raw['tool_use_id']);
   const cwd = asString(raw['cwd']);
   const description = asString(input['description']);
+  const diff = fileEditDiff(tool, input, cwd);
   return {
     event: event as ClaudeCodeEvent,
     question: {
@@ -68,7 +71,9 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
       input: inputText,
       canDefer: ATTENDED_MODES.has(asString(raw['permission_mode']) ?? ''),
       ...(command !== undefined ? { command } : {}),
-      ...(description !== undefined && command !== undefined ? { title: `${tool}: ${description}` } : {}),
+      // The agent's own words: shown under its command, never instead of it (gate/requestCard).
+      ...(description !== undefined && command !== undefined ? { title: description } : {}),
+      ...(diff !== undefined ? { diff } : {}),
       ...(cwd !== undefined ? { cwd } : {}),
       ...(session !== undefined ? { session } : {}),
       ...(toolUseId !== undefined ? { toolUseId } : {}),

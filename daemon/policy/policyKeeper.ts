@@ -6,7 +6,13 @@ import { parsePolicy, PolicyError, type Policy } from './policy.ts';
 import { isTightening } from './tightening.ts';
 
 export type PolicyView =
-  | { ok: true; policy: Policy; hash: string; loosening?: { hash: string; text: string } }
+  | {
+      ok: true;
+      policy: Policy;
+      hash: string;
+      /** A looser file waiting for a phone; `approvedText` is the policy in force meanwhile. */
+      loosening?: { hash: string; text: string; approvedText: string };
+    }
   | { ok: false; message: string };
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -77,6 +83,6 @@ export class PolicyKeeper {
       this.approve(text, 'tightening (takes effect at once)');
       return { ok: true, policy: next, hash };
     }
-    return { ok: true, policy: approved, hash: approvedHash, loosening: { hash, text } };
+    return { ok: true, policy: approved, hash: approvedHash, loosening: { hash, text, approvedText } };
   }
 }

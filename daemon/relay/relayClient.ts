@@ -7,10 +7,12 @@ import {
   offerStatusSchema,
   pairConfirmedSchema,
   requestCreatedSchema,
+  requestWithdrawnSchema,
   type OfferCreated,
   type OfferStatus,
   type PairConfirmed,
   type RequestCreated,
+  type RequestWithdrawn,
 } from '../../shared/messages/relayViews.ts';
 import type { Field } from '../../shared/schema/field.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
@@ -122,6 +124,11 @@ export class RelayClient {
 
   createRequest(request: ApprovalRequest): Promise<RelayReply<RequestCreated>> {
     return this.#call('POST', '/requests', requestCreatedSchema, { body: request });
+  }
+
+  /** Tells the relay nobody here waits for this request any more: the phones drop it. */
+  withdrawRequest(requestId: string): Promise<RelayReply<RequestWithdrawn>> {
+    return this.#call('POST', `/requests/${encodeURIComponent(requestId)}/withdraw`, requestWithdrawnSchema);
   }
 
   freeze(envelope: FreezeEnvelope): Promise<RelayReply<FleetState>> {

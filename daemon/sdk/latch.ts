@@ -52,6 +52,9 @@ const REASONS: Partial<Record<BlockReason, GuardReason>> = {
   kill_switch: 'kill_switch',
   policy_violation: 'policy_violation',
   relay_unreachable: 'relay_unreachable',
+  // A person's no too (docs/security.md#push-fatigue): `code` says which.
+  reported: 'denied',
+  too_soon: 'denied',
 };
 
 function refusal(

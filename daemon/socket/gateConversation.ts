@@ -43,7 +43,13 @@ export async function serveGateConversation(
   }
   const write = (line: GateLine) => response.write(`${JSON.stringify(line)}\n`);
   response.writeHead(200, { 'content-type': 'application/x-ndjson' });
+  // A connection that closes before the answer is written: the caller is gone (killed, cancelled).
+  const hungUp = new AbortController();
+  response.once('close', () => {
+    if (!response.writableEnded) hungUp.abort();
+  });
   const answer = await gate(call, {
+    gone: hungUp.signal,
     onAsked: (pending) => write({ pending }),
     askOnTerminal: async (offer: FallbackOffer) => {
       write({ fallback: offer });

@@ -1,5 +1,7 @@
 import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
+import { keepStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
 import { sanitizeText } from '../../shared/text/sanitizeText.ts';
+import { MOST_DIFF_BYTES } from '../hooks/fileEditDiff.ts';
 import { jsonObjectLine } from './jsonObjectLine.ts';
 
 /**
@@ -19,6 +21,8 @@ export interface GateRequest {
   input?: string;
   title?: string;
   detail?: string;
+  /** What a file edit changes, as a unified diff (hooks/fileEditDiff): start and end kept when long. */
+  diff?: string;
   /** The caller's own risk estimate: the stricter of it and the policy's counts. */
   risk?: RiskLevel;
   target?: string;
@@ -44,6 +48,9 @@ export type BlockReason =
   | 'policy_invalid'
   | 'config_invalid'
   | 'fallback_failed'
+  // Push-fatigue defences (docs/security.md): a session a phone reported; an approval before its hold.
+  | 'reported'
+  | 'too_soon'
   // Said by clients, when the daemon itself cannot be trusted or reached:
   | 'daemon_unreachable'
   | 'insecure_socket_path'
@@ -54,7 +61,7 @@ export type GateAnswer =
   | { decision: 'deny'; reason: string; blockReason: BlockReason; requestId?: string }
   | { decision: 'defer'; reason: string };
 
-const ALLOWED_VIA = ['policy', 'phone', 'totp', 'challenge'] as const;
+const ALLOWED_VIA = ['policy', 'phone', 'grant', 'totp', 'challenge'] as const;
 export type AllowedVia = (typeof ALLOWED_VIA)[number];
 
 /** A terminal fallback the daemon offers when no phone can be reached; answered on the same connection. */
@@ -127,6 +134,7 @@ const MAX = {
   input: 16_000,
   title: 200,
   detail: 4000,
+  diff: MOST_DIFF_BYTES,
   id: 256,
 };
 
@@ -141,6 +149,12 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     const cleaned = sanitizeText(value, { maxBytes, multiline });
     shortened ||= cleaned.changed;
     return cleaned.text;
+  };
+  const shown = (value: unknown, maxBytes: number): string | undefined => {
+    if (typeof value !== 'string') return undefined;
+    const kept = keepStartAndEnd(value, maxBytes);
+    shortened ||= kept.changed;
+    return kept.text;
   };
   const tool = text(raw['tool'], MAX.tool);
   if (!tool) return { error: 'tool is required' };
@@ -172,13 +186,14 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     ...optional(
       'input',
       typeof raw['input'] === 'string'
-        ? text(raw['input'], MAX.input, true)
+        ? shown(raw['input'], MAX.input)
         : raw['input'] !== undefined
-          ? text(JSON.stringify(raw['input'], null, 2), MAX.input, true)
+          ? shown(JSON.stringify(raw['input'], null, 2), MAX.input)
           : undefined,
     ),
     ...optional('title', text(raw['title'], MAX.title)),
     ...optional('detail', text(raw['detail'], MAX.detail, true)),
+    ...optional('diff', shown(raw['diff'], MAX.diff)),
     ...optional('target', text(raw['target'], MAX.title)),
     ...optional('session', text(raw['session'], MAX.id)),
     ...optional('toolUseId', text(raw['toolUseId'], MAX.id)),

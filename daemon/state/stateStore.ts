@@ -78,7 +78,8 @@ export interface RequestRecord {
   dedupKey: string;
   details: RequestDetails;
   binding: ApprovalBinding;
-  state: 'pending' | 'approved' | 'denied' | 'expired';
+  /** `withdrawn`: nobody waited for the answer any more (gate/withdrawal); no answer counts. */
+  state: 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn';
 }
 
 interface DeviceRow {
@@ -275,6 +276,17 @@ export class StateStore implements SingleUseStore {
         requestId,
       ).changes === 1
     );
+  }
+
+  /** The requests still waiting for a phone's answer, oldest first. */
+  pendingRequestIds(): string[] {
+    return (
+      this.#statement(
+        "SELECT request_id FROM requests WHERE state = 'pending' ORDER BY created_at",
+      ).all() as {
+        request_id: string;
+      }[]
+    ).map(({ request_id }) => request_id);
   }
 
   deleteRequest(requestId: string): void {

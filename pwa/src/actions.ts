@@ -3,10 +3,12 @@ import { requestHash } from '../../shared/approvals/requestHash.ts';
 import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
-import type { RequestDetails } from '../../shared/messages/approvals.ts';
+import type { Grant, RequestDetails } from '../../shared/messages/approvals.ts';
 import type { Assertion } from '../../shared/messages/common.ts';
+import type { ReportScope } from '../../shared/messages/envelopes.ts';
 import { fleetStateSchema, type FleetState } from '../../shared/messages/killSwitch.ts';
 import {
+  REQUEST_STATES,
   requestListSchema,
   requestViewSchema,
   type RequestList,
@@ -31,7 +33,7 @@ export interface OpenedRequest {
 
 const stateChange = f.object({
   v: f.version(),
-  state: f.oneOf(['pending', 'approved', 'denied', 'expired']),
+  state: f.oneOf(REQUEST_STATES),
 });
 
 /** What this page last kept of each read, so that an unchanged answer is not written again. */
@@ -138,14 +140,23 @@ export async function openRequest(
   return { fleet, view, details, binding };
 }
 
-/** Approve: the passkey's assertion over approvalChallenge(request.binding), as a token to the relay. */
-export async function approve(identity: DeviceIdentity, request: OpenedRequest, assertion: Assertion) {
+/**
+ * Approve: the passkey's assertion over approvalChallenge(request.binding), as a token to the
+ * relay; with `grant`, over the binding with that grant (allowedRules.ts), which the token names.
+ */
+export async function approve(
+  identity: DeviceIdentity,
+  request: OpenedRequest,
+  assertion: Assertion,
+  grant?: Grant,
+) {
   const token = {
     v: PROTOCOL_VERSION,
     fleet: request.fleet,
     host: request.view.host,
     requestId: request.view.requestId,
     decision: 'approve' as const,
+    ...(grant ? { grant } : {}),
     device: identity.id,
     assertion,
   };
@@ -158,10 +169,17 @@ export async function approve(identity: DeviceIdentity, request: OpenedRequest, 
 }
 
 /** Deny: one tap, signed with the device key (refusing is the safe direction: no biometric). */
-export async function deny(identity: DeviceIdentity, fleet: string, host: string, requestId: string) {
+/** Refuses a request; with `report` ("I didn't expect this"), the host also blocks the session or freezes. */
+export async function deny(
+  identity: DeviceIdentity,
+  fleet: string,
+  host: string,
+  requestId: string,
+  report?: ReportScope,
+) {
   const envelope = await signEnvelope(
     'deny',
-    { fleet, host, requestId },
+    { fleet, host, requestId, ...(report ? { report: { scope: report } } : {}) },
     { role: 'device', id: identity.id },
     identity.signing.privateKey,
   );

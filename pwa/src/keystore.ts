@@ -78,6 +78,12 @@ export const saveLastKnown = (path: string, kept: LastKnown) => write(`last-know
 export const loadPasskey = () => read<Passkey>('passkey');
 export const savePasskey = (passkey: Passkey) => write('passkey', passkey);
 export const loadMemberships = async () => (await read<Membership[]>('memberships')) ?? [];
+/** The rules this phone allowed with an approval (allowedRules.ts): kept here, never on the relay. */
+export const loadAllowedRules = async <T>() => (await read<T[]>('allowed-rules')) ?? [];
+export const saveAllowedRules = (rules: unknown[]) => write('allowed-rules', rules);
+/** Lock-screen privacy: notifications then name the host alone. Off until the person turns it on. */
+export const loadLockScreenPrivacy = async () => (await read<boolean>('lock-screen-privacy')) === true;
+export const saveLockScreenPrivacy = (on: boolean) => write('lock-screen-privacy', on);
 
 /** This phone's keys, made on first use: a device key to sign with and an ECDH key to decrypt with. */
 export async function ensureIdentity(name: string): Promise<DeviceIdentity> {

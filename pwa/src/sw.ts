@@ -4,9 +4,10 @@ import { NavigationRoute, registerRoute } from 'workbox-routing';
 import { pushMessageSchema } from '../../shared/messages/events.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { deny, fetchRequest, openRequest, type OpenedRequest } from './actions.ts';
-import { loadIdentity } from './keystore.ts';
+import { loadIdentity, loadLockScreenPrivacy } from './keystore.ts';
 import { closeNotifications, notificationData, type NotificationData } from './notifications.ts';
 import { requestPath } from './paths.ts';
+import { notificationText } from './requestCard.ts';
 import type { ApiResult } from './relayApi.ts';
 
 declare let self: ServiceWorkerGlobalScope;
@@ -74,21 +75,24 @@ async function onPush(text: string): Promise<void> {
     requestId: push.requestId,
     ...(opened ? { host: opened.details.host } : {}),
   };
-  await self.registration.showNotification(
-    opened ? `${opened.details.hostName}: ${opened.details.tool}` : 'Latch: a request is waiting',
-    {
-      body: opened ? opened.details.detail || opened.details.title : 'Open Latch to see it.',
-      tag: push.requestId,
-      requireInteraction: true,
-      data,
-      // Where the platform shows actions (not iOS, where a tap opens the request). Deny is done
-      // here; Approve opens the request, since only a page can ask for Face ID.
-      actions: [
-        { action: 'approve', title: 'Approve' },
-        { action: 'deny', title: 'Deny' },
-      ],
-    } as NotificationOptions,
-  );
+  const shown = opened
+    ? notificationText(opened.details, await loadLockScreenPrivacy())
+    : { title: 'Latch: a request is waiting', body: 'Open Latch to see it.' };
+  await self.registration.showNotification(shown.title, {
+    body: shown.body,
+    tag: push.requestId,
+    requireInteraction: true,
+    data,
+    // Where the platform shows actions (not iOS, where a tap opens the request). Deny is done
+    // here; Approve opens the request, since only a page can ask for Face ID. A request asked
+    // again after a deny offers Deny alone: approving it takes opening it and reading why.
+    actions: opened?.details.askedAgainAfterDeny
+      ? [{ action: 'deny', title: 'Deny' }]
+      : [
+          { action: 'approve', title: 'Approve' },
+          { action: 'deny', title: 'Deny' },
+        ],
+  } as NotificationOptions);
 }
 
 self.addEventListener('push', (event) => {
@@ -125,6 +129,21 @@ async function showOutcome(data: NotificationData, result: ApiResult<unknown>): 
       tag: requestId,
       silent: true,
       data: { fleet: data.fleet, requestId, outcome: 'denied' } satisfies NotificationData,
+    });
+    return;
+  }
+  // Its host withdrew it: nobody waits for an answer, and nothing ran. Nothing is left to refuse.
+  if (result.code === 'withdrawn') {
+    await self.registration.showNotification('No longer waiting', {
+      body: result.message,
+      tag: requestId,
+      silent: true,
+      data: {
+        fleet: data.fleet,
+        requestId,
+        outcome: 'refused',
+        code: result.code,
+      } satisfies NotificationData,
     });
     return;
   }

@@ -1,7 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { CapabilityToken, ApprovalRequest } from '../../shared/messages/approvals.ts';
 import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
-import type { DenyEnvelope, FreezeEnvelope } from '../../shared/messages/envelopes.ts';
+import type { DenyEnvelope, FreezeEnvelope, RevokeGrantEnvelope } from '../../shared/messages/envelopes.ts';
 import type { HostEvent } from '../../shared/messages/events.ts';
 import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts';
 import type { PairConfirmRequest, PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
@@ -13,6 +13,7 @@ import type {
   RequestCreated,
   RequestList,
   RequestView,
+  RequestWithdrawn,
 } from '../../shared/messages/relayViews.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { refusal, type RelayResult } from '../http/relayError.ts';
@@ -34,6 +35,8 @@ import {
   pruneRequests,
 } from './requests.ts';
 import { applySchema } from './schema.ts';
+import { revokeGrant } from './revokeGrant.ts';
+import { withdrawRequest } from './withdrawRequest.ts';
 
 /** What a daemon's socket remembers across hibernation. */
 interface SocketAttachment {
@@ -161,6 +164,16 @@ export class Fleet extends DurableObject<Env> {
     return created;
   }
 
+  async withdrawRequest(
+    fleet: string,
+    bearer: string | undefined,
+    requestId: string,
+  ): Promise<RelayResult<RequestWithdrawn>> {
+    const ctx = this.#context(fleet);
+    const host = await authenticateHost(ctx, bearer);
+    return host.ok ? withdrawRequest(ctx, host.value, requestId) : host;
+  }
+
   // Phones
 
   async listRequests(
@@ -193,6 +206,10 @@ export class Fleet extends DurableObject<Env> {
     const ctx = this.#context(fleet);
     const device = await this.#device(ctx, signed);
     return device.ok ? decide(ctx, device.value, requestId, token, relying) : device;
+  }
+
+  revokeGrant(fleet: string, envelope: RevokeGrantEnvelope) {
+    return revokeGrant(this.#context(fleet), envelope);
   }
 
   deny(fleet: string, requestId: string, envelope: DenyEnvelope) {

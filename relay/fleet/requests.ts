@@ -22,7 +22,7 @@ const MAX_REQUEST_TTL_MS = 24 * 3600_000;
 /** Decided and expired requests stay listed this long under "recent". */
 const RECENT_MS = 24 * 3600_000;
 
-function isPairedWith(ctx: FleetContext, host: string, device: string): boolean {
+export function isPairedWith(ctx: FleetContext, host: string, device: string): boolean {
   return row(ctx.sql, 'SELECT 1 FROM pairings WHERE host = ? AND device = ?', host, device) !== undefined;
 }
 
@@ -160,8 +160,10 @@ function settle(
   return true;
 }
 
-/** Why a request cannot be decided now, if it cannot. */
-function undecidable(ctx: FleetContext, stored: RequestRow): RelayResult<never> | undefined {
+/** Why a request cannot be decided (or withdrawn) now, if it cannot. */
+export function undecidable(ctx: FleetContext, stored: RequestRow): RelayResult<never> | undefined {
+  if (stored.state === 'withdrawn')
+    return refusal(409, 'withdrawn', 'the agent stopped waiting for an answer; nothing was approved');
   if (stored.state !== 'pending')
     return refusal(409, 'already_decided', `the request was already ${stored.state}`);
   if (stored.exp <= ctx.now()) return refusal(410, 'expired', 'the request expired');
@@ -202,6 +204,8 @@ export async function decide(
       decision: 'approve',
       nonce: stored.nonce,
       exp: stored.exp,
+      // The relay cannot see whether the request offered a grant; the daemon checks that.
+      ...(token.grant ? { grant: token.grant } : {}),
       origins: relying.origins,
       rpId: relying.rpId,
       now: ctx.now(),
@@ -216,8 +220,14 @@ export async function decide(
     { consume: () => settle(ctx, requestId, 'approved', 'approve', device.id) },
   );
   if (!verified.ok) {
+    // Whatever ended the request while the token was checked says why: a decision or a withdrawal.
     if (verified.error.code === 'already_used')
-      return refusal(409, 'already_decided', 'another answer was first');
+      return (
+        undecidable(
+          ctx,
+          row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId)!,
+        ) ?? refusal(409, 'already_decided', 'another answer was first')
+      );
     return refuseWith(verified.error);
   }
   ctx.sql.exec('UPDATE devices SET counter = ? WHERE id = ?', verified.value.counter, device.id);

@@ -7,6 +7,7 @@ export type RelayErrorCode =
   | 'unauthorized'
   | 'forbidden'
   | 'already_decided'
+  | 'withdrawn'
   | 'replayed_nonce'
   | 'offer_closed'
   | 'host_token_required'

@@ -6,6 +6,30 @@ export const DECISIONS = ['approve', 'deny'] as const;
 export type Decision = (typeof DECISIONS)[number];
 
 /**
+ * What an approval may grant beyond the one call: calls like it for half an hour, or for the rest
+ * of the agent's session (docs/policy.md#grants). Absent, it approves this call once.
+ */
+export const GRANTS = ['half_hour', 'session'] as const;
+export type Grant = (typeof GRANTS)[number];
+
+/**
+ * The narrow rule the daemon proposes with a request: this tool, in this folder, running a
+ * command of exactly these plain words (`words`), followed by any plain words when `moreWords`.
+ * It is part of the sealed details, so the phone's signature commits to it.
+ */
+export const similarCallSchema = f.object({
+  tool: f.text(LIMITS.nameBytes),
+  words: f.array(f.text(LIMITS.nameBytes), 32),
+  moreWords: f.boolean(),
+  folder: f.text(LIMITS.cwdBytes),
+  /** The policy rule that asked: a grant covers only calls this same rule asks about. */
+  policyRule: f.text(LIMITS.nameBytes),
+  /** The agent session's conversation id, when it has one: what a session grant is for. */
+  conversation: f.optional(f.id()),
+});
+export type SimilarCall = Infer<typeof similarCallSchema>;
+
+/**
  * What the person reads, sealed end to end from the daemon to each phone. Every text is already
  * clean, and `requestHash` is SHA-256 over this object's canonical JSON, so the phone shows
  * exactly what its signature commits to. `shortened` says cleaning changed something.
@@ -23,11 +47,28 @@ export const requestDetailsSchema = f.object({
   cwd: f.optional(f.text(LIMITS.cwdBytes)),
   /** The name a person types to approve a critical request, e.g. the branch or the database. */
   target: f.optional(f.text(LIMITS.targetBytes)),
+  /** The agent's own words for a command, shown under it: never instead of it (the title). */
+  description: f.optional(f.text(LIMITS.titleBytes)),
+  /** The folder name of `cwd`, and a short label of the agent session: the card's "project · session". */
+  project: f.optional(f.text(LIMITS.nameBytes)),
+  session: f.optional(f.text(LIMITS.nameBytes)),
+  /** A unified diff of what a file edit or a loosening changes, start and end kept when long. */
+  diff: f.optional(f.text(LIMITS.diffBytes, { multiline: true })),
   risk: f.oneOf(RISK_LEVELS),
   createdAt: f.timestamp(),
   exp: f.timestamp(),
   nonce: nonce(),
   shortened: f.boolean(),
+  /**
+   * Push-fatigue defences (daemon/gate/pushFatigue): seconds from `createdAt` before an approval
+   * counts, whatever the risk; the daemon refuses an earlier one (`too_soon`). The reason says why.
+   */
+  reviewSeconds: f.optional(f.integer(1, 3600)),
+  reviewReason: f.optional(f.text(LIMITS.reasonBytes)),
+  /** The same agent session asked the same thing soon after a phone denied it. */
+  askedAgainAfterDeny: f.optional(f.boolean()),
+  /** The rule an approval may also grant (GRANTS); none for Latch's own files or critical requests. */
+  similar: f.optional(similarCallSchema),
 });
 export type RequestDetails = Infer<typeof requestDetailsSchema>;
 
@@ -68,6 +109,8 @@ export const capabilityTokenSchema = f.object({
   host: f.id(),
   requestId: f.id(),
   decision: f.oneOf(DECISIONS),
+  /** Signed too (approvalChallenge): a relay cannot turn an approve-once into a grant. */
+  grant: f.optional(f.oneOf(GRANTS)),
   device: f.id(),
   assertion: assertionSchema,
 });

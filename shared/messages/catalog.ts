@@ -1,6 +1,11 @@
 import type { Field } from '../schema/field.ts';
 import { approvalRequestSchema, capabilityTokenSchema, requestDetailsSchema } from './approvals.ts';
-import { denyEnvelopeSchema, freezeEnvelopeSchema, pairConfirmEnvelopeSchema } from './envelopes.ts';
+import {
+  denyEnvelopeSchema,
+  freezeEnvelopeSchema,
+  pairConfirmEnvelopeSchema,
+  revokeGrantEnvelopeSchema,
+} from './envelopes.ts';
 import { hostEventSchema, pushMessageSchema } from './events.ts';
 import { fleetStateSchema, resumeVoteSchema } from './killSwitch.ts';
 import { pairConfirmRequestSchema, pairingCompletionSchema, pairingOfferSchema } from './pairing.ts';
@@ -12,6 +17,7 @@ import {
   pairConfirmedSchema,
   requestCreatedSchema,
   requestListSchema,
+  requestWithdrawnSchema,
 } from './relayViews.ts';
 
 /** Every message of the protocol by name: the docs and the property tests walk this list. */
@@ -26,8 +32,10 @@ export const MESSAGE_SCHEMAS: Readonly<Record<string, Field<unknown>>> = {
   RequestDetails: requestDetailsSchema,
   ApprovalRequest: approvalRequestSchema,
   RequestCreated: requestCreatedSchema,
+  RequestWithdrawn: requestWithdrawnSchema,
   CapabilityToken: capabilityTokenSchema,
   DenyEnvelope: denyEnvelopeSchema,
+  RevokeGrantEnvelope: revokeGrantEnvelopeSchema,
   FreezeEnvelope: freezeEnvelopeSchema,
   ResumeVote: resumeVoteSchema,
   FleetState: fleetStateSchema,

@@ -19,12 +19,34 @@ function envelopeSchema<const Kind extends string, Body>(kind: Kind, body: Field
   });
 }
 
-/** A phone refuses one request. Safe to honour even when it cannot be verified end to end. */
+export const REPORT_SCOPES = ['session', 'fleet'] as const;
+export type ReportScope = (typeof REPORT_SCOPES)[number];
+
+/**
+ * A phone refuses one request. Safe to honour even when it cannot be verified end to end.
+ * `report` is "I didn't expect this": the host also refuses the agent session from then on, or
+ * freezes the fleet; it acts on a report only once it has verified the signature itself.
+ */
 export const denyEnvelopeSchema = envelopeSchema(
   'deny',
-  f.object({ fleet: f.id(), host: f.id(), requestId: f.id() }),
+  f.object({
+    fleet: f.id(),
+    host: f.id(),
+    requestId: f.id(),
+    report: f.optional(f.object({ scope: f.oneOf(REPORT_SCOPES) })),
+  }),
 );
 export type DenyEnvelope = Infer<typeof denyEnvelopeSchema>;
+
+/**
+ * A phone revokes a rule it allowed with its approval of `requestId` (docs/policy.md#grants). The
+ * relay never learns the rule. Revoking only tightens, so a host honours it even unverified.
+ */
+export const revokeGrantEnvelopeSchema = envelopeSchema(
+  'revoke-grant',
+  f.object({ fleet: f.id(), host: f.id(), requestId: f.id() }),
+);
+export type RevokeGrantEnvelope = Infer<typeof revokeGrantEnvelopeSchema>;
 
 /** The panic button: freezes every agent of the fleet. */
 export const freezeEnvelopeSchema = envelopeSchema(
@@ -40,13 +62,14 @@ export const pairConfirmEnvelopeSchema = envelopeSchema(
 );
 export type PairConfirmEnvelope = Infer<typeof pairConfirmEnvelopeSchema>;
 
-export type SignedEnvelope = DenyEnvelope | FreezeEnvelope | PairConfirmEnvelope;
+export type SignedEnvelope = DenyEnvelope | RevokeGrantEnvelope | FreezeEnvelope | PairConfirmEnvelope;
 export type EnvelopeKind = SignedEnvelope['kind'];
 export type EnvelopeOf<K extends EnvelopeKind> = Extract<SignedEnvelope, { kind: K }>;
 export type EnvelopeBody<K extends EnvelopeKind> = EnvelopeOf<K>['body'];
 
 export const envelopeSchemas = {
   deny: denyEnvelopeSchema,
+  'revoke-grant': revokeGrantEnvelopeSchema,
   freeze: freezeEnvelopeSchema,
   'pair-confirm': pairConfirmEnvelopeSchema,
 } as const;

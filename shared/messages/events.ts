@@ -1,7 +1,7 @@
 import { f, type Infer } from '../schema/index.ts';
 import { capabilityTokenSchema } from './approvals.ts';
 import { digest } from './common.ts';
-import { denyEnvelopeSchema, freezeEnvelopeSchema } from './envelopes.ts';
+import { denyEnvelopeSchema, freezeEnvelopeSchema, revokeGrantEnvelopeSchema } from './envelopes.ts';
 import { fleetStateSchema, resumeVoteSchema } from './killSwitch.ts';
 import { pairingCompletionSchema } from './pairing.ts';
 import { LIMITS } from './limits.ts';
@@ -27,6 +27,12 @@ export const hostEventSchema = f.variant('type', {
     at: f.timestamp(),
   }),
   expired: f.object({ v: f.version(), type: f.literal('expired'), requestId: f.id(), at: f.timestamp() }),
+  grant_revoked: f.object({
+    v: f.version(),
+    type: f.literal('grant_revoked'),
+    envelope: revokeGrantEnvelopeSchema,
+    at: f.timestamp(),
+  }),
   frozen: f.object({
     v: f.version(),
     type: f.literal('frozen'),

@@ -3,6 +3,8 @@ export const LIMITS = {
   nameBytes: 64,
   titleBytes: 200,
   detailBytes: 4000,
+  /** A diff (file edit, loosening): with the largest detail, the details still fit one box. */
+  diffBytes: 3000,
   cwdBytes: 512,
   targetBytes: 200,
   reasonBytes: 200,

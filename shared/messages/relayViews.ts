@@ -5,7 +5,8 @@ import { hostEventSchema } from './events.ts';
 import { LIMITS } from './limits.ts';
 import { pairingCompletionSchema, pairingOfferSchema } from './pairing.ts';
 
-export const REQUEST_STATES = ['pending', 'approved', 'denied', 'expired'] as const;
+/** `withdrawn`: its host withdrew it because nobody waits for the answer any more. */
+export const REQUEST_STATES = ['pending', 'approved', 'denied', 'expired', 'withdrawn'] as const;
 export type RequestState = (typeof REQUEST_STATES)[number];
 
 /**
@@ -66,6 +67,14 @@ export type OfferStatus = Infer<typeof offerStatusSchema>;
 /** The relay's answer to a new approval request. `joined`: it joined a pending duplicate. */
 export const requestCreatedSchema = f.object({ v: f.version(), requestId: f.id(), joined: f.boolean() });
 export type RequestCreated = Infer<typeof requestCreatedSchema>;
+
+/** The relay's answer to a host that withdraws one of its pending requests. */
+export const requestWithdrawnSchema = f.object({
+  v: f.version(),
+  requestId: f.id(),
+  state: f.literal('withdrawn'),
+});
+export type RequestWithdrawn = Infer<typeof requestWithdrawnSchema>;
 
 /** The relay's answer to a confirmed pairing: the host's bearer token, on its first pairing only. */
 export const pairConfirmedSchema = f.object({ v: f.version(), hostToken: f.optional(f.base64url(32)) });

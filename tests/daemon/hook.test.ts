@@ -245,7 +245,7 @@ describe('the Claude Code mapping', () => {
       question: {
         tool: 'Bash',
         command: 'ls',
-        title: 'Bash: List files',
+        title: 'List files',
         session: 'session-1',
         toolUseId: 'toolu_1',
         cwd: '/home/dev/project',
@@ -253,7 +253,9 @@ describe('the Claude Code mapping', () => {
     });
     expect(
       parseClaudeCodeHookInput(hookInput('PreToolUse', 'Write', { file_path: '/a/b.txt', content: 'x' })),
-    ).toMatchObject({ question: { paths: ['/a/b.txt'] } });
+    ).toMatchObject({
+      question: { paths: ['/a/b.txt'], diff: '--- /dev/null\n+++ /a/b.txt\n@@ -0,0 +1 @@\n+x\n' },
+    });
   });
 
   it('never maps a deny or a defer to allow', () => {

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY } from '../../daemon/policy/defaultPolicy.ts';
 import { globToRegExp } from '../../daemon/policy/glob.ts';
@@ -218,14 +218,35 @@ describe('policy changes on a running daemon', () => {
 
   it('keeps the approved policy while a loosening waits for a phone, then applies it once approved', async () => {
     const before = relay.requests.length;
-    writeFileSync(machine.files.policy, 'default = "allow"\n');
+    const approved = readFileSync(machine.files.policy, 'utf8');
+    writeFileSync(
+      machine.files.policy,
+      approved.replace('tool = "Read"\naction = "deny"', 'tool = "Read"\naction = "allow"'),
+    );
     // The loosening has no effect: the read stays denied, and a phone is asked.
     expect(await decisionOf(read())).toBe('deny');
     expect((await runLatch(machine, ['status'])).stdout).toMatch(/policy loosening pending/);
     const request = await relay.nextRequest(before);
     const { details, token } = await phoneApproves(phone, request, relay.origin);
     expect(details).toMatchObject({ tool: 'latch.policy', title: 'Loosen the Latch policy', risk: 'high' });
-    expect(details.detail).toContain('default = "allow"');
+    // Only what changed, against the policy in force: not the whole new file.
+    expect(details.detail).not.toContain('tool = "Read"');
+    expect(details.diff).toBe(
+      [
+        '--- a/policy.toml',
+        '+++ b/policy.toml',
+        '@@ -1,7 +1,7 @@',
+        ' default = "ask"',
+        ' [[rule]]',
+        ' tool = "Read"',
+        '-action = "deny"',
+        '+action = "allow"',
+        ' [[rule]]',
+        ' tool = "Bash"',
+        ' action = "deny"',
+        '',
+      ].join('\n'),
+    );
     expect(await decisionOf(read())).toBe('deny');
 
     relay.sendApproval(request.requestId, token);

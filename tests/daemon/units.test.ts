@@ -190,6 +190,17 @@ describe('reading an agent’s gate request', () => {
     expect(read.shortened).toBe(false);
   });
 
+  it('cleans a diff and an input, keeping the start and the end of a long one', () => {
+    const diff = `--- a/x\n+++ b/x\n@@ -1 +1 @@\n-${'a'.repeat(70_000)}\n+b\u202e\n`;
+    const read = readGateRequest({ tool: 'Write', diff, input: { content: `${'c'.repeat(20_000)}END` } });
+    if ('error' in read) throw new Error(read.error);
+    expect(read.diff!.startsWith('--- a/x\n+++ b/x\n')).toBe(true);
+    expect(read.diff!).toMatch(/\n… [\d,]+ bytes not shown …\n/);
+    expect(read.diff!.endsWith('\n+b\n')).toBe(true);
+    expect(read.input!.endsWith('END"\n}')).toBe(true);
+    expect(read.shortened).toBe(true);
+  });
+
   it('refuses a request without a tool', () => {
     expect(readGateRequest({ command: 'ls' })).toEqual({ error: 'tool is required' });
     expect(readGateRequest('ls')).toEqual({ error: 'the request must be a JSON object' });

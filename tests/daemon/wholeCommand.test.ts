@@ -46,6 +46,8 @@ describe('the policy judges the whole command an agent sends', () => {
   it('asks, at critical risk, for a command longer than a phone shows, past the old 8000-byte cut', async () => {
     const details = await askedFor(`ls -la ${'x'.repeat(9000)}\nrm -rf /srv/important`);
     expect(details).toMatchObject({ risk: 'critical', shortened: true });
-    expect(details.detail.endsWith('…')).toBe(true);
+    // The phone sees the start and the end, where the second command hides, and what is left out.
+    expect(details.detail).toMatch(/^ls -la x+\n… [\d,]+ bytes not shown …\n/);
+    expect(details.detail.endsWith('x\nrm -rf /srv/important')).toBe(true);
   });
 });

@@ -113,7 +113,7 @@ const approveOn = (phone: PairedBrowserPhone, title: RegExp) => approvePending(p
 
 async function denyOn(phone: PairedBrowserPhone, title: RegExp): Promise<void> {
   await openPending(phone.browser, origin, title);
-  await phone.browser.page.getByRole('button', { name: 'Deny' }).click();
+  await phone.browser.page.getByRole('button', { name: 'Deny', exact: true }).click();
   await phone.browser.page.getByRole('status').getByText('Denied').waitFor();
 }
 
@@ -134,7 +134,7 @@ describe('the whole loop, every part real', () => {
     const pushes = (await pushService.messages(a.pushId)).length;
     const answer = hook('Bash', { command: 'rm -rf build' });
     expect((await pushService.waitForMessages(a.pushId, pushes + 1, 15_000)).length).toBe(pushes + 1);
-    await approveOn(a, /Bash: rm -rf build/);
+    await approveOn(a, /rm -rf build/);
     expect(await answer).toEqual({
       hookEventName: 'PreToolUse',
       permissionDecision: 'allow',
@@ -144,7 +144,7 @@ describe('the whole loop, every part real', () => {
 
   it('deny: the phone refuses, the hook denies with the reason', async () => {
     const answer = hook('Bash', { command: 'rm -rf dist' });
-    await denyOn(b, /Bash: rm -rf dist/);
+    await denyOn(b, /rm -rf dist/);
     expect(await answer).toMatchObject({
       permissionDecision: 'deny',
       permissionDecisionReason: 'latch: denied on Phone B',
@@ -229,7 +229,7 @@ describe('the whole loop, every part real', () => {
       await expect
         .poll(() => refusals(request.requestId).map((line) => line['code']))
         .toEqual(['unknown_credential']);
-      await denyOn(a, /Bash: rm -rf ~\/\.ssh/);
+      await denyOn(a, /rm -rf ~\/\.ssh/);
       expect(await answer).toMatchObject({ permissionDecision: 'deny' });
     });
 
@@ -266,7 +266,7 @@ describe('the whole loop, every part real', () => {
         .toEqual(['challenge_mismatch']);
       await expect.poll(() => refusals(old.requestId).length).toBe(1);
       expect(['already_used', 'counter_not_increased']).toContain(refusals(old.requestId)[0]!['code']);
-      await denyOn(b, /Bash: rm -rf \/etc\/nginx/);
+      await denyOn(b, /rm -rf \/etc\/nginx/);
       expect(await answer).toMatchObject({ permissionDecision: 'deny' });
     });
 
@@ -291,11 +291,11 @@ describe('the whole loop, every part real', () => {
       const answer = hook('Bash', { command: 'rm -rf node_modules' });
       // Stored at the relay: the phone lists it.
       await b.browser.page.goto(origin);
-      await b.browser.page.getByRole('button', { name: /Bash: rm -rf node_modules/ }).waitFor();
+      await b.browser.page.getByRole('button', { name: /rm -rf node_modules/ }).waitFor();
       await relay.stop();
       await expect.poll(() => proxy.daemonConnected).toBe(false);
       relay = await startRelay({ persistTo: relayState, envFile, port: relay.port });
-      await approveOn(b, /Bash: rm -rf node_modules/);
+      await approveOn(b, /rm -rf node_modules/);
       // The daemon was away while the phone decided: it hears the decision when it is back.
       await expect.poll(() => proxy.daemonConnected, { timeout: 30_000 }).toBe(true);
       expect(await answer).toMatchObject({

@@ -1,5 +1,4 @@
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
@@ -9,7 +8,7 @@ import { PAIRING_SECRET_BYTES } from '../../shared/pairing/pairingKeys.ts';
 import { pairingLink } from '../../shared/pairing/pairingLink.ts';
 import type { RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import { approvePending, holdPanic, openPending, pairBrowserPhone } from '../support/browserFlows.ts';
-import { launchChromium, TEST_OUTPUT, type BrowserPhone } from '../support/browserPhone.ts';
+import { launchChromium, type BrowserPhone } from '../support/browserPhone.ts';
 import { contrastRatio } from '../support/contrast.ts';
 import {
   hookInput,
@@ -25,16 +24,7 @@ import {
 import { startPushService } from '../support/pushService.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 import { startRelayServingAppCopy } from '../support/relayServingAppCopy.ts';
-
-/** axe-core, a devDependency: put into the page under test, never into the app's bundle. */
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const SCREENS = join(TEST_OUTPUT, 'screens');
-const SCHEMES = ['light', 'dark'] as const;
-const SIZES = [
-  { width: 390, height: 844 },
-  { width: 320, height: 640 },
-] as const;
-const BACKGROUND = { light: 'rgb(248, 250, 252)', dark: 'rgb(11, 17, 32)' } as const;
+import { auditScreen, SCHEMES, SIZES, type ScreenFinding } from '../support/screenAudit.ts';
 
 const POLICY = `
 default = "ask"
@@ -57,7 +47,7 @@ let stranger: BrowserContext | undefined;
 let phoneA: BrowserPhone;
 let phoneB: { browser: BrowserPhone; pushId: string } | undefined;
 /** What axe found, per screen, scheme and width: printed at the end for the person reading the run. */
-const found: { screen: string; scheme: string; width: number; serious: number; lesser: string }[] = [];
+const found: ScreenFinding[] = [];
 
 beforeAll(async () => {
   ({ relay, app } = await startRelayServingAppCopy(state));
@@ -67,7 +57,6 @@ beforeAll(async () => {
   machine = newMachine();
   await initMachine(machine, { relay: origin, quorum: 1, policy: POLICY });
   daemon = await startDaemon(machine);
-  mkdirSync(SCREENS, { recursive: true });
 }, 120_000);
 
 afterAll(async () => {
@@ -81,81 +70,7 @@ afterAll(async () => {
   rmSync(state, { recursive: true, force: true });
 });
 
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[]; failureSummary?: string }[];
-}
-
-async function runAxe(page: Page): Promise<AxeViolation[]> {
-  // The relay's CSP allows no inline script, so a <script> tag with axe's source would be
-  // refused (that is the CSP working); evaluating it over CDP leaves the app's CSP in force.
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
-  return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<unknown> } })
-      .axe;
-    const results = (await axe.run(document, { resultTypes: ['violations'] })) as {
-      violations: AxeViolation[];
-    };
-    return results.violations.map(({ id, impact, help, nodes }) => ({
-      id,
-      impact,
-      help,
-      nodes: nodes.map(({ target, failureSummary }) => ({ target, failureSummary })),
-    }));
-  });
-}
-
-const settle = (page: Page) =>
-  page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
-
-/**
- * One screen, as it is, at each width and in each colour scheme: axe's serious and critical
- * violations, sideways scrolling, and a screenshot in test-output/screens/ to look at.
- * Returns what is wrong, for the test to show.
- */
-async function audit(page: Page, cdp: CDPSession, screen: string): Promise<string[]> {
-  const problems: string[] = [];
-  for (const { width, height } of SIZES) {
-    await page.setViewportSize({ width, height });
-    for (const scheme of SCHEMES) {
-      await cdp.send('Emulation.setEmulatedMedia', {
-        features: [{ name: 'prefers-color-scheme', value: scheme }],
-      });
-      await settle(page);
-      // The scheme really switched: the palette follows prefers-color-scheme.
-      expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe(
-        BACKGROUND[scheme],
-      );
-      const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
-      if (scrollWidth > width)
-        problems.push(`${scheme} ${width}px: ${scrollWidth}px wide, it scrolls sideways`);
-      const violations = await runAxe(page);
-      const serious = violations.filter(({ impact }) => impact === 'serious' || impact === 'critical');
-      for (const violation of serious)
-        problems.push(
-          `${scheme} ${width}px: ${violation.id} (${violation.impact}): ${violation.help} at ${violation.nodes
-            .map(({ target, failureSummary }) => `${target.join(' ')}: ${failureSummary ?? ''}`)
-            .join('; ')}`,
-        );
-      found.push({
-        screen,
-        scheme,
-        width,
-        serious: serious.length,
-        lesser: violations
-          .filter((violation) => !serious.includes(violation))
-          .map(({ id, impact }) => `${id} (${impact})`)
-          .join(', '),
-      });
-      await page.screenshot({ path: join(SCREENS, `${screen}-${scheme}-${width}.png`), fullPage: true });
-    }
-  }
-  await cdp.send('Emulation.setEmulatedMedia', { features: [] });
-  await page.setViewportSize(SIZES[0]);
-  return problems;
-}
+const audit = (page: Page, cdp: CDPSession, screen: string) => auditScreen(page, cdp, screen, found);
 
 const auditPhone = (phone: BrowserPhone, screen: string) => audit(phone.page, phone.cdp, screen);
 
@@ -256,7 +171,11 @@ describe('contrast, measured as WCAG defines it', () => {
  * for what only has to be seen as a boundary (field edges, the focus ring, the panic button).
  */
 const PAIRS: [string, string, number][] = [
-  ...['--bg', '--card', '--code-bg'].map((ground): [string, string, number] => ['--fg', ground, 4.5]),
+  ...['--bg', '--card', '--code-bg', '--added-bg', '--removed-bg'].map((ground): [string, string, number] => [
+    '--fg',
+    ground,
+    4.5,
+  ]),
   ...['--muted', '--red', '--green', '--amber', '--blue'].flatMap((text) =>
     ['--bg', '--card'].map((ground): [string, string, number] => [text, ground, 4.5]),
   ),
@@ -294,6 +213,9 @@ const OLD_DARK_PALETTE: Record<string, string> = {
   '--neutral-fill': '#475569',
   '--on-fill': '#ffffff',
   '--field-line': '#64748b',
+  // The diff's tints came later: today's, so the old palette is judged on the colours it had.
+  '--added-bg': '#14532d',
+  '--removed-bg': '#7f1d1d',
 };
 
 describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing serious', () => {
@@ -360,7 +282,7 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
     problems.push(...(await auditPhone(phoneA, 'home-requests')));
 
     await openPending(phoneA, origin, /Run the database migration/);
-    await page.getByText('npm run migrate', { exact: false }).waitFor();
+    await page.locator('.detail').getByText('npm run migrate', { exact: false }).waitFor();
     problems.push(...(await auditPhone(phoneA, 'request')));
 
     // An empty detail reads as empty, not as a box waiting for input.
@@ -386,7 +308,7 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
     problems.push(...(await auditPhone(phoneA, 'result-denied')));
     for (const title of [/Run the database migration/, /Publish the package/]) {
       await openPending(phoneA, origin, title);
-      await page.getByRole('button', { name: 'Deny' }).click();
+      await page.getByRole('button', { name: 'Deny', exact: true }).click();
       await page.getByRole('status').getByText('Denied').waitFor();
     }
     expect((await Promise.all([bare, migrate, drop])).map(({ code }) => code)).toEqual([1, 1, 1]);
@@ -445,7 +367,7 @@ describe('pairing and notifications', () => {
     );
     expect(await pushService.waitForMessages(phoneB.pushId, 1, 20_000)).toHaveLength(1);
     await openPending(phoneB.browser, origin, /rotate-keys --all/);
-    await phoneB.browser.page.getByRole('button', { name: 'Deny' }).click();
+    await phoneB.browser.page.getByRole('button', { name: 'Deny', exact: true }).click();
     expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
   }, 180_000);
 

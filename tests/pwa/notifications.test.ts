@@ -151,7 +151,12 @@ describe('deciding from a notification', () => {
   it('shows the command with Approve and Deny, and denies from Deny in the service worker, which the daemon verifies', async () => {
     const { answer, requestId } = await askBoth('rm -rf build');
     const [shown] = await notificationsOf(a.browser, requestId);
-    expect(shown).toMatchObject({ title: 'test-box: Bash', body: 'rm -rf build', tag: requestId });
+    // The command itself first, then project · session · host.
+    expect(shown).toMatchObject({
+      title: 'rm -rf build',
+      body: 'project · session- · test-box',
+      tag: requestId,
+    });
     expect(
       await a.browser.page.evaluate(async (tag) => {
         const [notification] = await (await navigator.serviceWorker.ready).getNotifications({ tag });
@@ -246,8 +251,29 @@ describe('deciding from a notification', () => {
     } finally {
       await a.browser.cdp.send('Network.setBypassServiceWorker', { bypass: false });
     }
-    await a.browser.page.getByRole('button', { name: 'Deny' }).click();
+    await a.browser.page.getByRole('button', { name: 'Deny', exact: true }).click();
     expect(await answer).toMatchObject({ decision: 'deny' });
+  });
+
+  it('says only "Approval needed on <host>" with lock-screen privacy on, and its Deny still works', async () => {
+    const privacy = a.browser.page.getByRole('checkbox', { name: /Lock-screen privacy/ });
+    await a.browser.page.goto(`${origin}/devices`);
+    await privacy.check();
+    try {
+      const { answer, requestId } = await askBoth('cat ~/.ssh/id_ed25519');
+      expect(await notificationsOf(a.browser, requestId)).toEqual([
+        expect.objectContaining({ title: 'Approval needed on test-box', body: '' }),
+      ]);
+      // The setting is this phone's own: Phone B still shows the command.
+      expect(await notificationsOf(b.browser, requestId)).toEqual([
+        expect.objectContaining({ title: 'cat ~/.ssh/id_ed25519' }),
+      ]);
+      await tapNotification(a.browser, requestId, 'deny');
+      expect(await answer).toMatchObject({ decision: 'deny', reason: 'latch: denied on Phone A' });
+    } finally {
+      await a.browser.page.goto(`${origin}/devices`);
+      await privacy.uncheck();
+    }
   });
 });
 

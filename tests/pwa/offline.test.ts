@@ -180,7 +180,7 @@ describe('installable and offline', () => {
       .waitFor({ state: 'detached' });
     await expect.poll(() => panic.isDisabled()).toBe(false);
     await item.click();
-    const deny = page.getByRole('button', { name: 'Deny' });
+    const deny = page.getByRole('button', { name: 'Deny', exact: true });
     await deny.waitFor();
 
     // Losing the network on the request screen turns its answers off; they return with the relay.

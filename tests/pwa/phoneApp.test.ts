@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { PWA_BUDGET_BYTES, shippedJs } from '../../scripts/pwa-budget.ts';
 import { approvePending, holdPanic, openPending, pairBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush, shownNotifications, type BrowserPhone } from '../support/browserPhone.ts';
 import {
+  hookInput,
   initMachine,
   newMachine,
   runLatch,
@@ -18,6 +19,7 @@ import {
 } from '../support/latchMachine.ts';
 import { startPushService } from '../support/pushService.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
+import { auditScreen, type ScreenFinding } from '../support/screenAudit.ts';
 
 const POLICY = `
 default = "ask"
@@ -117,8 +119,8 @@ describe('the phone app', () => {
       .poll(() => shownNotifications(browser))
       .toEqual([
         expect.objectContaining({
-          title: 'test-box: Bash',
-          body: 'rm -rf build',
+          title: 'rm -rf build',
+          body: 'app · s · test-box',
           actions: ['approve', 'deny'],
         }),
       ]);
@@ -130,7 +132,7 @@ describe('the phone app', () => {
   it('holds Approve through the cooling-off, never approves on Enter, then approves with Face ID', async () => {
     const [{ browser }] = phones as [(typeof phones)[0]];
     const hook = (globalThis as { pendingHook?: Promise<{ permissionDecision: string }> }).pendingHook!;
-    await openFirstPending(browser, /Bash: rm -rf build/);
+    await openFirstPending(browser, /rm -rf build/);
     const approve = browser.page.getByRole('button', { name: /^Approve/ });
     await expect.poll(() => approve.textContent()).toMatch(/^Approve in \d+\u00a0s$/);
     expect(await approve.isDisabled()).toBe(true);
@@ -154,7 +156,7 @@ describe('the phone app', () => {
   it('denies with Escape, and the agent hears it', async () => {
     const [{ browser }] = phones as [(typeof phones)[0]];
     const hook = startHook('rm -rf dist');
-    await openFirstPending(browser, /Bash: rm -rf dist/);
+    await openFirstPending(browser, /rm -rf dist/);
     await browser.page.getByText('rm -rf dist', { exact: true }).waitFor();
     await browser.page.keyboard.press('Escape');
     await browser.page
@@ -169,6 +171,80 @@ describe('the phone app', () => {
       permissionDecision: 'deny',
       permissionDecisionReason: 'latch: denied on Phone A',
     });
+  }, 60_000);
+
+  it('shows a file edit as its diff, the list leading with the action, then project · session · host', async () => {
+    const [{ browser }] = phones as [(typeof phones)[0]];
+    const project = join(state, 'shop-app');
+    mkdirSync(join(project, 'src'), { recursive: true });
+    writeFileSync(
+      join(project, 'src/cart.ts'),
+      'export function total(items: Item[]) {\n  let sum = 0;\n  for (const item of items) sum += item.price;\n  return sum;\n}\n',
+    );
+    const hook = runLatch(machine, ['hook', 'claude-code'], {
+      input: hookInput(
+        'PreToolUse',
+        'Edit',
+        {
+          file_path: join(project, 'src/cart.ts'),
+          old_string: 'sum += item.price;',
+          new_string: 'sum += item.price * item.quantity;',
+        },
+        { cwd: project, session_id: 'c0ffee12-7d1e-4c55-9a43-0b5e2f1d8a77' },
+      ),
+      timeoutMs: 120_000,
+    });
+    await browser.page.goto(origin);
+    const item = browser.page.getByRole('button', { name: /Edit src\/cart\.ts/ });
+    await expect.poll(() => item.locator('.request-title').textContent()).toBe('Edit src/cart.ts');
+    expect(await item.locator('.request-meta').textContent()).toMatch(/^shop-app · c0ffee12 · test-box · /);
+    await browser.screenshot('home-card');
+
+    await item.click();
+    const diff = browser.page.getByLabel(/^Changes:/);
+    await expect
+      .poll(() => diff.textContent())
+      .toBe(
+        [
+          '--- a/src/cart.ts',
+          '+++ b/src/cart.ts',
+          '@@ -1,5 +1,5 @@',
+          ' export function total(items: Item[]) {',
+          '   let sum = 0;',
+          '-  for (const item of items) sum += item.price;',
+          '+  for (const item of items) sum += item.price * item.quantity;',
+          '   return sum;',
+          ' }',
+          '',
+        ].join('\n'),
+      );
+    // Added and removed lines say so in text, not by colour alone.
+    expect(await diff.locator('.diff-added').textContent()).toMatch(/^\+/);
+    expect(await diff.locator('.diff-removed').textContent()).toMatch(/^-/);
+    expect(await browser.page.locator('.request-meta').textContent()).toMatch(
+      /^shop-app · c0ffee12 · test-box · /,
+    );
+    const found: ScreenFinding[] = [];
+    expect(await auditScreen(browser.page, browser.cdp, 'request-diff', found)).toEqual([]);
+
+    await browser.page.keyboard.press('Escape');
+    expect(JSON.parse((await hook).stdout)).toMatchObject({
+      hookSpecificOutput: { permissionDecision: 'deny' },
+    });
+  }, 90_000);
+
+  it('has a lock-screen privacy setting, off until turned on', async () => {
+    const [{ browser }] = phones as [(typeof phones)[0]];
+    await browser.page.goto(`${origin}/devices`);
+    const privacy = browser.page.getByRole('checkbox', { name: /Lock-screen privacy/ });
+    await expect.poll(() => privacy.isEnabled()).toBe(true);
+    expect(await privacy.isChecked()).toBe(false);
+    await privacy.check();
+    await browser.page.reload();
+    await expect.poll(() => privacy.isChecked()).toBe(true);
+    const found: ScreenFinding[] = [];
+    expect(await auditScreen(browser.page, browser.cdp, 'devices-privacy', found)).toEqual([]);
+    await privacy.uncheck();
   }, 60_000);
 
   it('shows an expired request as expired', async () => {
@@ -206,7 +282,7 @@ describe('the phone app', () => {
     expect(text).toContain('Deploy prod now');
     expect(text).toContain('git push origin main');
     expect(text).not.toMatch(/[\u202A-\u202E\u2066-\u2069]|[\u{E0000}-\u{E007F}]/u);
-    await browser.page.getByRole('button', { name: 'Deny' }).click();
+    await browser.page.getByRole('button', { name: 'Deny', exact: true }).click();
     expect((await request).code).toBe(1);
   }, 60_000);
 

@@ -142,6 +142,36 @@ describe('the whole path through the relay', () => {
     daemon.close();
   });
 
+  it('carries a deny and report to the daemon as signed, and refuses a report of an unknown scope', async () => {
+    const test = await newFleet();
+    const { phone } = test.phones[0]!;
+    const daemon = await DaemonSocket.connect(test);
+    const { details } = await submitRequest(test);
+    const route = `/v1/fleets/${test.fleet}/requests/${details.requestId}/deny`;
+    const body = { fleet: test.fleet, host: test.host.id, requestId: details.requestId };
+    const unknownScope = {
+      ...(await signEnvelope('deny', body, { role: 'device', id: phone.id }, phone.deviceKeys.privateKey)),
+      body: { ...body, report: { scope: 'everything' } },
+    };
+    expect(await call('POST', route, { json: unknownScope })).toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_field' } },
+    });
+    const envelope = await signEnvelope(
+      'deny',
+      { ...body, report: { scope: 'session' } },
+      { role: 'device', id: phone.id },
+      phone.deviceKeys.privateKey,
+    );
+    expect(await call('POST', route, { json: envelope })).toEqual({
+      status: 200,
+      body: { v: 1, state: 'denied' },
+    });
+    // The daemon gets the very envelope, report and signature included, to verify itself.
+    expect((await daemon.next('denied')).event).toMatchObject({ type: 'denied', envelope });
+    daemon.close();
+  });
+
   it('expires an unanswered request at its deadline and tells the daemon', async () => {
     const test = await newFleet();
     const daemon = await DaemonSocket.connect(test);

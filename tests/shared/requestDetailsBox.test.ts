@@ -112,6 +112,10 @@ describe('end-to-end encryption of request details', () => {
       ...details,
       title: 'é'.repeat(LIMITS.titleBytes / 2),
       detail: '€'.repeat(Math.floor(LIMITS.detailBytes / 3)),
+      description: 'é'.repeat(LIMITS.titleBytes / 2),
+      project: 'é'.repeat(LIMITS.nameBytes / 2),
+      session: 'é'.repeat(LIMITS.nameBytes / 2),
+      diff: '€'.repeat(Math.floor(LIMITS.diffBytes / 3)),
     };
     const box = fromBase64url(await sealFor(phone, largest));
     expect(box.length).toBeLessThanOrEqual(LIMITS.sealedBoxBytes);

@@ -94,11 +94,20 @@ describe('verifyCapabilityToken', () => {
       ['other request text', () => ({ requestHash: toBase64url(new Uint8Array(32)) })],
       ['another nonce', () => ({ nonce: toBase64url(new Uint8Array(16)) })],
       ['another deadline', (original) => ({ exp: original.exp + 1 })],
+      // An approve-once is no grant, and one grant is not another (docs/protocol.md).
+      ['a grant, when the host expects an approve-once', () => ({ grant: 'half_hour' })],
     ])('refuses a token issued for %s', async (_what, change) => {
       expectRefused(
         await verify(await signToken(fleet.phone, { ...binding, ...change(binding) })),
         'challenge_mismatch',
       );
+    });
+
+    it('accepts a grant only as signed: another grant, or none, is another challenge', async () => {
+      const granted = await signToken(fleet.phone, { ...binding, grant: 'session' });
+      expectRefused(await verify(granted), 'challenge_mismatch');
+      expectRefused(await verify(granted, { grant: 'half_hour' }), 'challenge_mismatch');
+      expect((await verify(granted, { grant: 'session' })).ok).toBe(true);
     });
 
     it('refuses a token whose clientData was rewritten to carry the right challenge', async () => {

@@ -94,6 +94,7 @@ export async function signToken(
     host: binding.host,
     requestId: binding.requestId,
     decision: binding.decision,
+    ...(binding.grant ? { grant: binding.grant } : {}),
     device: phone.id,
     assertion,
   };

@@ -10,7 +10,12 @@ import { StateStore } from '../../daemon/state/stateStore.ts';
 import { approvalChallenge } from '../../shared/approvals/approvalChallenge.ts';
 import { requestHash } from '../../shared/approvals/requestHash.ts';
 import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
-import type { ApprovalRequest, CapabilityToken, RequestDetails } from '../../shared/messages/approvals.ts';
+import type {
+  ApprovalRequest,
+  CapabilityToken,
+  Grant,
+  RequestDetails,
+} from '../../shared/messages/approvals.ts';
 import { registrationChallenge } from '../../shared/pairing/registrationChallenge.ts';
 import { verifyPasskeyRegistration } from '../../shared/pairing/verifyPasskeyRegistration.ts';
 import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
@@ -70,6 +75,8 @@ export function runLatch(
 /**
  * `latch init` against a relay, then the policy the test wants, approved as a baseline. `name`
  * is the host's name (test-box by default); `fleet` joins that fleet instead of making a new one.
+ * Tests approve and ask again far faster than people, so the push-fatigue defences (the burst
+ * hold, "asked again after you denied") are off unless `pushFatigue` turns them on.
  */
 export async function initMachine(
   machine: LatchMachine,
@@ -80,6 +87,7 @@ export async function initMachine(
     config?: (text: string) => string;
     name?: string;
     fleet?: string;
+    pushFatigue?: boolean;
   },
 ): Promise<void> {
   const init = await runLatch(machine, [
@@ -93,8 +101,14 @@ export async function initMachine(
     ...(options.fleet ? ['--fleet', options.fleet] : []),
   ]);
   if (init.code !== 0) throw new Error(`latch init failed: ${init.stderr}`);
-  if (options.config) {
-    const config = options.config(readFileSync(machine.files.config, 'utf8'));
+  const withoutFatigue = (text: string) =>
+    text
+      .replace('burst_approvals = 5', 'burst_approvals = 1000')
+      .replace('asked_again_seconds = 600', 'asked_again_seconds = 0');
+  const ownSetUp = options.config ?? ((text: string) => text);
+  const setUp = options.pushFatigue ? options.config : (text: string) => ownSetUp(withoutFatigue(text));
+  if (setUp) {
+    const config = setUp(readFileSync(machine.files.config, 'utf8'));
     writeFileSync(machine.files.config, config, { mode: 0o600 });
     // The person's own set-up, approved as a baseline like the policy below.
     withStore(machine, (store, audit) =>
@@ -211,13 +225,17 @@ export function startHook(
   }));
 }
 
-/** What the phone does with a request: open its box, check the hash, sign with its passkey. */
+/**
+ * What the phone does with a request: open its box, check the hash, sign with its passkey; with
+ * `grant`, the rule the request offers too (docs/policy.md#grants).
+ */
 export async function phoneApproves(
   phone: TestPhone,
   request: ApprovalRequest,
   origin: string,
-  overrides: { requestId?: string } = {},
+  overrides: { requestId?: string; grant?: Grant } = {},
 ): Promise<{ token: CapabilityToken; details: RequestDetails }> {
+  const grant = overrides.grant ? { grant: overrides.grant } : {};
   const box = request.sealed.find((sealed) => sealed.device === phone.id)!.box;
   const context = {
     fleet: request.fleet,
@@ -242,6 +260,7 @@ export async function phoneApproves(
     decision: 'approve' as const,
     nonce: details.nonce,
     exp: details.exp,
+    ...grant,
   };
   const assertion = await phone.authenticator.assert({
     rpId: new URL(origin).hostname,
@@ -256,6 +275,7 @@ export async function phoneApproves(
       host: request.host,
       requestId: overrides.requestId ?? request.requestId,
       decision: 'approve',
+      ...grant,
       device: phone.id,
       assertion,
     },

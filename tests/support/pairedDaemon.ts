@@ -20,7 +20,13 @@ export interface PairedDaemon {
 
 /** The set-up most daemon tests share: `latch init`, `phones` phones paired, the daemon started. */
 export async function startPairedDaemon(
-  options: { policy?: string; quorum?: number; config?: (text: string) => string; phones?: number } = {},
+  options: {
+    policy?: string;
+    quorum?: number;
+    config?: (text: string) => string;
+    phones?: number;
+    pushFatigue?: boolean;
+  } = {},
 ): Promise<PairedDaemon> {
   const relay = await StandInRelay.start();
   const machine = newMachine();

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ApprovalRequest, CapabilityToken } from '../../shared/messages/approvals.ts';
-import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
+import type { FreezeEnvelope, ReportScope } from '../../shared/messages/envelopes.ts';
 import type { HostEvent } from '../../shared/messages/events.ts';
 import type { FleetState } from '../../shared/messages/killSwitch.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
@@ -86,11 +86,19 @@ export class StandInRelay {
     this.send({ v: PROTOCOL_VERSION, type: 'approved', requestId, token, at: Date.now() });
   }
 
-  /** Delivers a phone's signed deny of `request`, as the relay does once the phone posts it. */
-  async sendDenial(phone: TestPhone, request: ApprovalRequest): Promise<void> {
+  /**
+   * Delivers a phone's signed deny of `request`, as the relay does once the phone posts it; with
+   * `report`, the phone's "I didn't expect this".
+   */
+  async sendDenial(phone: TestPhone, request: ApprovalRequest, report?: ReportScope): Promise<void> {
     const envelope = await signEnvelope(
       'deny',
-      { fleet: request.fleet, host: request.host, requestId: request.requestId },
+      {
+        fleet: request.fleet,
+        host: request.host,
+        requestId: request.requestId,
+        ...(report ? { report: { scope: report } } : {}),
+      },
       { role: 'device', id: phone.id },
       phone.deviceKeys.privateKey,
     );

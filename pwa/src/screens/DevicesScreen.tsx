@@ -2,7 +2,14 @@ import { useEffect, useState } from 'preact/hooks';
 import { LIMITS } from '../../../shared/messages/limits.ts';
 import { membersSchema, type Members } from '../../../shared/messages/relayViews.ts';
 import { sanitizeText } from '../../../shared/text/sanitizeText.ts';
-import { loadIdentity, loadMemberships, type DeviceIdentity } from '../keystore.ts';
+import {
+  loadIdentity,
+  loadLockScreenPrivacy,
+  loadMemberships,
+  saveLockScreenPrivacy,
+  type DeviceIdentity,
+} from '../keystore.ts';
+import { AllowedRules } from '../components/AllowedRules.tsx';
 import { fleetPath, relayCall } from '../relayApi.ts';
 import { navigate } from '../router.ts';
 
@@ -12,6 +19,7 @@ export function DevicesScreen() {
   const [fleet, setFleet] = useState<string>();
   const [members, setMembers] = useState<Members>();
   const [message, setMessage] = useState<string>();
+  const [lockScreenPrivacy, setLockScreenPrivacy] = useState<boolean>();
 
   const load = async () => {
     const me = await loadIdentity();
@@ -26,6 +34,12 @@ export function DevicesScreen() {
     else setMessage(listed.message);
   };
   useEffect(() => void load(), []);
+  useEffect(() => void loadLockScreenPrivacy().then(setLockScreenPrivacy), []);
+
+  const choosePrivacy = async (on: boolean) => {
+    setLockScreenPrivacy(on); // the box follows the tap at once; the worker reads what is saved
+    await saveLockScreenPrivacy(on);
+  };
 
   const rename = async (id: string, current: string) => {
     const typed = prompt('New name', current);
@@ -96,6 +110,20 @@ export function DevicesScreen() {
         ))}
       </ul>
       <p class="muted">To stop a host trusting a phone, also run latch devices --revoke on that host.</p>
+      <AllowedRules identity={identity} />
+      <h2>This phone</h2>
+      <label class="setting">
+        <input
+          type="checkbox"
+          checked={lockScreenPrivacy ?? false}
+          disabled={lockScreenPrivacy === undefined}
+          onChange={(event) => void choosePrivacy(event.currentTarget.checked)}
+        />
+        <span>
+          Lock-screen privacy: notifications say only “Approval needed on <em>host</em>”, not the command or
+          the project.
+        </span>
+      </label>
     </main>
   );
 }

@@ -23,6 +23,7 @@ import {
   type Passkey,
 } from '../keystore.ts';
 import { requestPath } from '../paths.ts';
+import { cardContext } from '../requestCard.ts';
 import { navigate } from '../router.ts';
 import { useConnectivity } from '../useConnectivity.ts';
 import { signWithPasskey } from '../webauthn.ts';
@@ -169,8 +170,14 @@ export function HomeScreen() {
                   onClick={() => navigate(requestPath(fleet.membership.fleet, request.view.requestId))}
                 >
                   <span class="request-title">{request.details.title}</span>
+                  {request.details.description && (
+                    <span class="request-description">{request.details.description}</span>
+                  )}
+                  {request.details.askedAgainAfterDeny && (
+                    <span class="asked-again">Asked again after you denied</span>
+                  )}
                   <span class="request-meta">
-                    {request.details.hostName} · <RiskBadge risk={request.details.risk} /> ·{' '}
+                    {cardContext(request.details)} · <RiskBadge risk={request.details.risk} /> ·{' '}
                     {timeLeft(request.details.exp)}
                   </span>
                 </button>

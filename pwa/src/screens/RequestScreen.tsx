@@ -1,13 +1,22 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { approvalChallenge } from '../../../shared/approvals/approvalChallenge.ts';
+import type { Grant } from '../../../shared/messages/approvals.ts';
+import type { ReportScope } from '../../../shared/messages/envelopes.ts';
 import { approve, deny, fetchRequest, openRequest, type OpenedRequest } from '../actions.ts';
+import { GRANT_WORDS, rememberRule } from '../allowedRules.ts';
+import { AllowSimilar } from '../components/AllowSimilar.tsx';
+import { DenyAndReport } from '../components/DenyAndReport.tsx';
+import { DenySession } from '../components/DenySession.tsx';
+import { FatigueNotes } from '../components/FatigueNotes.tsx';
+import { DiffView } from '../components/DiffView.tsx';
 import { RiskBadge } from '../components/RiskBadge.tsx';
 import { loadIdentity, loadPasskey, type DeviceIdentity, type Passkey } from '../keystore.ts';
+import { cardContext } from '../requestCard.ts';
 import { navigate } from '../router.ts';
 import { useConnectivity } from '../useConnectivity.ts';
 import { signWithPasskey } from '../webauthn.ts';
 
-type Outcome = 'approved' | 'denied' | 'expired' | 'already decided' | 'failed';
+type Outcome = 'approved' | 'denied' | 'expired' | 'already decided' | 'withdrawn' | 'failed';
 type Phase =
   | { name: 'loading' }
   | { name: 'ready'; request: OpenedRequest }
@@ -16,11 +25,29 @@ type Phase =
 /** Seconds of review before Approve is enabled, by risk (design.md: friction by risk level). */
 const REVIEW_SECONDS = { low: 0, medium: 0, high: 10, critical: 30 } as const;
 
+const REPORTED_TEXT: Record<ReportScope, string> = {
+  session: 'The agent was told no, and reported: this host refuses the rest of its session.',
+  fleet: 'The agent was told no, and reported: every agent is being frozen.',
+};
+
+/** A withdrawn request: its host withdrew it because nobody waits for the answer any more. */
+const NO_LONGER_WAITING = 'The agent stopped waiting for an answer; nothing was approved.';
+
+/** What the screen says when the relay refused an answer. */
+function refusedOutcome(result: { status: number; code: string; message: string }): [Outcome, string] {
+  if (result.code === 'withdrawn') return ['withdrawn', NO_LONGER_WAITING];
+  return [
+    result.status === 409 ? 'already decided' : result.status === 410 ? 'expired' : 'failed',
+    result.message,
+  ];
+}
+
 const OUTCOME_TEXT: Record<Outcome, string> = {
   approved: 'Approved',
   denied: 'Denied',
   expired: 'Expired',
   'already decided': 'Already decided',
+  withdrawn: 'No longer waiting',
   failed: 'Not sent',
 };
 
@@ -37,6 +64,8 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
       setPasskey(await loadPasskey());
       const view = await fetchRequest(me, fleet, requestId);
       if (!view.ok) return setPhase({ name: 'done', outcome: 'failed', message: view.message });
+      if (view.value.state === 'withdrawn')
+        return setPhase({ name: 'done', outcome: 'withdrawn', message: NO_LONGER_WAITING });
       if (view.value.state !== 'pending' || view.value.exp <= Date.now()) {
         const outcome: Outcome =
           view.value.state === 'expired' || view.value.exp <= Date.now() ? 'expired' : 'already decided';
@@ -93,7 +122,9 @@ function Review({
   onDone: (outcome: Outcome, message: string) => void;
 }) {
   const { details } = request;
-  const review = REVIEW_SECONDS[details.risk];
+  // The daemon may ask for a longer hold (a burst of approvals, asked again after a deny), and
+  // refuses an approval that comes sooner.
+  const review = Math.max(REVIEW_SECONDS[details.risk], details.reviewSeconds ?? 0);
   const [shownAt] = useState(() => Date.now());
   const [now, setNow] = useState(() => Date.now());
   const [typed, setTyped] = useState('');
@@ -119,30 +150,31 @@ function Review({
     (!needsTyping || typed === target) &&
     passkey !== undefined;
 
-  const doDeny = async () => {
+  const doDeny = async (report?: ReportScope) => {
     if (busy || offline) return;
     setBusy(true);
-    const result = await deny(identity, request.fleet, request.view.host, request.view.requestId);
-    if (result.ok) onDone('denied', 'The agent was told no.');
-    else
-      onDone(
-        result.status === 409 ? 'already decided' : result.status === 410 ? 'expired' : 'failed',
-        result.message,
-      );
+    const result = await deny(identity, request.fleet, request.view.host, request.view.requestId, report);
+    if (result.ok) onDone('denied', report ? REPORTED_TEXT[report] : 'The agent was told no.');
+    else onDone(...refusedOutcome(result));
   };
 
-  const doApprove = async () => {
+  // One Face ID approves the call and, with `grant`, the rule shown (AllowSimilar).
+  const doApprove = async (grant?: Grant) => {
     if (!canApprove) return;
     setBusy(true);
     try {
-      const assertion = await signWithPasskey(passkey!, await approvalChallenge(request.binding));
-      const result = await approve(identity, request, assertion);
-      if (result.ok) onDone('approved', 'The agent may go ahead, once.');
-      else
+      const binding = grant ? { ...request.binding, grant } : request.binding;
+      const assertion = await signWithPasskey(passkey!, await approvalChallenge(binding));
+      const result = await approve(identity, request, assertion, grant);
+      if (result.ok && grant) await rememberRule(request, grant);
+      if (result.ok)
         onDone(
-          result.status === 409 ? 'already decided' : result.status === 410 ? 'expired' : 'failed',
-          result.message,
+          'approved',
+          grant
+            ? `The agent may go ahead, and run calls like this ${GRANT_WORDS[grant]} without asking.`
+            : 'The agent may go ahead, once.',
         );
+      else onDone(...refusedOutcome(result));
     } catch {
       setBusy(false); // Face ID cancelled: nothing was sent, the request still waits.
     }
@@ -170,21 +202,26 @@ function Review({
 
   return (
     <main class="screen request">
+      {/* What runs or changes first, then where it comes from. */}
+      <h1 class="request-title">{details.title}</h1>
+      {details.description && <p class="request-description">{details.description}</p>}
       <p class="request-meta">
-        <span>{details.hostName}</span> · <span>{details.agent}</span> · <span>{details.tool}</span> ·{' '}
+        <span>{cardContext(details)}</span> · <span>{details.agent}</span> · <span>{details.tool}</span> ·{' '}
         <RiskBadge risk={details.risk} />
       </p>
-      <h1 class="request-title">{details.title}</h1>
       {details.shortened && (
         <p class="shortened" role="note">
-          Text shortened: hidden or control characters were removed, or it was cut.
+          Text shortened: hidden or control characters were removed, or part of it is not shown.
         </p>
       )}
-      {details.detail.trim() ? (
+      <FatigueNotes details={details} />
+      {/* A one-line command is its own title: shown once. */}
+      {details.detail === details.title ? null : details.detail.trim() ? (
         <pre class="detail">{details.detail}</pre>
       ) : (
         <p class="muted no-detail">No details: the title above is all the agent sent.</p>
       )}
+      {details.diff && <DiffView diff={details.diff} />}
       {details.cwd && (
         <p class="muted">
           in <code>{details.cwd}</code>
@@ -218,6 +255,31 @@ function Review({
           {reviewLeft > 0 ? `Approve in ${reviewLeft}\u00a0s` : 'Approve with Face ID'}
         </button>
       </div>
+      {details.similar && (
+        <AllowSimilar
+          similar={details.similar}
+          disabled={!canApprove}
+          approveLabel={(grant) =>
+            reviewLeft > 0
+              ? `Approve in ${reviewLeft}\u00a0s`
+              : `Approve, and allow calls like this ${GRANT_WORDS[grant]}`
+          }
+          onApprove={(grant) => void doApprove(grant)}
+        />
+      )}
+      <DenyAndReport
+        disabled={busy || offline}
+        hasSession={details.session !== undefined}
+        onReport={(scope) => void doDeny(scope)}
+      />
+      <DenySession
+        identity={identity}
+        request={request}
+        disabled={busy || offline}
+        onDone={(denied) =>
+          onDone('denied', `${denied} request${denied === 1 ? '' : 's'} from this session denied.`)
+        }
+      />
       <p class="muted">Escape denies. Expires at {new Date(details.exp).toLocaleTimeString()}.</p>
     </main>
   );

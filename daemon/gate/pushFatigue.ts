@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+import { toBase64url } from '../../shared/encoding/base64url.ts';
+import type { RequestDetails } from '../../shared/messages/approvals.ts';
+import type { LatchConfig } from '../config/config.ts';
+import type { GateRequest } from '../socket/localApi.ts';
+import type { StateStore } from '../state/stateStore.ts';
+import { conversationId } from './conversationId.ts';
+
+/** How long a reported agent session stays refused: sessions are short-lived, a new one starts clean. */
+export const REPORTED_SESSION_MS = 24 * 60 * 60 * 1000;
+
+/** In state.db's meta, per reported conversation: until when it is refused. */
+const reportedKey = (conversation: string) => `reported_session:${conversation}`;
+
+type ApprovalsConfig = LatchConfig['approvals'];
+
+/** What the push-fatigue defences add to a request's sealed details. */
+export type FatigueTerms = Pick<RequestDetails, 'reviewSeconds' | 'reviewReason' | 'askedAgainAfterDeny'>;
+
+/**
+ * The defences against push fatigue (asking until a tired person taps yes): a burst of phone
+ * approvals puts a review hold on the next requests; a request asked again soon after a phone
+ * denied it is marked and held; an agent session a person reported is refused from then on.
+ * Each only adds friction or refuses: none can turn a deny into an allow.
+ */
+export class PushFatigue {
+  readonly #store: StateStore;
+  /** When each verified phone approval counted, oldest first. */
+  #approvals: number[] = [];
+  /** Recent phone denies: what was asked → when it was denied. */
+  readonly #denied = new Map<string, number>();
+  /** What each request this daemon is waiting on asked, to know what a deny refers to. */
+  readonly #asked = new Map<string, { conversation: string | undefined; askKey: string }>();
+
+  constructor(store: StateStore) {
+    this.#store = store;
+  }
+
+  /** The session's report, if a person reported it and it has not lapsed. */
+  reportedUntil(request: GateRequest, now: number): number | undefined {
+    if (!request.session) return undefined;
+    const until = Number(this.#store.meta(reportedKey(conversationId(request.session))) ?? 0);
+    return until > now ? until : undefined;
+  }
+
+  /** The hold and the mark a new request carries, before it is sealed. */
+  terms(request: GateRequest, config: ApprovalsConfig, now: number): FatigueTerms {
+    const deniedAt = this.#denied.get(askKey(request));
+    const askedAgain = deniedAt !== undefined && now - deniedAt < config.askedAgainSeconds * 1000;
+    const recent = this.#recentApprovals(config, now);
+    const burst = recent >= config.burstApprovals;
+    if (!askedAgain && !burst) return {};
+    const minutes = Math.max(1, Math.round(config.burstWindowSeconds / 60));
+    // The mark says itself why a request asked again is held; a burst needs its reason.
+    return {
+      reviewSeconds: config.reviewSeconds,
+      ...(burst
+        ? {
+            reviewReason: `You approved ${recent} requests in ${minutes} minute${minutes === 1 ? '' : 's'}: take a moment.`,
+          }
+        : {}),
+      ...(askedAgain ? { askedAgainAfterDeny: true } : {}),
+    };
+  }
+
+  /** A request went to the phones. */
+  asked(requestId: string, request: GateRequest): void {
+    this.#asked.set(requestId, {
+      conversation: request.session ? conversationId(request.session) : undefined,
+      askKey: askKey(request),
+    });
+  }
+
+  /** The request was decided or given up: nothing more to remember of it but a deny. */
+  settled(requestId: string, deniedByPhoneAt?: number): void {
+    const asked = this.#asked.get(requestId);
+    this.#asked.delete(requestId);
+    if (asked && deniedByPhoneAt !== undefined) this.#denied.set(asked.askKey, deniedByPhoneAt);
+  }
+
+  /** A verified phone approval, counted toward a burst. */
+  approved(now: number): void {
+    this.#approvals.push(now);
+  }
+
+  /** Whether an approval at `now` comes before the request's hold ended (measured on this host's clock). */
+  tooSoon(details: RequestDetails, now: number): boolean {
+    return details.reviewSeconds !== undefined && now < details.createdAt + details.reviewSeconds * 1000;
+  }
+
+  /**
+   * Refuses the request's agent session from now on. Undefined when there is none to refuse: a
+   * call that named no session (blocking every such call would block `latch request` itself),
+   * or a request this host no longer waits on.
+   */
+  reportSession(requestId: string, now: number): string | undefined {
+    const asked = this.#asked.get(requestId);
+    if (!asked?.conversation) return undefined;
+    this.#store.setMeta(reportedKey(asked.conversation), String(now + REPORTED_SESSION_MS));
+    return asked.conversation;
+  }
+
+  #recentApprovals(config: ApprovalsConfig, now: number): number {
+    const since = now - config.burstWindowSeconds * 1000;
+    this.#approvals = this.#approvals.filter((at) => at > since);
+    return this.#approvals.length;
+  }
+}
+
+/** What a request asks, in one agent session: the same key for the same thing asked again. */
+function askKey(request: GateRequest): string {
+  const what = JSON.stringify([
+    request.session ?? null,
+    request.agent,
+    request.tool,
+    request.command ?? request.input ?? request.paths,
+  ]);
+  return toBase64url(createHash('sha256').update(`latch asked v1\0${what}`).digest().subarray(0, 18));
+}

@@ -1,0 +1,54 @@
+import { basename, isAbsolute, relative } from 'node:path';
+import type { GateRequest } from '../socket/localApi.ts';
+
+/** The texts of a request's card, before cleaning: what the notification, the list and the screen show. */
+export interface RequestCard {
+  /** What runs or what changes, first: a command's first line, or "Edit src/app.ts". */
+  title: string;
+  /** The caller's own words for a command (Claude Code's description), shown under it. */
+  description?: string;
+  detail: string;
+  diff?: string;
+  /** The folder the agent works in, by name. */
+  project?: string;
+  /** A short label of the agent session: enough to tell sessions apart, not the whole id. */
+  session?: string;
+}
+
+const SESSION_LABEL_CHARACTERS = 8;
+
+/**
+ * Lays out what a person reads about a request. The card leads with the command or the action
+ * itself: a caller's own description never stands in for it, and comes second.
+ */
+export function requestCard(request: GateRequest): RequestCard {
+  const project = request.cwd ? basename(request.cwd) : '';
+  const context = {
+    ...(project ? { project } : {}),
+    ...(request.session ? { session: [...request.session].slice(0, SESSION_LABEL_CHARACTERS).join('') } : {}),
+  };
+  if (request.command !== undefined) {
+    const [firstLine = '', ...moreLines] = request.command.trim().split('\n');
+    const more =
+      moreLines.length > 0 ? ` (+${moreLines.length} more line${moreLines.length > 1 ? 's' : ''})` : '';
+    const title = `${firstLine || request.tool}${more}`;
+    const description = request.title && request.title !== title ? { description: request.title } : {};
+    const detail =
+      request.detail && request.detail !== request.command
+        ? `${request.command}\n\n${request.detail}`
+        : request.command;
+    return { title, detail, ...description, ...context };
+  }
+  const path = request.paths[0];
+  const title = request.title ?? (path ? `${request.tool} ${shownPath(path, request.cwd)}` : request.tool);
+  if (request.diff !== undefined)
+    return { title, detail: request.detail ?? request.paths.join('\n'), diff: request.diff, ...context };
+  return { title, detail: request.detail ?? request.input ?? request.paths.join('\n'), ...context };
+}
+
+/** A path inside the project, relative to it; any other, whole. */
+function shownPath(path: string, cwd: string | undefined): string {
+  if (!cwd || !isAbsolute(path)) return path;
+  const inside = relative(cwd, path);
+  return inside && !inside.startsWith('..') && !isAbsolute(inside) ? inside : path;
+}

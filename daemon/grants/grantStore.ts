@@ -1,0 +1,148 @@
+import type { Grant, SimilarCall } from '../../shared/messages/approvals.ts';
+import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
+import type { SqliteDatabase, SqliteStatement } from '../state/sqlite.ts';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS grants (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  risk TEXT NOT NULL,
+  session TEXT,
+  device TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  revoked_at INTEGER
+);
+`;
+
+/** A rule a phone allowed with an approval, in force until it expires or is revoked. */
+export interface StoredGrant {
+  id: string;
+  kind: Grant;
+  similar: SimilarCall;
+  /** The risk of the call it came from: it covers none riskier. */
+  risk: RiskLevel;
+  /** The conversation id (conversationId) a session grant is for; null for half_hour. */
+  session: string | null;
+  device: string;
+  requestId: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+interface GrantRow {
+  id: string;
+  kind: Grant;
+  rule: string;
+  risk: RiskLevel;
+  session: string | null;
+  device: string;
+  request_id: string;
+  created_at: number;
+  expires_at: number;
+}
+
+const toGrant = (row: GrantRow): StoredGrant => ({
+  id: row.id,
+  kind: row.kind,
+  similar: JSON.parse(row.rule) as SimilarCall,
+  risk: row.risk,
+  session: row.session,
+  device: row.device,
+  requestId: row.request_id,
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+});
+
+/** A call as a grant compares it: its command already split into plain words (plainCommandWords). */
+export interface GrantedCall {
+  tool: string;
+  words: string[];
+  cwd: string;
+  conversation: string;
+  policyRule: string;
+  risk: RiskLevel;
+}
+
+/** Whether `grant` covers `call`: every part the phone showed, and nothing looser than what asked. */
+export function grantCovers(grant: StoredGrant, call: GrantedCall): boolean {
+  const { similar } = grant;
+  return (
+    call.tool === similar.tool &&
+    call.cwd === similar.folder &&
+    (grant.session === null || grant.session === call.conversation) &&
+    call.policyRule === similar.policyRule &&
+    RISK_LEVELS.indexOf(call.risk) <= RISK_LEVELS.indexOf(grant.risk) &&
+    (similar.moreWords
+      ? call.words.length >= similar.words.length
+      : call.words.length === similar.words.length) &&
+    similar.words.every((word, index) => call.words[index] === word)
+  );
+}
+
+/**
+ * The temporary rules phones granted on this host, in the state database the CLI shares: a
+ * revoke from `latch policy revoke` takes effect at the daemon's next call.
+ */
+export class GrantStore {
+  readonly #db: SqliteDatabase;
+  // Prepared once, as in StateStore: one prepared per call holds native memory until a full GC.
+  readonly #statements = new Map<string, SqliteStatement>();
+
+  constructor(db: SqliteDatabase) {
+    this.#db = db;
+    this.#db.exec(SCHEMA);
+  }
+
+  #statement(sql: string): SqliteStatement {
+    let statement = this.#statements.get(sql);
+    if (!statement) this.#statements.set(sql, (statement = this.#db.prepare(sql)));
+    return statement;
+  }
+
+  add(grant: StoredGrant): void {
+    this.#statement(
+      `INSERT INTO grants (id, kind, rule, risk, session, device, request_id, created_at, expires_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      grant.id,
+      grant.kind,
+      JSON.stringify(grant.similar),
+      grant.risk,
+      grant.session,
+      grant.device,
+      grant.requestId,
+      grant.createdAt,
+      grant.expiresAt,
+    );
+  }
+
+  /** The grants in force at `now`, oldest first. */
+  live(now: number): StoredGrant[] {
+    return (
+      this.#statement(
+        'SELECT * FROM grants WHERE revoked_at IS NULL AND expires_at > ? ORDER BY created_at',
+      ).all(now) as GrantRow[]
+    ).map(toGrant);
+  }
+
+  /** The first grant in force that covers `call`. */
+  covering(call: GrantedCall, now: number): StoredGrant | undefined {
+    return this.live(now).find((grant) => grantCovers(grant, call));
+  }
+
+  /** Revokes the grants in force with this id, from this request, or all; returns the ids revoked. */
+  revoke(which: { id: string } | { requestId: string } | 'all', now: number): string[] {
+    const ids = this.live(now)
+      .filter(
+        (grant) =>
+          which === 'all' || ('id' in which ? grant.id === which.id : grant.requestId === which.requestId),
+      )
+      .map(({ id }) => id);
+    const revoke = this.#statement('UPDATE grants SET revoked_at = ? WHERE id = ?');
+    for (const id of ids) revoke.run(now, id);
+    return ids;
+  }
+}

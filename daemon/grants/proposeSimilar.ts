@@ -1,0 +1,64 @@
+import { basename } from 'node:path';
+import type { SimilarCall } from '../../shared/messages/approvals.ts';
+import type { RiskLevel } from '../../shared/messages/common.ts';
+import { LIMITS } from '../../shared/messages/limits.ts';
+import { sanitizeText } from '../../shared/text/sanitizeText.ts';
+import { conversationId } from '../gate/conversationId.ts';
+import { plainCommandWords } from '../policy/plainCommandWords.ts';
+
+/**
+ * Programs whose words are another command to run (`sudo rm …`, `env x=1 sh …`, `xargs rm`) or
+ * code (`python -c`, `node -e`, `awk`, `sed`'s `e`, `find -exec`): for them "calls like this"
+ * would be any command at all, so only this exact command is proposed.
+ */
+const RUNS_WHAT_FOLLOWS = new Set([
+  ...['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'eval', 'exec', 'command', 'builtin'],
+  ...['env', 'sudo', 'doas', 'su', 'runuser', 'xargs', 'nohup', 'time', 'timeout', 'nice', 'ionice'],
+  ...['stdbuf', 'setsid', 'chroot', 'watch', 'strace', 'ltrace', 'parallel', 'ssh', 'find'],
+  ...['python', 'python3', 'node', 'deno', 'bun', 'perl', 'ruby', 'php', 'awk', 'gawk', 'sed', 'lua'],
+]);
+
+/** As many words as a rule holds (similarCallSchema). */
+const MAX_WORDS = 32;
+
+/** A subcommand: `push`, `run`, `compose`; never an option, a path or an assignment. */
+const SUBCOMMAND = /^[a-z][a-z0-9-]*$/;
+
+/**
+ * The narrow rule an approval of this call may also grant (docs/policy.md#grants): the same tool
+ * in the same folder, and the same program and subcommand followed by any plain words
+ * (`git push …`), or, for a program without a subcommand or one that runs what follows it, this
+ * exact command; and only while `policyRule` is what asks. None for a call without a command written in plain words or without a folder,
+ * for a critical one, or for one Latch guards for itself (`guarded`): those are asked each time.
+ */
+export function proposeSimilar(
+  call: { tool: string; command?: string; cwd?: string; session?: string },
+  asked: { policyRule: string; risk: RiskLevel; guarded: boolean },
+): SimilarCall | undefined {
+  const { policyRule, risk, guarded } = asked;
+  if (guarded || risk === 'critical' || call.command === undefined || !call.cwd) return undefined;
+  // The phone shows the folder and words as they are: any that cleaning or its caps would change, none.
+  if (
+    sanitizeText(call.cwd, { maxBytes: LIMITS.cwdBytes, multiline: false }).changed ||
+    sanitizeText(call.tool, { maxBytes: LIMITS.nameBytes, multiline: false }).changed ||
+    sanitizeText(policyRule, { maxBytes: LIMITS.nameBytes, multiline: false }).changed
+  )
+    return undefined;
+  const words = plainCommandWords(call.command);
+  if (!words || words.length > MAX_WORDS || words.some((word) => word.length > LIMITS.nameBytes))
+    return undefined;
+  const [program, subcommand] = words;
+  const conversation = call.session ? { conversation: conversationId(call.session) } : {};
+  const prefix =
+    subcommand !== undefined && SUBCOMMAND.test(subcommand) && !RUNS_WHAT_FOLLOWS.has(basename(program!));
+  return prefix
+    ? {
+        tool: call.tool,
+        words: [program!, subcommand],
+        moreWords: true,
+        folder: call.cwd,
+        policyRule,
+        ...conversation,
+      }
+    : { tool: call.tool, words, moreWords: false, folder: call.cwd, policyRule, ...conversation };
+}

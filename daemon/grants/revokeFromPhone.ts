@@ -1,0 +1,31 @@
+import { fromBase64url } from '../../shared/encoding/base64url.ts';
+import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
+import type { RevokeGrantEnvelope } from '../../shared/messages/envelopes.ts';
+import type { AuditLog } from '../audit/auditLog.ts';
+import type { StateStore } from '../state/stateStore.ts';
+import { GrantStore } from './grantStore.ts';
+
+/**
+ * A phone revokes the rule it allowed with its approval of a request. Honoured even when it does
+ * not verify, since revoking only tightens (like a deny); the audit says whether it verified.
+ */
+export async function revokeFromPhone(
+  envelope: RevokeGrantEnvelope,
+  host: { store: StateStore; audit: AuditLog; hostId: string },
+): Promise<void> {
+  const { store, audit, hostId } = host;
+  const device = envelope.signer.role === 'device' ? store.activeDevice(envelope.signer.id) : undefined;
+  const verified =
+    device !== undefined &&
+    envelope.body.host === hostId &&
+    (await verifyEnvelope(envelope, { kind: 'revoke-grant', publicKey: fromBase64url(device.deviceKey) })).ok;
+  const revoked = new GrantStore(store.db).revoke({ requestId: envelope.body.requestId }, Date.now());
+  audit.append({
+    event: 'grant_revoked',
+    requestId: envelope.body.requestId,
+    grants: revoked,
+    by: 'phone',
+    device: envelope.signer.id,
+    verified,
+  });
+}

@@ -1,0 +1,104 @@
+import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
+import { keepStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
+import { unifiedDiff, type DiffLabels } from '../diff/unifiedDiff.ts';
+
+/** Files larger than this are not read to diff against: the edit's own text is shown instead. */
+const MOST_FILE_BYTES = 2 * 1024 * 1024;
+/**
+ * The most of a diff the hook sends: the daemon shows the phone much less (LIMITS.diffBytes, start
+ * and end kept), and the socket must still carry the tool input beside it.
+ */
+export const MOST_DIFF_BYTES = 64_000;
+
+interface Replacement {
+  old_string: string;
+  new_string: string;
+  replace_all?: boolean;
+}
+
+const isReplacement = (value: unknown): value is Replacement =>
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as Replacement).old_string === 'string' &&
+  typeof (value as Replacement).new_string === 'string';
+
+/**
+ * What a Claude Code file tool (Edit, MultiEdit, Write) would change, as a unified diff: against
+ * the file as it is now when it can be read, with real line numbers; else the edit's own old and
+ * new text, said to be so. Reads only the file the tool names. Undefined for other tools.
+ */
+export function fileEditDiff(
+  tool: string,
+  input: Record<string, unknown>,
+  cwd: string | undefined,
+): string | undefined {
+  const path = input['file_path'];
+  if (typeof path !== 'string' || path === '') return undefined;
+  const edits =
+    tool === 'Edit' && isReplacement(input)
+      ? [input]
+      : tool === 'MultiEdit' && Array.isArray(input['edits']) && input['edits'].every(isReplacement)
+        ? (input['edits'] as Replacement[])
+        : undefined;
+  if (tool !== 'Write' && !edits) return undefined;
+  const absolute = resolve(cwd ?? '/', path);
+  const fromCwd = cwd === undefined ? undefined : relative(cwd, absolute);
+  const inside = fromCwd !== undefined && fromCwd !== '' && !fromCwd.startsWith('..') && !isAbsolute(fromCwd);
+  const name = inside ? fromCwd : absolute;
+  const labels: DiffLabels = inside ? { from: `a/${name}`, to: `b/${name}` } : { from: name, to: name };
+  const current = readSmallTextFile(absolute);
+
+  let diff: string;
+  if (tool === 'Write') {
+    const content = typeof input['content'] === 'string' ? input['content'] : '';
+    // A file that exists but cannot be read is not a new file: the diff must not say it is.
+    const unread = current === undefined && existsSync(absolute);
+    diff =
+      (unread ? `# ${name}: the file could not be read; it would be replaced by this\n` : '') +
+      unifiedDiff(current ?? '', content, current === undefined ? { ...labels, from: '/dev/null' } : labels);
+  } else {
+    const after = current === undefined ? undefined : applyEdits(current, edits!);
+    diff =
+      after !== undefined
+        ? unifiedDiff(current!, after, labels)
+        : `# ${name}: the file could not be read or the text to replace is not in it; the edit’s own text, lines counted from it\n` +
+          edits!.map((edit) => unifiedDiff(edit.old_string, edit.new_string, labels)).join('');
+  }
+  return keepStartAndEnd(diff || `# ${name}: no change\n`, MOST_DIFF_BYTES).text;
+}
+
+/** The edits applied in turn, as Claude Code applies them; undefined when one's old text is not there. */
+function applyEdits(text: string, edits: Replacement[]): string | undefined {
+  let result = text;
+  for (const edit of edits) {
+    if (edit.old_string === '' || !result.includes(edit.old_string)) return undefined;
+    result = edit.replace_all
+      ? result.replaceAll(edit.old_string, () => edit.new_string)
+      : result.replace(edit.old_string, () => edit.new_string);
+  }
+  return result;
+}
+
+/**
+ * A regular file's text, or undefined (missing, not a regular file, too large, not UTF-8).
+ * Opened without blocking and checked on the open descriptor, so a FIFO or device swapped in
+ * for the file cannot hang the hook.
+ */
+function readSmallTextFile(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || stat.size > MOST_FILE_BYTES) return undefined;
+    return new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(fd));
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,26 @@
+import { commandWords, literalText } from './commandWords.ts';
+import { scanSimpleCommand } from './scanSimpleCommand.ts';
+
+/**
+ * Characters of a plain word: nothing a shell would quote, expand, glob or split on, and no
+ * redirection or separator. What a plain word says is what the program gets.
+ */
+const PLAIN_WORD = /^[A-Za-z0-9._@%+=:,/-]+$/;
+
+/**
+ * The words of `command` when it is one simple command written only in plain words, each
+ * separated by one space, so that the text the policy reads is exactly what runs: no quotes,
+ * escapes, variables, globs, `~`, redirections or separators. Undefined otherwise. A grant
+ * (docs/policy.md#grants) compares only such commands, so a "similar" call cannot hide a second
+ * command (`git push; rm -rf /`) or an option behind a quote (`git push '--force'`).
+ */
+export function plainCommandWords(command: string): string[] | undefined {
+  if (!scanSimpleCommand(command).simple) return undefined;
+  // A simple command is one command to commandWords too (its last: quoted text it reads again
+  // comes first); a plain one has no quoted text, so it is the only one.
+  const commands = commandWords(command, {});
+  if (commands.length !== 1) return undefined;
+  const words = commands[0]!.map(literalText);
+  if (!words.every((word): word is string => word !== undefined && PLAIN_WORD.test(word))) return undefined;
+  return words.join(' ') === command ? words : undefined;
+}

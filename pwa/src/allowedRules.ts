@@ -1,0 +1,73 @@
+import { GRANT_LIFETIME_MS } from '../../shared/approvals/grantLifetime.ts';
+import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
+import type { Grant, SimilarCall } from '../../shared/messages/approvals.ts';
+import { f } from '../../shared/schema/index.ts';
+import type { OpenedRequest } from './actions.ts';
+import { loadAllowedRules, saveAllowedRules, type DeviceIdentity } from './keystore.ts';
+import { fleetPath, relayCall } from './relayApi.ts';
+
+/** How the app names each grant: "Approve, and allow calls like this …". */
+export const GRANT_WORDS: Record<Grant, string> = {
+  half_hour: 'for 30 minutes',
+  session: 'for this session',
+};
+
+/**
+ * A rule this phone allowed (docs/phone.md#allow-calls-like-this). Kept on the phone only: the
+ * relay never learns a rule's text, so it cannot list them.
+ */
+export interface AllowedRule {
+  fleet: string;
+  host: string;
+  hostName: string;
+  /** The request whose approval granted it: what a revoke names. */
+  requestId: string;
+  grant: Grant;
+  similar: SimilarCall;
+  expiresAt: number;
+}
+
+/** The rules this phone allowed that have not lapsed, newest first. */
+export async function liveRules(now = Date.now()): Promise<AllowedRule[]> {
+  const rules = await loadAllowedRules<AllowedRule>();
+  return rules.filter((rule) => rule.expiresAt > now).reverse();
+}
+
+/** Notes the rule an approval granted, once the relay has taken the approval. */
+export async function rememberRule(request: OpenedRequest, grant: Grant): Promise<void> {
+  const { details } = request;
+  const rules = await liveRules();
+  rules.reverse().push({
+    fleet: request.fleet,
+    host: details.host,
+    hostName: details.hostName,
+    requestId: details.requestId,
+    grant,
+    similar: details.similar!,
+    expiresAt: Date.now() + GRANT_LIFETIME_MS[grant],
+  });
+  await saveAllowedRules(rules);
+}
+
+const revoked = f.object({ v: f.version(), requestId: f.id() });
+
+/**
+ * Revokes a rule: a revoke signed with the device key (no biometric: it only tightens), which the
+ * relay carries to the host. The phone forgets the rule once the relay has taken it.
+ */
+export async function revokeRule(identity: DeviceIdentity, rule: AllowedRule) {
+  const envelope = await signEnvelope(
+    'revoke-grant',
+    { fleet: rule.fleet, host: rule.host, requestId: rule.requestId },
+    { role: 'device', id: identity.id },
+    identity.signing.privateKey,
+  );
+  const result = await relayCall('POST', fleetPath(rule.fleet, '/grants/revoke'), revoked, {
+    body: envelope,
+  });
+  if (result.ok)
+    await saveAllowedRules(
+      (await loadAllowedRules<AllowedRule>()).filter((kept) => kept.requestId !== rule.requestId),
+    );
+  return result;
+}

@@ -1,0 +1,51 @@
+import { useEffect, useState } from 'preact/hooks';
+import { similarCommandText } from '../../../shared/approvals/similarCallText.ts';
+import { GRANT_WORDS, liveRules, revokeRule, type AllowedRule } from '../allowedRules.ts';
+import type { DeviceIdentity } from '../keystore.ts';
+
+/**
+ * "Rules you allowed": what this phone granted with an approval and has not lapsed, each
+ * revocable with one tap (a revoke only tightens: no Face ID). Kept on this phone alone; the
+ * host lists every phone's with `latch policy grants`.
+ */
+export function AllowedRules({ identity }: { identity: DeviceIdentity | undefined }) {
+  const [rules, setRules] = useState<AllowedRule[]>();
+  const [message, setMessage] = useState<string>();
+  useEffect(() => void liveRules().then(setRules), []);
+
+  const revoke = async (rule: AllowedRule) => {
+    if (!identity) return;
+    const result = await revokeRule(identity, rule);
+    if (!result.ok) return setMessage(`Not revoked: ${result.message}`);
+    setMessage(`Revoked: ${rule.similar.tool} ${similarCommandText(rule.similar)} asks again.`);
+    setRules(await liveRules());
+  };
+
+  return (
+    <>
+      <h2>Rules you allowed</h2>
+      {message && <p role="status">{message}</p>}
+      {rules?.length === 0 && <p class="muted">None: every call asks.</p>}
+      <ul class="members">
+        {rules?.map((rule) => (
+          <li key={rule.requestId}>
+            <span class="allowed-rule">
+              <span>
+                <strong>{rule.similar.tool}</strong> <code>{similarCommandText(rule.similar)}</code>
+              </span>
+              <span class="muted">
+                in <code>{rule.similar.folder}</code> on {rule.hostName}, {GRANT_WORDS[rule.grant]} (until{' '}
+                {new Date(rule.expiresAt).toLocaleTimeString()})
+              </span>
+            </span>
+            <span class="member-actions">
+              <button type="button" class="deny" onClick={() => void revoke(rule)}>
+                Revoke
+              </button>
+            </span>
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}

@@ -1,0 +1,43 @@
+import { useState } from 'preact/hooks';
+import type { OpenedRequest } from '../actions.ts';
+import { denyConversation } from '../denyConversation.ts';
+import type { DeviceIdentity } from '../keystore.ts';
+
+/**
+ * "Deny all waiting from this session": every pending request of this request's agent session on
+ * its host, this one included, each with its own signed deny. Shown only for a call that has a
+ * session.
+ */
+export function DenySession({
+  identity,
+  request,
+  disabled,
+  onDone,
+}: {
+  identity: DeviceIdentity;
+  request: OpenedRequest;
+  disabled: boolean;
+  onDone: (denied: number) => void;
+}) {
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<string>();
+  if (request.view.conversation === 'none') return null;
+  const denyAll = async () => {
+    setBusy(true);
+    const result = await denyConversation(identity, request.fleet, {
+      host: request.view.host,
+      conversation: request.view.conversation,
+    });
+    setBusy(false);
+    if (result.ok) onDone(result.denied);
+    else setProblem(result.message);
+  };
+  return (
+    <>
+      <button type="button" class="deny-session" disabled={disabled || busy} onClick={() => void denyAll()}>
+        Deny all waiting from this session
+      </button>
+      {problem && <p role="alert">{problem}</p>}
+    </>
+  );
+}

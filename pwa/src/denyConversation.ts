@@ -1,0 +1,22 @@
+import { deny, listRequests } from './actions.ts';
+import type { DeviceIdentity } from './keystore.ts';
+
+/**
+ * "Deny all waiting from this session": every pending request of one agent session (its
+ * conversation id) on one host, each with its own signed deny, one by one. Returns how many the
+ * relay took; one another phone answered first is not counted.
+ */
+export async function denyConversation(
+  identity: DeviceIdentity,
+  fleet: string,
+  which: { host: string; conversation: string },
+): Promise<{ ok: true; denied: number } | { ok: false; message: string }> {
+  const listed = await listRequests(identity, fleet, 'pending');
+  if (!listed.ok) return { ok: false, message: listed.message };
+  let denied = 0;
+  for (const request of listed.value.requests) {
+    if (request.host !== which.host || request.conversation !== which.conversation) continue;
+    if ((await deny(identity, fleet, request.host, request.requestId)).ok) denied++;
+  }
+  return { ok: true, denied };
+}

@@ -1,0 +1,58 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { fileEditDiff } from '../../daemon/hooks/fileEditDiff.ts';
+
+let project: string;
+
+beforeAll(() => {
+  project = mkdtempSync(join(tmpdir(), 'latch-edit-'));
+  writeFileSync(join(project, 'notes.txt'), 'a = 1\nb = 1\nc = 1\n');
+  execFileSync('mkfifo', [join(project, 'pipe')]);
+});
+
+describe('fileEditDiff', () => {
+  it('applies replace_all to every occurrence, as Claude Code does', () => {
+    expect(
+      fileEditDiff(
+        'Edit',
+        { file_path: join(project, 'notes.txt'), old_string: '= 1', new_string: '= 2', replace_all: true },
+        project,
+      ),
+    ).toBe(
+      '--- a/notes.txt\n+++ b/notes.txt\n@@ -1,3 +1,3 @@\n-a = 1\n-b = 1\n-c = 1\n+a = 2\n+b = 2\n+c = 2\n',
+    );
+  });
+
+  it('names a file outside the project by its whole path', () => {
+    expect(fileEditDiff('Write', { file_path: '/etc/latch-none/x.conf', content: 'x\n' }, project)).toBe(
+      '--- /dev/null\n+++ /etc/latch-none/x.conf\n@@ -0,0 +1 @@\n+x\n',
+    );
+  });
+
+  it('never hangs on a FIFO put in a file’s place, and does not call it a new file', () => {
+    expect(fileEditDiff('Write', { file_path: join(project, 'pipe'), content: 'x\n' }, project)).toBe(
+      '# pipe: the file could not be read; it would be replaced by this\n--- /dev/null\n+++ b/pipe\n@@ -0,0 +1 @@\n+x\n',
+    );
+  });
+
+  it('says so when nothing changes', () => {
+    expect(
+      fileEditDiff(
+        'Write',
+        { file_path: join(project, 'notes.txt'), content: 'a = 1\nb = 1\nc = 1\n' },
+        project,
+      ),
+    ).toBe('# notes.txt: no change\n');
+  });
+
+  it('is undefined for tools that edit no file, and for malformed edits', () => {
+    expect(fileEditDiff('Bash', { command: 'ls' }, project)).toBeUndefined();
+    expect(fileEditDiff('Read', { file_path: join(project, 'notes.txt') }, project)).toBeUndefined();
+    expect(
+      fileEditDiff('MultiEdit', { file_path: join(project, 'notes.txt'), edits: [{}] }, project),
+    ).toBeUndefined();
+  });
+});

@@ -1,0 +1,277 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
+import type { ApprovalRequest, RequestDetails } from '../../shared/messages/approvals.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import type { GrantsJson } from '../../daemon/cli/commands/policyGrants.ts';
+import {
+  auditLines,
+  hookInput,
+  phoneApproves,
+  runLatch,
+  startHook,
+  withStore,
+  type LatchMachine,
+} from '../support/latchMachine.ts';
+import { createPhone, type TestPhone } from '../support/phone.ts';
+import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+import type { StandInRelay } from '../support/standInRelay.ts';
+
+let paired: PairedDaemon;
+let relay: StandInRelay;
+let machine: LatchMachine;
+let phone: TestPhone;
+
+beforeAll(async () => {
+  paired = await startPairedDaemon({
+    config: (text) => text.replace('timeout_seconds = 300', 'timeout_seconds = 8'),
+  });
+  ({ relay, machine } = paired);
+  [phone] = paired.phones;
+});
+
+afterAll(() => paired.stop());
+
+const bash = (command: string, session = 'session-1') =>
+  hookInput('PreToolUse', 'Bash', { command }, { session_id: session });
+
+/** Runs a hook and, when it asks a phone, hands the test the request it sent. */
+async function asking(
+  input: string,
+): Promise<{ request: ApprovalRequest; hook: ReturnType<typeof startHook> }> {
+  const before = relay.requests.length;
+  const hook = startHook(machine, input);
+  return { request: await relay.nextRequest(before), hook };
+}
+
+/** Ends an asked call at once (the relay's expiry): the test only needed to see that it asked. */
+async function expire(asked: { request: ApprovalRequest; hook: ReturnType<typeof startHook> }) {
+  relay.send({ v: PROTOCOL_VERSION, type: 'expired', requestId: asked.request.requestId, at: Date.now() });
+  expect((await asked.hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
+}
+
+/** Runs a hook that a grant should allow: it must answer without any request reaching the relay. */
+async function allowedWithoutPhone(input: string) {
+  const before = relay.requests.length;
+  const { output } = await startHook(machine, input);
+  expect(relay.requests.length).toBe(before);
+  return output;
+}
+
+const grantsJson = async () =>
+  JSON.parse((await runLatch(machine, ['policy', 'grants', '--json'])).stdout) as GrantsJson;
+
+/** Approves `git push` in `session` with `grant`, as the phone's "Approve, and allow calls like this". */
+async function grantGitPush(grant: 'half_hour' | 'session', session = 'session-1') {
+  const asked = await asking(bash('git push origin main', session));
+  const { token, details } = await phoneApproves(phone, asked.request, relay.origin, { grant });
+  relay.sendApproval(asked.request.requestId, token);
+  expect((await asked.hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+  return details;
+}
+
+describe('allow calls like this', () => {
+  it('offers the narrow rule in the sealed details, so the signature commits to it', async () => {
+    const asked = await asking(bash('git push origin main'));
+    const { details } = await phoneApproves(phone, asked.request, relay.origin);
+    expect(details.similar).toEqual({
+      tool: 'Bash',
+      words: ['git', 'push'],
+      moreWords: true,
+      folder: '/home/dev/project',
+      policyRule: 'network writes and publishing',
+      conversation: asked.request.conversation,
+    });
+    await expire(asked);
+  });
+
+  it('for 30 minutes: the next similar call runs without the phone, audited; a dissimilar one still asks', async () => {
+    await grantGitPush('half_hour');
+    const [grant] = (await grantsJson()).grants;
+    expect(grant).toMatchObject({ kind: 'half_hour', tool: 'Bash', command: 'git push …', session: null });
+
+    // Any session of this host, in the same folder.
+    const output = await allowedWithoutPhone(bash('git push origin feature/x', 'session-9'));
+    expect(output).toMatchObject({
+      hookSpecificOutput: {
+        permissionDecision: 'allow',
+        permissionDecisionReason: 'latch: allowed by a rule approved on a phone (git push …)',
+      },
+    });
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({
+        event: 'allowed',
+        via: 'grant',
+        grant: grant!.id,
+        command: 'git push origin feature/x',
+      }),
+    );
+    await expire(await asking(bash('git push --force origin main')));
+    await expire(await asking(bash('git push origin main; rm -rf ~')));
+    await expire(await asking(bash('npm publish')));
+    await expire(
+      await asking(
+        hookInput('PreToolUse', 'Bash', { command: 'git push origin main' }, { cwd: '/home/dev/other' }),
+      ),
+    );
+
+    await runLatch(machine, ['policy', 'revoke', '--all']);
+  });
+
+  it('for this session: other sessions still ask', async () => {
+    await grantGitPush('session', 'session-2');
+    expect((await grantsJson()).grants).toEqual([expect.objectContaining({ kind: 'session' })]);
+    await allowedWithoutPhone(bash('git push', 'session-2'));
+    await expire(await asking(bash('git push', 'session-3')));
+    await runLatch(machine, ['policy', 'revoke', '--all']);
+  });
+
+  it('lapses at its time', async () => {
+    await grantGitPush('half_hour');
+    await allowedWithoutPhone(bash('git push'));
+    // Half an hour passes: the grant's deadline is now behind it.
+    withStore(machine, (store) => store.db.prepare('UPDATE grants SET expires_at = ?').run(Date.now() - 1));
+    expect((await grantsJson()).grants).toEqual([]);
+    await expire(await asking(bash('git push')));
+  });
+});
+
+describe('latch policy', () => {
+  it('revokes one grant by id, without a phone; the next call asks again', async () => {
+    await grantGitPush('half_hour');
+    const [grant] = (await grantsJson()).grants;
+    const revoked = await runLatch(machine, ['policy', 'revoke', grant!.id, '--json']);
+    expect(revoked.code).toBe(0);
+    expect(JSON.parse(revoked.stdout)).toEqual({ grants: [], revoked: [grant!.id] });
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({ event: 'grant_revoked', grants: [grant!.id], by: 'host', verified: true }),
+    );
+    await expire(await asking(bash('git push')));
+  });
+
+  it('says so, exiting 1, for an id no grant in force has; and 2 without an id or --all', async () => {
+    const unknown = await runLatch(machine, ['policy', 'revoke', 'no-such-grant']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no rule in force has the id no-such-grant');
+    expect((await runLatch(machine, ['policy', 'revoke'])).code).toBe(2);
+  });
+});
+
+describe('a phone revokes a rule it allowed', () => {
+  /** The envelope the phone's "Revoke" sends, signed with `signer`'s device key. */
+  const revokeEnvelope = async (details: RequestDetails, signer: TestPhone) =>
+    signEnvelope(
+      'revoke-grant',
+      { fleet: details.fleet, host: details.host, requestId: details.requestId },
+      { role: 'device', id: phone.id },
+      signer.deviceKeys.privateKey,
+    );
+
+  it('with a signed envelope the relay carries: the next call asks again', async () => {
+    const details = await grantGitPush('half_hour');
+    const [grant] = (await grantsJson()).grants;
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'grant_revoked',
+      envelope: await revokeEnvelope(details, phone),
+      at: Date.now(),
+    });
+    await expect.poll(async () => (await grantsJson()).grants).toEqual([]);
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({ event: 'grant_revoked', grants: [grant!.id], by: 'phone', verified: true }),
+    );
+    await expire(await asking(bash('git push')));
+  });
+
+  it('even unverified, since revoking only tightens; the audit says it did not verify', async () => {
+    const details = await grantGitPush('half_hour');
+    const forger = await createPhone('Relay’s own key');
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'grant_revoked',
+      envelope: await revokeEnvelope(details, forger),
+      at: Date.now(),
+    });
+    await expect.poll(async () => (await grantsJson()).grants).toEqual([]);
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({
+        event: 'grant_revoked',
+        requestId: details.requestId,
+        by: 'phone',
+        verified: false,
+      }),
+    );
+  });
+});
+
+describe('a grant is honoured only as the phone signed it', () => {
+  it('refuses a token whose grant was added after signing (challenge_mismatch)', async () => {
+    const asked = await asking(bash('git push origin main'));
+    const { token } = await phoneApproves(phone, asked.request, relay.origin);
+    relay.sendApproval(asked.request.requestId, { ...token, grant: 'half_hour' });
+    await expect
+      .poll(() => auditLines(machine))
+      .toContainEqual(
+        expect.objectContaining({
+          event: 'token_refused',
+          requestId: asked.request.requestId,
+          code: 'challenge_mismatch',
+        }),
+      );
+    await expire(asked);
+    expect((await grantsJson()).grants).toEqual([]);
+  });
+
+  it('refuses a token whose grant was changed after signing (challenge_mismatch)', async () => {
+    const asked = await asking(bash('git push origin main', 'session-4'));
+    const { token } = await phoneApproves(phone, asked.request, relay.origin, { grant: 'session' });
+    relay.sendApproval(asked.request.requestId, { ...token, grant: 'half_hour' });
+    await expect
+      .poll(() => auditLines(machine))
+      .toContainEqual(
+        expect.objectContaining({ requestId: asked.request.requestId, code: 'challenge_mismatch' }),
+      );
+    await expire(asked);
+    expect((await grantsJson()).grants).toEqual([]);
+  });
+
+  it('refuses a grant for a request that offered none (grant_not_offered), even signed', async () => {
+    // Quoted words are not plain: no rule is offered for this call.
+    const asked = await asking(bash('git push origin "main"'));
+    const { token, details } = await phoneApproves(phone, asked.request, relay.origin, {
+      grant: 'half_hour',
+    });
+    expect(details.similar).toBeUndefined();
+    relay.sendApproval(asked.request.requestId, token);
+    await expect
+      .poll(() => auditLines(machine))
+      .toContainEqual(
+        expect.objectContaining({ requestId: asked.request.requestId, code: 'grant_not_offered' }),
+      );
+    await expire(asked);
+    expect((await grantsJson()).grants).toEqual([]);
+  });
+
+  it('refuses a session grant for a call that has no session (grant_not_offered)', async () => {
+    const asked = await asking(
+      hookInput('PreToolUse', 'Bash', { command: 'git push' }, { session_id: undefined }),
+    );
+    const { token, details } = await phoneApproves(phone, asked.request, relay.origin, { grant: 'session' });
+    expect(details.similar).not.toHaveProperty('conversation');
+    relay.sendApproval(asked.request.requestId, token);
+    await expect
+      .poll(() => auditLines(machine))
+      .toContainEqual(
+        expect.objectContaining({ requestId: asked.request.requestId, code: 'grant_not_offered' }),
+      );
+    await expire(asked);
+  });
+
+  it('offers nothing for Latch’s own files, and no grant lets a call touch them', async () => {
+    await grantGitPush('half_hour');
+    const asked = await asking(bash(`git push ${machine.files.policy}`));
+    const { details } = await phoneApproves(phone, asked.request, relay.origin);
+    expect(details.similar).toBeUndefined();
+    await expire(asked);
+    await runLatch(machine, ['policy', 'revoke', '--all']);
+  });
+});

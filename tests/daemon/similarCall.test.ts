@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { similarCommandText } from '../../shared/approvals/similarCallText.ts';
+import { grantCovers, type GrantedCall, type StoredGrant } from '../../daemon/grants/grantStore.ts';
+import { proposeSimilar } from '../../daemon/grants/proposeSimilar.ts';
+import { evaluatePolicy, parsePolicy } from '../../daemon/policy/policy.ts';
+import { DEFAULT_POLICY } from '../../daemon/policy/defaultPolicy.ts';
+import { plainCommandWords } from '../../daemon/policy/plainCommandWords.ts';
+
+const FOLDER = '/home/dev/project';
+const asked = { policyRule: 'network writes and publishing', risk: 'medium' as const, guarded: false };
+const bash = (command: string) => ({ tool: 'Bash', command, cwd: FOLDER, session: 'session-1' });
+
+describe('the rule proposed for "calls like this"', () => {
+  it('is the same program and subcommand, then any plain words, in the same folder', () => {
+    const similar = proposeSimilar(bash('git push origin main'), asked);
+    expect(similar).toEqual({
+      tool: 'Bash',
+      words: ['git', 'push'],
+      moreWords: true,
+      folder: FOLDER,
+      policyRule: 'network writes and publishing',
+      conversation: expect.stringMatching(/^[A-Za-z0-9_-]{16}$/),
+    });
+    expect(similarCommandText(similar!)).toBe('git push …');
+  });
+
+  it.each([
+    // No subcommand: an option comes second.
+    ['rm -rf build', ['rm', '-rf', 'build']],
+    // Programs that run what follows them: "sudo …" would be any command at all.
+    ['sudo systemctl restart nginx', ['sudo', 'systemctl', 'restart', 'nginx']],
+    ['env deploy now', ['env', 'deploy', 'now']],
+    ['python3 manage.py migrate', ['python3', 'manage.py', 'migrate']],
+    ['bash deploy.sh', ['bash', 'deploy.sh']],
+    ['/usr/bin/xargs rm', ['/usr/bin/xargs', 'rm']],
+  ])('is exactly %j where a subcommand would say too little', (command, words) => {
+    expect(proposeSimilar(bash(command), asked)).toMatchObject({ words, moreWords: false });
+  });
+
+  it.each([
+    ['a second command', 'git push; rm -rf /'],
+    ['a pipe', 'git push | tee log'],
+    ['a redirection', 'git push > out.txt'],
+    ['a harmless-looking redirection', 'git push 2>&1'],
+    ['a substitution', 'git push $(whoami)'],
+    ['a variable', 'git push $REMOTE'],
+    ['a quoted word', "git push 'origin'"],
+    ['an escape', 'git push orig\\in'],
+    ['a glob', 'git push *'],
+    ['a home directory', 'git push ~/repo'],
+    ['a newline', 'git push\nrm -rf /'],
+    ['two spaces', 'git  push'],
+  ])('is none for a command with %s', (_, command) => {
+    expect(proposeSimilar(bash(command), asked)).toBeUndefined();
+  });
+
+  it('is none for a critical request, one Latch guards, a call without a command or folder', () => {
+    expect(proposeSimilar(bash('git push'), { ...asked, risk: 'critical' })).toBeUndefined();
+    expect(proposeSimilar(bash('git push'), { ...asked, guarded: true })).toBeUndefined();
+    expect(proposeSimilar({ tool: 'Write', cwd: FOLDER }, asked)).toBeUndefined();
+    expect(proposeSimilar({ tool: 'Bash', command: 'git push' }, asked)).toBeUndefined();
+  });
+
+  it('names no session for a call that has none', () => {
+    expect(proposeSimilar({ tool: 'Bash', command: 'git push', cwd: FOLDER }, asked)).not.toHaveProperty(
+      'conversation',
+    );
+  });
+});
+
+describe('a grant covers a call', () => {
+  const policy = parsePolicy(DEFAULT_POLICY);
+  const similar = proposeSimilar(bash('git push origin main'), asked)!;
+  const grant: StoredGrant = {
+    id: 'g1',
+    kind: 'half_hour',
+    similar,
+    risk: 'medium',
+    session: null,
+    device: 'phone',
+    requestId: 'r1',
+    createdAt: 0,
+    expiresAt: 1,
+  };
+  /** The call as the gatekeeper hands it over: its words, and what the default policy says of it. */
+  const call = (command: string, overrides: Partial<GrantedCall> = {}): GrantedCall | undefined => {
+    const words = plainCommandWords(command);
+    if (!words) return undefined;
+    const verdict = evaluatePolicy(policy, { tool: 'Bash', command, paths: [], cwd: FOLDER });
+    return {
+      tool: 'Bash',
+      words,
+      cwd: FOLDER,
+      conversation: similar.conversation!,
+      policyRule: verdict.rule,
+      risk: verdict.risk,
+      ...overrides,
+    };
+  };
+  const covers = (command: string, overrides: Partial<GrantedCall> = {}) => {
+    const granted = call(command, overrides);
+    return granted !== undefined && grantCovers(grant, granted);
+  };
+
+  it('when it is the same program and subcommand with plain words, asked by the same rule', () => {
+    expect(covers('git push')).toBe(true);
+    expect(covers('git push origin feature/x')).toBe(true);
+  });
+
+  it('never when the policy finds it riskier (git push --force asks under another rule)', () => {
+    expect(covers('git push --force origin main')).toBe(false);
+    expect(covers('git push origin :main')).toBe(false);
+  });
+
+  it.each([
+    'git push; rm -rf /',
+    'git push && rm -rf /',
+    'git push origin main # note',
+    "git push '--force'",
+    'git push "$(rm -rf /)"',
+    'git push `rm -rf /`',
+    'git push origin main > ~/.bashrc',
+    'git  push',
+  ])('never %j, which is not plain words', (command) => {
+    expect(covers(command)).toBe(false);
+  });
+
+  it('never another program, subcommand, tool, folder or a riskier call', () => {
+    expect(covers('git pull')).toBe(false);
+    expect(covers('/tmp/git push')).toBe(false);
+    expect(covers('git push', { tool: 'exec' })).toBe(false);
+    expect(covers('git push', { cwd: '/home/dev/other' })).toBe(false);
+    expect(covers('git push', { risk: 'high' })).toBe(false);
+  });
+
+  it('for a session grant, only in that session', () => {
+    const sessionGrant = { ...grant, kind: 'session' as const, session: similar.conversation! };
+    expect(grantCovers(sessionGrant, call('git push')!)).toBe(true);
+    expect(grantCovers(sessionGrant, call('git push', { conversation: 'another-session' })!)).toBe(false);
+  });
+
+  it('for an exact rule, only that exact command', () => {
+    const exact = { ...grant, similar: { ...similar, words: ['make', 'clean'], moreWords: false } };
+    const asMake = { policyRule: similar.policyRule, risk: 'medium' as const };
+    expect(grantCovers(exact, call('make clean', asMake)!)).toBe(true);
+    expect(grantCovers(exact, call('make clean all', asMake)!)).toBe(false);
+    expect(grantCovers(exact, call('make', asMake)!)).toBe(false);
+  });
+});

@@ -1,0 +1,171 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RelayProcess } from '../../scripts/lib/relayProcess.ts';
+import type { GrantsJson } from '../../daemon/cli/commands/policyGrants.ts';
+import { openPending, pairBrowserPhone, type PairedBrowserPhone } from '../support/browserFlows.ts';
+import {
+  auditLines,
+  hookInput,
+  initMachine,
+  newMachine,
+  runLatch,
+  startDaemon,
+  type LatchMachine,
+  type RunningDaemon,
+} from '../support/latchMachine.ts';
+import { startPushService } from '../support/pushService.ts';
+import { PushServiceClient } from '../support/pushServiceClient.ts';
+import { startRelayServingAppCopy } from '../support/relayServingAppCopy.ts';
+import { auditScreen, type ScreenFinding } from '../support/screenAudit.ts';
+
+// Every Bash call asks, at low risk: no cooling-off stands between the person and the buttons.
+const POLICY = `
+default = "ask"
+[[rule]]
+name = "shell"
+tool = "Bash"
+action = "ask"
+risk = "low"
+`;
+
+const state = mkdtempSync(join(tmpdir(), 'latch-allow-similar-'));
+let relay: RelayProcess;
+let origin: string;
+let push: Awaited<ReturnType<typeof startPushService>>;
+let machine: LatchMachine;
+let daemon: RunningDaemon;
+let phone: PairedBrowserPhone;
+const found: ScreenFinding[] = [];
+
+beforeAll(async () => {
+  ({ relay } = await startRelayServingAppCopy(state));
+  // WebAuthn needs a domain for its RP ID, not an IP address: the phone uses localhost.
+  origin = `http://localhost:${relay.port}`;
+  push = await startPushService();
+  machine = newMachine();
+  await initMachine(machine, { relay: origin, policy: POLICY });
+  daemon = await startDaemon(machine);
+  phone = await pairBrowserPhone(machine, origin, new PushServiceClient(push.url), 'Phone A');
+}, 180_000);
+
+afterAll(async () => {
+  console.table(found);
+  await phone?.browser.close();
+  await daemon?.stop();
+  await push?.close();
+  await relay?.stop();
+  rmSync(state, { recursive: true, force: true });
+});
+
+/** An agent's Bash call through the Claude Code hook, in `session`. */
+function ask(command: string, session: string) {
+  const input = hookInput('PreToolUse', 'Bash', { command }, { session_id: session });
+  const answer = runLatch(machine, ['hook', 'claude-code'], { input, timeoutMs: 120_000 }).then(
+    (ran) =>
+      (
+        JSON.parse(ran.stdout) as {
+          hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string };
+        }
+      ).hookSpecificOutput,
+  );
+  // A test that fails before it awaits the answer leaves the hook waiting: not a second failure.
+  answer.catch(() => {});
+  return answer;
+}
+
+const grants = async () =>
+  (JSON.parse((await runLatch(machine, ['policy', 'grants', '--json'])).stdout) as GrantsJson).grants;
+
+describe('approve, and allow calls like this', () => {
+  it('shows the exact rule before Face ID, approves call and rule with one Face ID, and the rule is revocable on the phone', async () => {
+    const page = phone.browser.page;
+    let faceIds = 0;
+    (phone.browser.cdp as unknown as { on(event: string, listener: () => void): void }).on(
+      'WebAuthn.credentialAsserted',
+      () => faceIds++,
+    );
+    const first = ask('git push origin main', 'session-a');
+    await openPending(phone.browser, origin, /git push origin main/);
+    await page.getByRole('button', { name: 'Allow calls like this…' }).click();
+    const rule = page.getByRole('group', { name: 'Approve, and allow calls like this' });
+    await rule.waitFor();
+    // Tool, command pattern, folder, the policy rule it stands in for, and how long.
+    for (const shown of ['Bash', 'git push …', '/home/dev/project', '“shell”', '30 minutes from now'])
+      await rule.getByText(shown, { exact: false }).first().waitFor();
+    const problems = await auditScreen(page, phone.browser.cdp, 'request-allow-similar', found);
+
+    await rule.getByRole('button', { name: 'Approve, and allow calls like this for this session' }).click();
+    await page.getByRole('status').getByText('Approved').waitFor();
+    await page.getByText(/run calls like this for this session without asking/).waitFor();
+    expect(await first).toMatchObject({ permissionDecision: 'allow' });
+    expect(faceIds).toBe(1);
+    const [granted] = await grants();
+    expect(granted).toMatchObject({ kind: 'session', tool: 'Bash', command: 'git push …' });
+    // One token approved the call and added the rule.
+    expect(
+      auditLines(machine)
+        .filter((line) => line['requestId'] === granted!.requestId)
+        .map((line) => line['event']),
+    ).toEqual(expect.arrayContaining(['approved', 'grant_added']));
+
+    // The next similar call of this session runs with no prompt.
+    expect(await ask('git push origin feature', 'session-a')).toEqual({
+      hookEventName: 'PreToolUse',
+      permissionDecision: 'allow',
+      permissionDecisionReason: 'latch: allowed by a rule approved on a phone (git push …)',
+    });
+    expect(faceIds).toBe(1);
+
+    // The phone lists it, and revokes it.
+    await page.goto(`${origin}/devices`);
+    await page.getByRole('heading', { name: 'Rules you allowed' }).waitFor();
+    const listed = page.getByRole('listitem').filter({ hasText: 'git push …' });
+    await listed.getByText(/for this session/).waitFor();
+    problems.push(...(await auditScreen(page, phone.browser.cdp, 'devices-allowed-rules', found)));
+    await listed.getByRole('button', { name: 'Revoke' }).click();
+    await page
+      .getByRole('status')
+      .getByText(/^Revoked: Bash git push … asks again\.$/)
+      .waitFor();
+    await expect.poll(grants).toEqual([]);
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({ event: 'grant_revoked', grants: [granted!.id], by: 'phone', verified: true }),
+    );
+    await page.getByText('None: every call asks.').waitFor();
+
+    // It asks again.
+    const again = ask('git push origin feature', 'session-a');
+    await openPending(phone.browser, origin, /git push origin feature/);
+    await page.getByRole('button', { name: 'Deny', exact: true }).click();
+    expect(await again).toMatchObject({ permissionDecision: 'deny' });
+    expect(problems).toEqual([]);
+  });
+
+  it('denies every request waiting from this session, one by one, and says how many', async () => {
+    const page = phone.browser.page;
+    const mine = [ask('make first', 'session-b'), ask('make second', 'session-b')];
+    const other = ask('make third', 'session-c');
+    await page.goto(origin);
+    for (const title of [/make first/, /make second/, /make third/])
+      await page.getByRole('button', { name: title }).first().waitFor();
+    await openPending(phone.browser, origin, /make first/);
+    await page.getByRole('button', { name: 'Deny all waiting from this session' }).waitFor();
+    const problems = await auditScreen(page, phone.browser.cdp, 'request-deny-session', found);
+    await page.getByRole('button', { name: 'Deny all waiting from this session' }).click();
+    await page.getByRole('status').getByText('Denied', { exact: true }).waitFor();
+    await page.getByText('2 requests from this session denied.').waitFor();
+    for (const answer of mine)
+      expect(await answer).toMatchObject({
+        permissionDecision: 'deny',
+        permissionDecisionReason: 'latch: denied on Phone A',
+      });
+
+    // Another session's request still waits.
+    await openPending(phone.browser, origin, /make third/);
+    await page.getByRole('button', { name: 'Deny', exact: true }).click();
+    expect(await other).toMatchObject({ permissionDecision: 'deny' });
+    expect(problems).toEqual([]);
+  });
+});

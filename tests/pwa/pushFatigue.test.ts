@@ -1,0 +1,167 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RelayProcess } from '../../scripts/lib/relayProcess.ts';
+import { pushMessageSchema } from '../../shared/messages/events.ts';
+import { parseJson } from '../../shared/schema/parse.ts';
+import {
+  approvePending,
+  openPending,
+  pairBrowserPhone,
+  type PairedBrowserPhone,
+} from '../support/browserFlows.ts';
+import { deliverPush, shownNotifications } from '../support/browserPhone.ts';
+import {
+  auditLines,
+  hookInput,
+  initMachine,
+  newMachine,
+  runLatch,
+  startDaemon,
+  type LatchMachine,
+  type RunningDaemon,
+} from '../support/latchMachine.ts';
+import { startPushService } from '../support/pushService.ts';
+import { PushServiceClient } from '../support/pushServiceClient.ts';
+import { startRelayServingAppCopy } from '../support/relayServingAppCopy.ts';
+import { auditScreen, type ScreenFinding } from '../support/screenAudit.ts';
+
+// Every Bash call asks at low risk: any hold on screen is the push-fatigue defences' own.
+const POLICY = `
+default = "ask"
+[[rule]]
+name = "shell"
+tool = "Bash"
+action = "ask"
+risk = "low"
+`;
+
+/** A burst after two approvals, and a 3 s hold: small enough for a test, long enough to see. */
+const CONFIG = (text: string) =>
+  text
+    .replace('burst_approvals = 5', 'burst_approvals = 2')
+    .replace('review_seconds = 30', 'review_seconds = 3');
+
+const state = mkdtempSync(join(tmpdir(), 'latch-push-fatigue-'));
+let relay: RelayProcess;
+let origin: string;
+let push: Awaited<ReturnType<typeof startPushService>>;
+let pushService: PushServiceClient;
+let machine: LatchMachine;
+let daemon: RunningDaemon;
+let phone: PairedBrowserPhone;
+const found: ScreenFinding[] = [];
+
+beforeAll(async () => {
+  ({ relay } = await startRelayServingAppCopy(state));
+  // WebAuthn needs a domain for its RP ID, not an IP address: the phone uses localhost.
+  origin = `http://localhost:${relay.port}`;
+  push = await startPushService();
+  pushService = new PushServiceClient(push.url);
+  machine = newMachine();
+  await initMachine(machine, { relay: origin, policy: POLICY, pushFatigue: true, config: CONFIG });
+  daemon = await startDaemon(machine);
+  phone = await pairBrowserPhone(machine, origin, pushService, 'Phone A');
+}, 180_000);
+
+afterAll(async () => {
+  console.table(found);
+  await phone?.browser.close();
+  await daemon?.stop();
+  await push?.close();
+  await relay?.stop();
+  rmSync(state, { recursive: true, force: true });
+});
+
+/** An agent's Bash call through the Claude Code hook, in `session`. */
+function ask(command: string, session: string) {
+  const input = hookInput('PreToolUse', 'Bash', { command }, { session_id: session });
+  const answer = runLatch(machine, ['hook', 'claude-code'], { input, timeoutMs: 120_000 }).then(
+    (ran) =>
+      (
+        JSON.parse(ran.stdout) as {
+          hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string };
+        }
+      ).hookSpecificOutput,
+  );
+  // A test that fails before it awaits the answer leaves the hook waiting: not a second failure.
+  answer.catch(() => {});
+  return answer;
+}
+
+/** The push of the next request after the phone's `from`-th push, delivered to its service worker. */
+async function deliverNextRequestPush(from: number): Promise<string> {
+  const [received] = (await pushService.waitForMessages(phone.pushId, from + 1, 20_000)).slice(from);
+  const message = parseJson(pushMessageSchema, received!.payload);
+  if (!message.ok || message.value.type !== 'request') throw new Error('not a request push');
+  // Parked where no list closes notifications, under the worker's control.
+  await phone.browser.page.goto(`${origin}/devices`);
+  await phone.browser.page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  await deliverPush(phone.browser, origin, received!.payload);
+  return message.value.requestId;
+}
+
+const pushCount = async () => (await pushService.messages(phone.pushId)).length;
+
+describe('push-fatigue defences on the phone', () => {
+  it('marks a request asked again after a deny, on the list and the request, and its notification offers Deny alone', async () => {
+    const page = phone.browser.page;
+    const first = ask('rm -rf cache', 'again');
+    await openPending(phone.browser, origin, /rm -rf cache/);
+    await page.getByRole('button', { name: 'Deny', exact: true }).click();
+    expect(await first).toMatchObject({ permissionDecision: 'deny' });
+
+    const from = await pushCount();
+    const again = ask('rm -rf cache', 'again');
+    const requestId = await deliverNextRequestPush(from);
+    await expect
+      .poll(async () => (await shownNotifications(phone.browser)).filter((shown) => shown.tag === requestId))
+      .toEqual([expect.objectContaining({ actions: ['deny'] })]);
+
+    await page.goto(origin);
+    await page.getByText('Asked again after you denied', { exact: true }).waitFor();
+    const problems = await auditScreen(page, phone.browser.cdp, 'home-asked-again', found);
+
+    await openPending(phone.browser, origin, /rm -rf cache/);
+    await page.getByText(/^Asked again after you denied\. If you did not expect this/).waitFor();
+    await page.getByRole('button', { name: /^Approve in \d/ }).waitFor();
+    problems.push(...(await auditScreen(page, phone.browser.cdp, 'request-asked-again', found)));
+
+    // Deny and report, blocking this agent session.
+    await page.getByRole('button', { name: 'I didn’t expect this: report…' }).click();
+    await page.getByRole('group', { name: 'Deny and report' }).waitFor();
+    problems.push(...(await auditScreen(page, phone.browser.cdp, 'request-report', found)));
+    await page.getByRole('button', { name: 'Deny and block this agent session' }).click();
+    await page.getByRole('status').getByText('Denied').waitFor();
+    await page.getByText(/refuses the rest of its session/).waitFor();
+    expect(await again).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: 'latch: denied on Phone A',
+    });
+    expect(
+      auditLines(machine).filter((line) => line['event'] === 'reported' && line['requestId'] === requestId),
+    ).toEqual([expect.objectContaining({ scope: 'session', verified: true, acted: true })]);
+    // The daemon refuses the reported session at once, without asking the phone.
+    expect((await ask('ls', 'again')).permissionDecisionReason).toMatch(/^latch: reported:/);
+    expect(problems).toEqual([]);
+  });
+
+  it('holds the next request after a burst of approvals, says why, and approves once the hold is over', async () => {
+    const page = phone.browser.page;
+    for (const command of ['touch one', 'touch two']) {
+      const answer = ask(command, `burst ${command}`);
+      await approvePending(phone.browser, origin, new RegExp(command));
+      expect(await answer).toMatchObject({ permissionDecision: 'allow' });
+    }
+    const held = ask('touch three', 'burst three');
+    await openPending(phone.browser, origin, /touch three/);
+    await page.getByText('You approved 2 requests in 10 minutes: take a moment.').waitFor();
+    await page.getByRole('button', { name: /^Approve in \d/ }).waitFor();
+    const problems = await auditScreen(page, phone.browser.cdp, 'request-burst-hold', found);
+    await page.getByRole('button', { name: 'Approve with Face ID' }).click();
+    await page.getByRole('status').getByText('Approved').waitFor();
+    expect(await held).toMatchObject({ permissionDecision: 'allow' });
+    expect(problems).toEqual([]);
+  });
+});

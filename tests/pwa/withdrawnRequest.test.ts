@@ -1,0 +1,119 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
+import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
+import { openPending, pairBrowserPhone, type PairedBrowserPhone } from '../support/browserFlows.ts';
+import { deliverPush } from '../support/browserPhone.ts';
+import { LATCH_BIN } from '../support/latchCli.ts';
+import {
+  auditLines,
+  hookInput,
+  initMachine,
+  newMachine,
+  startDaemon,
+  type LatchMachine,
+  type RunningDaemon,
+} from '../support/latchMachine.ts';
+import { startPushService } from '../support/pushService.ts';
+import { PushServiceClient } from '../support/pushServiceClient.ts';
+import { notificationsOf, tapNotification } from '../support/serviceWorker.ts';
+
+const POLICY = `
+default = "ask"
+[[rule]]
+name = "destructive"
+tool = "Bash"
+command = "rm *"
+action = "ask"
+risk = "low"
+`;
+
+const state = mkdtempSync(join(tmpdir(), 'latch-pwa-withdrawn-'));
+let relay: RelayProcess;
+let origin: string;
+let push: Awaited<ReturnType<typeof startPushService>>;
+let pushService: PushServiceClient;
+let machine: LatchMachine;
+let daemon: RunningDaemon;
+let phone: PairedBrowserPhone | undefined;
+let hook: ChildProcess | undefined;
+
+beforeAll(async () => {
+  const envFile = join(state, 'relay.env');
+  ensureRelayEnvFile(envFile);
+  relay = await startRelay({ persistTo: state, envFile });
+  // WebAuthn needs a domain for its RP ID, not an IP address: the phone uses localhost.
+  origin = `http://localhost:${relay.port}`;
+  push = await startPushService();
+  machine = newMachine();
+  await initMachine(machine, { relay: origin, policy: POLICY });
+  daemon = await startDaemon(machine);
+  pushService = new PushServiceClient(push.url);
+  phone = await pairBrowserPhone(machine, origin, pushService, 'Phone');
+}, 120_000);
+
+afterAll(async () => {
+  hook?.kill('SIGKILL');
+  await phone?.browser.close();
+  await daemon?.stop();
+  await push?.close();
+  await relay?.stop();
+  rmSync(state, { recursive: true, force: true });
+});
+
+describe('a request whose caller went away', () => {
+  it('leaves the list, and the phone says it is no longer waiting, whether it approves, opens or denies it', async () => {
+    const { page, context } = phone!.browser;
+    const pushesBefore = (await pushService.messages(phone!.pushId)).length;
+    hook = spawn(process.execPath, [LATCH_BIN, 'hook', 'claude-code'], {
+      env: machine.env,
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    hook.stdin!.end(hookInput('PreToolUse', 'Bash', { command: 'rm -rf cache' }));
+    // One screen shows the request, ready to approve; another the list, which lists it.
+    await openPending(phone!.browser, origin, /rm -rf cache/);
+    const approve = page.getByRole('button', { name: 'Approve with Face ID' });
+    await approve.waitFor();
+    const list = await context.newPage();
+    await list.goto(origin);
+    const listed = list.locator('.requests:not(.recent)').getByRole('button', { name: /rm -rf cache/ });
+    await listed.waitFor();
+
+    hook.kill('SIGKILL');
+    await expect
+      .poll(() => auditLines(machine).filter((line) => line['event'] === 'withdrawn'))
+      .toEqual([expect.objectContaining({ why: 'caller_gone' })]);
+    await listed.waitFor({ state: 'detached' });
+    await list.locator('.requests.recent li', { hasText: 'rm -rf cache' }).getByText('withdrawn').waitFor();
+
+    await approve.click();
+    const result = page.getByRole('status');
+    await result.getByText('No longer waiting').waitFor();
+    await result.getByText('The agent stopped waiting for an answer; nothing was approved.').waitFor();
+    await phone!.browser.screenshot('withdrawn-request');
+
+    await page.reload();
+    await page.getByRole('status').getByText('No longer waiting').waitFor();
+    await list.close();
+
+    // Its push, delivered late: Deny on the notification says it no longer waits.
+    const [pushed] = (await pushService.waitForMessages(phone!.pushId, pushesBefore + 1)).slice(pushesBefore);
+    await deliverPush(phone!.browser, origin, pushed!.payload);
+    const [withdrawn] = auditLines(machine).filter((line) => line['event'] === 'withdrawn');
+    const requestId = String(withdrawn!['requestId']);
+    await expect.poll(() => notificationsOf(phone!.browser, requestId)).toHaveLength(1);
+    await tapNotification(phone!.browser, requestId, 'deny');
+    expect(await notificationsOf(phone!.browser, requestId)).toEqual([
+      expect.objectContaining({
+        title: 'No longer waiting',
+        body: 'the agent stopped waiting for an answer; nothing was approved',
+        data: expect.objectContaining({ code: 'withdrawn' }),
+      }),
+    ]);
+    expect(auditLines(machine)).not.toContainEqual(expect.objectContaining({ event: 'approved' }));
+    expect(auditLines(machine)).not.toContainEqual(expect.objectContaining({ event: 'denied' }));
+  }, 120_000);
+});

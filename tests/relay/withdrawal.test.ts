@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
+import { pushMessageSchema } from '../../shared/messages/events.ts';
+import type { RequestList, RequestView } from '../../shared/messages/relayViews.ts';
+import { parseJson } from '../../shared/schema/parse.ts';
+import { bindingFor, signToken } from '../support/approvalFixture.ts';
+import { createHost } from '../support/phone.ts';
+import {
+  bearer,
+  call,
+  newFleet,
+  pairPhone,
+  phoneCall,
+  pushService,
+  setClock,
+  submitRequest,
+  type Reply,
+  type TestFleet,
+} from './harness.ts';
+
+function expectError(reply: Reply, status: number, code: string): void {
+  expect({
+    status: reply.status,
+    code: (reply.body as { error?: { code?: string } } | null)?.error?.code,
+  }).toEqual({ status, code });
+}
+
+const withdraw = (test: TestFleet, requestId: string, hostToken = test.hostToken) =>
+  call('POST', `/v1/fleets/${test.fleet}/requests/${requestId}/withdraw`, { headers: bearer(hostToken) });
+
+const pendingIds = async (test: TestFleet) =>
+  (
+    await phoneCall<RequestList>(
+      test.phones[0]!.phone,
+      'GET',
+      `/v1/fleets/${test.fleet}/requests?state=pending`,
+    )
+  ).body.requests.map((request) => request.requestId);
+
+const viewOf = async (test: TestFleet, requestId: string) =>
+  (
+    await phoneCall<RequestView>(
+      test.phones[0]!.phone,
+      'GET',
+      `/v1/fleets/${test.fleet}/requests/${requestId}`,
+    )
+  ).body;
+
+function denyAt(test: TestFleet, requestId: string) {
+  const { phone } = test.phones[0]!;
+  return signEnvelope(
+    'deny',
+    { fleet: test.fleet, host: test.host.id, requestId },
+    { role: 'device', id: phone.id },
+    phone.deviceKeys.privateKey,
+  ).then((envelope) =>
+    call('POST', `/v1/fleets/${test.fleet}/requests/${requestId}/deny`, { json: envelope }),
+  );
+}
+
+describe('a host withdrawing a request nobody waits for', () => {
+  it('takes it off the phones’ pending list, shows it withdrawn, and closes its notification', async () => {
+    const test = await newFleet({ phones: 2 });
+    const { details } = await submitRequest(test);
+    const { details: other } = await submitRequest(test);
+    for (const { pushId } of test.phones) await pushService.waitForMessages(pushId!, 2);
+
+    const reply = await withdraw(test, details.requestId);
+    expect(reply).toEqual({
+      status: 200,
+      body: { v: 1, requestId: details.requestId, state: 'withdrawn' },
+    });
+    expect(await pendingIds(test)).toEqual([other.requestId]);
+    expect(await viewOf(test, details.requestId)).toMatchObject({ state: 'withdrawn' });
+    const recent = await phoneCall<RequestList>(
+      test.phones[0]!.phone,
+      'GET',
+      `/v1/fleets/${test.fleet}/requests?state=recent`,
+    );
+    expect(recent.body.requests.map((request) => [request.requestId, request.state])).toEqual([
+      [details.requestId, 'withdrawn'],
+    ]);
+    // Every phone shown the notification is told to close it: none of them decided.
+    for (const { pushId } of test.phones) {
+      await expect
+        .poll(async () =>
+          (await pushService.messages(pushId!))
+            .map((message) => parseJson(pushMessageSchema, message.payload))
+            .filter((push) => push.ok && push.value.type === 'closed')
+            .map((push) => push.ok && 'requestId' in push.value && push.value.requestId),
+        )
+        .toEqual([details.requestId]);
+    }
+  });
+
+  it('refuses to approve or deny a withdrawn request: 409 withdrawn', async () => {
+    const test = await newFleet();
+    const { details } = await submitRequest(test);
+    expect((await withdraw(test, details.requestId)).status).toBe(200);
+    const { phone } = test.phones[0]!;
+    expectError(
+      await phoneCall(
+        phone,
+        'POST',
+        `/v1/fleets/${test.fleet}/requests/${details.requestId}/decision`,
+        await signToken(phone, await bindingFor(details)),
+      ),
+      409,
+      'withdrawn',
+    );
+    expectError(await denyAt(test, details.requestId), 409, 'withdrawn');
+    expectError(await withdraw(test, details.requestId), 409, 'withdrawn');
+  });
+
+  it('refuses a request that is no longer pending: decided 409 already_decided, expired 410 expired', async () => {
+    const test = await newFleet();
+    const { details: denied } = await submitRequest(test);
+    expect((await denyAt(test, denied.requestId)).status).toBe(200);
+    expectError(await withdraw(test, denied.requestId), 409, 'already_decided');
+    expect(await viewOf(test, denied.requestId)).toMatchObject({ state: 'denied' });
+
+    const now = Date.now();
+    const { details: due } = await submitRequest(test, { now, exp: now + 60_000 });
+    await setClock(test.fleet, now + 61_000);
+    expectError(await withdraw(test, due.requestId), 410, 'expired');
+  });
+
+  it('lets a host withdraw only its own requests, and only with its token', async () => {
+    const test = await newFleet();
+    const { details } = await submitRequest(test);
+    const { hostToken: otherToken } = await pairPhone(test.fleet, await createHost(), {
+      phone: test.phones[0]!.phone,
+      push: false,
+    });
+    expectError(await withdraw(test, details.requestId, otherToken!), 403, 'forbidden');
+    expectError(
+      await call('POST', `/v1/fleets/${test.fleet}/requests/${details.requestId}/withdraw`),
+      401,
+      'unauthorized',
+    );
+    expectError(await withdraw(test, details.requestId, 'not-the-token'), 401, 'unauthorized');
+    expectError(await withdraw(test, 'no-such-request'), 404, 'not_found');
+    expect(await pendingIds(test)).toEqual([details.requestId]);
+  });
+});
