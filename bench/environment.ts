@@ -11,7 +11,7 @@ import {
   type LatchMachine,
   type RunningDaemon,
 } from '../tests/support/latchMachine.ts';
-import type { TestPhone } from '../tests/support/phone.ts';
+import type { TestPhone } from '../scripts/lib/softwarePhone.ts';
 import { startPushService } from '../tests/support/pushService.ts';
 import { PushServiceClient } from '../tests/support/pushServiceClient.ts';
 import { RelayDriver } from '../tests/support/relayDriver.ts';

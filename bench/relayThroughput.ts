@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { approvalBinding } from '../shared/approvals/approvalBinding.ts';
 import { approvalChallenge } from '../shared/approvals/approvalChallenge.ts';
 import { toBase64url } from '../shared/encoding/base64url.ts';
 import { randomBytes } from '../shared/encoding/bytes.ts';
@@ -64,15 +65,7 @@ export async function relayThroughput(env: BenchEnvironment, durationMs: number)
       headers: bearer(hostToken),
     });
     if (created.status !== 201) throw new Error(`create refused: ${JSON.stringify(created.body)}`);
-    const binding = {
-      fleet,
-      host,
-      requestId,
-      requestHash: request.requestHash,
-      decision: 'approve' as const,
-      nonce: request.nonce,
-      exp: request.exp,
-    };
+    const binding = approvalBinding(request);
     const assertion = await phone.authenticator.assert({
       rpId: driver.rpId,
       origin: driver.origin,

@@ -7,8 +7,8 @@
  * tests/shared/protocolDoc.node.test.ts checks that the example in the doc still verifies.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { detailsBinding } from '../shared/approvals/approvalBinding.ts';
 import { approvalChallenge } from '../shared/approvals/approvalChallenge.ts';
-import { requestHash } from '../shared/approvals/requestHash.ts';
 import { canonicalize } from '../shared/canonical/canonicalize.ts';
 import { sealRequestDetails } from '../shared/e2e/requestDetailsBox.ts';
 import { toBase64url } from '../shared/encoding/base64url.ts';
@@ -23,7 +23,7 @@ import { shortCode } from '../shared/pairing/pairingTranscript.ts';
 import { verifyPairingCompletion } from '../shared/pairing/verifyPairingCompletion.ts';
 import type { Field, FieldSpec } from '../shared/schema/field.ts';
 import { PROTOCOL_VERSION } from '../shared/version.ts';
-import { bindingFor, NOW, requestDetails, signToken } from '../tests/support/approvalFixture.ts';
+import { NOW, requestDetails, signToken } from './lib/approvalFixture.ts';
 import {
   completePairing,
   createHost,
@@ -31,7 +31,7 @@ import {
   createPhone,
   TEST_ORIGIN,
   TEST_RP_ID,
-} from '../tests/support/phone.ts';
+} from './lib/softwarePhone.ts';
 
 const DOC = new URL('../docs/protocol.md', import.meta.url);
 
@@ -114,6 +114,7 @@ async function workedExample(): Promise<string> {
     { requestId: 'req-0001' },
   );
   const box = await sealRequestDetails(details, { id: phone.id, ecdhKey: phone.ecdhKey });
+  const binding = await detailsBinding(details);
   const approvalRequest: ApprovalRequest = {
     v: PROTOCOL_VERSION,
     fleet: details.fleet,
@@ -124,21 +125,11 @@ async function workedExample(): Promise<string> {
     risk: details.risk,
     createdAt: details.createdAt,
     exp: details.exp,
-    requestHash: await requestHash(details),
+    requestHash: binding.requestHash,
     nonce: details.nonce,
     sealed: [{ device: phone.id, box }],
   };
-  const binding = await bindingFor(details);
-  const challengeInput = {
-    v: PROTOCOL_VERSION,
-    fleet: binding.fleet,
-    host: binding.host,
-    requestId: binding.requestId,
-    requestHash: binding.requestHash,
-    decision: binding.decision,
-    nonce: binding.nonce,
-    exp: binding.exp,
-  };
+  const challengeInput = { v: PROTOCOL_VERSION, ...binding };
   const token = await signToken(phone, binding);
   const deny = await signEnvelope(
     'deny',

@@ -28,6 +28,8 @@ export {
 export { openRequestDetails, sealRequestDetails, type BoxContext } from './e2e/requestDetailsBox.ts';
 
 export { approvalChallenge, type ApprovalBinding } from './approvals/approvalChallenge.ts';
+export { approvalBinding, detailsBinding, type BoundRequest } from './approvals/approvalBinding.ts';
+export { REVIEW_SECONDS } from './approvals/reviewSeconds.ts';
 export { requestHash } from './approvals/requestHash.ts';
 export { MemorySingleUseStore, type SingleUseStore } from './approvals/singleUseStore.ts';
 export {

@@ -1,10 +1,11 @@
 import { randomInt } from 'node:crypto';
+import { REVIEW_SECONDS } from '../../shared/approvals/reviewSeconds.ts';
 import type { RiskLevel } from '../../shared/messages/common.ts';
 
 /**
  * A question typed on the terminal when no phone can be reached (the seed's "local challenge"):
  * it proves a person is at the keyboard, not that they are who the passkey says. Low and medium
- * risk: a sum. High: a 10 s review, then the target's name. Critical: 30 s, then the name.
+ * risk: a sum. High and critical: a review (REVIEW_SECONDS, as on the phone), then the target's name.
  */
 export interface LocalChallenge {
   prompt: string;
@@ -19,7 +20,7 @@ export function localChallenge(risk: RiskLevel, target: string, now: number): Lo
     const b = randomInt(2, 20);
     return { prompt: `To approve, solve: what is ${a} + ${b}?`, answer: String(a + b), notBefore: now };
   }
-  const reviewSeconds = risk === 'critical' ? 30 : 10;
+  const reviewSeconds = REVIEW_SECONDS[risk];
   return {
     prompt: `Review the request above for ${reviewSeconds} s, then type "${target}" to approve.`,
     answer: target,

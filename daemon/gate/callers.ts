@@ -1,4 +1,4 @@
-import type { Conversation } from './gatekeeper.ts';
+import type { Conversation } from './conversation.ts';
 
 type Pending = { requestId: string; exp: number };
 

@@ -8,7 +8,7 @@ import { matchTotp } from '../fallback/totp.ts';
 import type { BlockReason, GateAnswer, GateRequest } from '../socket/localApi.ts';
 import type { StateStore } from '../state/stateStore.ts';
 import { deny } from './deny.ts';
-import type { Conversation } from './gatekeeper.ts';
+import type { Conversation } from './conversation.ts';
 
 export interface FallbackContext {
   mode: LatchConfig['fallback']['mode'];

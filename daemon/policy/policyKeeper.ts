@@ -20,7 +20,7 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 /**
  * Keeps the policy in force. The daemon remembers the last approved policy (its text and hash).
  * When the file changes: a tightening takes effect at once; a loosening waits, with the approved
- * policy still in force, until a phone approves it (see Gatekeeper.requestPolicyApproval). A file
+ * policy still in force, until a phone approves it (daemon/gate/loosening.ts). A file
  * that does not parse makes every gated call deny until it is fixed.
  */
 export class PolicyKeeper {

@@ -1,4 +1,5 @@
 import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
+import { LIMITS } from '../../shared/messages/limits.ts';
 import { keepStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
 import { sanitizeText } from '../../shared/text/sanitizeText.ts';
 import { MOST_DIFF_BYTES } from '../hooks/fileEditDiff.ts';
@@ -126,14 +127,19 @@ export function readGateLine(line: string): GateLine | undefined {
   }
 }
 
+/**
+ * Caps on what an agent sends. Text shown as sent takes the wire's caps; the rest is kept longer
+ * on purpose: the policy reads tools, paths and ids whole, and the gatekeeper cuts what it shows.
+ */
 const MAX = {
-  name: 64,
+  name: LIMITS.nameBytes,
+  title: LIMITS.titleBytes,
+  detail: LIMITS.detailBytes,
+  target: LIMITS.targetBytes,
   tool: 128,
   path: 1024,
   paths: 32,
   input: 16_000,
-  title: 200,
-  detail: 4000,
   diff: MOST_DIFF_BYTES,
   id: 256,
 };
@@ -194,7 +200,7 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     ...optional('title', text(raw['title'], MAX.title)),
     ...optional('detail', text(raw['detail'], MAX.detail, true)),
     ...optional('diff', shown(raw['diff'], MAX.diff)),
-    ...optional('target', text(raw['target'], MAX.title)),
+    ...optional('target', text(raw['target'], MAX.target)),
     ...optional('session', text(raw['session'], MAX.id)),
     ...optional('toolUseId', text(raw['toolUseId'], MAX.id)),
     ...optional('timeoutSeconds', timeout),

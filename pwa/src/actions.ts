@@ -1,5 +1,5 @@
+import { detailsBinding } from '../../shared/approvals/approvalBinding.ts';
 import type { ApprovalBinding } from '../../shared/approvals/approvalChallenge.ts';
-import { requestHash } from '../../shared/approvals/requestHash.ts';
 import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
@@ -128,16 +128,8 @@ export async function openRequest(
   );
   if (!opened.ok) return { error: `the details cannot be opened (${opened.error.code})` };
   const details = opened.value;
-  const binding: ApprovalBinding = {
-    fleet,
-    host: view.host,
-    requestId: view.requestId,
-    requestHash: await requestHash(details),
-    decision: 'approve',
-    nonce: details.nonce,
-    exp: details.exp,
-  };
-  return { fleet, view, details, binding };
+  // The box opened only for this fleet, host and request, so the details name them.
+  return { fleet, view, details, binding: await detailsBinding(details) };
 }
 
 /**

@@ -3,40 +3,27 @@ import type { CapabilityToken, ApprovalRequest } from '../../shared/messages/app
 import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
 import type { DenyEnvelope, FreezeEnvelope, RevokeGrantEnvelope } from '../../shared/messages/envelopes.ts';
 import type { HostEvent } from '../../shared/messages/events.ts';
-import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts';
+import type { ResumeVote } from '../../shared/messages/killSwitch.ts';
 import type { PairConfirmRequest, PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
-import type {
-  HostFrame,
-  Members,
-  OfferStatus,
-  PairConfirmed,
-  RequestCreated,
-  RequestList,
-  RequestView,
-  RequestWithdrawn,
-} from '../../shared/messages/relayViews.ts';
+import type { HostFrame, RequestView } from '../../shared/messages/relayViews.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { refusal, type RelayResult } from '../http/relayError.ts';
-import { row, type DeviceRow, type FleetContext } from './context.ts';
-import { activeDevice, authenticateDevice, type SignedRequest } from './deviceAuth.ts';
+import { ok, refusalResponse, type RelayResult } from '../http/relayError.ts';
+import { asDevice, asHost, type Serve, type ServeAs } from './callers.ts';
+import { row, type DeviceRow, type FleetContext, type HostRow } from './context.ts';
+import type { SignedRequest } from './deviceAuth.ts';
 import { appendEvent, eventsSince, lastSeq, pruneEvents } from './events.ts';
+import { expireDue, nextDeadline, pruneRequests } from './expiry.ts';
 import { authenticateHost, rotateHostToken } from './hostAuth.ts';
 import { fleetState, freeze, vote } from './killSwitch.ts';
 import { listMembers, renameDevice, revokeDevice, updatePushSubscription } from './members.ts';
 import { completeOffer, confirmOffer, createOffer, offerStatus, type RelyingParty } from './pairing.ts';
-import {
-  createRequest,
-  decide,
-  deny,
-  expireDue,
-  getRequest,
-  listRequests,
-  nextDeadline,
-  pruneRequests,
-} from './requests.ts';
+import { createRequest, decide, deny, getRequest, listRequests } from './requests.ts';
 import { applySchema } from './schema.ts';
 import { revokeGrant } from './revokeGrant.ts';
 import { withdrawRequest } from './withdrawRequest.ts';
+
+/** A reply as it leaves the fleet: the protocol version first. */
+type Versioned<T> = { v: typeof PROTOCOL_VERSION } & Omit<T, 'v'>;
 
 /** What a daemon's socket remembers across hibernation. */
 interface SocketAttachment {
@@ -89,13 +76,21 @@ export class Fleet extends DurableObject<Env> {
     }
   }
 
-  async #device(ctx: FleetContext, signed: SignedRequest): Promise<RelayResult<DeviceRow>> {
-    const auth = await authenticateDevice(ctx, signed);
-    if (!auth.ok) return auth;
-    const device = activeDevice(ctx, auth.value.device);
-    return device
-      ? { ok: true, value: device }
-      : refusal(401, 'unknown_credential', 'the device was revoked');
+  /** Runs one RPC in the fleet's context; its answer is the reply, under the protocol version. */
+  async #reply<T extends object>(fleet: string, serve: Serve<T>): Promise<RelayResult<Versioned<T>>> {
+    const result = await serve(this.#context(fleet));
+    // The one place replies are versioned (a FleetState carries its own v, the same).
+    return result.ok ? ok({ v: PROTOCOL_VERSION, ...result.value }) : result;
+  }
+
+  /** A reply for a host, once its bearer token proves which host calls. */
+  #forHost<T extends object>(fleet: string, bearer: string | undefined, serve: ServeAs<HostRow, T>) {
+    return this.#reply(fleet, asHost(bearer, serve));
+  }
+
+  /** A reply for a phone, once its signed request proves which paired device calls. */
+  #forDevice<T extends object>(fleet: string, signed: SignedRequest, serve: ServeAs<DeviceRow, T>) {
+    return this.#reply(fleet, asDevice(signed, serve));
   }
 
   async #scheduleExpiry(ctx: FleetContext): Promise<void> {
@@ -108,15 +103,11 @@ export class Fleet extends DurableObject<Env> {
   // Pairing
 
   createOffer(fleet: string, offer: PairingOffer, bearer: string | undefined) {
-    return createOffer(this.#context(fleet), offer, bearer);
+    return this.#reply(fleet, (ctx) => createOffer(ctx, offer, bearer));
   }
 
-  offerStatus(
-    fleet: string,
-    offerId: string,
-    offerToken: string | undefined,
-  ): Promise<RelayResult<OfferStatus>> {
-    return offerStatus(this.#context(fleet), offerId, offerToken);
+  offerStatus(fleet: string, offerId: string, offerToken: string | undefined) {
+    return this.#reply(fleet, (ctx) => offerStatus(ctx, offerId, offerToken));
   }
 
   completeOffer(
@@ -127,149 +118,99 @@ export class Fleet extends DurableObject<Env> {
     signed: SignedRequest,
     relying: RelyingParty,
   ) {
-    return completeOffer(this.#context(fleet), offerId, offerToken, completion, signed, relying);
+    return this.#reply(fleet, (ctx) => completeOffer(ctx, offerId, offerToken, completion, signed, relying));
   }
 
-  confirmOffer(
-    fleet: string,
-    offerId: string,
-    request: PairConfirmRequest,
-    relying: RelyingParty,
-  ): Promise<RelayResult<PairConfirmed>> {
-    return confirmOffer(this.#context(fleet), offerId, request, relying);
+  confirmOffer(fleet: string, offerId: string, request: PairConfirmRequest, relying: RelyingParty) {
+    return this.#reply(fleet, (ctx) => confirmOffer(ctx, offerId, request, relying));
   }
 
   // Hosts
 
-  async rotateHostToken(
-    fleet: string,
-    bearer: string | undefined,
-  ): Promise<RelayResult<{ v: 1; hostToken: string }>> {
-    const ctx = this.#context(fleet);
-    const host = await authenticateHost(ctx, bearer);
-    if (!host.ok) return host;
-    return { ok: true, value: { v: PROTOCOL_VERSION, hostToken: await rotateHostToken(ctx, host.value) } };
+  rotateHostToken(fleet: string, bearer: string | undefined) {
+    return this.#forHost(fleet, bearer, async (ctx, host) =>
+      ok({ hostToken: await rotateHostToken(ctx, host) }),
+    );
   }
 
-  async createRequest(
-    fleet: string,
-    bearer: string | undefined,
-    request: ApprovalRequest,
-  ): Promise<RelayResult<RequestCreated>> {
-    const ctx = this.#context(fleet);
-    const host = await authenticateHost(ctx, bearer);
-    if (!host.ok) return host;
-    const created = createRequest(ctx, host.value, request);
-    if (created.ok) await this.#scheduleExpiry(ctx);
-    return created;
+  createRequest(fleet: string, bearer: string | undefined, request: ApprovalRequest) {
+    return this.#forHost(fleet, bearer, async (ctx, host) => {
+      const created = createRequest(ctx, host, request);
+      if (created.ok) await this.#scheduleExpiry(ctx);
+      return created;
+    });
   }
 
-  async withdrawRequest(
-    fleet: string,
-    bearer: string | undefined,
-    requestId: string,
-  ): Promise<RelayResult<RequestWithdrawn>> {
-    const ctx = this.#context(fleet);
-    const host = await authenticateHost(ctx, bearer);
-    return host.ok ? withdrawRequest(ctx, host.value, requestId) : host;
+  withdrawRequest(fleet: string, bearer: string | undefined, requestId: string) {
+    return this.#forHost(fleet, bearer, (ctx, host) => withdrawRequest(ctx, host, requestId));
   }
 
   // Phones
 
-  async listRequests(
-    fleet: string,
-    signed: SignedRequest,
-    which: 'pending' | 'recent',
-  ): Promise<RelayResult<RequestList>> {
-    const ctx = this.#context(fleet);
-    const device = await this.#device(ctx, signed);
-    return device.ok ? { ok: true, value: listRequests(ctx, device.value.id, which) } : device;
+  listRequests(fleet: string, signed: SignedRequest, which: 'pending' | 'recent') {
+    return this.#forDevice(fleet, signed, (ctx, device) => ok(listRequests(ctx, device.id, which)));
   }
 
+  /** The one unversioned reply: a request view also nests in lists, and phones parse it bare. */
   async getRequest(
     fleet: string,
     signed: SignedRequest,
     requestId: string,
   ): Promise<RelayResult<RequestView>> {
-    const ctx = this.#context(fleet);
-    const device = await this.#device(ctx, signed);
-    return device.ok ? getRequest(ctx, device.value.id, requestId) : device;
+    return asDevice(signed, (ctx, device) => getRequest(ctx, device.id, requestId))(this.#context(fleet));
   }
 
-  async decide(
+  decide(
     fleet: string,
     signed: SignedRequest,
     requestId: string,
     token: CapabilityToken,
     relying: RelyingParty,
   ) {
-    const ctx = this.#context(fleet);
-    const device = await this.#device(ctx, signed);
-    return device.ok ? decide(ctx, device.value, requestId, token, relying) : device;
+    return this.#forDevice(fleet, signed, (ctx, device) => decide(ctx, device, requestId, token, relying));
   }
 
   revokeGrant(fleet: string, envelope: RevokeGrantEnvelope) {
-    return revokeGrant(this.#context(fleet), envelope);
+    return this.#reply(fleet, (ctx) => revokeGrant(ctx, envelope));
   }
 
   deny(fleet: string, requestId: string, envelope: DenyEnvelope) {
-    return deny(this.#context(fleet), requestId, envelope);
+    return this.#reply(fleet, (ctx) => deny(ctx, requestId, envelope));
   }
 
-  async members(fleet: string, signed: SignedRequest): Promise<RelayResult<Members>> {
-    const ctx = this.#context(fleet);
-    const device = await this.#device(ctx, signed);
-    return device.ok ? { ok: true, value: listMembers(ctx) } : device;
+  members(fleet: string, signed: SignedRequest) {
+    return this.#forDevice(fleet, signed, (ctx) => ok(listMembers(ctx)));
   }
 
-  async renameDevice(
-    fleet: string,
-    signed: SignedRequest,
-    id: string,
-    name: string,
-  ): Promise<RelayResult<Members>> {
-    const ctx = this.#context(fleet);
-    const device = await this.#device(ctx, signed);
-    return device.ok ? renameDevice(ctx, id, name) : device;
+  renameDevice(fleet: string, signed: SignedRequest, id: string, name: string) {
+    return this.#forDevice(fleet, signed, (ctx) => renameDevice(ctx, id, name));
   }
 
-  async revokeDevice(fleet: string, signed: SignedRequest, id: string): Promise<RelayResult<Members>> {
-    const ctx = this.#context(fleet);
-    const device = await this.#device(ctx, signed);
-    return device.ok ? revokeDevice(ctx, id) : device;
+  revokeDevice(fleet: string, signed: SignedRequest, id: string) {
+    return this.#forDevice(fleet, signed, (ctx) => revokeDevice(ctx, id));
   }
 
-  async updatePush(
-    fleet: string,
-    signed: SignedRequest,
-    push: PushSubscriptionJson,
-  ): Promise<RelayResult<{ updated: true }>> {
-    const ctx = this.#context(fleet);
-    const device = await this.#device(ctx, signed);
-    if (!device.ok) return device;
-    updatePushSubscription(ctx, device.value.id, push);
-    return { ok: true, value: { updated: true } };
+  updatePush(fleet: string, signed: SignedRequest, push: PushSubscriptionJson) {
+    return this.#forDevice(fleet, signed, (ctx, device) => {
+      updatePushSubscription(ctx, device.id, push);
+      return ok({ updated: true as const });
+    });
   }
 
   // Kill switch
 
-  freeze(fleet: string, envelope: FreezeEnvelope): Promise<RelayResult<FleetState>> {
-    return freeze(this.#context(fleet), envelope);
+  freeze(fleet: string, envelope: FreezeEnvelope) {
+    return this.#reply(fleet, (ctx) => freeze(ctx, envelope));
   }
 
-  vote(fleet: string, ballot: ResumeVote, relying: RelyingParty): Promise<RelayResult<FleetState>> {
-    return vote(this.#context(fleet), ballot, relying);
+  vote(fleet: string, ballot: ResumeVote, relying: RelyingParty) {
+    return this.#reply(fleet, (ctx) => vote(ctx, ballot, relying));
   }
 
   /** The switch, for a host (bearer) or a phone (signed request). */
-  async state(
-    fleet: string,
-    auth: { bearer: string } | { signed: SignedRequest },
-  ): Promise<RelayResult<FleetState>> {
-    const ctx = this.#context(fleet);
-    const caller =
-      'bearer' in auth ? await authenticateHost(ctx, auth.bearer) : await this.#device(ctx, auth.signed);
-    return caller.ok ? { ok: true, value: fleetState(ctx) } : caller;
+  state(fleet: string, auth: { bearer: string } | { signed: SignedRequest }) {
+    const serve = (ctx: FleetContext) => ok(fleetState(ctx));
+    return this.#reply(fleet, 'bearer' in auth ? asHost(auth.bearer, serve) : asDevice(auth.signed, serve));
   }
 
   // Daemons' WebSockets
@@ -284,8 +225,7 @@ export class Fleet extends DurableObject<Env> {
     const ctx = this.#context(fleet);
     const bearer = request.headers.get('authorization')?.replace(/^Bearer /, '');
     const host = await authenticateHost(ctx, bearer);
-    if (!host.ok)
-      return Response.json({ error: { code: host.code, message: host.message } }, { status: host.status });
+    if (!host.ok) return refusalResponse(host);
     const quorum = Number(url.searchParams.get('quorum'));
     if (Number.isSafeInteger(quorum) && quorum >= 1 && quorum <= 32) {
       ctx.sql.exec('UPDATE hosts SET quorum = ? WHERE id = ?', quorum, host.value.id);

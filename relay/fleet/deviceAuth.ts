@@ -1,6 +1,6 @@
 import { verifyDeviceRequest } from '../../shared/device-auth/deviceRequest.ts';
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
-import { refusal, type RelayResult } from '../http/relayError.ts';
+import { refusal, unauthenticated, type RelayResult } from '../http/relayError.ts';
 import { row, type DeviceRow, type FleetContext } from './context.ts';
 
 /** A device-signed HTTP request as the Worker hands it over. */
@@ -52,9 +52,20 @@ export async function authenticateDevice(
     ctx.now(),
   );
   // Whatever is wrong with a signed request, the answer is "not authenticated".
-  if (!verified.ok) return refusal(401, verified.error.code, verified.error.message);
+  if (!verified.ok) return unauthenticated(verified.error.code, verified.error.message);
   if (!consumeNonce(ctx, verified.value.nonce)) {
-    return refusal(401, 'replayed_nonce', 'this request was already received');
+    return refusal('replayed_nonce', 'this request was already received');
   }
   return { ok: true, value: { device: verified.value.device } };
+}
+
+/** The paired, unrevoked device that signed the request. */
+export async function signingDevice(
+  ctx: FleetContext,
+  request: SignedRequest,
+): Promise<RelayResult<DeviceRow>> {
+  const auth = await authenticateDevice(ctx, request);
+  if (!auth.ok) return auth;
+  const device = activeDevice(ctx, auth.value.device);
+  return device ? { ok: true, value: device } : refusal('unknown_credential', 'the device was revoked');
 }

@@ -20,7 +20,7 @@ export async function authenticateHost(
   ctx: FleetContext,
   token: string | undefined,
 ): Promise<RelayResult<HostRow>> {
-  if (!token) return refusal(401, 'unauthorized', 'a host bearer token is required');
+  if (!token) return refusal('unauthorized', 'a host bearer token is required');
   const hash = await tokenHash(token);
   const host = row<HostRow>(
     ctx.sql,
@@ -28,7 +28,7 @@ export async function authenticateHost(
     hash,
     hash,
   );
-  if (!host) return refusal(401, 'unauthorized', 'the host token is not valid for this fleet');
+  if (!host) return refusal('unauthorized', 'the host token is not valid for this fleet');
   if (host.next_token_hash === hash) {
     ctx.sql.exec('UPDATE hosts SET token_hash = ?, next_token_hash = NULL WHERE id = ?', hash, host.id);
     return { ok: true, value: { ...host, token_hash: hash, next_token_hash: null } };

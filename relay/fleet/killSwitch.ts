@@ -70,9 +70,9 @@ function signerKey(ctx: FleetContext, envelope: FreezeEnvelope): string | undefi
  */
 export async function freeze(ctx: FleetContext, envelope: FreezeEnvelope): Promise<RelayResult<FleetState>> {
   if (envelope.body.fleet !== ctx.fleet)
-    return refusal(400, 'context_mismatch', 'the freeze is for another fleet');
+    return refusal('context_mismatch', 'the freeze is for another fleet');
   const key = signerKey(ctx, envelope);
-  if (!key) return refusal(401, 'unknown_credential', 'the signer is not a member of this fleet');
+  if (!key) return refusal('unknown_credential', 'the signer is not a member of this fleet');
   const verified = await verifyEnvelope(envelope, {
     kind: 'freeze',
     publicKey: fromBase64url(key),
@@ -84,7 +84,7 @@ export async function freeze(ctx: FleetContext, envelope: FreezeEnvelope): Promi
 
   // No await from here: the nonce, the switch and the event are one step.
   if (!consumeNonce(ctx, envelope.nonce))
-    return refusal(401, 'replayed_nonce', 'this freeze was already received');
+    return refusal('replayed_nonce', 'this freeze was already received');
   const now = ctx.now();
   ctx.sql.exec(
     `UPDATE switch SET frozen = 1, epoch = epoch + 1, reason = ?, frozen_at = ?, frozen_by_role = ?,
@@ -113,13 +113,13 @@ export async function vote(
   relying: RelyingParty,
 ): Promise<RelayResult<FleetState>> {
   const before = switchRow(ctx);
-  if (!before.frozen) return refusal(409, 'not_frozen', 'the fleet is not frozen');
-  if (ballot.fleet !== ctx.fleet) return refusal(400, 'context_mismatch', 'the vote is for another fleet');
+  if (!before.frozen) return refusal('not_frozen', 'the fleet is not frozen');
+  if (ballot.fleet !== ctx.fleet) return refusal('context_mismatch', 'the vote is for another fleet');
   // Frozen before freezes had ids (an object migrated mid-freeze): there is nothing to vote on.
   if (before.freeze_id === null)
-    return refusal(409, 'stale_freeze', 'this freeze has no signed envelope to vote on: freeze again');
+    return refusal('stale_freeze', 'this freeze has no signed envelope to vote on: freeze again');
   const device = activeDevice(ctx, ballot.device);
-  if (!device) return refusal(401, 'unknown_credential', 'no paired device has this id');
+  if (!device) return refusal('unknown_credential', 'no paired device has this id');
   const verified = await verifyResumeVote(
     ballot,
     { fleet: ctx.fleet, freeze: before.freeze_id, origins: relying.origins, rpId: relying.rpId },
@@ -135,9 +135,9 @@ export async function vote(
   // No await from here: the count and the resume are one step.
   const now = switchRow(ctx);
   if (!now.frozen || now.freeze_id !== ballot.freeze)
-    return refusal(409, 'stale_freeze', 'the freeze this vote was for is over');
+    return refusal('stale_freeze', 'the freeze this vote was for is over');
   if (fleetState(ctx).votes.includes(device.id))
-    return refusal(409, 'already_used', 'this phone has already voted in this freeze');
+    return refusal('already_used', 'this phone has already voted in this freeze');
   ctx.sql.exec(
     'INSERT INTO votes (freeze, device, vote) VALUES (?, ?, ?)',
     ballot.freeze,

@@ -1,7 +1,6 @@
 import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
 import type { Members } from '../../shared/messages/relayViews.ts';
-import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { refusal, type RelayResult } from '../http/relayError.ts';
+import { refusal, type RelayResult, type Unversioned } from '../http/relayError.ts';
 import { row, rows, type FleetContext } from './context.ts';
 
 interface MemberRow {
@@ -19,9 +18,8 @@ const asView = (member: MemberRow) => ({
 });
 
 /** The fleet's phones and hosts, for the devices screen. */
-export function listMembers(ctx: FleetContext): Members {
+export function listMembers(ctx: FleetContext): Unversioned<Members> {
   return {
-    v: PROTOCOL_VERSION,
     devices: rows<MemberRow>(
       ctx.sql,
       'SELECT id, name, created_at, revoked_at FROM devices ORDER BY created_at',
@@ -30,9 +28,9 @@ export function listMembers(ctx: FleetContext): Members {
   };
 }
 
-export function renameDevice(ctx: FleetContext, id: string, name: string): RelayResult<Members> {
+export function renameDevice(ctx: FleetContext, id: string, name: string): RelayResult<Unversioned<Members>> {
   if (!row(ctx.sql, 'SELECT 1 FROM devices WHERE id = ? AND revoked_at IS NULL', id)) {
-    return refusal(404, 'not_found', 'no such device');
+    return refusal('not_found', 'no such device');
   }
   ctx.sql.exec('UPDATE devices SET name = ? WHERE id = ?', name, id);
   return { ok: true, value: listMembers(ctx) };
@@ -42,9 +40,9 @@ export function renameDevice(ctx: FleetContext, id: string, name: string): Relay
  * Revokes a phone at the relay: it can no longer sign in, decide, vote or receive pushes.
  * Each daemon keeps its own list of trusted phones (`latch devices`), so revoke there too.
  */
-export function revokeDevice(ctx: FleetContext, id: string): RelayResult<Members> {
+export function revokeDevice(ctx: FleetContext, id: string): RelayResult<Unversioned<Members>> {
   if (!row(ctx.sql, 'SELECT 1 FROM devices WHERE id = ? AND revoked_at IS NULL', id)) {
-    return refusal(404, 'not_found', 'no such device');
+    return refusal('not_found', 'no such device');
   }
   ctx.sql.exec(
     'UPDATE devices SET revoked_at = ?, push_endpoint = NULL, push_p256dh = NULL, push_auth = NULL WHERE id = ?',

@@ -5,8 +5,7 @@ import { keyId } from '../../shared/keys/p256.ts';
 import type { PairConfirmRequest, PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
 import type { OfferStatus, PairConfirmed } from '../../shared/messages/relayViews.ts';
 import { verifyPasskeyRegistration } from '../../shared/pairing/verifyPasskeyRegistration.ts';
-import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { refusal, refuseWith, type RelayResult } from '../http/relayError.ts';
+import { refusal, refuseWith, type RelayResult, type Unversioned } from '../http/relayError.ts';
 import { row, type FleetContext, type HostRow } from './context.ts';
 import { activeDevice, authenticateDevice, consumeNonce, type SignedRequest } from './deviceAuth.ts';
 import { authenticateHost, mintHostToken, tokenHash } from './hostAuth.ts';
@@ -45,29 +44,28 @@ export async function createOffer(
 ): Promise<RelayResult<{ offerId: string; exp: number }>> {
   const now = ctx.now();
   if (offer.exp <= now || offer.exp > now + MAX_OFFER_TTL_MS) {
-    return refusal(400, 'invalid_field', 'exp must be in the coming hour');
+    return refusal('invalid_field', 'exp must be in the coming hour');
   }
   if (offer.host !== (await keyId(fromBase64url(offer.hostKey)))) {
-    return refusal(400, 'wrong_signer', 'the host id is not the id of the host key');
+    return refusal('wrong_signer', 'the host id is not the id of the host key');
   }
   const registered = row<HostRow>(ctx.sql, 'SELECT * FROM hosts WHERE id = ?', offer.host);
   if (registered || bearer) {
     const host = await authenticateHost(ctx, bearer);
     if (!host.ok)
       return registered && !bearer
-        ? refusal(401, 'host_token_required', 'this host is paired: show its token')
+        ? refusal('host_token_required', 'this host is paired: show its token')
         : host;
-    if (host.value.id !== offer.host)
-      return refusal(403, 'forbidden', 'a host can only offer to pair itself');
+    if (host.value.id !== offer.host) return refusal('forbidden', 'a host can only offer to pair itself');
   }
   ctx.sql.exec('DELETE FROM offers WHERE exp < ?', now);
   const open = row<{ count: number }>(
     ctx.sql,
     'SELECT COUNT(*) AS count FROM offers WHERE confirmed_at IS NULL',
   )!;
-  if (open.count >= MAX_OPEN_OFFERS) return refusal(429, 'too_many_offers', 'too many open pairing offers');
+  if (open.count >= MAX_OPEN_OFFERS) return refusal('too_many_offers', 'too many open pairing offers');
   if (row(ctx.sql, 'SELECT 1 FROM offers WHERE offer_id = ?', offer.offerId)) {
-    return refusal(409, 'offer_closed', 'an offer with this id exists');
+    return refusal('offer_closed', 'an offer with this id exists');
   }
   const hasDevices = row(ctx.sql, 'SELECT 1 FROM devices WHERE revoked_at IS NULL LIMIT 1') !== undefined;
   ctx.sql.exec(
@@ -91,10 +89,9 @@ async function openOffer(
   const offer = row<OfferRow>(ctx.sql, 'SELECT * FROM offers WHERE offer_id = ?', offerId);
   // Same answer for "no such offer" and "wrong token": the offer's existence is not disclosed.
   if (!offer || !offerToken || offer.offer_token_hash !== (await tokenHash(offerToken))) {
-    return refusal(404, 'not_found', 'no such pairing offer');
+    return refusal('not_found', 'no such pairing offer');
   }
-  if (offer.exp <= ctx.now())
-    return refusal(410, 'expired', 'the pairing offer expired; run latch pair again');
+  if (offer.exp <= ctx.now()) return refusal('expired', 'the pairing offer expired; run latch pair again');
   return { ok: true, value: offer };
 }
 
@@ -102,14 +99,13 @@ export async function offerStatus(
   ctx: FleetContext,
   offerId: string,
   offerToken: string | undefined,
-): Promise<RelayResult<OfferStatus>> {
+): Promise<RelayResult<Unversioned<OfferStatus>>> {
   const offer = await openOffer(ctx, offerId, offerToken);
   if (!offer.ok) return offer;
   const { offer: json, completion, confirmed_at } = offer.value;
   return {
     ok: true,
     value: {
-      v: PROTOCOL_VERSION,
       offer: JSON.parse(json) as PairingOffer,
       ...(completion ? { completion: JSON.parse(completion) as PairingCompletion } : {}),
       confirmed: confirmed_at !== null,
@@ -133,13 +129,13 @@ export async function completeOffer(
   const offer = await openOffer(ctx, offerId, offerToken);
   if (!offer.ok) return offer;
   if (completion.offerId !== offerId || completion.fleet !== ctx.fleet) {
-    return refusal(400, 'context_mismatch', 'the completion answers another offer');
+    return refusal('context_mismatch', 'the completion answers another offer');
   }
-  if (offer.value.completion) return refusal(409, 'offer_closed', 'this offer was already answered');
+  if (offer.value.completion) return refusal('offer_closed', 'this offer was already answered');
 
   const { device } = completion;
   if (device.id !== (await keyId(fromBase64url(device.deviceKey)))) {
-    return refusal(400, 'device_mismatch', 'the device id is not the id of its key');
+    return refusal('device_mismatch', 'the device id is not the id of its key');
   }
   const known = row<{ device_key: string; revoked_at: number | null }>(
     ctx.sql,
@@ -147,10 +143,10 @@ export async function completeOffer(
     device.id,
   );
   if (known && (known.revoked_at !== null || known.device_key !== device.deviceKey)) {
-    return refusal(403, 'forbidden', 'this device was revoked from the fleet');
+    return refusal('forbidden', 'this device was revoked from the fleet');
   }
   if (offer.value.member_only && !known) {
-    return refusal(403, 'forbidden', 'only a phone already in this fleet can add a new host to it');
+    return refusal('forbidden', 'only a phone already in this fleet can add a new host to it');
   }
   const auth = await authenticateDevice(ctx, request, { id: device.id, deviceKey: device.deviceKey });
   if (!auth.ok) return auth;
@@ -161,7 +157,7 @@ export async function completeOffer(
   if (!registration.ok) return refuseWith(registration.error);
   // Re-read: another completion may have landed while the checks above awaited.
   if (row(ctx.sql, 'SELECT 1 FROM offers WHERE offer_id = ? AND completion IS NOT NULL', offerId)) {
-    return refusal(409, 'offer_closed', 'this offer was already answered');
+    return refusal('offer_closed', 'this offer was already answered');
   }
   ctx.sql.exec('UPDATE offers SET completion = ? WHERE offer_id = ?', JSON.stringify(completion), offerId);
   return { ok: true, value: { accepted: true } };
@@ -176,13 +172,13 @@ export async function confirmOffer(
   offerId: string,
   request: PairConfirmRequest,
   relying: RelyingParty,
-): Promise<RelayResult<PairConfirmed>> {
+): Promise<RelayResult<Unversioned<PairConfirmed>>> {
   const now = ctx.now();
   const stored = row<OfferRow>(ctx.sql, 'SELECT * FROM offers WHERE offer_id = ?', offerId);
-  if (!stored) return refusal(404, 'not_found', 'no such pairing offer');
-  if (stored.exp <= now) return refusal(410, 'expired', 'the pairing offer expired');
-  if (!stored.completion) return refusal(409, 'offer_closed', 'no phone has answered this offer yet');
-  if (stored.confirmed_at !== null) return refusal(409, 'offer_closed', 'this offer was already confirmed');
+  if (!stored) return refusal('not_found', 'no such pairing offer');
+  if (stored.exp <= now) return refusal('expired', 'the pairing offer expired');
+  if (!stored.completion) return refusal('offer_closed', 'no phone has answered this offer yet');
+  if (stored.confirmed_at !== null) return refusal('offer_closed', 'this offer was already confirmed');
 
   const offer = JSON.parse(stored.offer) as PairingOffer;
   const completion = JSON.parse(stored.completion) as PairingCompletion;
@@ -194,7 +190,7 @@ export async function confirmOffer(
     envelope.signer.role !== 'host' ||
     envelope.signer.id !== offer.host
   ) {
-    return refusal(400, 'context_mismatch', 'the confirmation is for another pairing');
+    return refusal('context_mismatch', 'the confirmation is for another pairing');
   }
   const verified = await verifyEnvelope(envelope, {
     kind: 'pair-confirm',
@@ -204,7 +200,7 @@ export async function confirmOffer(
   });
   if (!verified.ok) return refuseWith(verified.error);
   if (!consumeNonce(ctx, envelope.nonce))
-    return refusal(401, 'replayed_nonce', 'this confirmation was already received');
+    return refusal('replayed_nonce', 'this confirmation was already received');
 
   const registration = await attempt(() =>
     verifyPasskeyRegistration(completion.device, completion.registration, relying),
@@ -218,7 +214,7 @@ export async function confirmOffer(
 
   // From here on no await: the checks and the writes are one atomic step for the object.
   if (row(ctx.sql, 'SELECT 1 FROM offers WHERE offer_id = ? AND confirmed_at IS NOT NULL', offerId)) {
-    return refusal(409, 'offer_closed', 'this offer was already confirmed');
+    return refusal('offer_closed', 'this offer was already confirmed');
   }
   ctx.sql.exec('UPDATE offers SET confirmed_at = ? WHERE offer_id = ?', now, offerId);
   if (!activeDevice(ctx, device.id)) {
@@ -268,5 +264,5 @@ export async function confirmOffer(
     device.id,
     now,
   );
-  return { ok: true, value: { v: PROTOCOL_VERSION, ...(hostToken ? { hostToken } : {}) } };
+  return { ok: true, value: hostToken ? { hostToken } : {} };
 }

@@ -1,3 +1,4 @@
+import { approvalBinding } from '../../shared/approvals/approvalBinding.ts';
 import { verifyCapabilityToken } from '../../shared/approvals/verifyCapabilityToken.ts';
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
@@ -11,7 +12,7 @@ import type {
 } from '../../shared/messages/relayViews.ts';
 import type { RiskLevel } from '../../shared/messages/common.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { refusal, refuseWith, type RelayResult } from '../http/relayError.ts';
+import { refusal, refuseWith, type RelayResult, type Unversioned } from '../http/relayError.ts';
 import { row, rows, type DeviceRow, type FleetContext, type HostRow, type RequestRow } from './context.ts';
 import { activeDevice, consumeNonce } from './deviceAuth.ts';
 import { notifyClosed, notifyNewRequest } from './notify.ts';
@@ -20,7 +21,7 @@ import type { RelyingParty } from './pairing.ts';
 /** A request may wait at most a day; the daemon's default is five minutes. */
 const MAX_REQUEST_TTL_MS = 24 * 3600_000;
 /** Decided and expired requests stay listed this long under "recent". */
-const RECENT_MS = 24 * 3600_000;
+export const RECENT_MS = 24 * 3600_000;
 
 export function isPairedWith(ctx: FleetContext, host: string, device: string): boolean {
   return row(ctx.sql, 'SELECT 1 FROM pairings WHERE host = ? AND device = ?', host, device) !== undefined;
@@ -35,17 +36,16 @@ export function createRequest(
   ctx: FleetContext,
   host: HostRow,
   request: ApprovalRequest,
-): RelayResult<RequestCreated> {
+): RelayResult<Unversioned<RequestCreated>> {
   const now = ctx.now();
-  if (request.host !== host.id) return refusal(403, 'forbidden', 'a host can only ask for itself');
-  if (request.exp <= now) return refusal(410, 'expired', 'the request expired before it arrived');
-  if (request.exp > now + MAX_REQUEST_TTL_MS)
-    return refusal(400, 'invalid_field', 'exp is more than a day away');
+  if (request.host !== host.id) return refusal('forbidden', 'a host can only ask for itself');
+  if (request.exp <= now) return refusal('expired', 'the request expired before it arrived');
+  if (request.exp > now + MAX_REQUEST_TTL_MS) return refusal('invalid_field', 'exp is more than a day away');
 
   const existing = row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', request.requestId);
   if (existing) {
-    if (existing.host !== host.id) return refusal(409, 'already_decided', 'this request id is taken');
-    return { ok: true, value: { v: PROTOCOL_VERSION, requestId: existing.request_id, joined: false } };
+    if (existing.host !== host.id) return refusal('already_decided', 'this request id is taken');
+    return { ok: true, value: { requestId: existing.request_id, joined: false } };
   }
   const duplicate = row<RequestRow>(
     ctx.sql,
@@ -54,8 +54,7 @@ export function createRequest(
     request.dedupKey,
     now,
   );
-  if (duplicate)
-    return { ok: true, value: { v: PROTOCOL_VERSION, requestId: duplicate.request_id, joined: true } };
+  if (duplicate) return { ok: true, value: { requestId: duplicate.request_id, joined: true } };
 
   ctx.sql.exec(
     `INSERT INTO requests (request_id, host, conversation, dedup_key, risk, created_at, exp, request_hash, nonce, state)
@@ -81,7 +80,7 @@ export function createRequest(
     }
   }
   notifyNewRequest(ctx, { requestId: request.requestId, host: host.id, conversation: request.conversation });
-  return { ok: true, value: { v: PROTOCOL_VERSION, requestId: request.requestId, joined: false } };
+  return { ok: true, value: { requestId: request.requestId, joined: false } };
 }
 
 function view(stored: RequestRow & { box: string | null }): RequestView {
@@ -106,7 +105,11 @@ const VISIBLE_TO_DEVICE = `
     LEFT JOIN sealed_boxes b ON b.request_id = r.request_id AND b.device = p.device`;
 
 /** What a phone lists: every pending request of its hosts (pushed or not), or the recent past. */
-export function listRequests(ctx: FleetContext, device: string, which: 'pending' | 'recent'): RequestList {
+export function listRequests(
+  ctx: FleetContext,
+  device: string,
+  which: 'pending' | 'recent',
+): Unversioned<RequestList> {
   const now = ctx.now();
   const found =
     which === 'pending'
@@ -123,7 +126,7 @@ export function listRequests(ctx: FleetContext, device: string, which: 'pending'
           now,
           now - RECENT_MS,
         );
-  return { v: PROTOCOL_VERSION, requests: found.map(view) };
+  return { requests: found.map(view) };
 }
 
 export function getRequest(ctx: FleetContext, device: string, requestId: string): RelayResult<RequestView> {
@@ -133,9 +136,7 @@ export function getRequest(ctx: FleetContext, device: string, requestId: string)
     device,
     requestId,
   );
-  return found
-    ? { ok: true, value: view(found) }
-    : refusal(404, 'not_found', 'no such request for this phone');
+  return found ? { ok: true, value: view(found) } : refusal('not_found', 'no such request for this phone');
 }
 
 /** Marks a pending request decided, unless something decided it first. Synchronous: atomic. */
@@ -163,10 +164,10 @@ function settle(
 /** Why a request cannot be decided (or withdrawn) now, if it cannot. */
 export function undecidable(ctx: FleetContext, stored: RequestRow): RelayResult<never> | undefined {
   if (stored.state === 'withdrawn')
-    return refusal(409, 'withdrawn', 'the agent stopped waiting for an answer; nothing was approved');
+    return refusal('withdrawn', 'the agent stopped waiting for an answer; nothing was approved');
   if (stored.state !== 'pending')
-    return refusal(409, 'already_decided', `the request was already ${stored.state}`);
-  if (stored.exp <= ctx.now()) return refusal(410, 'expired', 'the request expired');
+    return refusal('already_decided', `the request was already ${stored.state}`);
+  if (stored.exp <= ctx.now()) return refusal('expired', 'the request expired');
   return undefined;
 }
 
@@ -183,29 +184,32 @@ export async function decide(
   relying: RelyingParty,
 ): Promise<RelayResult<{ state: RequestState }>> {
   if (token.requestId !== requestId || token.fleet !== ctx.fleet || token.device !== device.id) {
-    return refusal(400, 'context_mismatch', 'the token is for another request or device');
+    return refusal('context_mismatch', 'the token is for another request or device');
   }
   if (token.decision !== 'approve')
-    return refusal(400, 'invalid_field', 'refuse with the deny route, signed by the device key');
+    return refusal('invalid_field', 'refuse with the deny route, signed by the device key');
   const stored = row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId);
   if (!stored || !isPairedWith(ctx, stored.host, device.id))
-    return refusal(404, 'not_found', 'no such request for this phone');
-  if (token.host !== stored.host) return refusal(400, 'context_mismatch', 'the token names another host');
+    return refusal('not_found', 'no such request for this phone');
+  if (token.host !== stored.host) return refusal('context_mismatch', 'the token names another host');
   const notNow = undecidable(ctx, stored);
   if (notNow) return notNow;
 
   const verified = await verifyCapabilityToken(
     token,
     {
-      fleet: ctx.fleet,
-      host: stored.host,
-      requestId,
-      requestHash: stored.request_hash,
-      decision: 'approve',
-      nonce: stored.nonce,
-      exp: stored.exp,
-      // The relay cannot see whether the request offered a grant; the daemon checks that.
-      ...(token.grant ? { grant: token.grant } : {}),
+      ...approvalBinding(
+        {
+          fleet: ctx.fleet,
+          host: stored.host,
+          requestId,
+          requestHash: stored.request_hash,
+          nonce: stored.nonce,
+          exp: stored.exp,
+        },
+        // The relay cannot see whether the request offered a grant; the daemon checks that.
+        token.grant,
+      ),
       origins: relying.origins,
       rpId: relying.rpId,
       now: ctx.now(),
@@ -226,7 +230,7 @@ export async function decide(
         undecidable(
           ctx,
           row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId)!,
-        ) ?? refusal(409, 'already_decided', 'another answer was first')
+        ) ?? refusal('already_decided', 'another answer was first')
       );
     return refuseWith(verified.error);
   }
@@ -244,14 +248,14 @@ export async function deny(
 ): Promise<RelayResult<{ state: RequestState }>> {
   const { body, signer } = envelope;
   if (body.requestId !== requestId || body.fleet !== ctx.fleet || signer.role !== 'device') {
-    return refusal(400, 'context_mismatch', 'the deny is for another request');
+    return refusal('context_mismatch', 'the deny is for another request');
   }
   const device = activeDevice(ctx, signer.id);
-  if (!device) return refusal(401, 'unknown_credential', 'no paired device has this id');
+  if (!device) return refusal('unknown_credential', 'no paired device has this id');
   const stored = row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId);
   if (!stored || !isPairedWith(ctx, stored.host, device.id))
-    return refusal(404, 'not_found', 'no such request for this phone');
-  if (body.host !== stored.host) return refusal(400, 'context_mismatch', 'the deny names another host');
+    return refusal('not_found', 'no such request for this phone');
+  if (body.host !== stored.host) return refusal('context_mismatch', 'the deny names another host');
   const verified = await verifyEnvelope(envelope, {
     kind: 'deny',
     publicKey: fromBase64url(device.device_key),
@@ -264,44 +268,10 @@ export async function deny(
     row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId)!,
   );
   if (notNow) return notNow;
-  if (!consumeNonce(ctx, envelope.nonce))
-    return refusal(401, 'replayed_nonce', 'this deny was already received');
+  if (!consumeNonce(ctx, envelope.nonce)) return refusal('replayed_nonce', 'this deny was already received');
   if (!settle(ctx, requestId, 'denied', 'deny', device.id))
-    return refusal(409, 'already_decided', 'another answer was first');
+    return refusal('already_decided', 'another answer was first');
   ctx.emit(stored.host, { v: PROTOCOL_VERSION, type: 'denied', requestId, envelope, at: ctx.now() });
   notifyClosed(ctx, stored, device.id);
   return { ok: true, value: { state: 'denied' } };
-}
-
-/** Expires what is due, tells each daemon, and returns the next deadline (for the alarm). */
-export function expireDue(ctx: FleetContext): number | undefined {
-  const now = ctx.now();
-  const due = rows<RequestRow>(ctx.sql, "SELECT * FROM requests WHERE state = 'pending' AND exp <= ?", now);
-  for (const stored of due) {
-    ctx.sql.exec(
-      "UPDATE requests SET state = 'expired', decided_at = ? WHERE request_id = ?",
-      now,
-      stored.request_id,
-    );
-    ctx.emit(stored.host, { v: PROTOCOL_VERSION, type: 'expired', requestId: stored.request_id, at: now });
-    notifyClosed(ctx, stored);
-  }
-  return nextDeadline(ctx);
-}
-
-export function nextDeadline(ctx: FleetContext): number | undefined {
-  return (
-    row<{ exp: number | null }>(ctx.sql, "SELECT MIN(exp) AS exp FROM requests WHERE state = 'pending'")
-      ?.exp ?? undefined
-  );
-}
-
-/** Forgets requests long past: their boxes first, then the rows. */
-export function pruneRequests(ctx: FleetContext): void {
-  const cutoff = ctx.now() - RECENT_MS;
-  ctx.sql.exec(
-    "DELETE FROM sealed_boxes WHERE request_id IN (SELECT request_id FROM requests WHERE state != 'pending' AND exp < ?)",
-    cutoff,
-  );
-  ctx.sql.exec("DELETE FROM requests WHERE state != 'pending' AND exp < ?", cutoff);
 }

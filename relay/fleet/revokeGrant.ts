@@ -15,14 +15,14 @@ import { isPairedWith } from './requests.ts';
 export async function revokeGrant(
   ctx: FleetContext,
   envelope: RevokeGrantEnvelope,
-): Promise<RelayResult<{ v: typeof PROTOCOL_VERSION; requestId: string }>> {
+): Promise<RelayResult<{ requestId: string }>> {
   const { body, signer } = envelope;
   if (body.fleet !== ctx.fleet || signer.role !== 'device')
-    return refusal(400, 'context_mismatch', 'the revoke is for another fleet, or not from a phone');
+    return refusal('context_mismatch', 'the revoke is for another fleet, or not from a phone');
   const device = activeDevice(ctx, signer.id);
-  if (!device) return refusal(401, 'unknown_credential', 'no paired device has this id');
+  if (!device) return refusal('unknown_credential', 'no paired device has this id');
   if (!isPairedWith(ctx, body.host, device.id))
-    return refusal(404, 'not_found', 'this phone is not paired with that host');
+    return refusal('not_found', 'this phone is not paired with that host');
   const verified = await verifyEnvelope(envelope, {
     kind: 'revoke-grant',
     publicKey: fromBase64url(device.device_key),
@@ -31,7 +31,7 @@ export async function revokeGrant(
   });
   if (!verified.ok) return refuseWith(verified.error);
   if (!consumeNonce(ctx, envelope.nonce))
-    return refusal(401, 'replayed_nonce', 'this revoke was already received');
+    return refusal('replayed_nonce', 'this revoke was already received');
   ctx.emit(body.host, { v: PROTOCOL_VERSION, type: 'grant_revoked', envelope, at: ctx.now() });
-  return { ok: true, value: { v: PROTOCOL_VERSION, requestId: body.requestId } };
+  return { ok: true, value: { requestId: body.requestId } };
 }

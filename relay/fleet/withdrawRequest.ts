@@ -1,6 +1,5 @@
 import type { RequestWithdrawn } from '../../shared/messages/relayViews.ts';
-import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { refusal, type RelayResult } from '../http/relayError.ts';
+import { refusal, type RelayResult, type Unversioned } from '../http/relayError.ts';
 import { row, type FleetContext, type HostRow, type RequestRow } from './context.ts';
 import { notifyClosed } from './notify.ts';
 import { undecidable } from './requests.ts';
@@ -15,10 +14,10 @@ export function withdrawRequest(
   ctx: FleetContext,
   host: HostRow,
   requestId: string,
-): RelayResult<RequestWithdrawn> {
+): RelayResult<Unversioned<RequestWithdrawn>> {
   const stored = row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId);
-  if (!stored) return refusal(404, 'not_found', 'no such request');
-  if (stored.host !== host.id) return refusal(403, 'forbidden', 'a host can only withdraw its own requests');
+  if (!stored) return refusal('not_found', 'no such request');
+  if (stored.host !== host.id) return refusal('forbidden', 'a host can only withdraw its own requests');
   const notNow = undecidable(ctx, stored);
   if (notNow) return notNow;
   ctx.sql.exec(
@@ -27,5 +26,5 @@ export function withdrawRequest(
     requestId,
   );
   notifyClosed(ctx, stored);
-  return { ok: true, value: { v: PROTOCOL_VERSION, requestId, state: 'withdrawn' } };
+  return { ok: true, value: { requestId, state: 'withdrawn' } };
 }

@@ -11,7 +11,7 @@ import { resumeChallenge } from '../../shared/kill-switch/resumeChallenge.ts';
 import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
 import type { ResumeVote } from '../../shared/messages/killSwitch.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { createPhone, type TestPhone } from '../support/phone.ts';
+import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
 import {
   auditLines,

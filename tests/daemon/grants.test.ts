@@ -12,7 +12,7 @@ import {
   withStore,
   type LatchMachine,
 } from '../support/latchMachine.ts';
-import { createPhone, type TestPhone } from '../support/phone.ts';
+import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 import type { StandInRelay } from '../support/standInRelay.ts';
 

@@ -13,7 +13,7 @@ import {
   type LatchMachine,
 } from '../support/latchMachine.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
-import type { TestPhone } from '../support/phone.ts';
+import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 
 /**
  * The agent cannot loosen its own leash by editing Latch's files: a looser config.toml waits for

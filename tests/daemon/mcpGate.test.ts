@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { phoneApproves, runLatch, type LatchMachine } from '../support/latchMachine.ts';
-import type { TestPhone } from '../support/phone.ts';
+import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 import { LATCH_BIN } from '../support/latchCli.ts';

@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
 import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
+import { detailsBinding } from '../../shared/approvals/approvalBinding.ts';
 import { approvalChallenge } from '../../shared/approvals/approvalChallenge.ts';
 import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
 import type { RequestList } from '../../shared/messages/relayViews.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import type { TestPhone } from '../support/phone.ts';
+import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { RelayDriver } from '../support/relayDriver.ts';
 import { pairSoftwarePhone } from '../support/softwarePairing.ts';
 import { decodeModules, readTerminalQr, screenSize } from '../support/terminalScreen.ts';
@@ -102,16 +103,7 @@ describe('latch pair against the real relay', () => {
       hostName: 'test-box',
     });
 
-    const { requestHash } = await import('../../shared/approvals/requestHash.ts');
-    const binding = {
-      fleet,
-      host: view.host,
-      requestId: view.requestId,
-      requestHash: await requestHash(details.value),
-      decision: 'approve' as const,
-      nonce: details.value.nonce,
-      exp: details.value.exp,
-    };
+    const binding = await detailsBinding(details.value);
     const assertion = await phone.authenticator.assert({
       rpId: relay.rpId,
       origin: relay.origin,

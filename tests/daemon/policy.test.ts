@@ -12,7 +12,7 @@ import {
   runLatch,
   type LatchMachine,
 } from '../support/latchMachine.ts';
-import type { TestPhone } from '../support/phone.ts';
+import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 const call = (tool: string, command?: string, paths: string[] = []) => ({

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalRequest } from '../../shared/messages/approvals.ts';
-import { createPhone, type TestPhone } from '../support/phone.ts';
+import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { auditLines, hookInput, phoneApproves, runLatch, startHook } from '../support/latchMachine.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { createPhone } from '../support/phone.ts';
+import { createPhone } from '../../scripts/lib/softwarePhone.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
 import {
   auditLines,
@@ -12,7 +12,7 @@ import {
   type LatchMachine,
   type RunningDaemon,
 } from '../support/latchMachine.ts';
-import type { TestPhone } from '../support/phone.ts';
+import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 let relay: StandInRelay;

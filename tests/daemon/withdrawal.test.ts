@@ -17,7 +17,7 @@ import {
   type LatchMachine,
   type RunningDaemon,
 } from '../support/latchMachine.ts';
-import type { TestPhone } from '../support/phone.ts';
+import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { decideAtRelay, openAtRelay, tokenFor } from '../support/phoneAtRelay.ts';
 import { RelayDriver } from '../support/relayDriver.ts';
 import { pairSoftwarePhone } from '../support/softwarePairing.ts';
@@ -47,10 +47,11 @@ beforeAll(async () => {
   daemon = await startDaemon(machine);
 }, 120_000);
 
+// Whatever set-up reached: a relay left running after a failed start would outlive the run.
 afterAll(async () => {
   for (const hook of hooks) hook.kill('SIGKILL');
-  await daemon.stop();
-  await relayProcess.stop();
+  await daemon?.stop();
+  await relayProcess?.stop();
   rmSync(state, { recursive: true, force: true });
 });
 

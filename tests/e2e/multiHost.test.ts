@@ -1,30 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
-import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import type { HostsJson } from '../../daemon/cli/commands/hosts.ts';
 import type { CapabilityToken } from '../../shared/messages/approvals.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import {
-  approvePending,
-  holdPanic,
-  pairBrowserPhone,
-  type PairedBrowserPhone,
-} from '../support/browserFlows.ts';
+import { approvePending, holdPanic, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush, shownNotifications } from '../support/browserPhone.ts';
 import { HostileProxy } from '../support/hostileProxy.ts';
-import {
-  auditLines,
-  initMachine,
-  newMachine,
-  runLatch,
-  startDaemon,
-  type LatchMachine,
-  type RunningDaemon,
-} from '../support/latchMachine.ts';
-import { startPushService } from '../support/pushService.ts';
+import { auditLines, runLatch, type LatchMachine, type RunningDaemon } from '../support/latchMachine.ts';
+import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 
 const POLICY = `
@@ -50,14 +33,10 @@ interface Host {
   fleet: string;
 }
 
-const relayState = mkdtempSync(join(tmpdir(), 'latch-e2e-multihost-relay-'));
-const envFile = join(relayState, 'relay.env');
-let relay: RelayProcess | undefined;
-let proxy: HostileProxy | undefined;
+let rig: PhoneRig;
+let proxy: HostileProxy;
 let origin: string;
-let push: Awaited<ReturnType<typeof startPushService>> | undefined;
 let pushService: PushServiceClient;
-const hosts: Host[] = [];
 let alpha: Host;
 let beta: Host;
 let phone: PairedBrowserPhone | undefined;
@@ -68,41 +47,34 @@ async function hostsJson(machine: LatchMachine): Promise<HostsJson> {
   return JSON.parse(ran.stdout) as HostsJson;
 }
 
-/** `latch init` (joining `fleet` when given), then `latch daemon`, as a person sets up a host. */
-async function setUpHost(name: string, fleet?: string): Promise<Host> {
-  const machine = newMachine();
-  await initMachine(machine, { relay: origin, policy: POLICY, name, ...(fleet ? { fleet } : {}) });
-  const daemon = await startDaemon(machine);
-  const host: Host = { name, machine, daemon, id: '', fleet: '' };
-  hosts.push(host);
+/** A host set up by the rig, with its id and fleet as `latch hosts` tells them. */
+async function hostOf(name: string, { machine, daemon }: { machine: LatchMachine; daemon: RunningDaemon }) {
   const joined = await hostsJson(machine);
-  host.id = joined.host.id;
-  host.fleet = joined.fleet;
-  return host;
+  return { name, machine, daemon, id: joined.host.id, fleet: joined.fleet };
 }
 
 beforeAll(async () => {
-  ensureRelayEnvFile(envFile);
-  relay = await startRelay({ persistTo: relayState, envFile });
   // Both daemons and the phone reach the relay through the proxy: it records what passes, and
   // can hand one host's token to the other.
-  proxy = await HostileProxy.start(`http://127.0.0.1:${relay.port}`);
-  origin = proxy.origin;
-  push = await startPushService();
-  pushService = new PushServiceClient(push.url);
-  alpha = await setUpHost('alpha-box');
+  rig = await startPhoneRig({
+    name: 'e2e-multihost-relay',
+    relay: 'plain',
+    hostileProxy: true,
+    policy: POLICY,
+    hostName: 'alpha-box',
+  });
+  ({ origin, pushService } = rig);
+  proxy = rig.proxy!;
+  alpha = await hostOf('alpha-box', rig);
   // The second host joins the first one's fleet, as `latch hosts` on the first one says.
-  beta = await setUpHost('beta-box', alpha.fleet);
+  beta = await hostOf(
+    'beta-box',
+    await rig.addHost({ policy: POLICY, name: 'beta-box', fleet: alpha.fleet }),
+  );
 }, 120_000);
 
 afterAll(async () => {
-  await phone?.browser.close();
-  for (const host of hosts) await host.daemon.stop();
-  await proxy?.stop();
-  await push?.close();
-  await relay?.stop();
-  rmSync(relayState, { recursive: true, force: true });
-  for (const host of hosts) rmSync(dirname(host.machine.home), { recursive: true, force: true });
+  await rig?.stop();
 });
 
 type HookAnswer = { permissionDecision: string; permissionDecisionReason: string };
@@ -131,10 +103,8 @@ const hostToken = (host: Host) => readFileSync(host.machine.files.hostToken, 'ut
 
 /** The id of the first request `host` sent the relay (through the proxy) after the `after`th. */
 async function requestOf(host: Host, after: number): Promise<string> {
-  await expect
-    .poll(() => proxy!.requests.slice(after).some((request) => request.host === host.id))
-    .toBe(true);
-  return proxy!.requests.slice(after).find((request) => request.host === host.id)!.requestId;
+  await expect.poll(() => proxy.requests.slice(after).some((request) => request.host === host.id)).toBe(true);
+  return proxy.requests.slice(after).find((request) => request.host === host.id)!.requestId;
 }
 
 /**
@@ -162,7 +132,7 @@ async function notificationOf(requestId: string, pushesBefore: number): Promise<
 
 /** The token the relay carried to a host for one of its requests, as the phone made it. */
 function carriedToken(requestId: string): CapabilityToken {
-  const frame = proxy!.frames.find(
+  const frame = proxy.frames.find(
     (seen) => seen.event.type === 'approved' && seen.event.requestId === requestId,
   );
   if (frame?.event.type !== 'approved') throw new Error(`no approval passed for ${requestId}`);
@@ -173,16 +143,16 @@ describe('two real hosts in one fleet, one phone', () => {
   it('the second host joins the fleet, and one phone pairs with both', async () => {
     expect(beta.fleet).toBe(alpha.fleet);
     expect(beta.id).not.toBe(alpha.id);
-    phone = await pairBrowserPhone(alpha.machine, origin, pushService, 'Phone');
+    phone = await rig.pairPhone('Phone');
     // The same phone scans the second host's code: it is already in the fleet, so the relay lets
     // it bring a new host in, and that host trusts it as its first phone.
-    await pairBrowserPhone(beta.machine, origin, pushService, 'Phone', { phone });
+    await rig.pairPhone('Phone', { machine: beta.machine, phone });
     for (const host of [alpha, beta]) {
       await expect
         .poll(async () => statusJson(host))
         .toMatchObject({ state: 'armed', relay: 'connected', devices: 1 });
     }
-    expect(proxy!.daemonsConnected).toBe(2);
+    expect(proxy.daemonsConnected).toBe(2);
     // One phone, with the same keys on both hosts.
     const phoneIds = async (host: Host) =>
       (
@@ -195,7 +165,7 @@ describe('two real hosts in one fleet, one phone', () => {
 
   it('host A: a PreToolUse Bash rm -rf build is pushed, shown with A’s name, approved, and allowed on A', async () => {
     const pushes = (await pushService.messages(phone!.pushId)).length;
-    const sent = proxy!.requests.length;
+    const sent = proxy.requests.length;
     const answer = hook(alpha, 'Bash', { command: 'rm -rf build' });
     const requestId = await requestOf(alpha, sent);
     // The notification and the list both name the host the call waits on.
@@ -215,10 +185,10 @@ describe('two real hosts in one fleet, one phone', () => {
   });
 
   it('host B: the same call is approved and allowed on B; A’s token replayed at B is refused', async () => {
-    const alphaRequest = proxy!.requests.find((request) => request.host === alpha.id)!.requestId;
+    const alphaRequest = proxy.requests.find((request) => request.host === alpha.id)!.requestId;
     const alphaToken = carriedToken(alphaRequest);
     const pushes = (await pushService.messages(phone!.pushId)).length;
-    const sent = proxy!.requests.length;
+    const sent = proxy.requests.length;
     const answer = hook(beta, 'Bash', { command: 'rm -rf build' });
     const betaRequest = await requestOf(beta, sent);
     const notification = await notificationOf(betaRequest, pushes);
@@ -227,11 +197,11 @@ describe('two real hosts in one fleet, one phone', () => {
 
     // A relay that kept A's token hands it to B: as it is, and relabelled as an approval of B's
     // own pending request for the very same command. Neither is worth anything at B.
-    proxy!.inject(
+    proxy.inject(
       { v: PROTOCOL_VERSION, type: 'approved', requestId: alphaRequest, token: alphaToken, at: Date.now() },
       { to: hostToken(beta) },
     );
-    proxy!.inject(
+    proxy.inject(
       {
         v: PROTOCOL_VERSION,
         type: 'approved',

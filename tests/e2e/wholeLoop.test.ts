@@ -1,34 +1,17 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
-import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import type { CapabilityToken } from '../../shared/messages/approvals.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import {
-  holdPanic,
-  approvePending,
-  openPending,
-  pairBrowserPhone,
-  type PairedBrowserPhone,
-} from '../support/browserFlows.ts';
+import { holdPanic, approvePending, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { HostileProxy } from '../support/hostileProxy.ts';
-import {
-  auditLines,
-  initMachine,
-  newMachine,
-  runLatch,
-  startDaemon,
-  type LatchMachine,
-  type RunningDaemon,
-} from '../support/latchMachine.ts';
-import { createPhone } from '../support/phone.ts';
+import { auditLines, runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { createPhone } from '../../scripts/lib/softwarePhone.ts';
 import { isHeld, killAll } from '../support/processes.ts';
-import { startPushService } from '../support/pushService.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 import { LATCH_BIN } from '../support/latchCli.ts';
+import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 
 const POLICY = `
 default = "ask"
@@ -55,41 +38,31 @@ action = "ask"
 risk = "medium"
 `;
 
-const relayState = mkdtempSync(join(tmpdir(), 'latch-e2e-relay-'));
-const envFile = join(relayState, 'relay.env');
-let relay: RelayProcess;
+let rig: PhoneRig;
 let proxy: HostileProxy;
 let origin: string;
-let push: Awaited<ReturnType<typeof startPushService>>;
 let pushService: PushServiceClient;
 let machine: LatchMachine;
-let daemon: RunningDaemon;
 let a: PairedBrowserPhone;
 let b: PairedBrowserPhone;
 /** Every command an agent asked about in this suite: none may be found in the relay's storage. */
 const commands: string[] = [];
 
 beforeAll(async () => {
-  ensureRelayEnvFile(envFile);
-  relay = await startRelay({ persistTo: relayState, envFile });
   // Everyone, daemon and phones, reaches the relay through the proxy: it can lie to both.
-  proxy = await HostileProxy.start(`http://127.0.0.1:${relay.port}`);
-  origin = proxy.origin;
-  push = await startPushService();
-  pushService = new PushServiceClient(push.url);
-  machine = newMachine();
-  await initMachine(machine, { relay: origin, quorum: 2, policy: POLICY });
-  daemon = await startDaemon(machine);
+  rig = await startPhoneRig({
+    name: 'e2e-relay',
+    relay: 'plain',
+    hostileProxy: true,
+    quorum: 2,
+    policy: POLICY,
+  });
+  ({ origin, pushService, machine } = rig);
+  proxy = rig.proxy!;
 }, 120_000);
 
 afterAll(async () => {
-  await a?.browser.close();
-  await b?.browser.close();
-  await daemon?.stop();
-  await proxy?.stop();
-  await push?.close();
-  await relay?.stop();
-  rmSync(relayState, { recursive: true, force: true });
+  await rig?.stop();
 });
 
 type HookAnswer = { permissionDecision: string; permissionDecisionReason: string };
@@ -123,11 +96,9 @@ const latestRequestId = () => proxy.requests.at(-1)!.requestId;
 
 describe('the whole loop, every part real', () => {
   it('pairs two phones, through the relay behind the proxy', async () => {
-    a = await pairBrowserPhone(machine, origin, pushService, 'Phone A');
+    a = await rig.pairPhone('Phone A');
     // Phone A, already trusted, approves adding phone B.
-    b = await pairBrowserPhone(machine, origin, pushService, 'Phone B', {
-      approve: () => approveOn(a, /Add phone "Phone B"/),
-    });
+    b = await rig.pairPhone('Phone B');
   });
 
   it('approve: a PreToolUse Bash call for rm -rf build is pushed, approved on the phone, and allowed', async () => {
@@ -292,9 +263,9 @@ describe('the whole loop, every part real', () => {
       // Stored at the relay: the phone lists it.
       await b.browser.page.goto(origin);
       await b.browser.page.getByRole('button', { name: /rm -rf node_modules/ }).waitFor();
-      await relay.stop();
-      await expect.poll(() => proxy.daemonConnected).toBe(false);
-      relay = await startRelay({ persistTo: relayState, envFile, port: relay.port });
+      await rig.restartRelay(async () => {
+        await expect.poll(() => proxy.daemonConnected).toBe(false);
+      });
       await approveOn(b, /rm -rf node_modules/);
       // The daemon was away while the phone decided: it hears the decision when it is back.
       await expect.poll(() => proxy.daemonConnected, { timeout: 30_000 }).toBe(true);
@@ -309,8 +280,7 @@ describe('the whole loop, every part real', () => {
         token: CapabilityToken;
         requestId: string;
       };
-      await daemon.stop();
-      daemon = await startDaemon(machine);
+      await rig.restartDaemon();
       await expect.poll(() => proxy.daemonConnected).toBe(true);
       proxy.inject({
         v: PROTOCOL_VERSION,
@@ -325,8 +295,8 @@ describe('the whole loop, every part real', () => {
   });
 
   it('leaves no command text in the relay’s persisted storage', () => {
-    const files = (readdirSync(relayState, { recursive: true, encoding: 'utf8' }) as string[])
-      .map((file) => join(relayState, file))
+    const files = (readdirSync(rig.state, { recursive: true, encoding: 'utf8' }) as string[])
+      .map((file) => join(rig.state, file))
       .filter((path) => statSync(path).isFile() && !path.endsWith('relay.env'));
     const stored = files.map((path) => readFileSync(path).toString('latin1')).join('\n');
     expect(files.some((path) => path.endsWith('.sqlite'))).toBe(true);

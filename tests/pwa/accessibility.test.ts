@@ -1,29 +1,15 @@
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from '../../shared/encoding/bytes.ts';
 import { PAIRING_SECRET_BYTES } from '../../shared/pairing/pairingKeys.ts';
 import { pairingLink } from '../../shared/pairing/pairingLink.ts';
-import type { RelayProcess } from '../../scripts/lib/relayProcess.ts';
-import { approvePending, holdPanic, openPending, pairBrowserPhone } from '../support/browserFlows.ts';
+import { holdPanic, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { launchChromium, type BrowserPhone } from '../support/browserPhone.ts';
 import { contrastRatio } from '../support/contrast.ts';
-import {
-  hookInput,
-  initMachine,
-  newMachine,
-  runLatch,
-  startDaemon,
-  startHook,
-  type LatchMachine,
-  type Ran,
-  type RunningDaemon,
-} from '../support/latchMachine.ts';
-import { startPushService } from '../support/pushService.ts';
-import { PushServiceClient } from '../support/pushServiceClient.ts';
-import { startRelayServingAppCopy } from '../support/relayServingAppCopy.ts';
+import { hookInput, runLatch, startHook, type LatchMachine, type Ran } from '../support/latchMachine.ts';
+import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { auditScreen, SCHEMES, SIZES, type ScreenFinding } from '../support/screenAudit.ts';
 
 const POLICY = `
@@ -35,39 +21,26 @@ action = "ask"
 risk = "low"
 `;
 
-const state = mkdtempSync(join(tmpdir(), 'latch-a11y-'));
-let relay: RelayProcess;
+let rig: PhoneRig;
 let app: string;
 let origin: string;
-let push: Awaited<ReturnType<typeof startPushService>>;
-let pushService: PushServiceClient;
 let machine: LatchMachine;
-let daemon: RunningDaemon;
 let stranger: BrowserContext | undefined;
 let phoneA: BrowserPhone;
-let phoneB: { browser: BrowserPhone; pushId: string } | undefined;
+let phoneB: PairedBrowserPhone | undefined;
 /** What axe found, per screen, scheme and width: printed at the end for the person reading the run. */
 const found: ScreenFinding[] = [];
 
 beforeAll(async () => {
-  ({ relay, app } = await startRelayServingAppCopy(state));
-  origin = `http://localhost:${relay.port}`;
-  push = await startPushService();
-  pushService = new PushServiceClient(push.url);
-  machine = newMachine();
-  await initMachine(machine, { relay: origin, quorum: 1, policy: POLICY });
-  daemon = await startDaemon(machine);
+  rig = await startPhoneRig({ name: 'a11y', relay: 'app-copy', quorum: 1, policy: POLICY });
+  ({ origin, machine } = rig);
+  app = rig.app!;
 }, 120_000);
 
 afterAll(async () => {
   console.table(found);
   await stranger?.close();
-  await phoneA?.close();
-  await phoneB?.browser.close();
-  await daemon?.stop();
-  await push?.close();
-  await relay?.stop();
-  rmSync(state, { recursive: true, force: true });
+  await rig?.stop();
 });
 
 const audit = (page: Page, cdp: CDPSession, screen: string) => auditScreen(page, cdp, screen, found);
@@ -246,7 +219,7 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
   });
 
   it('pairing, then the home screen with nothing waiting', async () => {
-    ({ browser: phoneA } = await pairBrowserPhone(machine, origin, pushService, 'Phone A'));
+    ({ browser: phoneA } = await rig.pairPhone('Phone A'));
     const problems = await auditPhone(phoneA, 'pair-done');
     await phoneA.page.goto(origin);
     await phoneA.page.getByText('Nothing is waiting.').waitFor();
@@ -338,8 +311,8 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
 describe('pairing and notifications', () => {
   it('pairs without waiting for the push service, and sends the subscription once it answers', async () => {
     const launched: { browser?: BrowserPhone } = {};
-    const pairing = pairBrowserPhone(machine, origin, pushService, 'Phone B', {
-      approve: () => approvePending(phoneA, origin, /Add phone "Phone B"/),
+    // Phone A approves adding it.
+    const pairing = rig.pairPhone('Phone B', {
       prepare: async (phone) => {
         launched.browser = phone;
         await controlPushService(phone);
@@ -365,7 +338,7 @@ describe('pairing and notifications', () => {
       machine,
       hookInput('PreToolUse', 'Bash', { command: 'rotate-keys --all' }, { session_id: 'push-check' }),
     );
-    expect(await pushService.waitForMessages(phoneB.pushId, 1, 20_000)).toHaveLength(1);
+    expect(await rig.pushService.waitForMessages(phoneB.pushId, 1, 20_000)).toHaveLength(1);
     await openPending(phoneB.browser, origin, /rotate-keys --all/);
     await phoneB.browser.page.getByRole('button', { name: 'Deny', exact: true }).click();
     expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });

@@ -1,23 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import type { GrantsJson } from '../../daemon/cli/commands/policyGrants.ts';
-import { openPending, pairBrowserPhone, type PairedBrowserPhone } from '../support/browserFlows.ts';
-import {
-  auditLines,
-  hookInput,
-  initMachine,
-  newMachine,
-  runLatch,
-  startDaemon,
-  type LatchMachine,
-  type RunningDaemon,
-} from '../support/latchMachine.ts';
-import { startPushService } from '../support/pushService.ts';
-import { PushServiceClient } from '../support/pushServiceClient.ts';
-import { startRelayServingAppCopy } from '../support/relayServingAppCopy.ts';
+import { openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
+import { auditLines, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { auditScreen, type ScreenFinding } from '../support/screenAudit.ts';
 
 // Every Bash call asks, at low risk: no cooling-off stands between the person and the buttons.
@@ -30,33 +15,26 @@ action = "ask"
 risk = "low"
 `;
 
-const state = mkdtempSync(join(tmpdir(), 'latch-allow-similar-'));
-let relay: RelayProcess;
+let rig: PhoneRig;
 let origin: string;
-let push: Awaited<ReturnType<typeof startPushService>>;
 let machine: LatchMachine;
-let daemon: RunningDaemon;
 let phone: PairedBrowserPhone;
 const found: ScreenFinding[] = [];
 
 beforeAll(async () => {
-  ({ relay } = await startRelayServingAppCopy(state));
-  // WebAuthn needs a domain for its RP ID, not an IP address: the phone uses localhost.
-  origin = `http://localhost:${relay.port}`;
-  push = await startPushService();
-  machine = newMachine();
-  await initMachine(machine, { relay: origin, policy: POLICY });
-  daemon = await startDaemon(machine);
-  phone = await pairBrowserPhone(machine, origin, new PushServiceClient(push.url), 'Phone A');
+  rig = await startPhoneRig({
+    name: 'allow-similar',
+    relay: 'app-copy',
+    policy: POLICY,
+    phones: ['Phone A'],
+  });
+  ({ origin, machine } = rig);
+  [phone] = rig.phones as [PairedBrowserPhone];
 }, 180_000);
 
 afterAll(async () => {
   console.table(found);
-  await phone?.browser.close();
-  await daemon?.stop();
-  await push?.close();
-  await relay?.stop();
-  rmSync(state, { recursive: true, force: true });
+  await rig?.stop();
 });
 
 /** An agent's Bash call through the Claude Code hook, in `session`. */

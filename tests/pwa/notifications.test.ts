@@ -1,27 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import { pushMessageSchema, type PushMessage } from '../../shared/messages/events.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
-import { approvePending, pairBrowserPhone, type PairedBrowserPhone } from '../support/browserFlows.ts';
+import { approvePending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush, type BrowserPhone } from '../support/browserPhone.ts';
-import {
-  auditLines,
-  hookInput,
-  initMachine,
-  newMachine,
-  runLatch,
-  startDaemon,
-  type LatchMachine,
-  type Ran,
-  type RunningDaemon,
-} from '../support/latchMachine.ts';
-import { startPushService } from '../support/pushService.ts';
+import { auditLines, hookInput, runLatch, type LatchMachine, type Ran } from '../support/latchMachine.ts';
+import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
-import { startRelayServingAppCopy } from '../support/relayServingAppCopy.ts';
 import { notificationsOf, tapNotification } from '../support/serviceWorker.ts';
 
 // Every Bash call asks, at low risk (no cooling-off): the tests are about the notification.
@@ -34,38 +19,26 @@ action = "ask"
 risk = "low"
 `;
 
-const state = mkdtempSync(join(tmpdir(), 'latch-notifications-'));
-let relay: RelayProcess;
+let rig: PhoneRig;
 let origin: string;
-let push: Awaited<ReturnType<typeof startPushService>>;
 let pushService: PushServiceClient;
 let machine: LatchMachine;
-let daemon: RunningDaemon;
 let a: PairedBrowserPhone;
 let b: PairedBrowserPhone;
 
 beforeAll(async () => {
-  ({ relay } = await startRelayServingAppCopy(state));
-  // WebAuthn needs a domain for its RP ID, not an IP address: the phones use localhost.
-  origin = `http://localhost:${relay.port}`;
-  push = await startPushService();
-  pushService = new PushServiceClient(push.url);
-  machine = newMachine();
-  await initMachine(machine, { relay: origin, policy: POLICY });
-  daemon = await startDaemon(machine);
-  a = await pairBrowserPhone(machine, origin, pushService, 'Phone A');
-  b = await pairBrowserPhone(machine, origin, pushService, 'Phone B', {
-    approve: () => approvePending(a.browser, origin, /Add phone "Phone B"/),
+  rig = await startPhoneRig({
+    name: 'notifications',
+    relay: 'app-copy',
+    policy: POLICY,
+    phones: ['Phone A', 'Phone B'],
   });
+  ({ origin, pushService, machine } = rig);
+  [a, b] = rig.phones as [PairedBrowserPhone, PairedBrowserPhone];
 }, 180_000);
 
 afterAll(async () => {
-  await a?.browser.close();
-  await b?.browser.close();
-  await daemon?.stop();
-  await push?.close();
-  await relay?.stop();
-  rmSync(state, { recursive: true, force: true });
+  await rig?.stop();
 });
 
 /** An agent's Bash call through the Claude Code hook; its own session, so the push caps never bite. */

@@ -1,24 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import { pushMessageSchema } from '../../shared/messages/events.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
-import { pairBrowserPhone, type PairedBrowserPhone } from '../support/browserFlows.ts';
+import type { PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush } from '../support/browserPhone.ts';
-import {
-  hookInput,
-  initMachine,
-  newMachine,
-  runLatch,
-  startDaemon,
-  type LatchMachine,
-  type RunningDaemon,
-} from '../support/latchMachine.ts';
-import { startPushService } from '../support/pushService.ts';
+import { hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
-import { startRelayServingAppCopy } from '../support/relayServingAppCopy.ts';
 import { notificationsOf, tapNotification } from '../support/serviceWorker.ts';
 
 const POLICY = `
@@ -30,33 +17,21 @@ action = "ask"
 risk = "low"
 `;
 
-const state = mkdtempSync(join(tmpdir(), 'latch-offline-'));
-let relay: RelayProcess;
+let rig: PhoneRig;
 let origin: string;
-let push: Awaited<ReturnType<typeof startPushService>>;
 let pushService: PushServiceClient;
 let machine: LatchMachine;
-let daemon: RunningDaemon;
 let phone: PairedBrowserPhone;
 
 beforeAll(async () => {
-  ({ relay } = await startRelayServingAppCopy(state));
-  origin = `http://localhost:${relay.port}`;
-  push = await startPushService();
-  pushService = new PushServiceClient(push.url);
-  machine = newMachine();
-  await initMachine(machine, { relay: origin, policy: POLICY });
-  daemon = await startDaemon(machine);
-  phone = await pairBrowserPhone(machine, origin, pushService, 'Phone A');
+  rig = await startPhoneRig({ name: 'offline', relay: 'app-copy', policy: POLICY, phones: ['Phone A'] });
+  ({ origin, pushService, machine } = rig);
+  [phone] = rig.phones as [PairedBrowserPhone];
 }, 120_000);
 
 afterAll(async () => {
   await phone?.browser.context.setOffline(false);
-  await phone?.browser.close();
-  await daemon?.stop();
-  await push?.close();
-  await relay?.stop();
-  rmSync(state, { recursive: true, force: true });
+  await rig?.stop();
 });
 
 /** The app's start page, under its service worker (a page loaded before the worker took over is not). */

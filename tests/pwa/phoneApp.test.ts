@@ -1,23 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
-import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import { PWA_BUDGET_BYTES, shippedJs } from '../../scripts/pwa-budget.ts';
-import { approvePending, holdPanic, openPending, pairBrowserPhone } from '../support/browserFlows.ts';
+import { holdPanic, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush, shownNotifications, type BrowserPhone } from '../support/browserPhone.ts';
-import {
-  hookInput,
-  initMachine,
-  newMachine,
-  runLatch,
-  startDaemon,
-  withStore,
-  type LatchMachine,
-  type RunningDaemon,
-} from '../support/latchMachine.ts';
-import { startPushService } from '../support/pushService.ts';
+import { hookInput, runLatch, withStore, type LatchMachine } from '../support/latchMachine.ts';
+import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 import { auditScreen, type ScreenFinding } from '../support/screenAudit.ts';
 
@@ -36,47 +24,21 @@ action = "ask"
 risk = "low"
 `;
 
-const state = mkdtempSync(join(tmpdir(), 'latch-pwa-'));
-let relay: RelayProcess;
+let rig: PhoneRig;
+let state: string;
 let origin: string;
-let push: Awaited<ReturnType<typeof startPushService>>;
 let pushService: PushServiceClient;
 let machine: LatchMachine;
-let daemon: RunningDaemon;
-const phones: { browser: BrowserPhone; pushId: string }[] = [];
+let phones: PairedBrowserPhone[];
 
 beforeAll(async () => {
-  const envFile = join(state, 'relay.env');
-  ensureRelayEnvFile(envFile);
-  relay = await startRelay({ persistTo: state, envFile });
-  // WebAuthn needs a domain for its RP ID, not an IP address: the phones use localhost.
-  origin = `http://localhost:${relay.port}`;
-  push = await startPushService();
-  pushService = new PushServiceClient(push.url);
-  machine = newMachine();
-  await initMachine(machine, { relay: origin, quorum: 2, policy: POLICY });
-  daemon = await startDaemon(machine);
+  rig = await startPhoneRig({ name: 'pwa', relay: 'plain', quorum: 2, policy: POLICY });
+  ({ state, origin, pushService, machine, phones } = rig);
 }, 90_000);
 
 afterAll(async () => {
-  for (const phone of phones) await phone.browser.close();
-  await daemon?.stop();
-  await push?.close();
-  await relay?.stop();
-  rmSync(state, { recursive: true, force: true });
+  await rig?.stop();
 });
-
-async function pairPhone(name: string) {
-  // Once one phone is trusted, it approves adding the next.
-  const [trusted] = phones;
-  const paired = await pairBrowserPhone(machine, origin, pushService, name, {
-    ...(trusted
-      ? { approve: () => approvePending(trusted.browser, origin, new RegExp(`Add phone "${name}"`)) }
-      : {}),
-  });
-  phones.push(paired);
-  return paired;
-}
 
 function startHook(command: string) {
   return runLatch(machine, ['hook', 'claude-code'], {
@@ -102,8 +64,8 @@ const openFirstPending = (phone: BrowserPhone, title: RegExp) => openPending(pho
 
 describe('the phone app', () => {
   it('pairs two phones by their QR links, each showing the terminal’s short code', async () => {
-    await pairPhone('Phone A');
-    await pairPhone('Phone B');
+    await rig.pairPhone('Phone A');
+    await rig.pairPhone('Phone B');
     expect((await runLatch(machine, ['devices'])).stdout.split('\n').filter(Boolean)).toHaveLength(2);
   }, 90_000);
 

@@ -1,30 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import { pushMessageSchema } from '../../shared/messages/events.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
-import {
-  approvePending,
-  openPending,
-  pairBrowserPhone,
-  type PairedBrowserPhone,
-} from '../support/browserFlows.ts';
+import { approvePending, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush, shownNotifications } from '../support/browserPhone.ts';
-import {
-  auditLines,
-  hookInput,
-  initMachine,
-  newMachine,
-  runLatch,
-  startDaemon,
-  type LatchMachine,
-  type RunningDaemon,
-} from '../support/latchMachine.ts';
-import { startPushService } from '../support/pushService.ts';
+import { auditLines, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
-import { startRelayServingAppCopy } from '../support/relayServingAppCopy.ts';
 import { auditScreen, type ScreenFinding } from '../support/screenAudit.ts';
 
 // Every Bash call asks at low risk: any hold on screen is the push-fatigue defences' own.
@@ -43,35 +24,29 @@ const CONFIG = (text: string) =>
     .replace('burst_approvals = 5', 'burst_approvals = 2')
     .replace('review_seconds = 30', 'review_seconds = 3');
 
-const state = mkdtempSync(join(tmpdir(), 'latch-push-fatigue-'));
-let relay: RelayProcess;
+let rig: PhoneRig;
 let origin: string;
-let push: Awaited<ReturnType<typeof startPushService>>;
 let pushService: PushServiceClient;
 let machine: LatchMachine;
-let daemon: RunningDaemon;
 let phone: PairedBrowserPhone;
 const found: ScreenFinding[] = [];
 
 beforeAll(async () => {
-  ({ relay } = await startRelayServingAppCopy(state));
-  // WebAuthn needs a domain for its RP ID, not an IP address: the phone uses localhost.
-  origin = `http://localhost:${relay.port}`;
-  push = await startPushService();
-  pushService = new PushServiceClient(push.url);
-  machine = newMachine();
-  await initMachine(machine, { relay: origin, policy: POLICY, pushFatigue: true, config: CONFIG });
-  daemon = await startDaemon(machine);
-  phone = await pairBrowserPhone(machine, origin, pushService, 'Phone A');
+  rig = await startPhoneRig({
+    name: 'push-fatigue',
+    relay: 'app-copy',
+    policy: POLICY,
+    pushFatigue: true,
+    config: CONFIG,
+    phones: ['Phone A'],
+  });
+  ({ origin, pushService, machine } = rig);
+  [phone] = rig.phones as [PairedBrowserPhone];
 }, 180_000);
 
 afterAll(async () => {
   console.table(found);
-  await phone?.browser.close();
-  await daemon?.stop();
-  await push?.close();
-  await relay?.stop();
-  rmSync(state, { recursive: true, force: true });
+  await rig?.stop();
 });
 
 /** An agent's Bash call through the Claude Code hook, in `session`. */

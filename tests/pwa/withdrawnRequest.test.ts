@@ -1,23 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
-import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
-import { openPending, pairBrowserPhone, type PairedBrowserPhone } from '../support/browserFlows.ts';
+import { openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush } from '../support/browserPhone.ts';
 import { LATCH_BIN } from '../support/latchCli.ts';
-import {
-  auditLines,
-  hookInput,
-  initMachine,
-  newMachine,
-  startDaemon,
-  type LatchMachine,
-  type RunningDaemon,
-} from '../support/latchMachine.ts';
-import { startPushService } from '../support/pushService.ts';
+import { auditLines, hookInput, type LatchMachine } from '../support/latchMachine.ts';
+import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 import { notificationsOf, tapNotification } from '../support/serviceWorker.ts';
 
@@ -31,37 +18,22 @@ action = "ask"
 risk = "low"
 `;
 
-const state = mkdtempSync(join(tmpdir(), 'latch-pwa-withdrawn-'));
-let relay: RelayProcess;
+let rig: PhoneRig;
 let origin: string;
-let push: Awaited<ReturnType<typeof startPushService>>;
 let pushService: PushServiceClient;
 let machine: LatchMachine;
-let daemon: RunningDaemon;
 let phone: PairedBrowserPhone | undefined;
 let hook: ChildProcess | undefined;
 
 beforeAll(async () => {
-  const envFile = join(state, 'relay.env');
-  ensureRelayEnvFile(envFile);
-  relay = await startRelay({ persistTo: state, envFile });
-  // WebAuthn needs a domain for its RP ID, not an IP address: the phone uses localhost.
-  origin = `http://localhost:${relay.port}`;
-  push = await startPushService();
-  machine = newMachine();
-  await initMachine(machine, { relay: origin, policy: POLICY });
-  daemon = await startDaemon(machine);
-  pushService = new PushServiceClient(push.url);
-  phone = await pairBrowserPhone(machine, origin, pushService, 'Phone');
+  rig = await startPhoneRig({ name: 'pwa-withdrawn', relay: 'plain', policy: POLICY, phones: ['Phone'] });
+  ({ origin, pushService, machine } = rig);
+  [phone] = rig.phones;
 }, 120_000);
 
 afterAll(async () => {
   hook?.kill('SIGKILL');
-  await phone?.browser.close();
-  await daemon?.stop();
-  await push?.close();
-  await relay?.stop();
-  rmSync(state, { recursive: true, force: true });
+  await rig?.stop();
 });
 
 describe('a request whose caller went away', () => {

@@ -5,8 +5,8 @@ import { closesByPush } from '../../relay/push/closesByPush.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { pushMessageSchema, type PushMessage } from '../../shared/messages/events.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
-import { bindingFor, signToken } from '../support/approvalFixture.ts';
-import type { TestPhone } from '../support/phone.ts';
+import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
+import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import {
   call,
   fleetStub,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bindingFor, signToken } from '../support/approvalFixture.ts';
+import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
 import { newFleet, phoneCall, submitRequest } from './harness.ts';
 
 describe('concurrent decisions', () => {

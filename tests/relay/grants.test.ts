@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
-import { bindingFor, signToken } from '../support/approvalFixture.ts';
-import { createPhone } from '../support/phone.ts';
+import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
+import { createPhone } from '../../scripts/lib/softwarePhone.ts';
 import {
   call,
   DaemonSocket,

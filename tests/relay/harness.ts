@@ -3,7 +3,7 @@ import { inject } from 'vitest';
 import type { Fleet } from '../../relay/fleet/Fleet.ts';
 import type { OfferIndex } from '../../relay/offers/OfferIndex.ts';
 import type { HostFrame } from '../../shared/messages/relayViews.ts';
-import { TEST_ORIGIN } from '../support/phone.ts';
+import { TEST_ORIGIN } from '../../scripts/lib/softwarePhone.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 import { bearer, RelayDriver, type TestFleet } from '../support/relayDriver.ts';
 

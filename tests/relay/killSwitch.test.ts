@@ -8,7 +8,7 @@ import { resumeChallenge } from '../../shared/kill-switch/resumeChallenge.ts';
 import { verifyResumeVote } from '../../shared/kill-switch/verifyResumeVote.ts';
 import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { createHost, TEST_RP_ID, type TestPhone } from '../support/phone.ts';
+import { createHost, TEST_RP_ID, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import {
   bearer,
   call,

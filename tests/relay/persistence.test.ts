@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import type { FleetState } from '../../shared/messages/killSwitch.ts';
 import type { Members, RequestList } from '../../shared/messages/relayViews.ts';
-import { bindingFor, signToken } from '../support/approvalFixture.ts';
+import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
 import { bearer, call, DaemonSocket, newFleet, phoneCall, submitRequest } from './harness.ts';
 
 describe('persistence', () => {

@@ -2,7 +2,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import type { Fleet } from '../../relay/fleet/Fleet.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
-import { bindingFor, signToken } from '../support/approvalFixture.ts';
+import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
 import { call, fleetStub, newFleet, phoneCall, submitRequest } from './harness.ts';
 
 /** Every value of every table of a fleet, as one string. */

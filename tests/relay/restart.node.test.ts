@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import type { FleetState } from '../../shared/messages/killSwitch.ts';
 import type { Members, RequestList } from '../../shared/messages/relayViews.ts';
-import { bindingFor, signToken } from '../support/approvalFixture.ts';
+import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
 import { ensureRelayEnvFile } from '../../scripts/lib/localSecrets.ts';
 import { freePort, startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts';
 import { bearer, RelayDriver } from '../support/relayDriver.ts';

@@ -8,9 +8,9 @@ import { utf8 } from '../../shared/encoding/bytes.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { MAX_BODY_BYTES } from '../../shared/schema/parse.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { bindingFor, signToken } from '../support/approvalFixture.ts';
+import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
 import { expectRefused } from '../support/expectRefused.ts';
-import { completePairing, createHost, createOffer, createPhone } from '../support/phone.ts';
+import { completePairing, createHost, createOffer, createPhone } from '../../scripts/lib/softwarePhone.ts';
 import {
   bearer,
   call,
@@ -150,7 +150,7 @@ describe('pairing routes', () => {
     const { offer } = await createOffer({ ...other, id: test.host.id }, { fleet: test.fleet });
     expectError(
       await call('POST', path('/pairing'), { json: offer, headers: bearer(test.hostToken) }),
-      400,
+      401,
       'wrong_signer',
     );
   });

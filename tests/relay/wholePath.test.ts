@@ -8,8 +8,8 @@ import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { pushMessageSchema } from '../../shared/messages/events.ts';
 import type { RequestList } from '../../shared/messages/relayViews.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
-import { bindingFor, signToken } from '../support/approvalFixture.ts';
-import { TEST_RP_ID } from '../support/phone.ts';
+import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
+import { TEST_RP_ID } from '../../scripts/lib/softwarePhone.ts';
 import {
   call,
   DaemonSocket,

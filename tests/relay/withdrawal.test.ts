@@ -3,8 +3,8 @@ import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { pushMessageSchema } from '../../shared/messages/events.ts';
 import type { RequestList, RequestView } from '../../shared/messages/relayViews.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
-import { bindingFor, signToken } from '../support/approvalFixture.ts';
-import { createHost } from '../support/phone.ts';
+import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
+import { createHost } from '../../scripts/lib/softwarePhone.ts';
 import {
   bearer,
   call,

@@ -8,7 +8,7 @@ import {
   ecdsaDerToRaw,
   verifyCoseSignature,
 } from '../../shared/webauthn/coseSignature.ts';
-import { derSignature } from '../support/softwareAuthenticator.ts';
+import { derSignature } from '../../scripts/lib/softwareAuthenticator.ts';
 
 type Cose = Map<number, number | Uint8Array>;
 const encode = (key: Cose) => isoCBOR.encode(key as Parameters<typeof isoCBOR.encode>[0]);

@@ -7,9 +7,9 @@ import {
 } from '../../shared/device-auth/deviceRequest.ts';
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { utf8 } from '../../shared/encoding/bytes.ts';
-import { NOW } from '../support/approvalFixture.ts';
+import { NOW } from '../../scripts/lib/approvalFixture.ts';
 import { expectRefused } from '../support/expectRefused.ts';
-import { createPhone, type TestPhone } from '../support/phone.ts';
+import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 
 let phone: TestPhone;
 let request: DeviceRequest;

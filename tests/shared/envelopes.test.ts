@@ -9,9 +9,9 @@ import {
   type FreezeEnvelope,
 } from '../../shared/messages/envelopes.ts';
 import { parse } from '../../shared/schema/parse.ts';
-import { NOW } from '../support/approvalFixture.ts';
+import { NOW } from '../../scripts/lib/approvalFixture.ts';
 import { expectRefused } from '../support/expectRefused.ts';
-import { createHost, createPhone, type TestPhone } from '../support/phone.ts';
+import { createHost, createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 
 let phone: TestPhone;
 let freeze: FreezeEnvelope;

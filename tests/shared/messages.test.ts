@@ -6,7 +6,7 @@ import { hostEventSchema } from '../../shared/messages/events.ts';
 import { fleetStateSchema } from '../../shared/messages/killSwitch.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
 import { MAX_BODY_BYTES, parse, parseJson } from '../../shared/schema/parse.ts';
-import { pairedFleet, requestDetails } from '../support/approvalFixture.ts';
+import { pairedFleet, requestDetails } from '../../scripts/lib/approvalFixture.ts';
 import { expectRefused } from '../support/expectRefused.ts';
 
 const fleet = await pairedFleet();

@@ -17,7 +17,7 @@ import {
   TEST_ORIGIN,
   TEST_RP_ID,
   type TestPhone,
-} from '../support/phone.ts';
+} from '../../scripts/lib/softwarePhone.ts';
 
 let phone: TestPhone;
 let offer: PairingOffer;

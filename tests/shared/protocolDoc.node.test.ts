@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { approvalBinding } from '../../shared/approvals/approvalBinding.ts';
 import { approvalChallenge } from '../../shared/approvals/approvalChallenge.ts';
 import { requestHash } from '../../shared/approvals/requestHash.ts';
 import { MemorySingleUseStore } from '../../shared/approvals/singleUseStore.ts';
@@ -20,7 +21,7 @@ import { shortCode } from '../../shared/pairing/pairingTranscript.ts';
 import { verifyPairingCompletion, type PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
 import { verifyPairingOffer } from '../../shared/pairing/verifyPairingOffer.ts';
 import { parse } from '../../shared/schema/parse.ts';
-import { TEST_ORIGIN, TEST_RP_ID } from '../support/phone.ts';
+import { TEST_ORIGIN, TEST_RP_ID } from '../../scripts/lib/softwarePhone.ts';
 
 // The worked example in docs/protocol.md is real bytes: this test re-verifies every value.
 const doc = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8');
@@ -79,15 +80,7 @@ describe('the worked example in docs/protocol.md', () => {
   });
 
   it('derives the challenge as shown, and the token verifies', async () => {
-    const binding = {
-      fleet: details.fleet,
-      host: details.host,
-      requestId: details.requestId,
-      requestHash: approvalRequest.requestHash,
-      decision: 'approve' as const,
-      nonce: details.nonce,
-      exp: details.exp,
-    };
+    const binding = approvalBinding({ ...details, requestHash: approvalRequest.requestHash });
     expect(canonicalize({ v: 1, ...binding })).toBe(text('ChallengeInput'));
     expect(toBase64url(await approvalChallenge(binding))).toBe(text('Challenge'));
     const verified = await verifyCapabilityToken(

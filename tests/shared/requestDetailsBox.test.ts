@@ -11,9 +11,9 @@ import {
 import { utf8 } from '../../shared/encoding/bytes.ts';
 import type { RequestDetails } from '../../shared/messages/approvals.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
-import { pairedFleet, requestDetails, type PairedFleet } from '../support/approvalFixture.ts';
+import { pairedFleet, requestDetails, type PairedFleet } from '../../scripts/lib/approvalFixture.ts';
 import { expectRefused } from '../support/expectRefused.ts';
-import { createPhone, type TestPhone } from '../support/phone.ts';
+import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 
 let fleet: PairedFleet;
 let phone: TestPhone;

@@ -18,9 +18,9 @@ import {
   requestDetails,
   signToken,
   type PairedFleet,
-} from '../support/approvalFixture.ts';
+} from '../../scripts/lib/approvalFixture.ts';
 import { expectRefused } from '../support/expectRefused.ts';
-import { createPhone, TEST_ORIGIN, TEST_RP_ID } from '../support/phone.ts';
+import { createPhone, TEST_ORIGIN, TEST_RP_ID } from '../../scripts/lib/softwarePhone.ts';
 
 let fleet: PairedFleet;
 let binding: ApprovalBinding;

@@ -10,9 +10,14 @@ import { verifyResumeVote } from '../../shared/kill-switch/verifyResumeVote.ts';
 import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
 import type { ResumeVote } from '../../shared/messages/killSwitch.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { bindingFor, pairedFleet, requestDetails, type PairedFleet } from '../support/approvalFixture.ts';
+import {
+  bindingFor,
+  pairedFleet,
+  requestDetails,
+  type PairedFleet,
+} from '../../scripts/lib/approvalFixture.ts';
 import { expectRefused } from '../support/expectRefused.ts';
-import { TEST_ORIGIN, TEST_RP_ID } from '../support/phone.ts';
+import { TEST_ORIGIN, TEST_RP_ID } from '../../scripts/lib/softwarePhone.ts';
 
 let fleet: PairedFleet;
 /** The freeze in force, and the one before it. */

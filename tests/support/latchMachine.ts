@@ -7,6 +7,7 @@ import { latchFiles } from '../../daemon/config/paths.ts';
 import { ConfigKeeper } from '../../daemon/config/configKeeper.ts';
 import { PolicyKeeper } from '../../daemon/policy/policyKeeper.ts';
 import { StateStore } from '../../daemon/state/stateStore.ts';
+import { approvalBinding } from '../../shared/approvals/approvalBinding.ts';
 import { approvalChallenge } from '../../shared/approvals/approvalChallenge.ts';
 import { requestHash } from '../../shared/approvals/requestHash.ts';
 import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
@@ -20,7 +21,7 @@ import { registrationChallenge } from '../../shared/pairing/registrationChalleng
 import { verifyPasskeyRegistration } from '../../shared/pairing/verifyPasskeyRegistration.ts';
 import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { createPhone, type TestPhone } from './phone.ts';
+import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { LATCH_BIN } from './latchCli.ts';
 import { runToEnd, type Ran } from './processes.ts';
 
@@ -252,16 +253,7 @@ export async function phoneApproves(
   const details = opened.value;
   if ((await requestHash(details)) !== request.requestHash)
     throw new Error('the request hash does not match its details');
-  const binding = {
-    fleet: details.fleet,
-    host: details.host,
-    requestId: details.requestId,
-    requestHash: request.requestHash,
-    decision: 'approve' as const,
-    nonce: details.nonce,
-    exp: details.exp,
-    ...grant,
-  };
+  const binding = approvalBinding({ ...details, requestHash: request.requestHash }, overrides.grant);
   const assertion = await phone.authenticator.assert({
     rpId: new URL(origin).hostname,
     origin,

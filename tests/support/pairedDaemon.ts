@@ -6,7 +6,7 @@ import {
   type LatchMachine,
   type RunningDaemon,
 } from './latchMachine.ts';
-import type { TestPhone } from './phone.ts';
+import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { StandInRelay } from './standInRelay.ts';
 
 /** A running daemon, paired with software phones through the stand-in relay and connected to it. */

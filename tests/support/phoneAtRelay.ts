@@ -1,11 +1,11 @@
+import { detailsBinding } from '../../shared/approvals/approvalBinding.ts';
 import { approvalChallenge } from '../../shared/approvals/approvalChallenge.ts';
-import { requestHash } from '../../shared/approvals/requestHash.ts';
 import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
 import type { CapabilityToken, RequestDetails } from '../../shared/messages/approvals.ts';
 import type { RequestList, RequestView } from '../../shared/messages/relayViews.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import type { TestPhone } from './phone.ts';
+import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import type { RelayDriver } from './relayDriver.ts';
 
 /** What a software phone does with a request at the real relay: fetch it, open its box. */
@@ -33,15 +33,7 @@ export async function tokenFor(
   phone: TestPhone,
   details: RequestDetails,
 ): Promise<CapabilityToken> {
-  const binding = {
-    fleet: details.fleet,
-    host: details.host,
-    requestId: details.requestId,
-    requestHash: await requestHash(details),
-    decision: 'approve' as const,
-    nonce: details.nonce,
-    exp: details.exp,
-  };
+  const binding = await detailsBinding(details);
   const assertion = await phone.authenticator.assert({
     rpId: driver.rpId,
     origin: driver.origin,

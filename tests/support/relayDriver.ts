@@ -12,7 +12,7 @@ import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
 import { verifyPairingCompletion, type PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
 import { verifyPairingOffer } from '../../shared/pairing/verifyPairingOffer.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { requestDetails } from './approvalFixture.ts';
+import { requestDetails } from '../../scripts/lib/approvalFixture.ts';
 import {
   completePairing,
   createHost,
@@ -20,7 +20,7 @@ import {
   createPhone,
   type TestHost,
   type TestPhone,
-} from './phone.ts';
+} from '../../scripts/lib/softwarePhone.ts';
 import type { PushServiceClient } from './pushServiceClient.ts';
 
 export interface Reply<T = unknown> {

@@ -10,7 +10,10 @@ const ROOT = new URL('../..', import.meta.url).pathname;
  * so that a test can ship a new version of it, and so that a build running meanwhile cannot
  * change the app under a test.
  */
-export async function startRelayServingAppCopy(state: string): Promise<{ relay: RelayProcess; app: string }> {
+export async function startRelayServingAppCopy(
+  state: string,
+  port?: number,
+): Promise<{ relay: RelayProcess; app: string }> {
   const app = join(state, 'pwa');
   cpSync(join(ROOT, 'dist/pwa'), app, { recursive: true });
   const config = join(state, 'wrangler.toml');
@@ -22,6 +25,11 @@ export async function startRelayServingAppCopy(state: string): Promise<{ relay: 
   );
   const envFile = join(state, 'relay.env');
   ensureRelayEnvFile(envFile);
-  const relay = await startRelay({ persistTo: join(state, 'relay'), envFile, config });
+  const relay = await startRelay({
+    persistTo: join(state, 'relay'),
+    envFile,
+    config,
+    ...(port ? { port } : {}),
+  });
   return { relay, app };
 }

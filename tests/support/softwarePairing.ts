@@ -5,7 +5,7 @@ import { shortCode } from '../../shared/pairing/pairingTranscript.ts';
 import type { RequestDetails } from '../../shared/messages/approvals.ts';
 import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
 import type { LatchMachine } from './latchMachine.ts';
-import { completePairing, createPhone, type TestPhone } from './phone.ts';
+import { completePairing, createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { decidePendingAtRelay } from './phoneAtRelay.ts';
 import type { RelayDriver } from './relayDriver.ts';
 import { LATCH_BIN } from './latchCli.ts';

@@ -7,7 +7,7 @@ import type { HostEvent } from '../../shared/messages/events.ts';
 import type { FleetState } from '../../shared/messages/killSwitch.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
-import type { TestPhone } from './phone.ts';
+import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 
 /**
  * A relay the test controls completely, to play a hostile or broken relay against a real daemon:

@@ -1,5 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { approvalBinding } from '../../../shared/approvals/approvalBinding.ts';
 import { approvalChallenge } from '../../../shared/approvals/approvalChallenge.ts';
+import { REVIEW_SECONDS } from '../../../shared/approvals/reviewSeconds.ts';
 import type { Grant } from '../../../shared/messages/approvals.ts';
 import type { ReportScope } from '../../../shared/messages/envelopes.ts';
 import { approve, deny, fetchRequest, openRequest, type OpenedRequest } from '../actions.ts';
@@ -21,9 +23,6 @@ type Phase =
   | { name: 'loading' }
   | { name: 'ready'; request: OpenedRequest }
   | { name: 'done'; outcome: Outcome; message: string };
-
-/** Seconds of review before Approve is enabled, by risk (design.md: friction by risk level). */
-const REVIEW_SECONDS = { low: 0, medium: 0, high: 10, critical: 30 } as const;
 
 const REPORTED_TEXT: Record<ReportScope, string> = {
   session: 'The agent was told no, and reported: this host refuses the rest of its session.',
@@ -163,7 +162,7 @@ function Review({
     if (!canApprove) return;
     setBusy(true);
     try {
-      const binding = grant ? { ...request.binding, grant } : request.binding;
+      const binding = approvalBinding(request.binding, grant);
       const assertion = await signWithPasskey(passkey!, await approvalChallenge(binding));
       const result = await approve(identity, request, assertion, grant);
       if (result.ok && grant) await rememberRule(request, grant);

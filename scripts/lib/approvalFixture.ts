@@ -1,5 +1,5 @@
+import { detailsBinding } from '../../shared/approvals/approvalBinding.ts';
 import { approvalChallenge, type ApprovalBinding } from '../../shared/approvals/approvalChallenge.ts';
-import { requestHash } from '../../shared/approvals/requestHash.ts';
 import { toBase64url } from '../../shared/encoding/base64url.ts';
 import { randomBytes } from '../../shared/encoding/bytes.ts';
 import type { CapabilityToken, RequestDetails } from '../../shared/messages/approvals.ts';
@@ -14,7 +14,7 @@ import {
   TEST_RP_ID,
   type TestHost,
   type TestPhone,
-} from './phone.ts';
+} from './softwarePhone.ts';
 import type { Ceremony } from './softwareAuthenticator.ts';
 
 export const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
@@ -65,15 +65,8 @@ export async function bindingFor(
   details: RequestDetails,
   decision: ApprovalBinding['decision'] = 'approve',
 ): Promise<ApprovalBinding> {
-  return {
-    fleet: details.fleet,
-    host: details.host,
-    requestId: details.requestId,
-    requestHash: await requestHash(details),
-    decision,
-    nonce: details.nonce,
-    exp: details.exp,
-  };
+  // Another decision than approve is only ever a forged binding, for negative tests.
+  return { ...(await detailsBinding(details)), decision };
 }
 
 /** What the phone does on Approve: sign the challenge of `binding` with its passkey. */

@@ -14,6 +14,9 @@ import { registrationChallenge } from '../../shared/pairing/registrationChalleng
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { SoftwareAuthenticator } from './softwareAuthenticator.ts';
 
+// A phone and a host in software. Here, not in tests/, since scripts/protocol-doc.ts makes the
+// protocol's worked example with them, and scripts never depend on tests.
+
 /** The relay origin the tests pretend the PWA is served from. */
 export const TEST_ORIGIN = 'https://latch.test';
 export const TEST_RP_ID = 'latch.test';

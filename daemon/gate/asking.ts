@@ -1,0 +1,170 @@
+import { detailsBinding } from '../../shared/approvals/approvalBinding.ts';
+import { sealRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
+import { toBase64url } from '../../shared/encoding/base64url.ts';
+import { randomBytes } from '../../shared/encoding/bytes.ts';
+import type { RequestDetails } from '../../shared/messages/approvals.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import type { AuditLog } from '../audit/auditLog.ts';
+import type { LatchConfig } from '../config/config.ts';
+import type { RelayClient } from '../relay/relayClient.ts';
+import type { BlockReason, GateAnswer, GateRequest } from '../socket/localApi.ts';
+import type { StateStore } from '../state/stateStore.ts';
+import type { Callers } from './callers.ts';
+import type { Conversation } from './conversation.ts';
+import { conversationId } from './conversationId.ts';
+import { dedupKey } from './dedupKey.ts';
+import { deny } from './deny.ts';
+import type { PushFatigue } from './pushFatigue.ts';
+import { requestDetails, type AskTerms } from './requestDetails.ts';
+import { terminalFallbackOr } from './terminalFallback.ts';
+import type { Waiting } from './waiting.ts';
+
+export interface AskingOptions {
+  store: StateStore;
+  audit: AuditLog;
+  relay: RelayClient;
+  hostId: string;
+  totpPath: string;
+  /** The config in force now. */
+  config(): LatchConfig;
+  fatigue: PushFatigue;
+  waiting: Waiting;
+}
+
+/**
+ * Asks the phones: the request saved here with its binding, its details sealed to each paired
+ * phone, sent through the relay, whose claim about it is checked against this host's own record.
+ * No phone to ask is the terminal fallback the config allows, or a deny.
+ */
+export class Asking {
+  readonly #options: AskingOptions;
+
+  constructor(options: AskingOptions) {
+    this.#options = options;
+  }
+
+  /** One request per call: a duplicate (same ids, same content: see dedupKey) joins the pending one. */
+  askOnce(request: GateRequest, terms: AskTerms, conversation: Conversation = {}): Promise<GateAnswer> {
+    const key = dedupKey(request) ?? toBase64url(randomBytes(18));
+    return this.#options.waiting.once(key, conversation, (callers) =>
+      this.#ask(request, terms, key, conversation, callers),
+    );
+  }
+
+  async #ask(
+    request: GateRequest,
+    terms: AskTerms,
+    dedupKey: string,
+    conversation: Conversation,
+    callers: Callers,
+  ): Promise<GateAnswer> {
+    const { store, relay, audit, hostId, fatigue, waiting } = this.#options;
+    const requestId = toBase64url(randomBytes(12));
+    const details = requestDetails(request, terms, requestId, {
+      config: this.#options.config(),
+      hostId,
+      fatigue,
+    });
+    const devices = store.devices();
+    // The boxes are sealed on the crypto thread pool while the request is saved and audited.
+    const sealing =
+      devices.length > 0 && relay.hasToken
+        ? Promise.all(
+            devices.map(async (device) => ({
+              device: device.id,
+              box: await sealRequestDetails(details, device),
+            })),
+          )
+        : undefined;
+    sealing?.catch(() => undefined); // Its failure is met where it is awaited, below.
+    const binding = await detailsBinding(details);
+    store.saveRequest({ requestId, dedupKey, details, binding, state: 'pending' }, details.createdAt);
+    audit.append({
+      event: 'asked',
+      requestId,
+      tool: details.tool,
+      risk: details.risk,
+      title: details.title,
+      detail: details.detail,
+      cwd: details.cwd,
+    });
+
+    if (!sealing) {
+      return this.#noPhone(
+        request,
+        details,
+        conversation,
+        'not_paired',
+        'no phone is paired with this host; run latch pair',
+      );
+    }
+    const sealed = await sealing;
+    const created = await relay.createRequest({
+      v: PROTOCOL_VERSION,
+      fleet: details.fleet,
+      host: details.host,
+      requestId,
+      conversation: conversationId(request.session),
+      dedupKey,
+      risk: details.risk,
+      createdAt: details.createdAt,
+      exp: details.exp,
+      requestHash: binding.requestHash,
+      nonce: details.nonce,
+      sealed,
+    });
+    if (!created.ok) {
+      const why =
+        created.failure.kind === 'unreachable'
+          ? `the relay cannot be reached (${created.failure.message})`
+          : `the relay refused the request (${created.failure.code})`;
+      return this.#noPhone(request, details, conversation, 'relay_unreachable', `relay_unreachable: ${why}`);
+    }
+    // The relay's answer is a claim: it may name only this request, or a pending one of this
+    // daemon's own with the same content (same dedup key). Anything else is a relay that lies.
+    const claimed = created.value.requestId;
+    const joined = created.value.joined ? store.request(claimed) : undefined;
+    const honest = created.value.joined
+      ? joined !== undefined &&
+        claimed !== requestId &&
+        joined.state === 'pending' &&
+        joined.dedupKey === dedupKey
+      : claimed === requestId;
+    if (!honest) {
+      store.settleRequest(requestId, 'denied');
+      audit.append({ event: 'relay_claim_refused', requestId, claimed, joined: created.value.joined });
+      return deny(
+        'relay_unreachable',
+        'relay_unreachable: the relay answered for a request this host did not make; refused',
+        requestId,
+      );
+    }
+    const waitFor = joined ? claimed : requestId;
+    if (!joined) fatigue.asked(requestId, request);
+    if (joined) {
+      // Ours never reached a phone: the one it joined stands for it.
+      store.deleteRequest(requestId);
+      audit.append({ event: 'joined', requestId, into: claimed });
+    }
+    const exp = joined ? joined.details.exp : details.exp;
+    const answer = waiting.wait(waitFor, exp);
+    callers.asked({ requestId: waitFor, exp });
+    return answer;
+  }
+
+  #noPhone(
+    request: GateRequest,
+    details: RequestDetails,
+    conversation: Conversation,
+    blockReason: BlockReason,
+    reason: string,
+  ): Promise<GateAnswer> {
+    const { store, audit, totpPath } = this.#options;
+    return terminalFallbackOr(
+      { mode: this.#options.config().fallback.mode, totpPath, store, audit },
+      { request, details, conversation },
+      blockReason,
+      reason,
+    );
+  }
+}

@@ -1,0 +1,206 @@
+import { basename } from 'node:path';
+import { similarCommandText } from '../../shared/approvals/similarCallText.ts';
+import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
+import { LIMITS } from '../../shared/messages/limits.ts';
+import { sanitizeText } from '../../shared/text/sanitizeText.ts';
+import type { AuditLog } from '../audit/auditLog.ts';
+import type { LatchConfig } from '../config/config.ts';
+import type { ConfigKeeper } from '../config/configKeeper.ts';
+import type { ConfigChange } from '../config/configTightening.ts';
+import { unifiedDiff } from '../diff/unifiedDiff.ts';
+import type { Grants } from '../grants/grants.ts';
+import { proposeSimilar } from '../grants/proposeSimilar.ts';
+import type { KillSwitch } from '../kill-switch/killSwitch.ts';
+import { evaluatePolicy } from '../policy/policy.ts';
+import type { PolicyKeeper } from '../policy/policyKeeper.ts';
+import { protectedPlaces } from '../policy/protectedPlaces.ts';
+import { selfProtection } from '../policy/selfProtection.ts';
+import type { GateAnswer, GateRequest } from '../socket/localApi.ts';
+import { deny } from './deny.ts';
+import type { Loosening } from './loosening.ts';
+import type { PushFatigue } from './pushFatigue.ts';
+import type { AskTerms } from './requestDetails.ts';
+
+export interface DecidingOptions {
+  /** The config in force at start; `configKeeper` says what is in force from then on. */
+  config: LatchConfig;
+  configKeeper: ConfigKeeper;
+  audit: AuditLog;
+  killSwitch: KillSwitch;
+  policy: PolicyKeeper;
+  fatigue: PushFatigue;
+  /** Rules phones allowed with an approval: docs/policy.md#grants. */
+  grants: Grants;
+  loosening: Loosening;
+}
+
+/** What this host makes of a call before any phone: an answer, or the terms to ask the phones on. */
+export type Decision = { kind: 'answered'; answer: GateAnswer } | { kind: 'ask'; terms: AskTerms };
+
+const answered = (answer: GateAnswer): Decision => ({ kind: 'answered', answer });
+
+const strictest = (a: RiskLevel, b: RiskLevel | undefined): RiskLevel =>
+  b !== undefined && RISK_LEVELS.indexOf(b) > RISK_LEVELS.indexOf(a) ? b : a;
+
+/** An agent's command as the audit keeps it: cleaned and capped, like everything shown (it may be 1 MiB). */
+const forAudit = (command: string | undefined) =>
+  command === undefined
+    ? undefined
+    : sanitizeText(command, { maxBytes: LIMITS.detailBytes, multiline: true }).text;
+
+const describeChange = (change: ConfigChange) =>
+  `${change.setting}: ${JSON.stringify(change.from)} → ${JSON.stringify(change.to)}${change.tightens ? '' : ' (looser)'}`;
+
+/**
+ * Decides a call on this host, in order: the kill switch, a reported session, the config and
+ * the policy in force, Latch guarding itself, a grant a phone allowed. What none of them settles
+ * goes to the phones, on the terms decided here. Also keeps the config in force for the gate.
+ */
+export class Deciding {
+  readonly #options: DecidingOptions;
+  /** Latch's own files, sockets and hook settings, where this daemon's environment puts them. */
+  readonly #protectedPlaces = protectedPlaces();
+  #config: LatchConfig;
+
+  constructor(options: DecidingOptions) {
+    this.#options = options;
+    this.#config = options.config;
+  }
+
+  /** The config in force as of the last call decided (the one at start before any). */
+  get config(): LatchConfig {
+    return this.#config;
+  }
+
+  decide(request: GateRequest): Decision {
+    const { killSwitch, policy, audit, fatigue, grants, loosening } = this.#options;
+    const switchState = killSwitch.state;
+    if (switchState.frozen) {
+      audit.append({
+        event: 'refused',
+        blockReason: 'kill_switch',
+        tool: request.tool,
+        command: forAudit(request.command),
+      });
+      return answered(
+        deny('kill_switch', `kill_switch: the fleet is frozen (${switchState.reason ?? 'no reason given'})`),
+      );
+    }
+    // A person said "I didn't expect this" of this agent session: nothing more from it, not even
+    // what the policy allows, until the report lapses.
+    const reportedUntil = fatigue.reportedUntil(request, Date.now());
+    if (reportedUntil !== undefined) {
+      audit.append({
+        event: 'refused',
+        blockReason: 'reported',
+        tool: request.tool,
+        command: forAudit(request.command),
+      });
+      return answered(
+        deny(
+          'reported',
+          `reported: a phone reported this agent session as unexpected; it is refused until ${new Date(reportedUntil).toISOString()}`,
+        ),
+      );
+    }
+    const configView = this.#options.configKeeper.current();
+    if (!configView.ok) {
+      audit.append({
+        event: 'refused',
+        blockReason: 'config_invalid',
+        tool: request.tool,
+        message: configView.message,
+      });
+      return answered(deny('config_invalid', `config_invalid: ${configView.message}`));
+    }
+    this.#config = configView.config;
+    if (configView.loosening)
+      loosening.askToLoosen(
+        'config',
+        configView.loosening,
+        configView.loosening.changes.map(describeChange).join('\n'),
+      );
+    const current = policy.current();
+    if (!current.ok) {
+      audit.append({
+        event: 'refused',
+        blockReason: 'policy_invalid',
+        tool: request.tool,
+        message: current.message,
+      });
+      return answered(deny('policy_invalid', `policy_invalid: ${current.message}`));
+    }
+    // The phone sees only what changed from the policy it approved last, not the whole new file.
+    if (current.loosening)
+      loosening.askToLoosen(
+        'policy',
+        current.loosening,
+        '',
+        unifiedDiff(current.loosening.approvedText, current.loosening.text, {
+          from: 'a/policy.toml',
+          to: 'b/policy.toml',
+        }),
+      );
+
+    const policyVerdict = evaluatePolicy(current.policy, {
+      tool: request.tool,
+      paths: request.paths,
+      ...(request.command !== undefined ? { command: request.command } : {}),
+      ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
+    });
+    // Latch guarding itself (docs/policy.md) outranks any policy answer but a deny, and never defers.
+    const guarded = selfProtection(request, this.#protectedPlaces);
+    const verdict = guarded && policyVerdict.action !== 'deny' ? guarded : policyVerdict;
+    const rule = verdict === guarded ? `Latch's own rule "${verdict.rule}"` : `policy rule "${verdict.rule}"`;
+    if (verdict.action === 'allow') {
+      audit.append({
+        event: 'allowed',
+        via: 'policy',
+        rule: verdict.rule,
+        tool: request.tool,
+        command: forAudit(request.command),
+      });
+      return answered({ decision: 'allow', reason: `allowed by ${rule}`, via: 'policy' });
+    }
+    if (verdict.action === 'deny') {
+      audit.append({
+        event: 'refused',
+        blockReason: 'policy_violation',
+        rule: verdict.rule,
+        tool: request.tool,
+        command: forAudit(request.command),
+      });
+      return answered(deny('policy_violation', `policy_violation: denied by ${rule}`));
+    }
+    if (verdict.action === 'defer' && request.canDefer) {
+      audit.append({ event: 'deferred', rule: verdict.rule, tool: request.tool });
+      return answered({ decision: 'defer', reason: `${rule} leaves this to the agent's own prompt` });
+    }
+    const risk = strictest(verdict.risk, request.risk);
+    // A rule a phone allowed covers only what the same policy rule asks, never what Latch guards.
+    const asked = { policyRule: verdict.rule, risk, guarded: verdict === guarded };
+    const granted = asked.guarded ? undefined : grants.covering(request, asked);
+    if (granted) {
+      audit.append({
+        event: 'allowed',
+        via: 'grant',
+        grant: granted.id,
+        rule: verdict.rule,
+        tool: request.tool,
+        command: forAudit(request.command),
+      });
+      return answered({
+        decision: 'allow',
+        reason: `allowed by a rule approved on a phone (${similarCommandText(granted.similar)})`,
+        via: 'grant',
+      });
+    }
+    const similar = proposeSimilar(request, asked);
+    // The policy sets how long a phone may take; an agent may ask for less, never for more.
+    const longest = verdict.timeoutSeconds ?? this.#config.approvals.timeoutSeconds;
+    const timeoutSeconds = Math.min(request.timeoutSeconds ?? longest, longest);
+    const target =
+      verdict.target ?? request.target ?? (request.paths[0] ? basename(request.paths[0]) : request.tool);
+    return { kind: 'ask', terms: { risk, timeoutSeconds, target, ...(similar ? { similar } : {}) } };
+  }
+}

@@ -1,0 +1,169 @@
+import { approvalBinding } from '../../shared/approvals/approvalBinding.ts';
+import { verifyCapabilityToken } from '../../shared/approvals/verifyCapabilityToken.ts';
+import { similarCommandText } from '../../shared/approvals/similarCallText.ts';
+import { fromBase64url } from '../../shared/encoding/base64url.ts';
+import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
+import type { CapabilityToken } from '../../shared/messages/approvals.ts';
+import type { DenyEnvelope, ReportScope } from '../../shared/messages/envelopes.ts';
+import type { AuditLog } from '../audit/auditLog.ts';
+import type { Grants } from '../grants/grants.ts';
+import type { StateStore } from '../state/stateStore.ts';
+import { deny } from './deny.ts';
+import type { PushFatigue } from './pushFatigue.ts';
+import type { Waiting } from './waiting.ts';
+
+export interface RelayAnswersOptions {
+  store: StateStore;
+  audit: AuditLog;
+  relying: { origins: readonly string[]; rpId: string };
+  /** Freezes the fleet, as `latch panic` does: a phone's verified report asks for it. */
+  freezeFleet(reason: string): Promise<unknown>;
+  fatigue: PushFatigue;
+  grants: Grants;
+  waiting: Waiting;
+}
+
+/**
+ * What the relay says of a request: an approval (a token, verified here end to end), a deny, an
+ * expiry. Each is checked against this host's own record of the request before anyone hears it.
+ */
+export class RelayAnswers {
+  readonly #options: RelayAnswersOptions;
+
+  constructor(options: RelayAnswersOptions) {
+    this.#options = options;
+  }
+
+  /** A token from the relay: worth nothing until this host has verified it end to end. */
+  async onApproved(requestId: string, token: CapabilityToken): Promise<void> {
+    const { store, audit, relying, fatigue, grants, waiting } = this.#options;
+    const record = store.request(requestId);
+    if (!record || token.requestId !== requestId) {
+      audit.append({
+        event: 'token_refused',
+        requestId,
+        code: 'unknown_request',
+        message: 'a decision for a request this host never sent',
+      });
+      return;
+    }
+    // A grant is honoured only where this host offered one; the signature then commits to it.
+    const notGrantable = grants.refusal(record, token);
+    if (notGrantable) {
+      audit.append({ event: 'token_refused', requestId, code: 'grant_not_offered', message: notGrantable });
+      return;
+    }
+    const device = store.deviceByCredential(token.assertion.credentialId);
+    const verified = await verifyCapabilityToken(
+      token,
+      { ...approvalBinding(record.binding, token.grant), ...relying },
+      device?.credential,
+      store,
+    );
+    if (!verified.ok) {
+      audit.append({ event: 'token_refused', requestId, code: verified.error.code, device: token.device });
+      return;
+    }
+    store.setCounter(verified.value.device, verified.value.counter);
+    // Verified, and used up: but the relay's word that it is still open is checked against ours.
+    if (record.state !== 'pending') {
+      const code = record.state === 'withdrawn' ? 'withdrawn' : 'already_decided';
+      audit.append({ event: 'token_refused', requestId, code, device: token.device });
+      return;
+    }
+    // The review hold, timed on this host's clock: a phone app that skips it is refused, and the
+    // request denied, since the person did not take the moment it asked for.
+    if (fatigue.tooSoon(record.details, Date.now())) {
+      audit.append({ event: 'token_refused', requestId, code: 'too_soon', device: token.device });
+      waiting.settle(
+        requestId,
+        deny('too_soon', 'too_soon: approved before the review hold ended', requestId),
+      );
+      return;
+    }
+    fatigue.approved(Date.now());
+    audit.append({ event: 'approved', requestId, device: verified.value.device, verified: true });
+    if (token.grant) {
+      const grant = grants.add(record, { ...token, grant: token.grant }, Date.now());
+      audit.append({
+        event: 'grant_added',
+        grant: grant.id,
+        kind: grant.kind,
+        requestId,
+        device: grant.device,
+        command: similarCommandText(grant.similar),
+        expiresAt: grant.expiresAt,
+      });
+    }
+    waiting.settle(requestId, {
+      decision: 'allow',
+      reason: `approved on ${device!.name}`,
+      via: 'phone',
+      requestId,
+    });
+  }
+
+  /** A deny is honoured even unverified (refusing is safe); the audit line says whether it verified. */
+  async onDenied(requestId: string, envelope: DenyEnvelope): Promise<void> {
+    const { store, audit, fatigue, waiting } = this.#options;
+    const state = store.request(requestId)?.state;
+    if (state === 'withdrawn')
+      audit.append({ event: 'deny_refused', requestId, code: 'withdrawn', device: envelope.signer.id });
+    if (state !== 'pending') return;
+    const device = envelope.signer.role === 'device' ? store.activeDevice(envelope.signer.id) : undefined;
+    const verified =
+      device !== undefined &&
+      envelope.body.requestId === requestId &&
+      (await verifyEnvelope(envelope, { kind: 'deny', publicKey: fromBase64url(device.deviceKey) })).ok;
+    audit.append({ event: 'denied', requestId, verified, device: envelope.signer.id });
+    const report = envelope.body.report;
+    // The session is refused before the agent hears the deny, so its next call already is.
+    if (report?.scope === 'session')
+      await this.#onReported(requestId, report.scope, verified, envelope.signer.id);
+    fatigue.settled(requestId, Date.now());
+    waiting.settle(requestId, deny('denied', `denied on ${device?.name ?? 'a phone'}`, requestId));
+    // The freeze after: this agent hears "denied", every other waiting call "kill_switch".
+    if (report?.scope === 'fleet')
+      await this.#onReported(requestId, report.scope, verified, envelope.signer.id);
+  }
+
+  /**
+   * "I didn't expect this": acted on only when the deny carrying it verified against the phone's
+   * device key; otherwise it stays a plain deny (which it already is), and the audit says so.
+   */
+  async #onReported(requestId: string, scope: ReportScope, verified: boolean, device: string): Promise<void> {
+    const { audit, fatigue } = this.#options;
+    if (!verified) {
+      audit.append({ event: 'reported', requestId, device, scope, verified, acted: false });
+      return;
+    }
+    if (scope === 'session') {
+      const conversation = fatigue.reportSession(requestId, Date.now());
+      audit.append({
+        event: 'reported',
+        requestId,
+        device,
+        scope,
+        verified,
+        acted: conversation !== undefined,
+        conversation,
+      });
+      return;
+    }
+    audit.append({ event: 'reported', requestId, device, scope, verified, acted: true });
+    await this.#options.freezeFleet(`reported on a phone: request ${requestId} was not expected`);
+  }
+
+  /**
+   * The relay says a request expired. Refusing is safe, so it is honoured even early; the audit
+   * says when the relay's word was all there was (this host's clock had not reached the deadline).
+   */
+  onExpired(requestId: string): void {
+    const { store, audit, waiting } = this.#options;
+    const record = store.request(requestId);
+    if (record?.state !== 'pending') return;
+    if (Date.now() < record.details.exp)
+      audit.append({ event: 'expired', requestId, early: true, verified: false });
+    waiting.settle(requestId, deny('expired', 'expired: no phone answered before the deadline', requestId));
+  }
+}

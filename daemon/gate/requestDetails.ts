@@ -1,0 +1,71 @@
+import { toBase64url } from '../../shared/encoding/base64url.ts';
+import { randomBytes } from '../../shared/encoding/bytes.ts';
+import type { RequestDetails, SimilarCall } from '../../shared/messages/approvals.ts';
+import type { RiskLevel } from '../../shared/messages/common.ts';
+import { LIMITS } from '../../shared/messages/limits.ts';
+import { keepStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
+import { sanitizeText } from '../../shared/text/sanitizeText.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import type { LatchConfig } from '../config/config.ts';
+import type { GateRequest } from '../socket/localApi.ts';
+import type { PushFatigue } from './pushFatigue.ts';
+import { requestCard } from './requestCard.ts';
+
+/** What the phones are asked on: set by the policy (or the change), the call, and grants. */
+export interface AskTerms {
+  risk: RiskLevel;
+  timeoutSeconds: number;
+  target: string;
+  similar?: SimilarCall;
+}
+
+/**
+ * The details a phone is shown for one request, cleaned and cut to the protocol's limits; what
+ * was cut says so (`shortened`). Sealed per phone afterwards, and hashed into its binding.
+ */
+export function requestDetails(
+  request: GateRequest,
+  terms: AskTerms,
+  requestId: string,
+  context: { config: LatchConfig; hostId: string; fatigue: PushFatigue },
+): RequestDetails {
+  const { config, hostId, fatigue } = context;
+  const now = Date.now();
+  let shortened = request.shortened;
+  const clean = (value: string, maxBytes: number, multiline = false) => {
+    const cleaned = sanitizeText(value, { maxBytes, multiline });
+    shortened ||= cleaned.changed;
+    return cleaned.text;
+  };
+  // Long texts keep their start and their end, so what hides at the end of a command shows.
+  const shown = (value: string, maxBytes: number) => {
+    const kept = keepStartAndEnd(value, maxBytes);
+    shortened ||= kept.changed;
+    return kept.text;
+  };
+  const card = requestCard(request);
+  return {
+    v: PROTOCOL_VERSION,
+    fleet: config.host.fleet,
+    host: hostId,
+    hostName: clean(config.host.name, LIMITS.nameBytes),
+    requestId,
+    agent: clean(request.agent, LIMITS.nameBytes),
+    tool: clean(request.tool, LIMITS.nameBytes),
+    title: clean(card.title, LIMITS.titleBytes),
+    ...(card.description ? { description: clean(card.description, LIMITS.titleBytes) } : {}),
+    detail: shown(card.detail, LIMITS.detailBytes),
+    ...(request.cwd ? { cwd: clean(request.cwd, LIMITS.cwdBytes) } : {}),
+    ...(card.project ? { project: clean(card.project, LIMITS.nameBytes) } : {}),
+    ...(card.session ? { session: clean(card.session, LIMITS.nameBytes) } : {}),
+    ...(card.diff ? { diff: shown(card.diff, LIMITS.diffBytes) } : {}),
+    target: clean(terms.target, LIMITS.targetBytes),
+    risk: terms.risk,
+    createdAt: now,
+    exp: now + terms.timeoutSeconds * 1000,
+    nonce: toBase64url(randomBytes(16)),
+    shortened,
+    ...(terms.similar ? { similar: terms.similar } : {}),
+    ...fatigue.terms(request, config.approvals, now),
+  };
+}

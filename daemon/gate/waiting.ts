@@ -1,0 +1,120 @@
+import type { AuditLog } from '../audit/auditLog.ts';
+import type { GateAnswer } from '../socket/localApi.ts';
+import type { StateStore } from '../state/stateStore.ts';
+import { Callers } from './callers.ts';
+import type { Conversation } from './conversation.ts';
+import { deny } from './deny.ts';
+import type { PushFatigue } from './pushFatigue.ts';
+
+interface Waiter {
+  settle(answer: GateAnswer): void;
+  timer: NodeJS.Timeout;
+}
+
+export interface WaitingOptions {
+  store: StateStore;
+  audit: AuditLog;
+  fatigue: PushFatigue;
+  /** Every caller of a request hung up (see Callers). */
+  onAllGone(requestId: string): void;
+}
+
+/**
+ * The callers waiting for the phones: one ask per dedup key, which duplicates join; one waiter
+ * per request, settled once (by an answer, a withdrawal or its deadline) with what every caller
+ * of it hears.
+ */
+export class Waiting {
+  readonly #options: WaitingOptions;
+  readonly #waiting = new Map<string, Waiter>();
+  readonly #byDedupKey = new Map<string, Promise<GateAnswer>>();
+  /** Who waits on each ask in #byDedupKey: when all have hung up, its request is withdrawn. */
+  readonly #callersByDedupKey = new Map<string, Callers>();
+
+  constructor(options: WaitingOptions) {
+    this.#options = options;
+  }
+
+  get pending(): number {
+    return this.#waiting.size;
+  }
+
+  /** The requests a phone's answer is still awaited for. */
+  requestIds(): string[] {
+    return [...this.#waiting.keys()];
+  }
+
+  isWaiting(requestId: string): boolean {
+    return this.#waiting.has(requestId);
+  }
+
+  /** One ask per key: a duplicate (same ids, same content: see dedupKey) joins the pending one. */
+  once(
+    key: string,
+    conversation: Conversation,
+    ask: (callers: Callers) => Promise<GateAnswer>,
+  ): Promise<GateAnswer> {
+    const existing = this.#byDedupKey.get(key);
+    if (existing) {
+      this.#callersByDedupKey.get(key)?.join(conversation);
+      return existing;
+    }
+    const callers = new Callers((requestId) => this.#options.onAllGone(requestId));
+    callers.join(conversation);
+    this.#callersByDedupKey.set(key, callers);
+    const answer = ask(callers).finally(() => {
+      this.#byDedupKey.delete(key);
+      this.#callersByDedupKey.delete(key);
+    });
+    this.#byDedupKey.set(key, answer);
+    return answer;
+  }
+
+  /** The answer to a request, or `expired` at its deadline; a second wait hears the same answer. */
+  wait(requestId: string, exp: number): Promise<GateAnswer> {
+    const already = this.#waiting.get(requestId);
+    if (already) {
+      return new Promise((resolve) => {
+        const previous = already.settle;
+        already.settle = (answer) => {
+          previous(answer);
+          resolve(answer);
+        };
+      });
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(
+        () =>
+          this.settle(
+            requestId,
+            deny('expired', 'expired: no phone answered before the deadline', requestId),
+          ),
+        Math.max(0, exp - Date.now()),
+      );
+      this.#waiting.set(requestId, { settle: resolve, timer });
+    });
+  }
+
+  /** Records the answer (only a pending request changes state) and gives it to whoever waits. */
+  settle(requestId: string, answer: GateAnswer): void {
+    const state =
+      answer.decision === 'allow'
+        ? 'approved'
+        : answer.decision === 'deny' && answer.blockReason === 'expired'
+          ? 'expired'
+          : 'denied';
+    this.#options.store.settleRequest(requestId, state);
+    this.#options.fatigue.settled(requestId);
+    const waiter = this.#waiting.get(requestId);
+    if (!waiter) return;
+    clearTimeout(waiter.timer);
+    this.#waiting.delete(requestId);
+    this.#options.audit.append({
+      event: 'decided',
+      requestId,
+      decision: answer.decision,
+      reason: answer.reason,
+    });
+    waiter.settle(answer);
+  }
+}

@@ -1,0 +1,37 @@
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { row, rows, type FleetContext, type RequestRow } from './context.ts';
+import { notifyClosed } from './notify.ts';
+import { RECENT_MS } from './requests.ts';
+
+/** Expires what is due, tells each daemon, and returns the next deadline (for the alarm). */
+export function expireDue(ctx: FleetContext): number | undefined {
+  const now = ctx.now();
+  const due = rows<RequestRow>(ctx.sql, "SELECT * FROM requests WHERE state = 'pending' AND exp <= ?", now);
+  for (const stored of due) {
+    ctx.sql.exec(
+      "UPDATE requests SET state = 'expired', decided_at = ? WHERE request_id = ?",
+      now,
+      stored.request_id,
+    );
+    ctx.emit(stored.host, { v: PROTOCOL_VERSION, type: 'expired', requestId: stored.request_id, at: now });
+    notifyClosed(ctx, stored);
+  }
+  return nextDeadline(ctx);
+}
+
+export function nextDeadline(ctx: FleetContext): number | undefined {
+  return (
+    row<{ exp: number | null }>(ctx.sql, "SELECT MIN(exp) AS exp FROM requests WHERE state = 'pending'")
+      ?.exp ?? undefined
+  );
+}
+
+/** Forgets requests long past: their boxes first, then the rows. */
+export function pruneRequests(ctx: FleetContext): void {
+  const cutoff = ctx.now() - RECENT_MS;
+  ctx.sql.exec(
+    "DELETE FROM sealed_boxes WHERE request_id IN (SELECT request_id FROM requests WHERE state != 'pending' AND exp < ?)",
+    cutoff,
+  );
+  ctx.sql.exec("DELETE FROM requests WHERE state != 'pending' AND exp < ?", cutoff);
+}
