@@ -113,6 +113,11 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
 
   const leftBehind = withdrawLeftBehind(store, audit);
 
+  // Bounded state for a long-running daemon: settled requests past their retention go, at start
+  // and once a day.
+  store.pruneRequests(Date.now());
+  const dailyPrune = setInterval(() => store.pruneRequests(Date.now()), 86_400_000);
+
   let relayStatus: ConnectionStatus = 'connecting';
   let unreachableSince: number | undefined = Date.now();
   const panicContext = { killSwitch, relay, store, audit, host, fleet: config.host.fleet };
@@ -281,6 +286,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
     stop: async () => {
       await gatekeeper.withdrawAll(WITHDRAW_ON_STOP_MS);
       clearInterval(strictCheck);
+      clearInterval(dailyPrune);
       connection.stop();
       for (const watcher of watchers) watcher.end();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -11,7 +11,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installLatch, packLatch } from '../tests/support/packageInstall.ts';
+import { installLatch, packLatch } from './packageInstall.ts';
 
 const NODES = [
   // The daemon, SDK and end-to-end suites, whole.

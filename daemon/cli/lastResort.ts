@@ -1,5 +1,3 @@
-import { writeSync } from 'node:fs';
-
 /**
  * A door's promise that its process never ends without an explicit answer. An agent runs the
  * tool when its hook exits 0 with no output, exits 1 on a crash, or is killed at its timeout;
@@ -18,15 +16,6 @@ export interface LastResortOptions {
   exitCode: number;
   /** Answer deny on its own this many ms from now (before the caller's own deadline). */
   deadlineMs?: number;
-}
-
-/** Writes a line to stderr synchronously: safe in an 'exit' handler, where streams may not flush. */
-export function writeStderrLine(line: string): void {
-  try {
-    writeSync(2, `${line}\n`);
-  } catch {
-    // stderr is gone: the exit code still says no
-  }
 }
 
 export function guardWithLastResort(options: LastResortOptions): LastResort {

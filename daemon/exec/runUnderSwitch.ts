@@ -1,6 +1,6 @@
 import { constants } from 'node:os';
-import { writeStderrLine } from '../cli/lastResort.ts';
 import type { LatchConfig } from '../config/config.ts';
+import { writeStderrLine } from '../output/stderrLine.ts';
 import { watchDaemon } from '../socket/watchDaemon.ts';
 import { endCommandTree } from './endCommandTree.ts';
 import { startCommand } from './startCommand.ts';

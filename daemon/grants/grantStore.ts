@@ -1,5 +1,6 @@
 import type { Grant, SimilarCall } from '../../shared/messages/approvals.ts';
 import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
+import { PreparedStatements } from '../state/preparedStatements.ts';
 import type { SqliteDatabase, SqliteStatement } from '../state/sqlite.ts';
 
 const SCHEMA = `
@@ -87,19 +88,15 @@ export function grantCovers(grant: StoredGrant, call: GrantedCall): boolean {
  * revoke from `latch policy revoke` takes effect at the daemon's next call.
  */
 export class GrantStore {
-  readonly #db: SqliteDatabase;
-  // Prepared once, as in StateStore: one prepared per call holds native memory until a full GC.
-  readonly #statements = new Map<string, SqliteStatement>();
+  readonly #statements: PreparedStatements;
 
   constructor(db: SqliteDatabase) {
-    this.#db = db;
-    this.#db.exec(SCHEMA);
+    db.exec(SCHEMA);
+    this.#statements = new PreparedStatements(db);
   }
 
   #statement(sql: string): SqliteStatement {
-    let statement = this.#statements.get(sql);
-    if (!statement) this.#statements.set(sql, (statement = this.#db.prepare(sql)));
-    return statement;
+    return this.#statements.get(sql);
   }
 
   add(grant: StoredGrant): void {

@@ -1,5 +1,5 @@
+import type { GateQuestion } from '../socket/askDaemon.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
-import type { GateQuestion } from '../cli/askDaemon.ts';
 import { fileEditDiff } from './fileEditDiff.ts';
 
 export const CLAUDE_CODE_EVENTS = ['PreToolUse', 'PermissionRequest'] as const;

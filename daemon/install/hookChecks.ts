@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import type { Check } from '../cli/check.ts';
 import { AGENT_DEFAULT_HOOK_TIMEOUT_SECONDS } from '../hooks/hookDeadline.ts';
+import type { Check } from '../output/check.ts';
 import { AGENT_HOOKS, AGENTS, type Agent } from './agents.ts';
 import { findLatchHooks, type FoundHook } from './findLatchHooks.ts';
 import { parseHookCommand } from './parseHookCommand.ts';

@@ -11,8 +11,8 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
+import { askDaemon } from '../socket/askDaemon.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
-import { askDaemon } from '../cli/askDaemon.ts';
 
 /**
  * `latch mcp -- <server…>`: a stdio MCP proxy. It starts the real server and forwards every

@@ -69,14 +69,17 @@ async function onPush(text: string): Promise<void> {
     });
     return;
   }
-  const opened = await openPushed(push.fleet, push.requestId, push.box);
+  // A request push always shows a notification: one that cannot be opened (storage or the
+  // relay failing) says only that a request waits, and a privacy setting that cannot be read
+  // hides the details.
+  const opened = await openPushed(push.fleet, push.requestId, push.box).catch(() => undefined);
   const data: NotificationData = {
     fleet: push.fleet,
     requestId: push.requestId,
     ...(opened ? { host: opened.details.host } : {}),
   };
   const shown = opened
-    ? notificationText(opened.details, await loadLockScreenPrivacy())
+    ? notificationText(opened.details, await loadLockScreenPrivacy().catch(() => true))
     : { title: 'Latch: a request is waiting', body: 'Open Latch to see it.' };
   await self.registration.showNotification(shown.title, {
     body: shown.body,

@@ -3,8 +3,8 @@ import { row, rows, type FleetContext, type RequestRow } from './context.ts';
 import { notifyClosed } from './notify.ts';
 import { RECENT_MS } from './requests.ts';
 
-/** Expires what is due, tells each daemon, and returns the next deadline (for the alarm). */
-export function expireDue(ctx: FleetContext): number | undefined {
+/** Expires what is due and tells each daemon; the alarm asks nextDeadline for the next one. */
+export function expireDue(ctx: FleetContext): void {
   const now = ctx.now();
   const due = rows<RequestRow>(ctx.sql, "SELECT * FROM requests WHERE state = 'pending' AND exp <= ?", now);
   for (const stored of due) {
@@ -16,7 +16,6 @@ export function expireDue(ctx: FleetContext): number | undefined {
     ctx.emit(stored.host, { v: PROTOCOL_VERSION, type: 'expired', requestId: stored.request_id, at: now });
     notifyClosed(ctx, stored);
   }
-  return nextDeadline(ctx);
 }
 
 export function nextDeadline(ctx: FleetContext): number | undefined {

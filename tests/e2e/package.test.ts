@@ -15,7 +15,12 @@ import { parse } from 'smol-toml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DoctorJson } from '../../daemon/cli/commands/doctor.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { installLatch, packLatch, type InstalledLatch, type PackedLatch } from '../support/packageInstall.ts';
+import {
+  installLatch,
+  packLatch,
+  type InstalledLatch,
+  type PackedLatch,
+} from '../../scripts/packageInstall.ts';
 
 /**
  * Latch as a user installs it: `npm install -g` of the packed tarball (better-sqlite3 built from

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
+import { pushMessageSchema } from '../../shared/messages/events.ts';
+import { parseJson } from '../../shared/schema/parse.ts';
 import { findChromium } from './findChromium.ts';
 
 /** Where screenshots go: git-ignored, looked at after a run. */
@@ -103,8 +105,51 @@ export async function launchPhone(
   };
 }
 
-/** Delivers a push message's plaintext to the phone's service worker, as the browser would after decrypting it. */
+/**
+ * Delivers a push message's plaintext to the phone's service worker, as the browser would after
+ * decrypting it. Chromium drops a DevTools push now and then on a loaded machine (the command
+ * succeeds, no push event runs), so a push the worker must answer is confirmed: its handler
+ * posts `refresh` to the pages it controls before anything else, and a push not heard of within
+ * 15 s is delivered again, as a push service retries. What the handler then does is untouched:
+ * a handler that runs and shows nothing still fails the test that expects a notification.
+ */
 export async function deliverPush(phone: BrowserPhone, origin: string, data: string): Promise<void> {
+  // Only a page the worker controls hears it, and only of a push the worker can parse.
+  const heard = parseJson(pushMessageSchema, data).ok ? await pushesHeard(phone) : undefined;
+  for (let delivery = 1; ; delivery++) {
+    await deliverPushOnce(phone, origin, data);
+    if (heard === undefined) return;
+    const handled = await phone.page
+      .waitForFunction((before) => (window as PushCounting).__latchPushesHeard! > before, heard, {
+        timeout: 15_000,
+      })
+      .then(() => true)
+      .catch(() => false);
+    if (handled) return;
+    if (delivery === 3) throw new Error('the service worker never received the push (3 deliveries)');
+  }
+}
+
+type PushCounting = Window & { __latchPushesHeard?: number };
+
+/** Starts counting, in the page, the pushes the worker says it received: the count so far. */
+async function pushesHeard(phone: BrowserPhone): Promise<number | undefined> {
+  return phone.page
+    .evaluate(() => {
+      const page = window as PushCounting;
+      if (!navigator.serviceWorker.controller) return undefined;
+      if (page.__latchPushesHeard === undefined) {
+        page.__latchPushesHeard = 0;
+        navigator.serviceWorker.addEventListener('message', (event: MessageEvent) => {
+          if ((event.data as { type?: string } | null)?.type === 'refresh') page.__latchPushesHeard! += 1;
+        });
+      }
+      return page.__latchPushesHeard;
+    })
+    .catch(() => undefined);
+}
+
+async function deliverPushOnce(phone: BrowserPhone, origin: string, data: string): Promise<void> {
   type Updated = { registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] };
   let listener: ((updated: Updated) => void) | undefined;
   const registrations = new Promise<string>((resolve) => {

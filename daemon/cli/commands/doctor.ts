@@ -3,11 +3,11 @@ import { loadConfig, type LatchConfig } from '../../config/config.ts';
 import { latchFiles, latchHome, ownerOnlyFiles, socketPath } from '../../config/paths.ts';
 import { hookChecks } from '../../install/hookChecks.ts';
 import { neededHookTimeout } from '../../install/neededHookTimeout.ts';
+import type { Check } from '../../output/check.ts';
 import { parsePolicy, PolicyError, type Policy } from '../../policy/policy.ts';
 import { callDaemon } from '../../socket/daemonClient.ts';
 import type { DaemonStatus } from '../../socket/localApi.ts';
 import { openState, StateError } from '../../state/openState.ts';
-import type { Check } from '../check.ts';
 import { printJson } from '../printJson.ts';
 
 /** `latch doctor --json`'s one object (docs/daemon.md#for-scripts): `ok` when every check passes. */

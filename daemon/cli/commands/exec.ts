@@ -2,8 +2,9 @@ import type { RiskLevel } from '../../../shared/messages/common.ts';
 import { ConfigError, loadConfig, type LatchConfig } from '../../config/config.ts';
 import { latchFiles, latchHome } from '../../config/paths.ts';
 import { EXEC_EXIT, runUnderSwitch } from '../../exec/runUnderSwitch.ts';
-import { askDaemon } from '../askDaemon.ts';
-import { guardWithLastResort, writeStderrLine } from '../lastResort.ts';
+import { writeStderrLine } from '../../output/stderrLine.ts';
+import { askDaemon } from '../../socket/askDaemon.ts';
+import { guardWithLastResort } from '../lastResort.ts';
 
 /** The exit code of `latch exec` when the command did not run: denied, or no answer. */
 export const EXEC_DENIED = EXEC_EXIT.denied;

@@ -7,9 +7,10 @@ import {
   hookTimeoutFor,
   phoneWaitFor,
 } from '../../hooks/hookDeadline.ts';
+import { writeStderrLine } from '../../output/stderrLine.ts';
+import { askDaemon } from '../../socket/askDaemon.ts';
 import type { GateAnswer } from '../../socket/localApi.ts';
-import { askDaemon } from '../askDaemon.ts';
-import { guardWithLastResort, writeStderrLine } from '../lastResort.ts';
+import { guardWithLastResort } from '../lastResort.ts';
 import { parseWholeNumber } from '../wholeNumber.ts';
 
 const MAX_HOOK_INPUT_BYTES = 1024 * 1024;

@@ -1,6 +1,6 @@
 import type { RiskLevel } from '../../../shared/messages/common.ts';
+import { askDaemon } from '../../socket/askDaemon.ts';
 import type { AllowedVia, BlockReason, GateAnswer } from '../../socket/localApi.ts';
-import { askDaemon } from '../askDaemon.ts';
 import { isUnavailable, REQUEST_EXIT } from '../exitCodes.ts';
 import { guardWithLastResort } from '../lastResort.ts';
 import { printJson } from '../printJson.ts';

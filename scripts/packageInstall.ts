@@ -9,7 +9,7 @@ import { join } from 'node:path';
  * npm ignores `--omit=optional` for a global install).
  */
 
-const ROOT = new URL('../..', import.meta.url).pathname;
+const ROOT = new URL('..', import.meta.url).pathname;
 
 /** What the build must have made for the package to hold anything that runs. */
 const BUILT = ['dist/latch/main.mjs', 'dist/latch/hook.cjs', 'dist/sdk/latch.d.ts', 'dist/relay/index.js'];

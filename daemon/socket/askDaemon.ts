@@ -1,7 +1,7 @@
 import { canPromptOnTty, promptOnTty } from '../fallback/ttyPrompt.ts';
-import { DaemonUnreachableError, gateCall } from '../socket/daemonClient.ts';
-import type { GateAnswer, GateRequest } from '../socket/localApi.ts';
-import { InsecurePathError } from '../socket/securePath.ts';
+import { DaemonUnreachableError, gateCall } from './daemonClient.ts';
+import type { GateAnswer, GateRequest } from './localApi.ts';
+import { InsecurePathError } from './securePath.ts';
 import { startSpinner } from './spinner.ts';
 
 export type GateQuestion = Partial<Omit<GateRequest, 'interactive'>> & Pick<GateRequest, 'tool'>;

@@ -1,0 +1,94 @@
+import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
+import type { PreparedStatements } from './preparedStatements.ts';
+
+export type StoredDevice = PairedDevice & { pairedAt: number; revoked: boolean };
+
+interface DeviceRow {
+  id: string;
+  name: string;
+  device_key: string;
+  ecdh_key: string;
+  credential_id: string;
+  credential_key: string;
+  counter: number;
+  paired_at: number;
+  revoked_at: number | null;
+}
+
+function toDevice(row: DeviceRow): StoredDevice {
+  return {
+    id: row.id,
+    name: row.name,
+    deviceKey: row.device_key,
+    ecdhKey: row.ecdh_key,
+    credential: {
+      id: row.credential_id,
+      publicKey: row.credential_key,
+      counter: row.counter,
+      device: row.id,
+    },
+    pairedAt: row.paired_at,
+    revoked: row.revoked_at !== null,
+  };
+}
+
+/** The paired phones: their keys, their credential's counter, and whether they were revoked. */
+export class DeviceStore {
+  readonly #statements: PreparedStatements;
+
+  constructor(statements: PreparedStatements) {
+    this.#statements = statements;
+  }
+
+  add(device: PairedDevice, now: number): void {
+    this.#statements
+      .get(
+        `INSERT INTO devices (id, name, device_key, ecdh_key, credential_id, credential_key, counter, paired_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name, credential_id = excluded.credential_id,
+           credential_key = excluded.credential_key, counter = excluded.counter, revoked_at = NULL`,
+      )
+      .run(
+        device.id,
+        device.name,
+        device.deviceKey,
+        device.ecdhKey,
+        device.credential.id,
+        device.credential.publicKey,
+        device.credential.counter,
+        now,
+      );
+  }
+
+  list(options: { includeRevoked?: boolean } = {}): StoredDevice[] {
+    const where = options.includeRevoked ? '' : 'WHERE revoked_at IS NULL';
+    return (
+      this.#statements.get(`SELECT * FROM devices ${where} ORDER BY paired_at`).all() as DeviceRow[]
+    ).map(toDevice);
+  }
+
+  active(id: string): PairedDevice | undefined {
+    const row = this.#statements.get('SELECT * FROM devices WHERE id = ? AND revoked_at IS NULL').get(id) as
+      DeviceRow | undefined;
+    return row ? toDevice(row) : undefined;
+  }
+
+  byCredential(credentialId: string): PairedDevice | undefined {
+    const row = this.#statements
+      .get('SELECT * FROM devices WHERE credential_id = ? AND revoked_at IS NULL')
+      .get(credentialId) as DeviceRow | undefined;
+    return row ? toDevice(row) : undefined;
+  }
+
+  setCounter(device: string, counter: number): void {
+    this.#statements.get('UPDATE devices SET counter = ? WHERE id = ?').run(counter, device);
+  }
+
+  revoke(id: string, now: number): boolean {
+    return (
+      this.#statements
+        .get('UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
+        .run(now, id).changes === 1
+    );
+  }
+}

@@ -1,0 +1,91 @@
+import type { ApprovalBinding } from '../../shared/approvals/approvalChallenge.ts';
+import type { RequestDetails } from '../../shared/messages/approvals.ts';
+import type { PreparedStatements } from './preparedStatements.ts';
+
+export interface RequestRecord {
+  requestId: string;
+  dedupKey: string;
+  details: RequestDetails;
+  binding: ApprovalBinding;
+  /** `withdrawn`: nobody waited for the answer any more (gate/withdrawal); no answer counts. */
+  state: 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn';
+}
+
+/**
+ * How long a settled request is kept (docs/daemon.md). Long past any token's life: an answer
+ * that comes later finds no request and is refused as `unknown_request`.
+ */
+export const REQUEST_RETENTION_MS = 30 * 86_400_000;
+
+interface RequestRow {
+  request_id: string;
+  dedup_key: string;
+  details: string;
+  binding: string;
+  state: RequestRecord['state'];
+}
+
+/** The daemon's own requests: what it verifies decisions against. */
+export class RequestStore {
+  readonly #statements: PreparedStatements;
+
+  constructor(statements: PreparedStatements) {
+    this.#statements = statements;
+  }
+
+  save(record: RequestRecord, now: number): void {
+    this.#statements
+      .get(
+        'INSERT INTO requests (request_id, dedup_key, details, binding, state, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        record.requestId,
+        record.dedupKey,
+        JSON.stringify(record.details),
+        JSON.stringify(record.binding),
+        record.state,
+        now,
+      );
+  }
+
+  get(requestId: string): RequestRecord | undefined {
+    const row = this.#statements.get('SELECT * FROM requests WHERE request_id = ?').get(requestId) as
+      RequestRow | undefined;
+    if (!row) return undefined;
+    return {
+      requestId: row.request_id,
+      dedupKey: row.dedup_key,
+      details: JSON.parse(row.details) as RequestDetails,
+      binding: JSON.parse(row.binding) as ApprovalBinding,
+      state: row.state,
+    };
+  }
+
+  settle(requestId: string, state: Exclude<RequestRecord['state'], 'pending'>): boolean {
+    return (
+      this.#statements
+        .get("UPDATE requests SET state = ? WHERE request_id = ? AND state = 'pending'")
+        .run(state, requestId).changes === 1
+    );
+  }
+
+  /** The requests still waiting for a phone's answer, oldest first. */
+  pendingIds(): string[] {
+    return (
+      this.#statements
+        .get("SELECT request_id FROM requests WHERE state = 'pending' ORDER BY created_at")
+        .all() as { request_id: string }[]
+    ).map(({ request_id }) => request_id);
+  }
+
+  delete(requestId: string): void {
+    this.#statements.get('DELETE FROM requests WHERE request_id = ?').run(requestId);
+  }
+
+  /** Forgets settled requests older than the retention; a pending one stays, however old. */
+  prune(now: number): void {
+    this.#statements
+      .get("DELETE FROM requests WHERE created_at < ? AND state != 'pending'")
+      .run(now - REQUEST_RETENTION_MS);
+  }
+}

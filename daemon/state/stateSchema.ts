@@ -1,0 +1,70 @@
+import type { SqliteDatabase } from './sqlite.ts';
+
+const SCHEMA = `
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = FULL;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS devices (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  device_key TEXT NOT NULL,
+  ecdh_key TEXT NOT NULL,
+  credential_id TEXT NOT NULL UNIQUE,
+  credential_key TEXT NOT NULL,
+  counter INTEGER NOT NULL,
+  paired_at INTEGER NOT NULL,
+  revoked_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS used_tokens (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS requests (
+  request_id TEXT PRIMARY KEY,
+  dedup_key TEXT NOT NULL,
+  details TEXT NOT NULL,
+  binding TEXT NOT NULL,
+  state TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS switch (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  frozen INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  reason TEXT,
+  cause TEXT
+);
+INSERT OR IGNORE INTO switch (id, frozen, epoch) VALUES (1, 0, 0);
+CREATE TABLE IF NOT EXISTS freezes (
+  id TEXT PRIMARY KEY,
+  applied_at INTEGER NOT NULL,
+  ended_at INTEGER,
+  replayed_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS resume_votes (
+  freeze TEXT NOT NULL,
+  device TEXT NOT NULL,
+  counted_at INTEGER NOT NULL,
+  PRIMARY KEY (freeze, device)
+);
+CREATE TABLE IF NOT EXISTS totp_used (step INTEGER PRIMARY KEY, used_at INTEGER NOT NULL);
+`;
+
+/** Columns added to tables that earlier versions created: added at open where missing. */
+const ADDED_COLUMNS: readonly { table: string; column: string; type: string }[] = [
+  // The id of the freeze in force (kill-switch/freezeId), which resume votes must name.
+  { table: 'switch', column: 'freeze', type: 'TEXT' },
+];
+
+/** Creates what is missing: the tables of a new file, the columns an older version lacked. */
+export function migrateState(db: SqliteDatabase): void {
+  db.exec(SCHEMA);
+  // Under the write lock: the CLI and the daemon may open an older file at the same moment.
+  db.transaction(
+    () => {
+      for (const { table, column, type } of ADDED_COLUMNS) {
+        const columns = db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
+        if (!columns.some(({ name }) => name === column))
+          db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+      }
+    },
+    { immediate: true },
+  );
+}
