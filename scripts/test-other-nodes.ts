@@ -8,7 +8,7 @@
  * the tests' `latch` is the installed package's (tests/support/latchCli.ts).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installLatch, packLatch } from './packageInstall.ts';
@@ -35,6 +35,9 @@ function fetchNode(version: string): string {
   const cache = join('node_modules', '.cache', `node-${version}`);
   const node = join(cache, 'node_modules', 'node', 'bin', 'node');
   if (existsSync(node)) return node;
+  // The package's install script places the binary: allowed here, by name, as npm asks.
+  mkdirSync(cache, { recursive: true });
+  writeFileSync(join(cache, 'package.json'), JSON.stringify({ private: true, allowScripts: { node: true } }));
   const ran = spawnSync(
     'npm',
     ['install', '--prefix', cache, '--no-save', '--no-audit', '--no-fund', `node@${version}`],
