@@ -76,6 +76,7 @@ export async function listRequests(
   fleet: string,
   which: 'pending' | 'recent',
 ): Promise<ApiResult<RequestList>> {
+  const askedAt = Date.now();
   const { result, knownAt } = await keptRead(
     identity,
     fleetPath(fleet, `/requests?state=${which}`),
@@ -91,7 +92,10 @@ export async function listRequests(
   }
   const pending = new Set(result.value.requests.map((request) => request.requestId));
   const registration = await navigator.serviceWorker?.getRegistration().catch(() => undefined);
-  if (registration) await closeNotifications(registration, fleet, (id) => pending.has(id)).catch(() => {});
+  if (registration)
+    await closeNotifications(registration, fleet, (id) => pending.has(id), { shownBefore: askedAt }).catch(
+      () => {},
+    );
   return result;
 }
 

@@ -24,17 +24,23 @@ export function notificationData(value: unknown): NotificationData | undefined {
 
 /**
  * Closes the notifications of requests that no longer wait: those of `fleet` for which `waits`
- * says no. A notification reporting an outcome of this phone's own stays: the person reads it.
+ * says no (only the one tagged `tag`, if given). A notification reporting an outcome of this
+ * phone's own stays: the person reads it. So does one shown from `shownBefore` on: a list asked
+ * for before its request existed cannot say it no longer waits.
  */
 export async function closeNotifications(
   registration: ServiceWorkerRegistration,
   fleet: string,
   waits: (requestId: string) => boolean,
-  tag?: string,
+  only: { tag?: string; shownBefore?: number } = {},
 ): Promise<void> {
+  const { tag, shownBefore } = only;
   for (const notification of await registration.getNotifications(tag === undefined ? {} : { tag })) {
     const data = notificationData(notification.data);
     if (data?.fleet !== fleet || !data.requestId || data.outcome) continue;
+    // Safari has no timestamp: there, a list closes what it does not hold, as before.
+    const shownAt = (notification as Notification & { timestamp?: number }).timestamp;
+    if (shownBefore !== undefined && shownAt !== undefined && shownAt >= shownBefore) continue;
     if (!waits(data.requestId)) notification.close();
   }
 }

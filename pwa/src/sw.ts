@@ -58,7 +58,9 @@ async function onPush(text: string): Promise<void> {
   if (push.type === 'closed') {
     // Decided on another phone, expired or withdrawn: its notification goes (the push says which
     // request, not how it ended; the app shows that).
-    await closeNotifications(self.registration, push.fleet, (id) => id !== push.requestId, push.requestId);
+    await closeNotifications(self.registration, push.fleet, (id) => id !== push.requestId, {
+      tag: push.requestId,
+    });
     return;
   }
   if (push.type === 'summary') {
