@@ -1,6 +1,5 @@
+import { randomBytes } from 'node:crypto';
 import { GRANT_LIFETIME_MS } from '../../shared/approvals/grantLifetime.ts';
-import { toBase64url } from '../../shared/encoding/base64url.ts';
-import { randomBytes } from '../../shared/encoding/bytes.ts';
 import type { CapabilityToken, SimilarCall } from '../../shared/messages/approvals.ts';
 import type { RiskLevel } from '../../shared/messages/common.ts';
 import { conversationId } from '../gate/conversationId.ts';
@@ -59,7 +58,9 @@ export class Grants {
   ): StoredGrant {
     const similar: SimilarCall = record.details.similar!;
     const grant: StoredGrant = {
-      id: toBase64url(randomBytes(9)),
+      // Hex, not base64url: a person types it after `latch policy revoke`, where an id starting
+      // with '-' would be read as an option.
+      id: randomBytes(8).toString('hex'),
       kind: token.grant,
       similar,
       risk: record.details.risk,
