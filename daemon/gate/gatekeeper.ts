@@ -1,5 +1,6 @@
 import type { CapabilityToken } from '../../shared/messages/approvals.ts';
 import type { DenyEnvelope } from '../../shared/messages/envelopes.ts';
+import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
 import type { LatchConfig } from '../config/config.ts';
 import type { ConfigKeeper } from '../config/configKeeper.ts';
@@ -30,7 +31,7 @@ export interface GatekeeperOptions {
   relay: RelayClient;
   killSwitch: KillSwitch;
   policy: PolicyKeeper;
-  relying: { origins: readonly string[]; rpId: string };
+  relying: RelyingParty;
   hostId: string;
   totpPath: string;
   /** Freezes the fleet, as `latch panic` does: a phone's verified report asks for it. */

@@ -5,6 +5,7 @@ import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
 import type { CapabilityToken } from '../../shared/messages/approvals.ts';
 import type { DenyEnvelope, ReportScope } from '../../shared/messages/envelopes.ts';
+import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
 import type { Grants } from '../grants/grants.ts';
 import type { StateStore } from '../state/stateStore.ts';
@@ -15,7 +16,7 @@ import type { Waiting } from './waiting.ts';
 export interface RelayAnswersOptions {
   store: StateStore;
   audit: AuditLog;
-  relying: { origins: readonly string[]; rpId: string };
+  relying: RelyingParty;
   /** Freezes the fleet, as `latch panic` does: a phone's verified report asks for it. */
   freezeFleet(reason: string): Promise<unknown>;
   fatigue: PushFatigue;

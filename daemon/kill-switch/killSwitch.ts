@@ -4,6 +4,7 @@ import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import { verifyResumeVote } from '../../shared/kill-switch/verifyResumeVote.ts';
 import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
 import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts';
+import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
 import type { HostIdentity } from '../identity/hostIdentity.ts';
 import type { StateStore, SwitchState } from '../state/stateStore.ts';
@@ -15,7 +16,7 @@ export interface KillSwitchOptions {
   fleet: string;
   /** Asked at each count: a quorum raised in the config applies at once. */
   quorum: () => number;
-  relying: { origins: readonly string[]; rpId: string };
+  relying: RelyingParty;
 }
 
 /**

@@ -1,11 +1,15 @@
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
 import { sanitizeText } from '../../shared/text/sanitizeText.ts';
+import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
-import type { HostIdentity } from '../identity/hostIdentity.ts';
+import type { LatchConfig } from '../config/config.ts';
+import type { LatchFiles } from '../config/paths.ts';
+import { loadHostIdentity, type HostIdentity } from '../identity/hostIdentity.ts';
+import { relayClientFor, relyingPartyOf } from '../relay/hostRelay.ts';
 import type { RelayClient } from '../relay/relayClient.ts';
 import type { StateStore } from '../state/stateStore.ts';
-import type { KillSwitch } from './killSwitch.ts';
+import { KillSwitch } from './killSwitch.ts';
 
 export interface PanicContext {
   killSwitch: KillSwitch;
@@ -14,6 +18,23 @@ export interface PanicContext {
   audit: AuditLog;
   host: HostIdentity;
   fleet: string;
+}
+
+/**
+ * This host's kill switch and what a panic needs with it, wired the same way for the daemon and
+ * for `latch panic` when no daemon runs. `quorum` is asked at each count.
+ */
+export async function openPanicContext(
+  files: LatchFiles,
+  config: LatchConfig,
+  state: { store: StateStore; audit: AuditLog },
+  quorum: () => number,
+): Promise<PanicContext & { relying: RelyingParty }> {
+  const host = await loadHostIdentity(files.hostKey);
+  const fleet = config.host.fleet;
+  const relying = relyingPartyOf(config);
+  const killSwitch = new KillSwitch({ ...state, host, fleet, quorum, relying });
+  return { ...state, killSwitch, relay: relayClientFor(files, config), host, fleet, relying };
 }
 
 export type PanicOutcome = { told: true } | { told: false; error: string };

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { socketPath as defaultSocketPath } from '../config/paths.ts';
 import { readGateLine, type FallbackOffer, type GateAnswer } from './localApi.ts';
 import { readLines } from './readLines.ts';
-import { checkSocketPath, InsecurePathError } from './securePath.ts';
+import { checkSocketPath, NoSocketError } from './securePath.ts';
 
 export class DaemonUnreachableError extends Error {
   readonly code = 'daemon_unreachable';
@@ -24,7 +24,7 @@ export function checkedSocketPath(options: DaemonCallOptions): string {
   try {
     checkSocketPath(socketPath);
   } catch (error) {
-    if (error instanceof InsecurePathError && /does not exist$/.test(error.message)) {
+    if (error instanceof NoSocketError) {
       throw new DaemonUnreachableError(
         `the daemon is not running (no socket at ${socketPath}); start it with latch daemon`,
       );

@@ -5,11 +5,17 @@ export class InsecurePathError extends Error {
   readonly code = 'insecure_socket_path';
 }
 
+/** A step of the socket's path is missing: no daemon has made its socket there. */
+export class NoSocketError extends Error {
+  readonly code = 'no_socket';
+}
+
 /**
  * Walks the socket's path from `/` with lstat, as a client must before connecting (design.md):
  * no step may be a symbolic link, owned by another user (root excepted), or writable by group or
  * others, except a root-owned sticky directory such as /tmp, where nobody else can rename or
- * remove what we own. The socket itself must be ours and no one else's. Throws InsecurePathError.
+ * remove what we own. The socket itself must be ours and no one else's. Throws InsecurePathError,
+ * or NoSocketError where a step is missing.
  */
 export function checkSocketPath(socketPath: string, uid: number = process.getuid?.() ?? 0): void {
   const absolute = resolve(socketPath);
@@ -23,7 +29,7 @@ export function checkSocketPath(socketPath: string, uid: number = process.getuid
     try {
       stat = lstatSync(step);
     } catch {
-      throw new InsecurePathError(`${step} does not exist`);
+      throw new NoSocketError(`${step} does not exist`);
     }
     if (stat.isSymbolicLink()) throw new InsecurePathError(`${step} is a symbolic link`);
     if (stat.uid !== uid && stat.uid !== 0)

@@ -8,7 +8,7 @@ import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { refusal, refuseWith, type RelayResult } from '../http/relayError.ts';
 import { row, rows, type FleetContext } from './context.ts';
 import { activeDevice, consumeNonce } from './deviceAuth.ts';
-import type { RelyingParty } from './pairing.ts';
+import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 
 interface SwitchRow {
   frozen: number;

@@ -5,6 +5,7 @@ import { keyId } from '../../shared/keys/p256.ts';
 import type { PairConfirmRequest, PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
 import type { OfferStatus, PairConfirmed } from '../../shared/messages/relayViews.ts';
 import { verifyPasskeyRegistration } from '../../shared/pairing/verifyPasskeyRegistration.ts';
+import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import { refusal, refuseWith, type RelayResult, type Unversioned } from '../http/relayError.ts';
 import { row, type FleetContext, type HostRow } from './context.ts';
 import { activeDevice, authenticateDevice, consumeNonce, type SignedRequest } from './deviceAuth.ts';
@@ -24,12 +25,6 @@ interface OfferRow {
   exp: number;
   completion: string | null;
   confirmed_at: number | null;
-}
-
-/** Where the PWA is served, hence the WebAuthn origin and RP ID its passkeys are bound to. */
-export interface RelyingParty {
-  origins: readonly string[];
-  rpId: string;
 }
 
 /**

@@ -16,7 +16,7 @@ import { refusal, refuseWith, type RelayResult, type Unversioned } from '../http
 import { row, rows, type DeviceRow, type FleetContext, type HostRow, type RequestRow } from './context.ts';
 import { activeDevice, consumeNonce } from './deviceAuth.ts';
 import { notifyClosed, notifyNewRequest } from './notify.ts';
-import type { RelyingParty } from './pairing.ts';
+import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 
 /** A request may wait at most a day; the daemon's default is five minutes. */
 const MAX_REQUEST_TTL_MS = 24 * 3600_000;

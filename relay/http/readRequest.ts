@@ -4,7 +4,7 @@ import type { Field } from '../../shared/schema/index.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { validateId } from '../../shared/text/validateId.ts';
 import type { SignedRequest } from '../fleet/deviceAuth.ts';
-import type { RelyingParty } from '../fleet/pairing.ts';
+import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import { readBody } from './readBody.ts';
 import { refusal, RefusalError, refuseWith } from './relayError.ts';
 

@@ -2,14 +2,12 @@ import { toBase64url } from '../encoding/base64url.ts';
 import { attempt, LatchError, type Result } from '../errors.ts';
 import type { CapabilityToken, Decision } from '../messages/approvals.ts';
 import type { PairedCredential } from '../webauthn/pairedCredential.ts';
-import { verifyAssertion } from '../webauthn/verifyAssertion.ts';
+import { verifyAssertion, type RelyingParty } from '../webauthn/verifyAssertion.ts';
 import { approvalChallenge, type ApprovalBinding } from './approvalChallenge.ts';
 import type { SingleUseStore } from './singleUseStore.ts';
 
 /** What the daemon knows of its own request, plus where the PWA lives. */
-export interface TokenExpectation extends ApprovalBinding {
-  origins: readonly string[];
-  rpId: string;
+export interface TokenExpectation extends ApprovalBinding, RelyingParty {
   now?: number;
 }
 

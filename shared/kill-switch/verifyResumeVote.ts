@@ -1,15 +1,13 @@
 import { attempt, LatchError, type Result } from '../errors.ts';
 import type { ResumeVote } from '../messages/killSwitch.ts';
 import type { PairedCredential } from '../webauthn/pairedCredential.ts';
-import { verifyAssertion } from '../webauthn/verifyAssertion.ts';
+import { verifyAssertion, type RelyingParty } from '../webauthn/verifyAssertion.ts';
 import { resumeChallenge } from './resumeChallenge.ts';
 
-export interface VoteExpectation {
+export interface VoteExpectation extends RelyingParty {
   fleet: string;
   /** The id (kill-switch/freezeId) of the freeze the verifier itself holds in force. */
   freeze: string;
-  origins: readonly string[];
-  rpId: string;
 }
 
 /**

@@ -4,6 +4,7 @@ import { attempt, LatchError, type Result } from '../errors.ts';
 import { keyId } from '../keys/p256.ts';
 import type { PairingCompletion, PairingOffer } from '../messages/pairing.ts';
 import type { PairedCredential } from '../webauthn/pairedCredential.ts';
+import type { RelyingParty } from '../webauthn/verifyAssertion.ts';
 import { derivePairingKeys } from './pairingKeys.ts';
 import { completionMac } from './pairingTranscript.ts';
 import { verifyPasskeyRegistration } from './verifyPasskeyRegistration.ts';
@@ -26,7 +27,7 @@ export function verifyPairingCompletion(
   completion: PairingCompletion,
   offer: PairingOffer,
   secret: Uint8Array<ArrayBuffer>,
-  relying: { origins: readonly string[]; rpId: string },
+  relying: RelyingParty,
 ): Promise<Result<PairedDevice>> {
   return attempt(async () => {
     // Ensure it answers our offer, in our fleet: the relay finds offers by id and tells the

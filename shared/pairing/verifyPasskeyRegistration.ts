@@ -4,6 +4,7 @@ import { LatchError } from '../errors.ts';
 import type { DeviceKeys, Registration } from '../messages/pairing.ts';
 import { COSE_ALGORITHMS } from '../webauthn/coseSignature.ts';
 import type { PairedCredential } from '../webauthn/pairedCredential.ts';
+import type { RelyingParty } from '../webauthn/verifyAssertion.ts';
 import { registrationChallenge } from './registrationChallenge.ts';
 
 /**
@@ -15,7 +16,7 @@ import { registrationChallenge } from './registrationChallenge.ts';
 export async function verifyPasskeyRegistration(
   device: Pick<DeviceKeys, 'id' | 'deviceKey' | 'ecdhKey'>,
   registration: Registration,
-  relying: { origins: readonly string[]; rpId: string },
+  relying: RelyingParty,
 ): Promise<PairedCredential> {
   let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {

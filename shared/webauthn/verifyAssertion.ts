@@ -5,12 +5,16 @@ import type { Assertion } from '../messages/common.ts';
 import { verifyCoseSignature } from './coseSignature.ts';
 import type { PairedCredential } from './pairedCredential.ts';
 
-export interface AssertionExpectation {
-  /** The challenge the daemon derived from its own record, never one the assertion offers. */
-  challenge: Uint8Array;
-  /** The relay origins the PWA is served from, e.g. "https://latch.example.com". */
+/** Who an assertion must be for: the relay origins the PWA is served from, and its RP id. */
+export interface RelyingParty {
+  /** e.g. "https://latch.example.com" */
   origins: readonly string[];
   rpId: string;
+}
+
+export interface AssertionExpectation extends RelyingParty {
+  /** The challenge the daemon derived from its own record, never one the assertion offers. */
+  challenge: Uint8Array;
 }
 
 export interface VerifiedAssertion {

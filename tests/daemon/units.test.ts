@@ -7,7 +7,7 @@ import { ConfigError, configTemplate, loadConfig } from '../../daemon/config/con
 import { base32, matchTotp, totpCode } from '../../daemon/fallback/totp.ts';
 import { localChallenge } from '../../daemon/fallback/localChallenge.ts';
 import { readGateRequest } from '../../daemon/socket/localApi.ts';
-import { checkSocketPath, InsecurePathError } from '../../daemon/socket/securePath.ts';
+import { checkSocketPath, InsecurePathError, NoSocketError } from '../../daemon/socket/securePath.ts';
 import { writeFileSync } from 'node:fs';
 
 describe('TOTP (RFC 6238, SHA-1)', () => {
@@ -78,6 +78,12 @@ describe('the socket path walk', () => {
     chmodSync(directory, mode);
     expect(() => checkSocketPath(socket.path)).toThrow(message);
     socket.close();
+  });
+
+  it('tells a missing socket (no daemon) from an unsafe one, by its class', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'latch-walk-'));
+    expect(() => checkSocketPath(join(directory, 'nothing', 'daemon.sock'))).toThrow(NoSocketError);
+    expect(() => checkSocketPath(join(directory, 'nothing', 'daemon.sock'))).not.toThrow(InsecurePathError);
   });
 
   it('refuses a symbolic link anywhere on the way', async () => {

@@ -12,7 +12,7 @@ import { sanitizeText } from '../../../shared/text/sanitizeText.ts';
 import { PROTOCOL_VERSION } from '../../../shared/version.ts';
 import { newTotpSecret, totpUri } from '../../fallback/totp.ts';
 import { loadHostIdentity } from '../../identity/hostIdentity.ts';
-import { RelayClient } from '../../relay/relayClient.ts';
+import { relayClientFor, relyingPartyOf } from '../../relay/hostRelay.ts';
 import type { AuditLog } from '../../audit/auditLog.ts';
 import { canPromptOnTty, promptOnTty } from '../../fallback/ttyPrompt.ts';
 import type { Enrolment } from '../../pairing/enrolment.ts';
@@ -23,7 +23,6 @@ import type { GateAnswer } from '../../socket/localApi.ts';
 import type { StateStore } from '../../state/stateStore.ts';
 import type { PairedDevice } from '../../../shared/pairing/verifyPairingCompletion.ts';
 import { fail, openHome } from '../home.ts';
-import { existsSync, readFileSync } from 'node:fs';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -79,9 +78,8 @@ async function askDaemonToEnrol(enrolment: Enrolment, approvalSeconds: number): 
 export async function run(options: { totp?: boolean; timeout: number }): Promise<void> {
   const { files, config, store, audit } = openHome();
   const host = await loadHostIdentity(files.hostKey);
-  const token = existsSync(files.hostToken) ? readFileSync(files.hostToken, 'utf8').trim() : undefined;
-  const relay = new RelayClient(config.relay.url, config.host.fleet, () => token);
-  const relying = { origins: [config.relay.url], rpId: new URL(config.relay.url).hostname };
+  const relay = relayClientFor(files, config);
+  const relying = relyingPartyOf(config);
   const ttlMs = options.timeout * 1000;
 
   const secret = randomBytes(PAIRING_SECRET_BYTES);

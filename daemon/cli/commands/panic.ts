@@ -1,8 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { loadHostIdentity } from '../../identity/hostIdentity.ts';
-import { KillSwitch } from '../../kill-switch/killSwitch.ts';
-import { panic, type PanicOutcome } from '../../kill-switch/panic.ts';
-import { RelayClient } from '../../relay/relayClient.ts';
+import { openPanicContext, panic, type PanicOutcome } from '../../kill-switch/panic.ts';
 import { callDaemon } from '../../socket/daemonClient.ts';
 import { openHome } from '../home.ts';
 
@@ -33,20 +29,9 @@ export async function run(words: string[]): Promise<void> {
   if (outcome) report(outcome, 'The daemon tells it as soon as the relay answers again.');
 
   const { files, config, store, audit } = openHome();
-  const host = await loadHostIdentity(files.hostKey);
-  const relying = { origins: [config.relay.url], rpId: new URL(config.relay.url).hostname };
-  const killSwitch = new KillSwitch({
-    store,
-    audit,
-    host,
-    fleet: config.host.fleet,
-    quorum: () => config.killSwitch.quorum,
-    relying,
-  });
-  const token = existsSync(files.hostToken) ? readFileSync(files.hostToken, 'utf8').trim() : undefined;
-  const relay = new RelayClient(config.relay.url, config.host.fleet, () => token);
+  const context = await openPanicContext(files, config, { store, audit }, () => config.killSwitch.quorum);
   report(
-    await panic({ killSwitch, relay, store, audit, host, fleet: config.host.fleet }, reason, 'cli'),
+    await panic(context, reason, 'cli'),
     'The daemon tells it once it runs and reaches the relay.',
     'the fleet is frozen (the daemon is not running)',
   );

@@ -1,0 +1,42 @@
+import type { LatchConfig } from '../config/config.ts';
+import type { ConnectionStatus } from '../relay/relayConnection.ts';
+import type { KillSwitch } from './killSwitch.ts';
+
+/** How often strict mode looks at how long the relay has been out of reach. */
+const CHECK_EVERY_MS = 1000;
+
+/**
+ * Follows the relay connection's status, for `latch status` and for strict mode: with
+ * `[kill_switch] strict`, a relay out of reach longer than the grace period freezes this host.
+ * `settings` is asked at each check: a change to the config in force applies at once.
+ */
+export class RelayReachability {
+  #status: ConnectionStatus = 'connecting';
+  #unreachableSince: number | undefined = Date.now();
+  readonly #check: NodeJS.Timeout;
+
+  constructor(killSwitch: KillSwitch, settings: () => LatchConfig['killSwitch']) {
+    this.#check = setInterval(() => {
+      const { strict, graceSeconds } = settings();
+      if (!strict || this.#unreachableSince === undefined || killSwitch.state.frozen) return;
+      if (Date.now() - this.#unreachableSince >= graceSeconds * 1000)
+        killSwitch.freezeUnreachable(
+          'the relay has been unreachable longer than the grace period (strict mode)',
+        );
+    }, CHECK_EVERY_MS);
+  }
+
+  get status(): ConnectionStatus {
+    return this.#status;
+  }
+
+  update(status: ConnectionStatus): void {
+    this.#status = status;
+    if (status === 'connected') this.#unreachableSince = undefined;
+    else this.#unreachableSince ??= Date.now();
+  }
+
+  stop(): void {
+    clearInterval(this.#check);
+  }
+}

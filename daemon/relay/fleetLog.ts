@@ -1,0 +1,70 @@
+import { freezeId } from '../../shared/kill-switch/freezeId.ts';
+import type { HostEvent } from '../../shared/messages/events.ts';
+import type { HostFrame } from '../../shared/messages/relayViews.ts';
+
+/** What the daemon does with each kind of event from its fleet's log. */
+export type FleetLogHandlers = {
+  [Type in HostEvent['type']]: (event: Extract<HostEvent, { type: Type }>) => Promise<void> | void;
+};
+
+/** Where the daemon keeps the sequence number of the last frame it handled (state.db's meta). */
+export interface Cursor {
+  read(): number;
+  write(seq: number): void;
+}
+
+/**
+ * Follows the fleet's event log as the relay streams it, from the cursor on: each frame is handled
+ * to the end before the next, in order, and the cursor then moves past it, so a restart replays
+ * nothing already handled and misses nothing decided meanwhile.
+ */
+export class FleetLog {
+  readonly #handlers: FleetLogHandlers;
+  readonly #cursor: Cursor;
+  readonly #log: (line: string) => void;
+  #frames = Promise.resolve();
+  // A state frame sums up the relay's log so far; the frames replayed after it, up to its seq,
+  // are that past. A freeze among them other than the one the state holds in force ended before
+  // this connection (and this host never saw it): applied now, it would end the freeze in force,
+  // and the votes that ended it would then lift this host while the fleet stays frozen. Passing
+  // it over is what a relay withholding it would cause, so the relay's word is enough for that.
+  #summed: { seq: number; inForce: string | null } = { seq: 0, inForce: null };
+
+  constructor(handlers: FleetLogHandlers, cursor: Cursor, log: (line: string) => void) {
+    this.#handlers = handlers;
+    this.#cursor = cursor;
+    this.#log = log;
+  }
+
+  /** Queues a frame from the relay connection. */
+  receive(frame: HostFrame): void {
+    this.#frames = this.#frames
+      .then(() => this.#handle(frame))
+      .catch((error: unknown) => this.#log(`an event failed: ${(error as Error).message}`));
+  }
+
+  /** Resolves once every frame received so far has been handled. */
+  settled(): Promise<void> {
+    return this.#frames;
+  }
+
+  async #handle({ seq, event }: HostFrame): Promise<void> {
+    if (event.type === 'state') {
+      this.#summed = {
+        seq,
+        inForce: event.state.frozen && event.state.freeze ? await freezeId(event.state.freeze) : null,
+      };
+      await this.#handlers.state(event);
+      // A cursor beyond the relay's log did not come from it: the relay replays its whole log
+      // after this frame, and the cursor follows the relay's numbering from here.
+      if (seq < this.#cursor.read()) this.#cursor.write(seq);
+      return;
+    }
+    const pastFreeze =
+      event.type === 'frozen' &&
+      seq <= this.#summed.seq &&
+      (await freezeId(event.envelope)) !== this.#summed.inForce;
+    if (!pastFreeze) await (this.#handlers[event.type] as (event: HostEvent) => Promise<void> | void)(event);
+    this.#cursor.write(Math.max(seq, this.#cursor.read()));
+  }
+}

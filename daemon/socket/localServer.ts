@@ -1,0 +1,134 @@
+import { chmodSync, existsSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect } from 'node:net';
+import { dirname } from 'node:path';
+import type { Conversation } from '../gate/conversation.ts';
+import { daemonLog as log } from '../output/daemonLog.ts';
+import { serveGateConversation } from './gateConversation.ts';
+import type { DaemonStatus, GateAnswer, GateRequest } from './localApi.ts';
+
+const MAX_LOCAL_BODY_BYTES = 1024 * 1024;
+
+/** What the daemon answers on its socket, one handler per route of the local API (docs/daemon.md). */
+export interface LocalRoutes {
+  /** `POST /v1/gate`: one agent call's whole conversation. */
+  gate(call: GateRequest, conversation: Conversation): Promise<GateAnswer>;
+  /** `POST /v1/enrol`: the body as sent; the status and body to answer with. */
+  enrol(body: unknown): Promise<{ status: number; body: unknown }>;
+  /** `GET /v1/status`. */
+  status(): DaemonStatus;
+  /** `POST /v1/panic`: the reason as sent, if it is a string. */
+  panic(reason: string): Promise<object>;
+  /** The kill switch's state, as `GET /v1/watch` streams it: now, then at each change. */
+  watched(): { frozen: boolean; reason: string | null };
+}
+
+export interface LocalServer {
+  socketPath: string;
+  /** Streams the state `watched` gives now to every `GET /v1/watch` client. */
+  notifyWatchers(): void;
+  close(): Promise<void>;
+}
+
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_LOCAL_BODY_BYTES) throw new Error('the request is over 1 MiB');
+    chunks.push(chunk as Buffer);
+  }
+  return chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+}
+
+function send(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/**
+ * Makes the socket's directory (0700) and clears a dead socket file. Refuses a directory that
+ * exists with a wider mode, and a socket another daemon still answers on.
+ */
+async function prepareSocket(path: string): Promise<void> {
+  const directory = dirname(path);
+  if (!existsSync(directory)) mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const mode = lstatSync(directory).mode & 0o777;
+  if (mode !== 0o700)
+    throw new Error(`${directory} has mode ${mode.toString(8)}; it must be 0700 (chmod 700 ${directory})`);
+  if (!existsSync(path)) return;
+  const alive = await new Promise<boolean>((resolve) => {
+    const probe = connect(path);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+  if (alive) throw new Error(`another daemon is already listening on ${path}`);
+  unlinkSync(path);
+  log(`removed a dead socket file at ${path}`);
+}
+
+/** The daemon's local API on its Unix socket, created 0600 in a 0700 directory. */
+export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Promise<LocalServer> {
+  const watchers = new Set<ServerResponse>();
+  const watchLine = () => `${JSON.stringify(routes.watched())}\n`;
+
+  const answer = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const route = `${request.method} ${request.url}`;
+    if (route === 'POST /v1/gate') return serveGateConversation(request, response, routes.gate);
+    if (route === 'POST /v1/enrol') {
+      const enrolled = await routes.enrol(await readJson(request));
+      return send(response, enrolled.status, enrolled.body);
+    }
+    if (route === 'GET /v1/status') return send(response, 200, routes.status());
+    if (route === 'POST /v1/panic') {
+      const body = (await readJson(request)) as { reason?: unknown } | undefined;
+      const outcome = await routes.panic(typeof body?.reason === 'string' ? body.reason : '');
+      return send(response, 200, { ...routes.status(), ...outcome });
+    }
+    if (route === 'GET /v1/watch') {
+      response.writeHead(200, { 'content-type': 'application/x-ndjson' }).write(watchLine());
+      watchers.add(response);
+      request.on('close', () => watchers.delete(response));
+      return;
+    }
+    send(response, 404, { error: { code: 'not_found', message: `no route ${route}` } });
+  };
+
+  const server = createServer((request, response) => {
+    answer(request, response).catch((error: unknown) => {
+      // Mid-conversation, the client reads a cut answer as no answer: a deny.
+      if (response.headersSent) response.destroy();
+      else send(response, 400, { error: { code: 'invalid_request', message: (error as Error).message } });
+    });
+  });
+
+  await prepareSocket(socketPath);
+  // The socket is created 0600 from the start (no window with a wider mode), then checked.
+  const previousUmask = process.umask(0o177);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, resolve);
+    });
+  } finally {
+    process.umask(previousUmask);
+  }
+  chmodSync(socketPath, 0o600);
+  log(`listening on ${socketPath}`);
+
+  return {
+    socketPath,
+    notifyWatchers: () => {
+      const line = watchLine();
+      for (const watcher of watchers) watcher.write(line);
+    },
+    close: async () => {
+      for (const watcher of watchers) watcher.end();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
