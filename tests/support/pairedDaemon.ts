@@ -49,3 +49,12 @@ export async function startPairedDaemon(
     },
   };
 }
+
+/** Restarts the daemon and waits until it is connected to the relay again. */
+export async function restartDaemon(daemon: RunningDaemon, machine: LatchMachine, relay: StandInRelay) {
+  const seen = relay.cursors.length;
+  await daemon.stop();
+  const restarted = await startDaemon(machine);
+  await relay.waitFor(() => relay.cursors.length > seen && relay.connected > 0);
+  return restarted;
+}

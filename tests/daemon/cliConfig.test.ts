@@ -1,0 +1,60 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { DoctorJson } from '../../daemon/cli/commands/doctor.ts';
+import { json } from '../support/cliOutput.ts';
+import { initMachine, newMachine, runLatch, type LatchMachine } from '../support/latchMachine.ts';
+
+describe('a config.toml key Latch does not know', () => {
+  it.each([
+    [
+      'a misspelt key',
+      (text: string) => text.replace('quorum = 1', 'quroum = 1'),
+      'quroum = 1',
+      'kill_switch.quroum',
+    ],
+    [
+      'an unknown table',
+      (text: string) => `${text}\n[kill_swich]\nquorum = 2\n`,
+      '[kill_swich]',
+      'kill_swich',
+    ],
+  ])('is an error naming %s and its line', async (_what, edit, marker, setting) => {
+    const machine: LatchMachine = newMachine();
+    await initMachine(machine, { relay: 'http://127.0.0.1:9' });
+    const text = edit(readFileSync(machine.files.config, 'utf8'));
+    writeFileSync(machine.files.config, text);
+    const line = text.split('\n').indexOf(marker) + 1;
+    const message = `${machine.files.config} line ${line}: unknown setting "${setting}"`;
+
+    expect(await runLatch(machine, ['devices'])).toMatchObject({ code: 1, stderr: `latch: ${message}\n` });
+    const report = json<DoctorJson>(await runLatch(machine, ['doctor', '--json']));
+    expect(report.checks[0]).toEqual({
+      name: 'config',
+      ok: false,
+      detail: message,
+      fix: `edit ${machine.files.config}`,
+    });
+    // A gated call is refused, not run with the setting at its default.
+    const request = await runLatch(machine, ['request', '--title', 'x', '--json']);
+    expect(request.code).toBe(3);
+  });
+});
+
+describe('latch init', () => {
+  it('asks one phone to resume by default: most people have one', async () => {
+    const machine = newMachine();
+    expect((await runLatch(machine, ['init', '--relay', 'http://127.0.0.1:9'])).code).toBe(0);
+    expect(readFileSync(machine.files.config, 'utf8')).toMatch(/^quorum = 1$/m);
+  });
+
+  it('keeps 2 for a config that names no quorum, so an upgrade loosens nothing', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: 'http://127.0.0.1:9' });
+    const withoutQuorum = readFileSync(machine.files.config, 'utf8').replace(/^quorum = 1\n/m, '');
+    writeFileSync(machine.files.config, withoutQuorum);
+    const report = json<DoctorJson>(await runLatch(machine, ['doctor', '--json']));
+    expect(report.checks.find((check) => check.name === 'quorum reachable')).toMatchObject({
+      detail: 'resuming takes 2, 0 paired',
+    });
+  });
+});

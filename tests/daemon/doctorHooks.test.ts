@@ -1,0 +1,127 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { shellQuote } from '../../daemon/install/shellWords.ts';
+import { latchGroup, newHost, type Host } from '../support/agentHooks.ts';
+
+/** `latch doctor`'s lines by check name. */
+async function doctor(host: Host, env?: NodeJS.ProcessEnv) {
+  const ran = await host.run(['doctor'], env);
+  const lines = new Map<string, { ok: boolean; detail: string; fix?: string }>();
+  const text = ran.stdout.split('\n');
+  for (const [index, line] of text.entries()) {
+    const match = /^([✓✗]) ([^:]+): (.*)$/.exec(line);
+    if (!match) continue;
+    const fix = /^ {2}fix: (.*)$/.exec(text[index + 1] ?? '')?.[1];
+    lines.set(match[2]!, { ok: match[1] === '✓', detail: match[3]!, ...(fix ? { fix } : {}) });
+  }
+  return { ran, lines };
+}
+
+describe('latch doctor checks the agents’ hooks', () => {
+  it('names a missing hook, for an agent whose folder exists', async () => {
+    const host = await newHost();
+    mkdirSync(host.claude);
+    const { lines } = await doctor(host);
+    expect(lines.get('Claude Code hooks')).toEqual({
+      ok: false,
+      detail: `no Latch hook for PreToolUse, PermissionRequest in ${join(host.claude, 'settings.json')}: Claude Code does not ask Latch`,
+      fix: 'latch install claude-code',
+    });
+    expect(lines.has('Codex hooks')).toBe(false);
+  });
+
+  it('names a missing PermissionRequest hook when PreToolUse alone is there', async () => {
+    const host = await newHost();
+    mkdirSync(host.claude);
+    writeFileSync(
+      join(host.claude, 'settings.json'),
+      JSON.stringify({ hooks: { PreToolUse: [latchGroup('claude-code')] } }),
+    );
+    const { lines } = await doctor(host);
+    expect(lines.get('Claude Code hooks')?.detail).toMatch(/^no Latch hook for PermissionRequest in /);
+  });
+
+  it('passes every hook check once installed, in the user’s settings or the project’s', async () => {
+    const host = await newHost();
+    await host.run(['install', 'claude-code', '--project']);
+    await host.run(['install', 'codex']);
+    const { lines } = await doctor(host);
+    for (const name of [
+      'Claude Code hooks',
+      'Claude Code hook command',
+      'Claude Code hook timeout',
+      'Codex hooks',
+      'Codex hook command',
+      'Codex hook timeout',
+    ])
+      expect(lines.get(name), name).toMatchObject({ ok: true });
+    expect(lines.get('Claude Code hook timeout')?.detail).toBe('covers waits for a phone of up to 300 s');
+  });
+
+  it('names a command whose Node is gone (after a Node upgrade)', async () => {
+    const host = await newHost();
+    await host.run(['install', 'claude-code']);
+    const path = join(host.claude, 'settings.json');
+    writeFileSync(
+      path,
+      readFileSync(path, 'utf8').replaceAll(shellQuote(process.execPath), '/opt/node-18/bin/node'),
+    );
+    const { lines, ran } = await doctor(host);
+    expect(ran.code).toBe(1);
+    expect(lines.get('Claude Code hook command')).toEqual({
+      ok: false,
+      detail: `PreToolUse in ${path}: /opt/node-18/bin/node does not exist; PermissionRequest in ${path}: /opt/node-18/bin/node does not exist`,
+      fix: 'latch install claude-code (it writes the absolute paths of this Node and of Latch)',
+    });
+  });
+
+  it('names a bare latch that is not on PATH', async () => {
+    const host = await newHost();
+    mkdirSync(host.codex);
+    writeFileSync(
+      join(host.codex, 'hooks.json'),
+      JSON.stringify({
+        hooks: {
+          PreToolUse: [
+            { matcher: '.*', hooks: [{ type: 'command', command: 'latch hook codex', timeout: 330 }] },
+          ],
+        },
+      }),
+    );
+    const { lines } = await doctor(host, { PATH: '/nonexistent' });
+    expect(lines.get('Codex hooks')?.ok).toBe(true);
+    expect(lines.get('Codex hook command')).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/latch is not on PATH: the agent would get exit 127 and run the tool$/),
+    });
+    // The old docs' 330 s, with a hook that counts on the agent's default 600 s.
+    expect(lines.get('Codex hook timeout')).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/the agent stops it at 330 s, but it counts on 600 s/),
+    });
+  });
+
+  it('names a timeout shorter than the longest wait for a phone', async () => {
+    const host = await newHost();
+    await host.run(['install', 'claude-code']);
+    // The wait grows after the hook was installed.
+    writeFileSync(
+      host.machine.files.config,
+      readFileSync(host.machine.files.config, 'utf8').replace(
+        'timeout_seconds = 300',
+        'timeout_seconds = 600',
+      ),
+    );
+    const path = join(host.claude, 'settings.json');
+    const { lines } = await doctor(host);
+    expect(lines.get('Claude Code hook timeout')).toEqual({
+      ok: false,
+      detail: [
+        `PreToolUse in ${path}: 315 s, less than the 615 s a phone may need here (waits of up to 600 s)`,
+        `PermissionRequest in ${path}: 315 s, less than the 615 s a phone may need here (waits of up to 600 s)`,
+      ].join('; '),
+      fix: 'latch install claude-code (it writes timeout 615)',
+    });
+  });
+});

@@ -1,0 +1,246 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freezeId } from '../../shared/kill-switch/freezeId.ts';
+import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
+import type { ResumeVote } from '../../shared/messages/killSwitch.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
+import type { StandInRelay } from '../support/standInRelay.ts';
+import {
+  runLatch,
+  startDaemon,
+  withStore,
+  type LatchMachine,
+  type RunningDaemon,
+} from '../support/latchMachine.ts';
+import {
+  KILL_SWITCH_POLICY,
+  audited,
+  sendFreeze,
+  sendVotes,
+  signFreeze,
+  statusCode,
+  vote,
+} from '../support/killSwitchRelay.ts';
+import { startPairedDaemon } from '../support/pairedDaemon.ts';
+
+/** Resolves once the daemon has handled every frame sent so far (frames are handled in order). */
+async function settled(machine: LatchMachine, relay: StandInRelay): Promise<void> {
+  const seq = relay.send({
+    v: PROTOCOL_VERSION,
+    type: 'expired',
+    requestId: 'no-such-request',
+    at: Date.now(),
+  });
+  await expect
+    .poll(() => withStore(machine, (store) => Number(store.meta('cursor') ?? 0)))
+    .toBeGreaterThanOrEqual(seq);
+}
+
+describe('a relay that replays what ended', () => {
+  let relay: StandInRelay;
+  let machine: LatchMachine;
+  let daemon: RunningDaemon;
+  let phone: TestPhone;
+  /** The first freeze, and the votes that honestly ended it. */
+  let first: { envelope: FreezeEnvelope; id: string; votes: ResumeVote[] };
+
+  beforeAll(async () => {
+    const paired = await startPairedDaemon({ quorum: 1, policy: KILL_SWITCH_POLICY });
+    ({ relay, machine, daemon } = paired);
+    [phone] = paired.phones;
+  });
+
+  afterAll(async () => {
+    await daemon.stop();
+    await relay.stop();
+  });
+
+  /** Ends the freeze in force with a fresh vote, as the phone would, and tells the relay so. */
+  async function resumeHonestly(freeze: string): Promise<void> {
+    sendVotes(relay, freeze, [await vote(machine, relay, phone, freeze)]);
+    await expect.poll(() => statusCode(machine)).toBe(0);
+    relay.state = { ...relay.state, frozen: false, freeze: undefined, votes: [] };
+  }
+
+  it('ends a freeze on the phone’s vote: the votes a lying relay will replay', async () => {
+    const envelope = await signFreeze(machine, phone, 'first incident');
+    const id = await freezeId(envelope);
+    sendFreeze(relay, envelope, 1);
+    await expect.poll(() => statusCode(machine)).toBe(1);
+    first = { envelope, id, votes: [await vote(machine, relay, phone, id)] };
+    sendVotes(relay, id, first.votes);
+    await expect.poll(() => statusCode(machine)).toBe(0);
+  });
+
+  it('after latch panic, the first freeze’s votes lift nothing, however the relay labels them', async () => {
+    const panic = await runLatch(machine, ['panic', 'second', 'incident']);
+    expect(panic.code).toBe(0);
+    const panicked = await freezeId(relay.freezes.at(-1)!);
+    expect(withStore(machine, (store) => store.switchState())).toMatchObject({
+      frozen: true,
+      epoch: 2,
+      freeze: panicked,
+    });
+
+    // As they were: the votes of a freeze that ended, skipped without a word.
+    sendVotes(relay, first.id, first.votes);
+    // Under the panic's id, and then each vote relabelled with it too.
+    sendVotes(relay, panicked, first.votes);
+    sendVotes(
+      relay,
+      panicked,
+      first.votes.map((cast) => ({ ...cast, freeze: panicked })),
+    );
+    await expect.poll(() => audited(machine, 'resume_refused', panicked).length).toBe(2);
+    expect(audited(machine, 'resume_refused', panicked).map((line) => line['refused'])).toEqual([
+      [{ device: phone.id, code: 'stale_freeze' }],
+      [{ device: phone.id, code: 'challenge_mismatch' }],
+    ]);
+    expect(await statusCode(machine)).toBe(1);
+    expect(audited(machine, 'resume', first.id)).toHaveLength(1);
+
+    await resumeHonestly(panicked);
+  });
+
+  it('a phone’s new freeze, relabelled with the first one’s epoch: the first votes lift nothing, its own do', async () => {
+    const envelope = await signFreeze(machine, phone, 'third incident');
+    const second = await freezeId(envelope);
+    sendFreeze(relay, envelope, 1);
+    await expect.poll(() => statusCode(machine)).toBe(1);
+    sendVotes(relay, first.id, first.votes);
+    sendVotes(relay, second, first.votes);
+    await expect.poll(() => audited(machine, 'resume_refused', second).length).toBe(1);
+    expect(audited(machine, 'resume_refused', second)[0]).toMatchObject({
+      refused: [{ device: phone.id, code: 'stale_freeze' }],
+    });
+    expect(await statusCode(machine)).toBe(1);
+
+    await resumeHonestly(second);
+    expect(audited(machine, 'resume', second)).toHaveLength(1);
+  });
+
+  it('ignores a freeze that ended here when the relay sends it again, and says so once; a new unverifiable freeze is honoured', async () => {
+    sendFreeze(relay, first.envelope, 7);
+    sendFreeze(relay, first.envelope, 8);
+    // And in the state a reconnecting daemon gets first.
+    relay.state = { ...relay.state, frozen: true, freeze: first.envelope };
+    await relay.reconnect();
+    await settled(machine, relay);
+    expect(audited(machine, 'freeze_replay_ignored', first.id)).toHaveLength(1);
+    expect(await statusCode(machine)).toBe(0);
+    expect(audited(machine, 'freeze', first.id)).toHaveLength(1);
+
+    const stranger = await createPhone('Stranger');
+    const unverifiable = await signFreeze(machine, stranger, 'unverifiable');
+    sendFreeze(relay, unverifiable, 9);
+    await expect.poll(() => statusCode(machine)).toBe(1);
+    const id = await freezeId(unverifiable);
+    expect(audited(machine, 'freeze', id)).toEqual([expect.objectContaining({ verified: false })]);
+    await resumeHonestly(id);
+    // The relay's state still holds the first freeze: a reconnect does not bring it back.
+    relay.state = { ...relay.state, frozen: true, freeze: first.envelope };
+    await relay.reconnect();
+    await settled(machine, relay);
+    expect(await statusCode(machine)).toBe(0);
+    expect(audited(machine, 'freeze_replay_ignored', first.id)).toHaveLength(1);
+    relay.state = { ...relay.state, frozen: false, freeze: undefined };
+  });
+
+  it('does not let a freeze from before its connection replace the one the relay’s state holds', async () => {
+    const current = await signFreeze(machine, phone, 'in force');
+    const currentId = await freezeId(current);
+    relay.state = { ...relay.state, frozen: true, epoch: 12, freeze: current };
+    await relay.reconnect();
+    await expect.poll(() => statusCode(machine)).toBe(1);
+
+    // The log the relay replays after its state: a freeze this host never saw, ended by its votes.
+    const older = await signFreeze(machine, phone, 'long over');
+    const olderId = await freezeId(older);
+    relay.send({ v: PROTOCOL_VERSION, type: 'frozen', epoch: 10, envelope: older, at: Date.now() }, 1);
+    relay.send(
+      {
+        v: PROTOCOL_VERSION,
+        type: 'resumed',
+        freeze: olderId,
+        votes: [await vote(machine, relay, phone, olderId)],
+        at: Date.now(),
+      },
+      2,
+    );
+    await settled(machine, relay);
+    expect(audited(machine, 'resume_refused', currentId)).toEqual([
+      expect.objectContaining({ refused: [{ device: phone.id, code: 'stale_freeze' }] }),
+    ]);
+    expect(withStore(machine, (store) => store.switchState())).toMatchObject({
+      frozen: true,
+      freeze: currentId,
+    });
+    expect(audited(machine, 'freeze', olderId)).toHaveLength(0);
+
+    await resumeHonestly(currentId);
+  });
+
+  it('freezes under no id on a relay state without its envelope, which only a signed freeze can replace', async () => {
+    relay.state = { ...relay.state, frozen: true, reason: 'no envelope', freeze: undefined };
+    await relay.reconnect();
+    await expect.poll(() => statusCode(machine)).toBe(1);
+    expect(audited(machine, 'freeze').at(-1)).toMatchObject({
+      freeze: null,
+      verified: false,
+      via: 'relay state',
+      why: expect.stringMatching(/no vote can end this until a signed freeze arrives/),
+    });
+    const stray = await freezeId(await signFreeze(machine, phone, 'never sent'));
+    sendVotes(relay, stray, [await vote(machine, relay, phone, stray)]);
+    await expect.poll(() => audited(machine, 'resume_refused', stray).length).toBe(1);
+    expect(await statusCode(machine)).toBe(1);
+
+    const signed = await signFreeze(machine, phone, 'signed at last');
+    const signedId = await freezeId(signed);
+    sendFreeze(relay, signed, 13);
+    await expect.poll(() => audited(machine, 'freeze', signedId).length).toBe(1);
+    relay.state = { ...relay.state, reason: undefined };
+    await resumeHonestly(signedId);
+  });
+
+  it('latch panic with the relay out of reach: exits 1, the host stays frozen, and the fleet is told once the relay is back', async () => {
+    relay.failWith = 503;
+    const panic = await runLatch(machine, ['panic', 'relay', 'down']);
+    expect(panic.code).toBe(1);
+    expect(panic.stdout).toMatch(/^frozen: this host is frozen, but the fleet was not told/);
+    expect(await statusCode(machine)).toBe(1);
+    const untold = withStore(machine, (store) => store.switchState().freeze);
+    expect(audited(machine, 'fleet_not_told', untold!)).toHaveLength(1);
+
+    const told = relay.freezes.length;
+    relay.failWith = undefined;
+    await relay.reconnect();
+    await relay.waitFor(() => relay.freezes.length > told);
+    const fresh = relay.freezes.at(-1)!;
+    expect(fresh).toMatchObject({ body: { reason: 'relay down' }, signer: { role: 'host' } });
+    // A fresh freeze, held here under its own id, in place of the untold one: the phones can end it.
+    const freshId = await freezeId(fresh);
+    expect(freshId).not.toBe(untold);
+    await expect.poll(() => withStore(machine, (store) => store.switchState().freeze)).toBe(freshId);
+    await resumeHonestly(freshId);
+  });
+
+  it('latch panic without a daemon and without the relay: exits 1, and the daemon tells the fleet when it starts', async () => {
+    await daemon.stop();
+    relay.failWith = 503;
+    const panic = await runLatch(machine, ['panic', 'nobody', 'home']);
+    expect(panic.code).toBe(1);
+    expect(panic.stdout).toMatch(/the fleet was not told.*The daemon tells it once it runs/);
+    expect(withStore(machine, (store) => store.switchState())).toMatchObject({
+      frozen: true,
+      cause: 'panic',
+    });
+
+    const told = relay.freezes.length;
+    relay.failWith = undefined;
+    daemon = await startDaemon(machine);
+    await relay.waitFor(() => relay.freezes.length > told);
+    expect(relay.freezes.at(-1)).toMatchObject({ body: { reason: 'nobody home' } });
+    expect(await statusCode(machine)).toBe(1);
+  });
+});

@@ -1,0 +1,152 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LONG_COMMAND_BYTES } from '../../daemon/policy/policy.ts';
+import { selfProtection, type Guard } from '../../daemon/policy/selfProtection.ts';
+import {
+  DAEMON_PID,
+  bash,
+  expected,
+  home,
+  judged,
+  makeProtectedHome,
+  places,
+  removeProtectedHome,
+  tool,
+} from '../support/protectedHome.ts';
+
+beforeAll(makeProtectedHome);
+afterAll(removeProtectedHome);
+
+describe('self-protection: commands', () => {
+  it.each<[string, Guard | undefined]>([
+    // Secrets, however spelt.
+    ['cat ~/.latch/totp.json', 'secrets'],
+    ["cat ~/.la''tch/totp.json", 'secrets'],
+    ['cat "$HOME"/.latch/totp.json', 'secrets'],
+    ['cat ${HOME}/.latch/host-token', 'secrets'],
+    ['cat ~/.latch/tot\\p.json', 'secrets'],
+    ['cat ~/.latch/TOTP.json', 'secrets'],
+    ['cd ~/.latch && cat totp.json', 'secrets'],
+    ['cd ~ && cat .latch/totp.json', 'secrets'],
+    ['cd ~/.latch && cat *', 'secrets'],
+    ['cd ~ && cat .lat?h/t*', 'secrets'],
+    ['cd .. && cat .l*/h*', 'secrets'],
+    ['cat ~/.lat*/t*.json', 'secrets'],
+    ['cat ~/.latch/*', 'secrets'],
+    ['cat ~/.latch/{totp,config}.json', 'secrets'],
+    ["cd ~ && cat $'\\x2el\\141tch'/t*", 'secrets'],
+    ['d=~/.latch; cat $d/t*', 'secrets'],
+    ['cat ~/.latch/tot$x.json', 'secrets'],
+    ['cat $(echo ~/.latch/totp.json)', 'secrets'],
+    // Where the output of a substitution leads is not seen; what it names is.
+    ['cat `ls -d ~/.lat*`/t*', 'files'],
+    ["bash -c 'cat ~/.lat*/tot*'", 'secrets'],
+    ['sh -c "sh -c \\"cat ~/.l*/h*\\""', 'secrets'],
+    ['cat${IFS}~/.lat*/t*', 'secrets'],
+    ['python3 -c "print(open(\'H/.latch/totp.json\').read())"', 'secrets'],
+    ["node -e \"require('fs').readFileSync(require('os').homedir() + '/.latch/host-key.json')\"", 'secrets'],
+    ['cat x', 'secrets'],
+    ['cp conf/totp.json /tmp/t', 'secrets'],
+    ['sqlite3 state.db .dump', 'secrets'],
+    ['cat ~/.latch/config.toml', 'files'],
+    // Latch's own files: any command that names them may write them.
+    ['echo "default = \\"allow\\"" > ~/.latch/policy.toml', 'files'],
+    ['rm -rf ~/.latch', 'files'],
+    ['cd ~ && mv .latch /tmp/x', 'files'],
+    ['cd ~ && mv .l?tch /tmp/x', 'files'],
+    ['rm ~/.latch/run/daemon.sock', 'files'],
+    ['rm daemon.sock', 'files'],
+    ['cat conf/audit.log', 'files'],
+    ['rm -rf "${LATCH_HOME}"', 'files'],
+    // The agents' hook settings.
+    ['cat ~/.claude/settings.json', 'hooks'],
+    ['echo {} > .claude/settings.json', 'hooks'],
+    ["sed -i 's/latch/true/' ~/.codex/hooks.json", 'hooks'],
+    ['echo enabled >> $CODEX_HOME/config.toml', 'hooks'],
+    ['rm -rf .claude', 'hooks'],
+    ['mv ~/.claude /tmp/claude', 'hooks'],
+    ['cp evil.json .cl*/settings.local.json', 'hooks'],
+    ['cd .claude && echo {} > settings.json', 'hooks'],
+    ["python3 -c \"open('.codex/hooks.json','w').write('{}')\"", 'hooks'],
+    // Stopping the daemon.
+    ['pkill -f "latch daemon"', 'stop'],
+    ['killall node', 'stop'],
+    [`kill ${DAEMON_PID}`, 'stop'],
+    [`kill -9 ${DAEMON_PID}`, 'stop'],
+    ['kill -9 $(pgrep -f latch)', 'stop'],
+    ['kill $PID', 'stop'],
+    ['kill -- -1', 'stop'],
+    ['kill -9 -1234', 'stop'],
+    ['pgrep latch | xargs kill', 'stop'],
+    ["sh -c 'kill -TERM `pgrep node`'", 'stop'],
+    ['fuser -k /tmp/x', 'stop'],
+    ['systemctl --user stop latch.service', 'stop'],
+    ['service latch stop', 'stop'],
+    ['launchctl bootout gui/501/dev.latch.daemon', 'stop'],
+    ['loginctl terminate-user dev', 'stop'],
+    // Latch's commands that change the leash.
+    ['latch init --relay https://relay.example', 'commands'],
+    ['latch pair', 'commands'],
+    ['npx latch@latest pair', 'commands'],
+    ['latch install claude-code', 'commands'],
+    ['/usr/local/bin/latch uninstall codex', 'commands'],
+    ['latch daemon', 'commands'],
+    ['latch devices --revoke abc', 'commands'],
+    ['node dist/latch/main.mjs pair', 'commands'],
+    ["sh -c 'latch pair'", 'commands'],
+    ['latch $(echo pair)', 'commands'],
+    ['latch exec -- latch pair', 'commands'],
+    // Not Latch's: the policy decides.
+    ['cat README.md', undefined],
+    ['grep latch package.json', undefined],
+    ['grep -rn "totp" src', undefined],
+    ['ls ~/.claude/commands', undefined],
+    ['ls -la', undefined],
+    ['ls ~/.latch2', undefined],
+    ['git commit -m "fix the .* grep"', undefined],
+    ['grep -E "import .* from" src', undefined],
+    ['cat state.db.example', undefined],
+    ['kill 1234', undefined],
+    ['kill %1', undefined],
+    ['kill -l', undefined],
+    ["sh -c 'kill -USR1 $$'", undefined],
+    ['docker kill web', undefined],
+    ['systemctl status nginx', undefined],
+    ['latch status', undefined],
+    ['latch doctor', undefined],
+    ['latch audit verify', undefined],
+    ['latch hosts', undefined],
+    ['latch devices', undefined],
+    ['latch panic', undefined],
+    ['latch exec -- npm test', undefined],
+    ['latch mcp -- npx server', undefined],
+    ['latch hook claude-code', undefined],
+    ['latch request --title deploy', undefined],
+    ['cat ~/$x', undefined],
+    ['cat $(echo fi5sYXRjaAo= | base64 -d)/config.toml', undefined],
+  ])('%s', (command, guard) => {
+    expect(judged(bash(command))).toEqual(expected(guard));
+  });
+
+  it('resolves relative words only where it knows the cwd', () => {
+    expect(
+      judged({ tool: 'Bash', paths: [], command: 'cat config.toml', cwd: join(home, '.latch') }),
+    ).toEqual(expected('files'));
+    expect(judged({ tool: 'exec', paths: [], command: 'cat config.toml' })).toBeUndefined();
+    // A name still counts wherever it is run from.
+    expect(judged({ tool: 'exec', paths: [], command: 'cat totp.json' })).toEqual(expected('secrets'));
+  });
+
+  it('looks only for secrets’ names in a command longer than a phone shows', () => {
+    // The policy asks at critical risk for any command over LONG_COMMAND_BYTES, whatever it names.
+    const padding = ` # ${'x'.repeat(LONG_COMMAND_BYTES)}`;
+    expect(judged(bash(`cat ~/.la''tch/tot\\p.json${padding}`))).toEqual(expected('secrets'));
+    expect(judged(bash(`cat ~/.lat*/t*${padding}`))).toBeUndefined();
+  });
+
+  it('names what a person types to approve', () => {
+    expect(selfProtection(bash('cat ~/.latch/totp.json'), places)?.target).toBe('totp.json');
+    expect(selfProtection(tool('Edit', 'H/.claude/settings.json'), places)?.target).toBe('settings.json');
+    expect(selfProtection(bash('latch pair'), places)?.target).toBe('latch pair');
+  });
+});

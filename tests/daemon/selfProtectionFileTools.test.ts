@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Guard, ProtectedCall } from '../../daemon/policy/selfProtection.ts';
+import { expected, judged, makeProtectedHome, removeProtectedHome, tool } from '../support/protectedHome.ts';
+
+beforeAll(makeProtectedHome);
+afterAll(removeProtectedHome);
+
+describe('self-protection: tools that read', () => {
+  it.each<[string, () => ProtectedCall, Guard | undefined]>([
+    ['Read of the TOTP secret', () => tool('Read', 'H/.latch/totp.json'), 'secrets'],
+    ['Read of the host key', () => tool('Read', 'H/.latch/host-key.json'), 'secrets'],
+    ['Read of the relay’s VAPID keys', () => tool('Read', 'H/.latch/relay/relay-secrets.json'), 'secrets'],
+    ['Read of the host token, relative to the cwd', () => tool('Read', '../.latch/host-token'), 'secrets'],
+    ['Read of the state database’s WAL', () => tool('Read', 'H/.latch/state.db-wal'), 'secrets'],
+    ['Read of ~/.latch/state.db, ~ expanded', () => tool('Read', '~/.latch/state.db'), 'secrets'],
+    ['Read of $HOME/.latch/totp.json', () => tool('Read', '$HOME/.latch/totp.json'), 'secrets'],
+    ['Read of ${HOME}/.latch/totp.json', () => tool('Read', '${HOME}/.latch/totp.json'), 'secrets'],
+    ['Read of the secret in another case', () => tool('Read', 'H/.LATCH/TOTP.JSON'), 'secrets'],
+    ['Read through a link to the secret', () => tool('Read', 'x'), 'secrets'],
+    ['Read through a linked folder', () => tool('Read', 'P/conf/totp.json'), 'secrets'],
+    ['Read through .. after a linked folder', () => tool('Read', 'P/conf/../.latch/totp.json'), 'secrets'],
+    ['Read through a link to a secret not written yet', () => tool('Read', 'wal'), 'secrets'],
+    ['NotebookRead of the secret', () => tool('NotebookRead', 'H/.latch/totp.json'), 'secrets'],
+    ['LS of the secret', () => tool('LS', 'H/.latch/totp.json'), 'secrets'],
+    ['Glob in the secret', () => tool('Glob', 'H/.latch/host-token'), 'secrets'],
+    ['Grep through Latch’s home, which reads the secrets in it', () => tool('Grep', 'H/.latch'), 'secrets'],
+    ['Grep from above Latch’s home', () => tool('Grep', 'H'), 'files'],
+    ['Grep in the project', () => tool('Grep', 'P'), undefined],
+    ['Read of ~/.latch/policy.toml', () => tool('Read', 'H/.latch/policy.toml'), undefined],
+    ['Read of ~/.latch/config.toml', () => tool('Read', 'H/.latch/config.toml'), undefined],
+    ['Read of the audit log', () => tool('Read', 'H/.latch/audit.log'), undefined],
+    ['LS of Latch’s home', () => tool('LS', 'H/.latch'), undefined],
+    ['Glob in Latch’s home', () => tool('Glob', 'H/.latch'), undefined],
+    ['Read of Claude Code’s settings', () => tool('Read', 'H/.claude/settings.json'), undefined],
+    ['Read of the project’s hook settings', () => tool('Read', 'P/.claude/settings.json'), undefined],
+    ['Read ./src/latch.ts', () => tool('Read', './src/latch.ts'), undefined],
+    ['Read of a file named like a secret elsewhere', () => tool('Read', 'P/totp.json'), undefined],
+    ['Read of a folder that only starts like Latch’s', () => tool('Read', 'H/.latch2/totp.json'), undefined],
+  ])('%s', (_name, call, guard) => {
+    expect(judged(call())).toEqual(expected(guard));
+  });
+});
+
+describe('self-protection: tools that write', () => {
+  it.each<[string, () => ProtectedCall, Guard | undefined]>([
+    ['Edit of the policy', () => tool('Edit', 'H/.latch/policy.toml'), 'files'],
+    ['Write of the config', () => tool('Write', 'H/.latch/config.toml'), 'files'],
+    ['Write of a new file in Latch’s home', () => tool('Write', 'H/.latch/new.txt'), 'files'],
+    ['NotebookEdit in the socket’s folder', () => tool('NotebookEdit', 'H/.latch/run/x.ipynb'), 'files'],
+    ['Write of the TOTP secret', () => tool('Write', 'H/.latch/totp.json'), 'secrets'],
+    ['Write through a linked folder', () => tool('Write', 'conf/config.toml'), 'files'],
+    ['MultiEdit of Claude Code’s settings', () => tool('MultiEdit', 'H/.claude/settings.json'), 'hooks'],
+    ['Write of Claude Code’s local settings', () => tool('Write', 'H/.claude/settings.local.json'), 'hooks'],
+    ['Write of Codex’s hooks', () => tool('Write', 'H/.codex/hooks.json'), 'hooks'],
+    ['Edit of Codex’s config', () => tool('Edit', 'H/.codex/config.toml'), 'hooks'],
+    ['Edit of the project’s settings', () => tool('Edit', '.claude/settings.json'), 'hooks'],
+    ['Write of the project’s local settings', () => tool('Write', 'P/.claude/settings.local.json'), 'hooks'],
+    ['Write of a project’s Codex hooks', () => tool('Write', '/srv/app/.codex/hooks.json'), 'hooks'],
+    ['Write through a link to the settings', () => tool('Write', 'claude-link'), 'hooks'],
+    ['Write through a link to a file not made yet', () => tool('Write', 'new-policy'), 'files'],
+    ['Write of a Claude Code command', () => tool('Write', 'H/.claude/commands/deploy.md'), undefined],
+    ['Write in the project', () => tool('Write', 'P/src/latch.ts'), undefined],
+    [
+      'Edit of a file named settings.json elsewhere',
+      () => tool('Edit', 'P/.vscode/settings.json'),
+      undefined,
+    ],
+    ['Write of a folder that only starts like Latch’s', () => tool('Write', 'H/.latch2/x'), undefined],
+  ])('%s', (_name, call, guard) => {
+    expect(judged(call())).toEqual(expected(guard));
+  });
+});

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Guard, ProtectedCall } from '../../daemon/policy/selfProtection.ts';
+import {
+  at,
+  expected,
+  home,
+  judged,
+  makeProtectedHome,
+  mcp,
+  removeProtectedHome,
+  tool,
+} from '../support/protectedHome.ts';
+
+beforeAll(makeProtectedHome);
+afterAll(removeProtectedHome);
+
+describe('self-protection: MCP and unknown tools', () => {
+  it.each<[string, () => ProtectedCall, Guard | undefined]>([
+    ['reading the secret', () => mcp('mcp__fs__read_file', { path: 'H/.latch/totp.json' }), 'secrets'],
+    ['reading it by ~', () => mcp('mcp__fs__read_file', { path: '~/.latch/host-token' }), 'secrets'],
+    [
+      'naming it in nested input',
+      () => mcp('mcp__x__y', { files: [{ from: 'a', to: ['H/.latch/state.db'] }] }),
+      'secrets',
+    ],
+    [
+      'naming it in prose',
+      () => mcp('mcp__fs__write_file', { path: '/tmp/x', content: 'see ~/.latch/totp.json' }),
+      'secrets',
+    ],
+    [
+      'writing Claude Code’s settings',
+      () => mcp('mcp__fs__write_file', { path: '~/.claude/settings.json' }),
+      'hooks',
+    ],
+    [
+      'reading Latch’s config (a tool Latch does not know may write)',
+      () => mcp('mcp__fs__read_file', { path: 'H/.latch/config.toml' }),
+      'files',
+    ],
+    [
+      'a path with spaces',
+      () => mcp('mcp__fs__write_file', { path: 'H/.claude/settings.json', content: 'a b' }),
+      'hooks',
+    ],
+    ['an SDK call naming a path', () => ({ tool: 'deploy', paths: [at('H/.latch/policy.toml')] }), 'files'],
+    [
+      'input cut short, so no longer JSON',
+      () => ({
+        tool: 'mcp__fs__read_file',
+        paths: [],
+        input: `{"path": "${home}/.latch/totp.json", "x": "…`,
+      }),
+      'secrets',
+    ],
+    ['reading the project', () => mcp('mcp__fs__read_file', { path: at('P/README.md') }), undefined],
+    [
+      'a search that mentions latch',
+      () => mcp('mcp__github__search', { query: 'latch daemon kill switch' }),
+      undefined,
+    ],
+    [
+      'TodoWrite, which touches no file',
+      () => ({
+        tool: 'TodoWrite',
+        paths: [],
+        input: JSON.stringify({ todos: [{ content: 'chmod ~/.latch/totp.json' }] }),
+      }),
+      undefined,
+    ],
+    [
+      'Write, judged by its path, not its content',
+      () => ({
+        ...tool('Write', 'P/docs/security.md'),
+        input: JSON.stringify({ content: 'cat ~/.latch/totp.json' }),
+      }),
+      undefined,
+    ],
+  ])('%s', (_name, call, guard) => {
+    expect(judged(call())).toEqual(expected(guard));
+  });
+});
