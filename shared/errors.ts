@@ -45,7 +45,31 @@ export const LATCH_ERROR_CODES = [
 
 export type LatchErrorCode = (typeof LATCH_ERROR_CODES)[number];
 
-export class LatchError extends Error {
+/**
+ * Why something was refused, in the one shape every tier uses: the code callers branch on (never
+ * the message), and a message for people. An error answer's body is `{ "error": Refusal }`.
+ */
+export interface Refusal<Code extends string = string> {
+  code: Code;
+  message: string;
+}
+
+/**
+ * The refusal in an error answer's body, or `otherwise` when the body holds none (a proxy's
+ * HTML page, a cut answer): a client never takes a message for a code.
+ */
+export function refusalInBody(text: string, otherwise: Refusal): Refusal {
+  try {
+    const { error } = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+    if (typeof error?.code === 'string' && typeof error.message === 'string')
+      return { code: error.code, message: error.message };
+  } catch {
+    // not JSON: `otherwise`
+  }
+  return otherwise;
+}
+
+export class LatchError extends Error implements Refusal<LatchErrorCode> {
   override readonly name = 'LatchError';
   readonly code: LatchErrorCode;
 

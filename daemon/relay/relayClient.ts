@@ -14,15 +14,18 @@ import {
   type RequestCreated,
   type RequestWithdrawn,
 } from '../../shared/messages/relayViews.ts';
+import { refusalInBody, type Refusal } from '../../shared/errors.ts';
 import type { Field } from '../../shared/schema/field.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { AnswerTooLargeError, httpCall } from './httpCall.ts';
 
 /** Why a call to the relay failed: it could not be reached, or it refused (with its error code). */
-export type RelayFailure =
-  | { kind: 'unreachable'; message: string }
-  | { kind: 'refused'; status: number; code: string; message: string };
+export type RelayFailure = ({ kind: 'unreachable' } | { kind: 'refused'; status: number }) & Refusal;
 export type RelayReply<T> = { ok: true; value: T } | { ok: false; failure: RelayFailure };
+
+function unreachable(message: string): RelayFailure {
+  return { kind: 'unreachable', code: 'relay_unreachable', message };
+}
 
 /** How long one HTTP call to the relay may take before the relay counts as unreachable. */
 const CALL_TIMEOUT_MS = 10_000;
@@ -72,25 +75,20 @@ export class RelayClient {
           ok: false,
           failure: { kind: 'refused', status: 200, code: 'answer_too_large', message: error.message },
         };
-      return { ok: false, failure: { kind: 'unreachable', message: (error as Error).message } };
+      return { ok: false, failure: unreachable((error as Error).message) };
     }
     const { text } = response;
     if (response.status >= 500)
       return {
         ok: false,
-        failure: { kind: 'unreachable', message: `the relay answered ${response.status}` },
+        failure: unreachable(`the relay answered ${response.status}`),
       };
     if (response.status < 200 || response.status > 299) {
-      let code = 'refused';
-      let message = `the relay answered ${response.status}`;
-      try {
-        const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
-        if (typeof body.error?.code === 'string') code = body.error.code;
-        if (typeof body.error?.message === 'string') message = body.error.message;
-      } catch {
-        // keep the generic code
-      }
-      return { ok: false, failure: { kind: 'refused', status: response.status, code, message } };
+      const refused = refusalInBody(text, {
+        code: 'refused',
+        message: `the relay answered ${response.status}`,
+      });
+      return { ok: false, failure: { kind: 'refused', status: response.status, ...refused } };
     }
     const parsed = parseJson(schema, text);
     if (!parsed.ok)

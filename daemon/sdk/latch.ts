@@ -1,3 +1,4 @@
+import type { Refusal } from '../../shared/errors.ts';
 import type { RiskLevel } from '../../shared/messages/common.ts';
 import { DaemonUnreachableError, gateCall } from '../socket/daemonClient.ts';
 import type { BlockReason, GateAnswer } from '../socket/localApi.ts';
@@ -33,8 +34,7 @@ export interface GuardCall {
 export type GuardReason =
   'denied' | 'expired' | 'kill_switch' | 'policy_violation' | 'relay_unreachable' | 'unavailable';
 
-export type GuardResult<T> =
-  { ok: true; value: T } | { ok: false; reason: GuardReason; code: string; message: string };
+export type GuardResult<T> = { ok: true; value: T } | ({ ok: false; reason: GuardReason } & Refusal);
 
 export interface LatchClient {
   /** Asks, waits, and runs `run` exactly once if, and only if, the call is allowed. */

@@ -1,5 +1,6 @@
 import { signDeviceRequest } from '../../shared/device-auth/deviceRequest.ts';
 import { utf8 } from '../../shared/encoding/bytes.ts';
+import { refusalInBody, type Refusal } from '../../shared/errors.ts';
 import type { Field } from '../../shared/schema/field.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { relayReached, relayUnreachable } from './connectivity.ts';
@@ -11,8 +12,7 @@ import type { DeviceIdentity } from './keystore.ts';
  */
 const CALL_TIMEOUT_MS = 15_000;
 
-export type ApiResult<T> =
-  { ok: true; value: T } | { ok: false; status: number; code: string; message: string };
+export type ApiResult<T> = { ok: true; value: T } | ({ ok: false; status: number } & Refusal);
 
 /**
  * One call to the relay (this page's own origin). Answers are parsed like any untrusted input;
@@ -50,17 +50,11 @@ export async function relayCall<T>(
   }
   relayReached();
   if (!response.ok) {
-    try {
-      const { error } = JSON.parse(text) as { error: { code: string; message: string } };
-      return { ok: false, status: response.status, code: error.code, message: error.message };
-    } catch {
-      return {
-        ok: false,
-        status: response.status,
-        code: 'http_error',
-        message: `the relay answered ${response.status}`,
-      };
-    }
+    const refused = refusalInBody(text, {
+      code: 'http_error',
+      message: `the relay answered ${response.status}`,
+    });
+    return { ok: false, status: response.status, ...refused };
   }
   const parsed = parseJson(schema, text);
   return parsed.ok

@@ -1,4 +1,4 @@
-import type { LatchErrorCode } from '../../shared/errors.ts';
+import type { LatchErrorCode, Refusal } from '../../shared/errors.ts';
 import type { PROTOCOL_VERSION } from '../../shared/version.ts';
 
 /** Codes the relay adds to the protocol's own. */
@@ -75,13 +75,11 @@ export const STATUS_BY_CODE: Readonly<Record<RelayErrorCode, RefusalStatus>> = {
  * A refusal as it crosses from the Durable Object to the Worker (RPC results must be plain
  * data) and on to the client as `{ "error": { "code", "message" } }`.
  */
-export type Refusal = {
+export interface RelayRefusal extends Refusal<RelayErrorCode> {
   ok: false;
   status: RefusalStatus;
-  code: RelayErrorCode;
-  message: string;
-};
-export type RelayResult<T> = { ok: true; value: T } | Refusal;
+}
+export type RelayResult<T> = { ok: true; value: T } | RelayRefusal;
 
 export function ok<T>(value: T): { ok: true; value: T } {
   return { ok: true, value };
@@ -90,7 +88,7 @@ export function ok<T>(value: T): { ok: true; value: T } {
 /** A reply body before the protocol version is put on it (Fleet.ts does, for every reply). */
 export type Unversioned<T extends { v: typeof PROTOCOL_VERSION }> = Omit<T, 'v'>;
 
-export function refusal(code: RelayErrorCode, message: string): Refusal {
+export function refusal(code: RelayErrorCode, message: string): RelayRefusal {
   return { ok: false, status: STATUS_BY_CODE[code], code, message };
 }
 
@@ -98,17 +96,17 @@ export function refusal(code: RelayErrorCode, message: string): Refusal {
  * A request whose device signature or host token fails is refused 401 whatever the check that
  * failed (a missing header is "not signed", not a malformed body): the table's one exception.
  */
-export function unauthenticated(code: RelayErrorCode, message: string): Refusal {
+export function unauthenticated(code: RelayErrorCode, message: string): RelayRefusal {
   return { ok: false, status: 401, code, message };
 }
 
 /** A refusal from a LatchError. */
-export function refuseWith(error: { code: LatchErrorCode; message: string }): Refusal {
+export function refuseWith(error: { code: LatchErrorCode; message: string }): RelayRefusal {
   return refusal(error.code, error.message);
 }
 
 /** The refusal as the client receives it. */
-export function refusalResponse(refused: Refusal): Response {
+export function refusalResponse(refused: RelayRefusal): Response {
   return Response.json(
     { error: { code: refused.code, message: refused.message } },
     { status: refused.status },
@@ -117,8 +115,8 @@ export function refusalResponse(refused: Refusal): Response {
 
 /** A refusal thrown inside a route; the app's onError turns it into the JSON error body. */
 export class RefusalError extends Error {
-  readonly refusal: Refusal;
-  constructor(refused: Refusal) {
+  readonly refusal: RelayRefusal;
+  constructor(refused: RelayRefusal) {
     super(refused.message);
     this.refusal = refused;
   }
