@@ -1,18 +1,11 @@
+import { credentialOfRow, type PairedDeviceRow } from '../../shared/pairing/storedDevice.ts';
 import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
 import type { PreparedStatements } from './preparedStatements.ts';
 
 export type StoredDevice = PairedDevice & { pairedAt: number; revoked: boolean };
 
-interface DeviceRow {
-  id: string;
-  name: string;
-  device_key: string;
-  ecdh_key: string;
-  credential_id: string;
-  credential_key: string;
-  counter: number;
+interface DeviceRow extends PairedDeviceRow {
   paired_at: number;
-  revoked_at: number | null;
 }
 
 function toDevice(row: DeviceRow): StoredDevice {
@@ -21,12 +14,7 @@ function toDevice(row: DeviceRow): StoredDevice {
     name: row.name,
     deviceKey: row.device_key,
     ecdhKey: row.ecdh_key,
-    credential: {
-      id: row.credential_id,
-      publicKey: row.credential_key,
-      counter: row.counter,
-      device: row.id,
-    },
+    credential: credentialOfRow(row),
     pairedAt: row.paired_at,
     revoked: row.revoked_at !== null,
   };

@@ -1,17 +1,11 @@
+import { PAIRED_DEVICE_COLUMNS } from '../../shared/pairing/storedDevice.ts';
 import type { SqliteDatabase } from './sqlite.ts';
 
 const SCHEMA = `
 PRAGMA journal_mode = WAL;
 PRAGMA synchronous = FULL;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS devices (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  device_key TEXT NOT NULL,
-  ecdh_key TEXT NOT NULL,
-  credential_id TEXT NOT NULL UNIQUE,
-  credential_key TEXT NOT NULL,
-  counter INTEGER NOT NULL,
+CREATE TABLE IF NOT EXISTS devices (${PAIRED_DEVICE_COLUMNS}
   paired_at INTEGER NOT NULL,
   revoked_at INTEGER
 );

@@ -1,3 +1,4 @@
+import type { PairedDeviceRow } from '../../shared/pairing/storedDevice.ts';
 import type { HostEvent } from '../../shared/messages/events.ts';
 
 /** What the fleet's modules share: storage, the clock, and the way out to daemons. */
@@ -22,19 +23,11 @@ export interface HostRow {
   created_at: number;
 }
 
-export interface DeviceRow {
-  id: string;
-  name: string;
-  device_key: string;
-  ecdh_key: string;
-  credential_id: string;
-  credential_key: string;
-  counter: number;
+export interface DeviceRow extends PairedDeviceRow {
   push_endpoint: string | null;
   push_p256dh: string | null;
   push_auth: string | null;
   created_at: number;
-  revoked_at: number | null;
 }
 
 export interface RequestRow {

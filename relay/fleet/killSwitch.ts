@@ -4,6 +4,7 @@ import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import { verifyResumeVote } from '../../shared/kill-switch/verifyResumeVote.ts';
 import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
 import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts';
+import { credentialOfRow } from '../../shared/pairing/storedDevice.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { refusal, refuseWith, type RelayResult } from '../http/relayError.ts';
 import { row, rows, type FleetContext } from './context.ts';
@@ -123,12 +124,7 @@ export async function vote(
   const verified = await verifyResumeVote(
     ballot,
     { fleet: ctx.fleet, freeze: before.freeze_id, origins: relying.origins, rpId: relying.rpId },
-    {
-      id: device.credential_id,
-      publicKey: device.credential_key,
-      counter: device.counter,
-      device: device.id,
-    },
+    credentialOfRow(device),
   );
   if (!verified.ok) return refuseWith(verified.error);
 

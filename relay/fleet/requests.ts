@@ -11,6 +11,7 @@ import type {
   RequestView,
 } from '../../shared/messages/relayViews.ts';
 import type { RiskLevel } from '../../shared/messages/common.ts';
+import { credentialOfRow } from '../../shared/pairing/storedDevice.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { refusal, refuseWith, type RelayResult, type Unversioned } from '../http/relayError.ts';
 import { row, rows, type DeviceRow, type FleetContext, type HostRow, type RequestRow } from './context.ts';
@@ -214,12 +215,7 @@ export async function decide(
       rpId: relying.rpId,
       now: ctx.now(),
     },
-    {
-      id: device.credential_id,
-      publicKey: device.credential_key,
-      counter: device.counter,
-      device: device.id,
-    },
+    credentialOfRow(device),
     // The single-use step is the request's own transition out of "pending".
     { consume: () => settle(ctx, requestId, 'approved', 'approve', device.id) },
   );

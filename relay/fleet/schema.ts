@@ -1,3 +1,4 @@
+import { PAIRED_DEVICE_COLUMNS } from '../../shared/pairing/storedDevice.ts';
 import { row } from './context.ts';
 
 /**
@@ -20,14 +21,7 @@ CREATE TABLE IF NOT EXISTS hosts (
   created_at INTEGER NOT NULL
 );
 
-CREATE TABLE IF NOT EXISTS devices (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  device_key TEXT NOT NULL,
-  ecdh_key TEXT NOT NULL,
-  credential_id TEXT NOT NULL UNIQUE,
-  credential_key TEXT NOT NULL,
-  counter INTEGER NOT NULL,
+CREATE TABLE IF NOT EXISTS devices (${PAIRED_DEVICE_COLUMNS}
   push_endpoint TEXT,
   push_p256dh TEXT,
   push_auth TEXT,
