@@ -2,13 +2,12 @@ import { runDurableObjectAlarm } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import type { Fleet } from '../../relay/fleet/Fleet.ts';
 import { closesByPush } from '../../relay/push/closesByPush.ts';
-import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { pushMessageSchema, type PushMessage } from '../../shared/messages/events.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
-import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
+import { expectRefusedReply } from '../support/expectRefused.ts';
 import {
-  call,
+  denyAs,
   fleetStub,
   newFleet,
   phoneCall,
@@ -16,7 +15,6 @@ import {
   setClock,
   submitRequest,
   type PairedPhone,
-  type TestFleet,
 } from './harness.ts';
 
 /** What one phone's push service received, parsed. */
@@ -39,19 +37,6 @@ async function waitForClose(phone: PairedPhone, requestId: string): Promise<void
 /** Pushes leave in the background: a moment for any that would be sent, before asserting none was. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
 
-function denyAt(test: TestFleet, phone: TestPhone, requestId: string) {
-  return signEnvelope(
-    'deny',
-    { fleet: test.fleet, host: test.host.id, requestId },
-    { role: 'device', id: phone.id },
-    phone.deviceKeys.privateKey,
-  ).then((envelope) =>
-    call<{ error?: { code: string } }>('POST', `/v1/fleets/${test.fleet}/requests/${requestId}/deny`, {
-      json: envelope,
-    }),
-  );
-}
-
 /** A fleet of two phones and one pushed request, whose notification both phones received. */
 async function pushedToBoth() {
   const test = await newFleet({ phones: 2 });
@@ -64,7 +49,7 @@ async function pushedToBoth() {
 describe('closing a notification when its request stops waiting', () => {
   it('tells the other phone, and not the one that denied, naming the request and nothing else', async () => {
     const { test, a, b, details } = await pushedToBoth();
-    expect((await denyAt(test, a.phone, details.requestId)).status).toBe(200);
+    expect((await denyAs(test, a.phone, details.requestId)).status).toBe(200);
 
     await waitForClose(b, details.requestId);
     const received = await pushService.messages(b.pushId!);
@@ -102,14 +87,11 @@ describe('closing a notification when its request stops waiting', () => {
 
   it('sends no second close when a later answer is refused as already_decided', async () => {
     const { test, a, b, details } = await pushedToBoth();
-    expect((await denyAt(test, a.phone, details.requestId)).status).toBe(200);
+    expect((await denyAs(test, a.phone, details.requestId)).status).toBe(200);
     await waitForClose(b, details.requestId);
 
-    const late = await denyAt(test, b.phone, details.requestId);
-    expect({ status: late.status, code: late.body.error?.code }).toEqual({
-      status: 409,
-      code: 'already_decided',
-    });
+    const late = await denyAs(test, b.phone, details.requestId);
+    expectRefusedReply(late, 409, 'already_decided');
     await settle();
     expect(await closes(a)).toEqual([]);
     expect(await closes(b)).toEqual([details.requestId]);
@@ -124,8 +106,8 @@ describe('closing a notification when its request stops waiting', () => {
     const [first, , , held] = sent as [(typeof sent)[0], unknown, unknown, (typeof sent)[0]];
     await pushService.waitForMessages(b.pushId!, 3);
 
-    expect((await denyAt(test, a.phone, held.requestId)).status).toBe(200);
-    expect((await denyAt(test, a.phone, first.requestId)).status).toBe(200);
+    expect((await denyAs(test, a.phone, held.requestId)).status).toBe(200);
+    expect((await denyAs(test, a.phone, first.requestId)).status).toBe(200);
     await waitForClose(b, first.requestId);
     await settle();
     expect(await closes(b)).toEqual([first.requestId]);

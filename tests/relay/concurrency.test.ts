@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
+import { refusalCodeOf } from '../support/expectRefused.ts';
 import { newFleet, phoneCall, submitRequest } from './harness.ts';
 
 describe('concurrent decisions', () => {
@@ -16,13 +17,9 @@ describe('concurrent decisions', () => {
     const statuses = replies.map((reply) => reply.status);
     expect(statuses.filter((status) => status === 200)).toHaveLength(1);
     expect(statuses.filter((status) => status === 409)).toHaveLength(99);
-    expect(
-      new Set(
-        replies
-          .filter((reply) => reply.status === 409)
-          .map((reply) => (reply.body as { error: { code: string } }).error.code),
-      ),
-    ).toEqual(new Set(['already_decided']));
+    expect(new Set(replies.filter((reply) => reply.status === 409).map(refusalCodeOf))).toEqual(
+      new Set(['already_decided']),
+    );
   });
 
   it('lets only the first of two phones decide', async () => {

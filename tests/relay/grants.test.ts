@@ -1,38 +1,18 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
 import { createPhone } from '../../scripts/lib/softwarePhone.ts';
-import {
-  call,
-  DaemonSocket,
-  newFleet,
-  phoneCall,
-  submitRequest,
-  type Reply,
-  type TestFleet,
-} from './harness.ts';
+import { expectRefusedReply } from '../support/expectRefused.ts';
+import { call, DaemonSocket, fleetForTheseTests, sendDecision, submitRequest } from './harness.ts';
 
-let test: TestFleet;
-beforeAll(async () => {
-  test = await newFleet();
-});
-
-const phone = () => test.phones[0]!.phone;
-const path = (rest: string) => `/v1/fleets/${test.fleet}${rest}`;
-
-function expectError(reply: Reply, status: number, code: string): void {
-  expect({
-    status: reply.status,
-    code: (reply.body as { error?: { code?: string } } | null)?.error?.code,
-  }).toEqual({ status, code });
-}
+const { fleet, phone, path } = fleetForTheseTests();
 
 describe('an approval that grants calls like this', () => {
   it('is checked with its grant and carried to the host as signed', async () => {
-    const daemon = await DaemonSocket.connect(test);
-    const { details } = await submitRequest(test);
+    const daemon = await DaemonSocket.connect(fleet());
+    const { details } = await submitRequest(fleet());
     const token = await signToken(phone(), { ...(await bindingFor(details)), grant: 'session' });
-    const decided = await phoneCall(phone(), 'POST', path(`/requests/${details.requestId}/decision`), token);
+    const decided = await sendDecision(fleet(), phone(), details.requestId, token);
     expect(decided.status).toBe(200);
     const approved = await daemon.next('approved');
     expect(approved.event).toMatchObject({ requestId: details.requestId, token: { grant: 'session' } });
@@ -40,10 +20,10 @@ describe('an approval that grants calls like this', () => {
   });
 
   it('is refused when its grant was changed after signing (challenge_mismatch)', async () => {
-    const { details } = await submitRequest(test);
+    const { details } = await submitRequest(fleet());
     const token = await signToken(phone(), { ...(await bindingFor(details)), grant: 'session' });
-    expectError(
-      await phoneCall(phone(), 'POST', path(`/requests/${details.requestId}/decision`), {
+    expectRefusedReply(
+      await sendDecision(fleet(), phone(), details.requestId, {
         ...token,
         grant: 'half_hour',
       }),
@@ -53,10 +33,10 @@ describe('an approval that grants calls like this', () => {
   });
 
   it('is refused when a grant was added to an approve-once (challenge_mismatch)', async () => {
-    const { details } = await submitRequest(test);
+    const { details } = await submitRequest(fleet());
     const token = await signToken(phone(), await bindingFor(details));
-    expectError(
-      await phoneCall(phone(), 'POST', path(`/requests/${details.requestId}/decision`), {
+    expectRefusedReply(
+      await sendDecision(fleet(), phone(), details.requestId, {
         ...token,
         grant: 'half_hour',
       }),
@@ -66,10 +46,10 @@ describe('an approval that grants calls like this', () => {
   });
 
   it('is refused with an unknown grant (invalid_field)', async () => {
-    const { details } = await submitRequest(test);
+    const { details } = await submitRequest(fleet());
     const token = await signToken(phone(), await bindingFor(details));
-    expectError(
-      await phoneCall(phone(), 'POST', path(`/requests/${details.requestId}/decision`), {
+    expectRefusedReply(
+      await sendDecision(fleet(), phone(), details.requestId, {
         ...token,
         grant: 'forever',
       }),
@@ -82,10 +62,10 @@ describe('an approval that grants calls like this', () => {
 describe('a phone’s revoke of a rule it allowed', () => {
   const revoke = (body: { fleet: string; host: string; requestId: string }, signer = phone(), ts?: number) =>
     signEnvelope('revoke-grant', body, { role: 'device', id: phone().id }, signer.deviceKeys.privateKey, ts);
-  const body = () => ({ fleet: test.fleet, host: test.host.id, requestId: 'r-granted' });
+  const body = () => ({ fleet: fleet().fleet, host: fleet().host.id, requestId: 'r-granted' });
 
   it('is carried to the host, signed, and the relay learns only the request id', async () => {
-    const daemon = await DaemonSocket.connect(test);
+    const daemon = await DaemonSocket.connect(fleet());
     const envelope = await revoke(body());
     const reply = await call('POST', path('/grants/revoke'), { json: envelope });
     expect(reply).toMatchObject({ status: 200, body: { v: 1, requestId: 'r-granted' } });
@@ -95,12 +75,12 @@ describe('a phone’s revoke of a rule it allowed', () => {
   });
 
   it('is refused with a bad signature, a stale time or a replayed nonce', async () => {
-    expectError(
+    expectRefusedReply(
       await call('POST', path('/grants/revoke'), { json: await revoke(body(), await createPhone()) }),
       403,
       'bad_signature',
     );
-    expectError(
+    expectRefusedReply(
       await call('POST', path('/grants/revoke'), {
         json: await revoke(body(), phone(), Date.now() - 61_000),
       }),
@@ -109,18 +89,18 @@ describe('a phone’s revoke of a rule it allowed', () => {
     );
     const once = await revoke(body());
     expect((await call('POST', path('/grants/revoke'), { json: once })).status).toBe(200);
-    expectError(await call('POST', path('/grants/revoke'), { json: once }), 401, 'replayed_nonce');
+    expectRefusedReply(await call('POST', path('/grants/revoke'), { json: once }), 401, 'replayed_nonce');
   });
 
   it('is refused for another fleet, a host the phone is not paired with, or an unknown phone', async () => {
-    expectError(
+    expectRefusedReply(
       await call('POST', path('/grants/revoke'), {
         json: await revoke({ ...body(), fleet: 'another-fleet' }),
       }),
       400,
       'context_mismatch',
     );
-    expectError(
+    expectRefusedReply(
       await call('POST', path('/grants/revoke'), { json: await revoke({ ...body(), host: 'another-host' }) }),
       404,
       'not_found',
@@ -132,6 +112,10 @@ describe('a phone’s revoke of a rule it allowed', () => {
       { role: 'device', id: stranger.id },
       stranger.deviceKeys.privateKey,
     );
-    expectError(await call('POST', path('/grants/revoke'), { json: unknown }), 401, 'unknown_credential');
+    expectRefusedReply(
+      await call('POST', path('/grants/revoke'), { json: unknown }),
+      401,
+      'unknown_credential',
+    );
   });
 });

@@ -1,11 +1,12 @@
 import { env, runInDurableObject, SELF } from 'cloudflare:test';
-import { inject } from 'vitest';
+import { beforeAll, inject } from 'vitest';
 import type { Fleet } from '../../relay/fleet/Fleet.ts';
 import type { OfferIndex } from '../../relay/offers/OfferIndex.ts';
+import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import type { HostFrame } from '../../shared/messages/relayViews.ts';
-import { TEST_ORIGIN } from '../../scripts/lib/softwarePhone.ts';
+import { createOffer, TEST_ORIGIN, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
-import { bearer, RelayDriver, type TestFleet } from '../support/relayDriver.ts';
+import { bearer, RelayDriver, type Reply, type TestFleet } from '../support/relayDriver.ts';
 
 export { bearer, type PairedPhone, type Reply, type TestFleet } from '../support/relayDriver.ts';
 
@@ -14,6 +15,64 @@ export const ORIGIN = TEST_ORIGIN;
 export const pushService = new PushServiceClient(inject('pushServiceUrl'));
 export const relay = new RelayDriver(ORIGIN, (url, init) => SELF.fetch(url, init), pushService);
 export const { call, phoneCall, pairPhone, scanOffer, sendCompletion, newFleet, submitRequest } = relay;
+
+/**
+ * One fleet for all the tests of a file, paired before they run: the fleet, its first phone,
+ * and a route under its path.
+ */
+export function fleetForTheseTests() {
+  let made: TestFleet | undefined;
+  beforeAll(async () => {
+    made = await newFleet();
+  });
+  const fleet = (): TestFleet => {
+    if (!made) throw new Error('the fleet is made in beforeAll: use it inside a test');
+    return made;
+  };
+  return {
+    fleet,
+    phone: () => fleet().phones[0]!.phone,
+    path: (rest: string) => `/v1/fleets/${fleet().fleet}${rest}`,
+  };
+}
+
+/** An offer from the fleet's own host, filed at the relay as its daemon files it. */
+export async function fileOffer(test: TestFleet): ReturnType<typeof createOffer> {
+  const created = await createOffer(test.host, { fleet: test.fleet });
+  const filed = await call('POST', `/v1/fleets/${test.fleet}/pairing`, {
+    json: created.offer,
+    headers: bearer(test.hostToken),
+  });
+  if (filed.status !== 201) throw new Error(`offer refused: ${JSON.stringify(filed.body)}`);
+  return created;
+}
+
+/** `phone`'s signed request carrying `token` to the decision route of `requestId`. */
+export function sendDecision(test: TestFleet, phone: TestPhone, requestId: string, token: unknown) {
+  return phoneCall(phone, 'POST', `/v1/fleets/${test.fleet}/requests/${requestId}/decision`, token);
+}
+
+/** `phone`'s signed deny of `requestId`; another `key` or an old `now` forges or ages it. */
+export function denyEnvelope(
+  test: TestFleet,
+  phone: TestPhone,
+  requestId: string,
+  key = phone.deviceKeys.privateKey,
+  now?: number,
+) {
+  const body = { fleet: test.fleet, host: test.host.id, requestId };
+  return signEnvelope('deny', body, { role: 'device', id: phone.id }, key, now);
+}
+
+/** Sends a deny envelope to the deny route of `requestId`. */
+export function sendDeny(test: TestFleet, requestId: string, envelope: unknown): Promise<Reply> {
+  return call('POST', `/v1/fleets/${test.fleet}/requests/${requestId}/deny`, { json: envelope });
+}
+
+/** `phone` denies `requestId` as the PWA does. */
+export async function denyAs(test: TestFleet, phone: TestPhone, requestId: string): Promise<Reply> {
+  return sendDeny(test, requestId, await denyEnvelope(test, phone, requestId));
+}
 
 /** A daemon's WebSocket, collecting frames. */
 export class DaemonSocket {

@@ -9,6 +9,7 @@ import { verifyResumeVote } from '../../shared/kill-switch/verifyResumeVote.ts';
 import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { createHost, TEST_RP_ID, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
+import { expectRefusedReply } from '../support/expectRefused.ts';
 import {
   bearer,
   call,
@@ -48,7 +49,6 @@ async function ballot(
 
 const vote = (test: TestFleet, body: ResumeVote) =>
   call<FleetState>('POST', `/v1/fleets/${test.fleet}/resume`, { json: body });
-const errorCode = (body: unknown) => (body as { error: { code: string } }).error.code;
 
 describe('kill switch', () => {
   it('carries a device-signed freeze to every connected daemon, of every host', async () => {
@@ -108,17 +108,11 @@ describe('kill switch', () => {
 
     // The same phone again is still one vote.
     const again = await vote(test, await ballot(test, first, freeze));
-    expect({ status: again.status, code: errorCode(again.body) }).toEqual({
-      status: 409,
-      code: 'already_used',
-    });
+    expectRefusedReply(again, 409, 'already_used');
 
     // A phone claiming to be another: its passkey is not that device's.
     const spoofed = await vote(test, await ballot(test, first, freeze, third.id));
-    expect({ status: spoofed.status, code: errorCode(spoofed.body) }).toEqual({
-      status: 401,
-      code: 'unknown_credential',
-    });
+    expectRefusedReply(spoofed, 401, 'unknown_credential');
 
     const afterTwo = await vote(test, await ballot(test, second, freeze));
     expect(afterTwo.body).toMatchObject({ frozen: false, epoch: 1, votes: [] });
@@ -152,15 +146,9 @@ describe('kill switch', () => {
     const current = await freezeBy(test, first, 'second incident');
 
     const stale = await vote(test, oldVote);
-    expect({ status: stale.status, code: errorCode(stale.body) }).toEqual({
-      status: 409,
-      code: 'stale_freeze',
-    });
+    expectRefusedReply(stale, 409, 'stale_freeze');
     const relabelled = await vote(test, { ...oldVote, freeze: current.id });
-    expect({ status: relabelled.status, code: errorCode(relabelled.body) }).toEqual({
-      status: 403,
-      code: 'challenge_mismatch',
-    });
+    expectRefusedReply(relabelled, 403, 'challenge_mismatch');
 
     const state = await call<FleetState>('GET', `/v1/fleets/${test.fleet}/state`, {
       headers: bearer(test.hostToken),
@@ -180,10 +168,7 @@ describe('kill switch', () => {
     await freezeBy(test, first, 'again');
 
     const replayed = await vote(test, spare);
-    expect({ status: replayed.status, code: errorCode(replayed.body) }).toEqual({
-      status: 409,
-      code: 'stale_freeze',
-    });
+    expectRefusedReply(replayed, 409, 'stale_freeze');
   });
 
   it('refuses a vote without user verification', async () => {
@@ -197,10 +182,7 @@ describe('kill switch', () => {
       userVerified: false,
     });
     const refused = await vote(test, { v: 1, fleet: test.fleet, freeze, device: phone.id, assertion });
-    expect({ status: refused.status, code: errorCode(refused.body) }).toEqual({
-      status: 403,
-      code: 'user_not_verified',
-    });
+    expectRefusedReply(refused, 403, 'user_not_verified');
   });
 
   it('resumes a one-phone fleet with one vote when its host asks for 1 of 1', async () => {
@@ -253,10 +235,7 @@ describe('a fleet object created before freezes had ids', () => {
 
     // Nothing names the old freeze, so no vote can end it.
     const unnamed = await vote(test, await ballot(test, phone, toBase64url(new Uint8Array(32))));
-    expect({ status: unnamed.status, code: errorCode(unnamed.body) }).toEqual({
-      status: 409,
-      code: 'stale_freeze',
-    });
+    expectRefusedReply(unnamed, 409, 'stale_freeze');
     // A new freeze carries its envelope, and its votes count.
     const again = await freezeBy(test, phone, 'freeze again');
     expect(again.body).toMatchObject({ frozen: true, epoch: 4, freeze: again.envelope });

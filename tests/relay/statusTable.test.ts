@@ -1,49 +1,35 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { refusal, STATUS_BY_CODE, type RelayErrorCode } from '../../relay/http/relayError.ts';
 import { LATCH_ERROR_CODES } from '../../shared/errors.ts';
 import { MAX_BODY_BYTES } from '../../shared/schema/parse.ts';
 import { completePairing, createHost, createOffer, createPhone } from '../../scripts/lib/softwarePhone.ts';
+import { expectRefusedReply } from '../support/expectRefused.ts';
 import {
   bearer,
   call,
-  newFleet,
+  fileOffer,
+  fleetForTheseTests,
   sendCompletion,
   submitRequest,
   type Reply,
-  type TestFleet,
 } from './harness.ts';
 
-let test: TestFleet;
-beforeAll(async () => {
-  test = await newFleet();
-});
-
-const path = (rest: string) => `/v1/fleets/${test.fleet}${rest}`;
-
-function codeOf(reply: Reply): RelayErrorCode | undefined {
-  return (reply.body as { error?: { code?: RelayErrorCode } } | null)?.error?.code;
-}
-
-/** The refusal's code is the expected one, and its status the table's for that code. */
-function expectTableStatus(reply: Reply, code: RelayErrorCode): void {
-  expect({ code: codeOf(reply), status: reply.status }).toEqual({ code, status: STATUS_BY_CODE[code] });
-}
+const { fleet, path } = fleetForTheseTests();
 
 /** An offer from a stranger host whose id is another's, and so not the id of its key. */
 async function offerUnderAnotherId(): Promise<Reply> {
   const stranger = await createHost();
-  const { offer } = await createOffer({ ...stranger, id: test.host.id }, { fleet: test.fleet });
-  return call('POST', path('/pairing'), { json: offer, headers: bearer(test.hostToken) });
+  const { offer } = await createOffer({ ...stranger, id: fleet().host.id }, { fleet: fleet().fleet });
+  return call('POST', path('/pairing'), { json: offer, headers: bearer(fleet().hostToken) });
 }
 
 /** A completion whose device id is not the id of the device key it carries. */
 async function completionUnderAnotherId(): Promise<Reply> {
-  const { offer, secret } = await createOffer(test.host, { fleet: test.fleet });
-  await call('POST', path('/pairing'), { json: offer, headers: bearer(test.hostToken) });
+  const { offer, secret } = await fileOffer(fleet());
   const newcomer = await createPhone();
   const completion = await completePairing(newcomer, offer, secret);
   const mislabelled = { ...completion, device: { ...completion.device, id: (await createPhone()).id } };
-  return sendCompletion(newcomer, test.fleet, offer.offerId, offer.offerToken, mislabelled);
+  return sendCompletion(newcomer, fleet().fleet, offer.offerId, offer.offerToken, mislabelled);
 }
 
 describe('the code → status table', () => {
@@ -59,10 +45,10 @@ describe('the code → status table', () => {
 
   it('answers each refusal the routes make with the status the table gives its code', async () => {
     const oversized = new Uint8Array(MAX_BODY_BYTES + 1).fill(0x20);
-    const withdrawn = await submitRequest(test);
+    const withdrawn = await submitRequest(fleet());
     const withdraw = () =>
       call('POST', path(`/requests/${withdrawn.request.requestId}/withdraw`), {
-        headers: bearer(test.hostToken),
+        headers: bearer(fleet().hostToken),
       });
     expect((await withdraw()).status).toBe(200);
     const refusals: [RelayErrorCode, Reply][] = [
@@ -80,24 +66,22 @@ describe('the code → status table', () => {
       [
         'host_token_required',
         await call('POST', path('/pairing'), {
-          json: (await createOffer(test.host, { fleet: test.fleet })).offer,
+          json: (await createOffer(fleet().host, { fleet: fleet().fleet })).offer,
         }),
       ],
-      ['expired', (await submitRequest(test, { now: Date.now() - 3600_000 })).reply],
+      ['expired', (await submitRequest(fleet(), { now: Date.now() - 3600_000 })).reply],
       ['withdrawn', await withdraw()],
       // These two once had statuses of their own in pairing; the table's are the only ones now.
       ['wrong_signer', await offerUnderAnotherId()],
       ['device_mismatch', await completionUnderAnotherId()],
     ];
-    for (const [code, reply] of refusals) expectTableStatus(reply, code);
+    // The refusal's code is the expected one, and its status the table's for that code.
+    for (const [code, reply] of refusals) expectRefusedReply(reply, STATUS_BY_CODE[code], code);
   });
 
   it('refuses a request whose device signature fails 401, whatever check failed', async () => {
     const unsigned = await call('GET', path('/members'));
-    expect({ code: codeOf(unsigned), status: unsigned.status }).toEqual({
-      code: 'missing_field',
-      status: 401,
-    });
+    expectRefusedReply(unsigned, 401, 'missing_field');
     expect(STATUS_BY_CODE.missing_field).toBe(400);
   });
 });

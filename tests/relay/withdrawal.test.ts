@@ -1,29 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { pushMessageSchema } from '../../shared/messages/events.ts';
 import type { RequestList, RequestView } from '../../shared/messages/relayViews.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
 import { createHost } from '../../scripts/lib/softwarePhone.ts';
+import { expectRefusedReply } from '../support/expectRefused.ts';
 import {
   bearer,
   call,
+  denyAs,
   newFleet,
   pairPhone,
   phoneCall,
   pushService,
   setClock,
   submitRequest,
-  type Reply,
   type TestFleet,
 } from './harness.ts';
-
-function expectError(reply: Reply, status: number, code: string): void {
-  expect({
-    status: reply.status,
-    code: (reply.body as { error?: { code?: string } } | null)?.error?.code,
-  }).toEqual({ status, code });
-}
 
 const withdraw = (test: TestFleet, requestId: string, hostToken = test.hostToken) =>
   call('POST', `/v1/fleets/${test.fleet}/requests/${requestId}/withdraw`, { headers: bearer(hostToken) });
@@ -45,18 +38,6 @@ const viewOf = async (test: TestFleet, requestId: string) =>
       `/v1/fleets/${test.fleet}/requests/${requestId}`,
     )
   ).body;
-
-function denyAt(test: TestFleet, requestId: string) {
-  const { phone } = test.phones[0]!;
-  return signEnvelope(
-    'deny',
-    { fleet: test.fleet, host: test.host.id, requestId },
-    { role: 'device', id: phone.id },
-    phone.deviceKeys.privateKey,
-  ).then((envelope) =>
-    call('POST', `/v1/fleets/${test.fleet}/requests/${requestId}/deny`, { json: envelope }),
-  );
-}
 
 describe('a host withdrawing a request nobody waits for', () => {
   it('takes it off the phones’ pending list, shows it withdrawn, and closes its notification', async () => {
@@ -98,7 +79,7 @@ describe('a host withdrawing a request nobody waits for', () => {
     const { details } = await submitRequest(test);
     expect((await withdraw(test, details.requestId)).status).toBe(200);
     const { phone } = test.phones[0]!;
-    expectError(
+    expectRefusedReply(
       await phoneCall(
         phone,
         'POST',
@@ -108,21 +89,21 @@ describe('a host withdrawing a request nobody waits for', () => {
       409,
       'withdrawn',
     );
-    expectError(await denyAt(test, details.requestId), 409, 'withdrawn');
-    expectError(await withdraw(test, details.requestId), 409, 'withdrawn');
+    expectRefusedReply(await denyAs(test, test.phones[0]!.phone, details.requestId), 409, 'withdrawn');
+    expectRefusedReply(await withdraw(test, details.requestId), 409, 'withdrawn');
   });
 
   it('refuses a request that is no longer pending: decided 409 already_decided, expired 410 expired', async () => {
     const test = await newFleet();
     const { details: denied } = await submitRequest(test);
-    expect((await denyAt(test, denied.requestId)).status).toBe(200);
-    expectError(await withdraw(test, denied.requestId), 409, 'already_decided');
+    expect((await denyAs(test, test.phones[0]!.phone, denied.requestId)).status).toBe(200);
+    expectRefusedReply(await withdraw(test, denied.requestId), 409, 'already_decided');
     expect(await viewOf(test, denied.requestId)).toMatchObject({ state: 'denied' });
 
     const now = Date.now();
     const { details: due } = await submitRequest(test, { now, exp: now + 60_000 });
     await setClock(test.fleet, now + 61_000);
-    expectError(await withdraw(test, due.requestId), 410, 'expired');
+    expectRefusedReply(await withdraw(test, due.requestId), 410, 'expired');
   });
 
   it('lets a host withdraw only its own requests, and only with its token', async () => {
@@ -132,14 +113,14 @@ describe('a host withdrawing a request nobody waits for', () => {
       phone: test.phones[0]!.phone,
       push: false,
     });
-    expectError(await withdraw(test, details.requestId, otherToken!), 403, 'forbidden');
-    expectError(
+    expectRefusedReply(await withdraw(test, details.requestId, otherToken!), 403, 'forbidden');
+    expectRefusedReply(
       await call('POST', `/v1/fleets/${test.fleet}/requests/${details.requestId}/withdraw`),
       401,
       'unauthorized',
     );
-    expectError(await withdraw(test, details.requestId, 'not-the-token'), 401, 'unauthorized');
-    expectError(await withdraw(test, 'no-such-request'), 404, 'not_found');
+    expectRefusedReply(await withdraw(test, details.requestId, 'not-the-token'), 401, 'unauthorized');
+    expectRefusedReply(await withdraw(test, 'no-such-request'), 404, 'not_found');
     expect(await pendingIds(test)).toEqual([details.requestId]);
   });
 });

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
+import type { PairingOffer } from '../../shared/messages/pairing.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { expectRefusedReply } from '../support/expectRefused.ts';
+import {
+  completePairing,
+  createHost,
+  createOffer,
+  createPhone,
+  type TestPhone,
+} from '../../scripts/lib/softwarePhone.ts';
+import { call, fileOffer, fleetForTheseTests, pairPhone, sendCompletion } from './harness.ts';
+
+const { fleet, phone, path } = fleetForTheseTests();
+
+/** `newcomer` answers the offer as the PWA does: a passkey made for it, signed with its device key. */
+async function answerOffer(newcomer: TestPhone, offer: PairingOffer, secret: Uint8Array<ArrayBuffer>) {
+  const completion = await completePairing(newcomer, offer, secret);
+  return sendCompletion(newcomer, fleet().fleet, offer.offerId, offer.offerToken, completion);
+}
+
+describe('pairing routes', () => {
+  it('refuses a completion that is not signed by the device key it brings', async () => {
+    const { offer, secret } = await fileOffer(fleet());
+    const newcomer = await createPhone();
+    const completion = await completePairing(newcomer, offer, secret);
+    expectRefusedReply(
+      await call('POST', path(`/pairing/${offer.offerId}/complete`), {
+        json: completion,
+        headers: { 'latch-offer-token': offer.offerToken },
+      }),
+      401,
+      'missing_field',
+    );
+    const impostor = await createPhone();
+    const reply = await sendCompletion(
+      { ...newcomer, deviceKeys: impostor.deviceKeys },
+      fleet().fleet,
+      offer.offerId,
+      offer.offerToken,
+      completion,
+    );
+    expectRefusedReply(reply, 401, 'bad_signature');
+  });
+
+  it('refuses a second answer to the same offer', async () => {
+    const { offer, secret } = await fileOffer(fleet());
+    const first = await createPhone();
+    expect((await answerOffer(first, offer, secret)).status).toBe(202);
+    const second = await createPhone();
+    expectRefusedReply(await answerOffer(second, offer, secret), 409, 'offer_closed');
+  });
+
+  it('refuses a passkey registered on another origin', async () => {
+    const { offer, secret } = await fileOffer(fleet());
+    const newcomer = await createPhone();
+    const completion = await completePairing(newcomer, offer, secret, { origin: 'https://evil.test' });
+    expectRefusedReply(
+      await sendCompletion(newcomer, fleet().fleet, offer.offerId, offer.offerToken, completion),
+      403,
+      'registration_failed',
+    );
+  });
+
+  it('lets a new host into a fleet that has phones only through a phone already in it', async () => {
+    const stranger = await createHost();
+    const { offer, secret } = await createOffer(stranger, { fleet: fleet().fleet });
+    expect((await call('POST', path('/pairing'), { json: offer })).status).toBe(201);
+    const outsider = await createPhone();
+    expectRefusedReply(await answerOffer(outsider, offer, secret), 403, 'forbidden');
+  });
+
+  it('adds a second host to the fleet when a phone of the fleet scans its code', async () => {
+    const secondHost = await createHost();
+    const { hostToken } = await pairPhone(fleet().fleet, secondHost, { phone: phone(), push: false });
+    expect(hostToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('refuses a confirmation signed by another host key', async () => {
+    const { offer, secret } = await fileOffer(fleet());
+    const newcomer = await createPhone();
+    await answerOffer(newcomer, offer, secret);
+    const intruder = await createHost();
+    const forged = await signEnvelope(
+      'pair-confirm',
+      { fleet: fleet().fleet, offerId: offer.offerId, device: newcomer.id },
+      { role: 'host', id: fleet().host.id },
+      intruder.hostKeys.privateKey,
+    );
+    expectRefusedReply(
+      await call('POST', path(`/pairing/${offer.offerId}/confirm`), {
+        json: { v: PROTOCOL_VERSION, envelope: forged, quorum: 1 },
+      }),
+      403,
+      'bad_signature',
+    );
+    const stale = await signEnvelope(
+      'pair-confirm',
+      { fleet: fleet().fleet, offerId: offer.offerId, device: newcomer.id },
+      { role: 'host', id: fleet().host.id },
+      fleet().host.hostKeys.privateKey,
+      Date.now() - 120_000,
+    );
+    expectRefusedReply(
+      await call('POST', path(`/pairing/${offer.offerId}/confirm`), {
+        json: { v: PROTOCOL_VERSION, envelope: stale, quorum: 1 },
+      }),
+      401,
+      'stale_timestamp',
+    );
+  });
+});

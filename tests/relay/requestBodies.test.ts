@@ -1,0 +1,86 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { MAX_BODY_BYTES } from '../../shared/schema/parse.ts';
+import { expectRefusedReply } from '../support/expectRefused.ts';
+import { call, fleetForTheseTests } from './harness.ts';
+
+const { path } = fleetForTheseTests();
+
+describe('every body', () => {
+  const bodyRoutes = [
+    '/pairing',
+    '/pairing/o1/complete',
+    '/pairing/o1/confirm',
+    '/requests',
+    '/requests/r1/decision',
+    '/requests/r1/deny',
+    '/freeze',
+    '/resume',
+  ];
+
+  it.each(bodyRoutes)('refuses an oversized body on %s with 413', async (route) => {
+    expectRefusedReply(
+      await call('POST', path(route), { body: `{"v":1,"x":"${'a'.repeat(MAX_BODY_BYTES)}"}` }),
+      413,
+      'body_too_large',
+    );
+  });
+
+  it.each(bodyRoutes)('refuses malformed JSON on %s with 400', async (route) => {
+    expectRefusedReply(await call('POST', path(route), { body: '{"v":1,' }), 400, 'malformed_json');
+  });
+
+  it.each(bodyRoutes)('refuses an unknown version on %s with 400', async (route) => {
+    expectRefusedReply(await call('POST', path(route), { json: { v: 2 } }), 400, 'unknown_version');
+  });
+
+  it.each(bodyRoutes)('refuses a body that is not JSON on %s with 415', async (route) => {
+    expectRefusedReply(
+      await call('POST', path(route), {
+        body: 'v=1',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      415,
+      'unsupported_media_type',
+    );
+  });
+
+  it('answers any garbage on any route with a 4xx, never a 5xx', async () => {
+    const routes = [
+      ...bodyRoutes.map((route) => ['POST', route] as const),
+      ['GET', '/requests'] as const,
+      ['GET', '/state'] as const,
+      ['PATCH', '/devices/d1'] as const,
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...routes),
+        fc.oneof(
+          fc.jsonValue().map((value) => JSON.stringify(value)),
+          fc.string(),
+        ),
+        async ([method, route], body) => {
+          const reply = await call(
+            method,
+            path(route),
+            method === 'GET'
+              ? { headers: { 'latch-device': encodeURIComponent(body).slice(0, 200) || 'x' } }
+              : { body },
+          );
+          expect(reply.status).toBeGreaterThanOrEqual(400);
+          expect(reply.status).toBeLessThan(500);
+          expect(reply.body).toMatchObject({ error: { code: expect.any(String) } });
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('refuses a fleet id that is not an id', async () => {
+    expectRefusedReply(await call('GET', '/v1/fleets/a%20b/state'), 400, 'invalid_id');
+  });
+
+  it('answers an unknown route with a JSON 404', async () => {
+    expectRefusedReply(await call('GET', '/v1/nothing-here'), 404, 'not_found');
+  });
+});
