@@ -42,8 +42,10 @@ describe('verifyCapabilityToken', () => {
 
     it('refuses a credential the host never paired', async () => {
       const intruder = await createPhone('Intruder');
+      expectRefused(await rig.verify(await signToken(intruder, rig.binding), {}, null), 'unknown_credential');
+      // Nothing stored refuses even the paired phone's own, genuine token.
       expectRefused(
-        await rig.verify(await signToken(intruder, rig.binding), {}, undefined),
+        await rig.verify(await signToken(rig.fleet.phone, rig.binding), {}, null),
         'unknown_credential',
       );
     });

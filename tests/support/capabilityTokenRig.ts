@@ -27,11 +27,14 @@ export interface CapabilityTokenRig {
   /** The passkey as the host stored it at pairing. */
   credential: PairedCredential;
   store: MemorySingleUseStore;
-  /** verifyCapabilityToken against the rig's expectation (changed by `overrides`) and credential. */
+  /**
+   * verifyCapabilityToken against the rig's expectation (changed by `overrides`) and its stored
+   * credential, or `paired` in its place (null: the host stored none).
+   */
   verify(
     token: CapabilityToken,
     overrides?: Partial<TokenExpectation>,
-    paired?: PairedCredential | undefined,
+    paired?: PairedCredential | null,
   ): ReturnType<typeof verifyCapabilityToken>;
 }
 
@@ -39,7 +42,7 @@ export interface CapabilityTokenRig {
 export function capabilityTokenRigForEachTest(): CapabilityTokenRig {
   const rig = {
     verify: (token, overrides = {}, paired = rig.credential) =>
-      verifyCapabilityToken(token, { ...rig.expected, ...overrides }, paired, rig.store),
+      verifyCapabilityToken(token, { ...rig.expected, ...overrides }, paired ?? undefined, rig.store),
   } as CapabilityTokenRig;
   beforeEach(async () => {
     rig.fleet = await pairedFleet();
