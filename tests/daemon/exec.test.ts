@@ -1,16 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EXEC_DENIED } from '../../daemon/cli/commands/exec.ts';
-import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { freezeId } from '../../shared/kill-switch/freezeId.ts';
-import { resumeChallenge } from '../../shared/kill-switch/resumeChallenge.ts';
-import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { runLatch, startDaemon, type LatchMachine, type RunningDaemon } from '../support/latchMachine.ts';
+import { signFreeze, sendFreeze, sendVotes, vote } from '../support/killSwitchRelay.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 import { execCgroupsOf, isHeld, killAll, processesRunning } from '../support/processes.ts';
 import { LATCH_BIN } from '../support/latchCli.ts';
@@ -96,31 +94,16 @@ function startExec(machine: LatchMachine, argv: string[], env: NodeJS.ProcessEnv
   return run;
 }
 
-const fleetOf = (machine: LatchMachine): string =>
-  /fleet = "([^"]+)"/.exec(readFileSync(machine.files.config, 'utf8'))![1]!;
-
 /** The panic button on the phone, through the relay. Resolves with the freeze's id. */
 async function freezeFromPhone({ machine, relay, phones: [phone] }: PairedDaemon, reason: string) {
-  const envelope = await signEnvelope(
-    'freeze',
-    { fleet: fleetOf(machine), reason },
-    { role: 'device', id: phone.id },
-    phone.deviceKeys.privateKey,
-  );
-  relay.send({ v: PROTOCOL_VERSION, type: 'frozen', epoch: 1, envelope, at: Date.now() });
+  const envelope = await signFreeze(machine, phone!, reason);
+  sendFreeze(relay, envelope, 1);
   return freezeId(envelope);
 }
 
 /** The phone's vote to end that freeze (quorum 1), through the relay. */
 async function resumeFromPhone({ machine, relay, phones: [phone] }: PairedDaemon, freeze: string) {
-  const fleet = fleetOf(machine);
-  const assertion = await phone.authenticator.assert({
-    rpId: new URL(relay.origin).hostname,
-    origin: relay.origin,
-    challenge: await resumeChallenge({ fleet, freeze }),
-  });
-  const vote = { v: PROTOCOL_VERSION, fleet, freeze, device: phone.id, assertion };
-  relay.send({ v: PROTOCOL_VERSION, type: 'resumed', freeze, votes: [vote], at: Date.now() });
+  sendVotes(relay, freeze, [await vote(machine, relay, phone!, freeze)]);
 }
 
 /** Stops the daemon, runs `meanwhile`, starts it again and waits until it is back on the relay. */
