@@ -15,17 +15,26 @@ import { installLatch, packLatch } from './packageInstall.ts';
 
 const NODES = [
   // The daemon, SDK and end-to-end suites, whole.
-  { version: '24.21.0', suites: ['tests/daemon', 'tests/e2e/wholeLoop.test.ts'] },
+  {
+    version: '24.21.0',
+    suites: ['tests/daemon', 'tests/e2e/approvalLoop.test.ts', 'tests/e2e/relayFaults.test.ts'],
+  },
   // Node 22's SQLite differs from 24's (and warns that it is experimental): the CLI, the hook,
   // the SDK and the state, through real processes.
   {
     version: '22.23.3',
     suites: [
-      'tests/daemon/cli.test.ts',
+      'tests/daemon/cliUsageErrors.test.ts',
+      'tests/daemon/cliWithDaemon.test.ts',
+      'tests/daemon/cliWithoutDaemon.test.ts',
+      'tests/daemon/cliConfig.test.ts',
+      'tests/daemon/cliCompletion.test.ts',
       'tests/daemon/hook.test.ts',
       'tests/daemon/sdk.test.ts',
       'tests/daemon/sqlite.test.ts',
-      'tests/daemon/freeze.test.ts',
+      'tests/daemon/freezeOnHost.test.ts',
+      'tests/daemon/freezeReplay.test.ts',
+      'tests/daemon/freezeStateUpgrade.test.ts',
     ],
   },
 ];

@@ -6,7 +6,14 @@ import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { approvePending, holdPanic, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush, shownNotifications } from '../support/browserPhone.ts';
 import { HostileProxy } from '../support/hostileProxy.ts';
-import { auditLines, runLatch, type LatchMachine, type RunningDaemon } from '../support/latchMachine.ts';
+import {
+  askHook,
+  auditLines,
+  hookInput,
+  runLatch,
+  type LatchMachine,
+  type RunningDaemon,
+} from '../support/latchMachine.ts';
 import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 
@@ -77,22 +84,12 @@ afterAll(async () => {
   await rig?.stop();
 });
 
-type HookAnswer = { permissionDecision: string; permissionDecisionReason: string };
-
 /** A Claude Code PreToolUse hook call on one host, through `latch hook claude-code`. */
-function hook(host: Host, tool: string, toolInput: Record<string, unknown>): Promise<HookAnswer> {
-  const input = JSON.stringify({
-    session_id: `e2e-${host.name}`,
-    hook_event_name: 'PreToolUse',
-    tool_name: tool,
-    tool_input: toolInput,
-    cwd: '/srv/app',
-    tool_use_id: `t-${Math.random()}`,
-  });
-  return runLatch(host.machine, ['hook', 'claude-code'], { input, timeoutMs: 120_000 }).then(
-    (ran) => JSON.parse(ran.stdout).hookSpecificOutput as HookAnswer,
+const hook = (host: Host, tool: string, toolInput: Record<string, unknown>) =>
+  askHook(
+    host.machine,
+    hookInput('PreToolUse', tool, toolInput, { session_id: `e2e-${host.name}`, cwd: '/srv/app' }),
   );
-}
 
 const status = async (host: Host) => (await runLatch(host.machine, ['status'])).code;
 const statusJson = async (host: Host) =>

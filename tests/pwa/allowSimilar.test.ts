@@ -1,19 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GrantsJson } from '../../daemon/cli/commands/policyGrants.ts';
 import { openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
-import { auditLines, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
-import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
+import { askHook, auditLines, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { ASK_EVERY_BASH_CALL, startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { auditScreen, type ScreenFinding } from '../support/screenAudit.ts';
-
-// Every Bash call asks, at low risk: no cooling-off stands between the person and the buttons.
-const POLICY = `
-default = "ask"
-[[rule]]
-name = "shell"
-tool = "Bash"
-action = "ask"
-risk = "low"
-`;
 
 let rig: PhoneRig;
 let origin: string;
@@ -25,7 +15,8 @@ beforeAll(async () => {
   rig = await startPhoneRig({
     name: 'allow-similar',
     relay: 'app-copy',
-    policy: POLICY,
+    // Every Bash call asks, at low risk: no cooling-off stands between the person and the buttons.
+    policy: ASK_EVERY_BASH_CALL,
     phones: ['Phone A'],
   });
   ({ origin, machine } = rig);
@@ -38,20 +29,8 @@ afterAll(async () => {
 });
 
 /** An agent's Bash call through the Claude Code hook, in `session`. */
-function ask(command: string, session: string) {
-  const input = hookInput('PreToolUse', 'Bash', { command }, { session_id: session });
-  const answer = runLatch(machine, ['hook', 'claude-code'], { input, timeoutMs: 120_000 }).then(
-    (ran) =>
-      (
-        JSON.parse(ran.stdout) as {
-          hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string };
-        }
-      ).hookSpecificOutput,
-  );
-  // A test that fails before it awaits the answer leaves the hook waiting: not a second failure.
-  answer.catch(() => {});
-  return answer;
-}
+const ask = (command: string, session: string) =>
+  askHook(machine, hookInput('PreToolUse', 'Bash', { command }, { session_id: session }));
 
 const grants = async () =>
   (JSON.parse((await runLatch(machine, ['policy', 'grants', '--json'])).stdout) as GrantsJson).grants;

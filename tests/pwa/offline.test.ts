@@ -3,19 +3,10 @@ import { pushMessageSchema } from '../../shared/messages/events.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import type { PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush } from '../support/browserPhone.ts';
-import { hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
-import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
+import { askHook, hookInput, type LatchMachine } from '../support/latchMachine.ts';
+import { ASK_EVERY_BASH_CALL, startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 import { notificationsOf, tapNotification } from '../support/serviceWorker.ts';
-
-const POLICY = `
-default = "ask"
-[[rule]]
-name = "shell"
-tool = "Bash"
-action = "ask"
-risk = "low"
-`;
 
 let rig: PhoneRig;
 let origin: string;
@@ -24,7 +15,12 @@ let machine: LatchMachine;
 let phone: PairedBrowserPhone;
 
 beforeAll(async () => {
-  rig = await startPhoneRig({ name: 'offline', relay: 'app-copy', policy: POLICY, phones: ['Phone A'] });
+  rig = await startPhoneRig({
+    name: 'offline',
+    relay: 'app-copy',
+    policy: ASK_EVERY_BASH_CALL,
+    phones: ['Phone A'],
+  });
   ({ origin, pushService, machine } = rig);
   [phone] = rig.phones as [PairedBrowserPhone];
 }, 120_000);
@@ -79,8 +75,7 @@ describe('installable and offline', () => {
     const { page, context } = phone.browser;
     const before = (await pushService.messages(phone.pushId)).length;
     const input = hookInput('PreToolUse', 'Bash', { command: 'rm -rf build' }, { session_id: 'offline' });
-    const answer = runLatch(machine, ['hook', 'claude-code'], { input, timeoutMs: 120_000 });
-    answer.catch(() => {});
+    const answer = askHook(machine, input);
     const item = page.getByRole('button', { name: /rm -rf build/ });
 
     // One visit online: the list as the relay has it.
@@ -169,8 +164,6 @@ describe('installable and offline', () => {
     }
     await expect.poll(() => deny.isDisabled()).toBe(false);
     await deny.click();
-    expect(JSON.parse((await answer).stdout)).toMatchObject({
-      hookSpecificOutput: { permissionDecision: 'deny' },
-    });
+    expect(await answer).toMatchObject({ permissionDecision: 'deny' });
   });
 });

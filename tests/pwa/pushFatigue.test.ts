@@ -3,20 +3,10 @@ import { pushMessageSchema } from '../../shared/messages/events.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { approvePending, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush, shownNotifications } from '../support/browserPhone.ts';
-import { auditLines, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
-import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
+import { askHook, auditLines, hookInput, type LatchMachine } from '../support/latchMachine.ts';
+import { ASK_EVERY_BASH_CALL, startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 import { auditScreen, type ScreenFinding } from '../support/screenAudit.ts';
-
-// Every Bash call asks at low risk: any hold on screen is the push-fatigue defences' own.
-const POLICY = `
-default = "ask"
-[[rule]]
-name = "shell"
-tool = "Bash"
-action = "ask"
-risk = "low"
-`;
 
 /** A burst after two approvals, and a 3 s hold: small enough for a test, long enough to see. */
 const CONFIG = (text: string) =>
@@ -35,7 +25,8 @@ beforeAll(async () => {
   rig = await startPhoneRig({
     name: 'push-fatigue',
     relay: 'app-copy',
-    policy: POLICY,
+    // Every Bash call asks at low risk: any hold on screen is the push-fatigue defences' own.
+    policy: ASK_EVERY_BASH_CALL,
     pushFatigue: true,
     config: CONFIG,
     phones: ['Phone A'],
@@ -50,20 +41,8 @@ afterAll(async () => {
 });
 
 /** An agent's Bash call through the Claude Code hook, in `session`. */
-function ask(command: string, session: string) {
-  const input = hookInput('PreToolUse', 'Bash', { command }, { session_id: session });
-  const answer = runLatch(machine, ['hook', 'claude-code'], { input, timeoutMs: 120_000 }).then(
-    (ran) =>
-      (
-        JSON.parse(ran.stdout) as {
-          hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string };
-        }
-      ).hookSpecificOutput,
-  );
-  // A test that fails before it awaits the answer leaves the hook waiting: not a second failure.
-  answer.catch(() => {});
-  return answer;
-}
+const ask = (command: string, session: string) =>
+  askHook(machine, hookInput('PreToolUse', 'Bash', { command }, { session_id: session }));
 
 /** The push of the next request after the phone's `from`-th push, delivered to its service worker. */
 async function deliverNextRequestPush(from: number): Promise<string> {

@@ -52,6 +52,22 @@ export async function launchChromium(name: string, args: string[] = []): Promise
   return context;
 }
 
+/** A browser never paired with anything, launched on first use: the screens a stranger sees. */
+export function strangerBrowser(name: string): {
+  open(): Promise<{ page: Page; cdp: CDPSession }>;
+  close(): Promise<void>;
+} {
+  let context: BrowserContext | undefined;
+  return {
+    open: async () => {
+      context ??= await launchChromium(name);
+      const page = context.pages()[0] ?? (await context.newPage());
+      return { page, cdp: await context.newCDPSession(page) };
+    },
+    close: async () => context?.close(),
+  };
+}
+
 export async function launchPhone(
   origin: string,
   subscription: PushSubscriptionJson,

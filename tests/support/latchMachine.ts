@@ -219,11 +219,26 @@ export function hookInput(
 export function startHook(
   machine: LatchMachine,
   input: string,
+  timeoutMs = 60_000,
 ): Promise<Ran & { output: Record<string, unknown> | undefined }> {
-  return runLatch(machine, ['hook', 'claude-code'], { input, timeoutMs: 60_000 }).then((ran) => ({
+  return runLatch(machine, ['hook', 'claude-code'], { input, timeoutMs }).then((ran) => ({
     ...ran,
     output: ran.stdout.trim() ? (JSON.parse(ran.stdout) as Record<string, unknown>) : undefined,
   }));
+}
+
+/** What Claude Code hears from a PreToolUse hook. */
+export type HookAnswer = Record<'hookEventName' | 'permissionDecision' | 'permissionDecisionReason', string>;
+
+/** startHook for a PreToolUse `input` (hookInput): Claude Code's answer, once a phone decides. */
+export function askHook(machine: LatchMachine, input: string): Promise<HookAnswer> {
+  const answer = startHook(machine, input, 120_000).then(({ output, code, stderr }) => {
+    if (!output) throw new Error(`the hook answered nothing (exit ${code}): ${stderr}`);
+    return output['hookSpecificOutput'] as HookAnswer;
+  });
+  // A test that fails before it awaits the answer leaves the hook waiting: not a second failure.
+  answer.catch(() => {});
+  return answer;
 }
 
 /**

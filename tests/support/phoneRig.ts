@@ -16,6 +16,16 @@ import { startPushService } from './pushService.ts';
 import { PushServiceClient } from './pushServiceClient.ts';
 import { startRelayServingAppCopy } from './relayServingAppCopy.ts';
 
+/** A policy that asks a phone about every Bash call, at low risk (so with no cooling-off). */
+export const ASK_EVERY_BASH_CALL = `
+default = "ask"
+[[rule]]
+name = "shell"
+tool = "Bash"
+action = "ask"
+risk = "low"
+`;
+
 /** How a host is set up: `initMachine`'s options, the relay aside (the rig's). */
 export type HostSetUp = Omit<Parameters<typeof initMachine>[1], 'relay'>;
 

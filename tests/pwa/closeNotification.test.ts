@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PairedBrowserPhone } from '../support/browserFlows.ts';
+import { deliverPush } from '../support/browserPhone.ts';
+import { runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { parsed, startNotificationRig, type NotificationRig } from '../support/notificationRig.ts';
+import type { PhoneRig } from '../support/phoneRig.ts';
+import { PushServiceClient } from '../support/pushServiceClient.ts';
+import { notificationsOf, tapNotification } from '../support/serviceWorker.ts';
+
+let rig: PhoneRig;
+let origin: string;
+let pushService: PushServiceClient;
+let machine: LatchMachine;
+let a: PairedBrowserPhone;
+let b: PairedBrowserPhone;
+let askBoth: NotificationRig['askBoth'];
+let showOn: NotificationRig['showOn'];
+let pushCount: NotificationRig['pushCount'];
+let closedPush: NotificationRig['closedPush'];
+
+beforeAll(async () => {
+  ({ rig, a, b, askBoth, showOn, pushCount, closedPush } = await startNotificationRig());
+  ({ origin, pushService, machine } = rig);
+}, 180_000);
+
+afterAll(async () => {
+  await rig?.stop();
+});
+
+describe('closing a notification when its request stops waiting', () => {
+  it('closes it on Phone A when Phone B denies from its own notification; B, which decided, gets no close', async () => {
+    const { answer, requestId } = await askBoth('docker system prune');
+    await tapNotification(b.browser, requestId, 'deny');
+    expect(await answer).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: 'latch: denied on Phone B',
+    });
+
+    const close = await closedPush(a, requestId);
+    expect(JSON.parse(close.payload)).toEqual({
+      v: 1,
+      type: 'closed',
+      fleet: expect.any(String),
+      requestId,
+    });
+    // A close for another request, or for another fleet's request of the same id, is not this one's.
+    const { fleet } = JSON.parse(close.payload) as { fleet: string };
+    await deliverPush(
+      a.browser,
+      origin,
+      JSON.stringify({ v: 1, type: 'closed', fleet: 'another', requestId }),
+    );
+    await deliverPush(a.browser, origin, JSON.stringify({ v: 1, type: 'closed', fleet, requestId: 'other' }));
+    // A push the worker visibly handles after those: once it shows, they were handled too.
+    await deliverPush(a.browser, origin, JSON.stringify({ v: 1, type: 'summary', fleet, pending: 1 }));
+    await expect.poll(() => notificationsOf(a.browser, `summary-${fleet}`)).toHaveLength(1);
+    expect(await notificationsOf(a.browser, requestId)).toHaveLength(1);
+    await a.browser.page.evaluate(async (tag) => {
+      for (const shown of await (await navigator.serviceWorker.ready).getNotifications({ tag }))
+        shown.close();
+    }, `summary-${fleet}`);
+
+    await deliverPush(a.browser, origin, close.payload);
+    await expect.poll(() => notificationsOf(a.browser, requestId)).toEqual([]);
+    // Phone B shows the outcome of its own deny; no close was sent to it.
+    expect(await notificationsOf(b.browser, requestId)).toEqual([
+      expect.objectContaining({ title: 'Denied' }),
+    ]);
+    const toB = (await pushService.messages(b.pushId)).map((message) => parsed(message.payload));
+    expect(toB.filter((message) => message.type === 'closed' && message.requestId === requestId)).toEqual([]);
+  });
+
+  it('closes it on every phone when the request expires unanswered', async () => {
+    const from = await Promise.all([a, b].map(pushCount));
+    const asked = runLatch(machine, ['request', '--title', 'Rotate the keys', '--timeout', '8'], {
+      timeoutMs: 60_000,
+    });
+    const [requestId, onB] = await Promise.all([showOn(a, from[0]!), showOn(b, from[1]!)]);
+    expect(onB).toBe(requestId);
+    expect(await asked).toMatchObject({ code: 1, stdout: expect.stringMatching(/^denied: expired/) });
+    for (const phone of [a, b]) {
+      await deliverPush(phone.browser, origin, (await closedPush(phone, requestId)).payload);
+      await expect.poll(() => notificationsOf(phone.browser, requestId)).toEqual([]);
+    }
+  });
+
+  it('closes a stale one when the app lists requests, as on an iPhone, which gets no close push', async () => {
+    const { answer, requestId } = await askBoth('kubectl delete ns staging');
+    await tapNotification(b.browser, requestId, 'deny');
+    expect(await answer).toMatchObject({ permissionDecision: 'deny' });
+    await closedPush(a, requestId); // sent, and not delivered: as if the phone were an iPhone
+    expect(await notificationsOf(a.browser, requestId)).toHaveLength(1);
+
+    await a.browser.page.goto(origin);
+    await a.browser.page.getByRole('heading', { name: /Waiting for you/ }).waitFor();
+    await expect.poll(() => notificationsOf(a.browser, requestId)).toEqual([]);
+  });
+});
