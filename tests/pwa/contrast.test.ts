@@ -52,7 +52,7 @@ describe('contrast, measured as WCAG defines it', () => {
 });
 
 /**
- * The pairs styles.css draws: [foreground, background, the ratio AA asks]. 4.5:1 for text; 3:1
+ * The pairs pwa/src/styles/palette.css draws: [foreground, background, the ratio AA asks]. 4.5:1 for text; 3:1
  * for what only has to be seen as a boundary (field edges, the focus ring, the panic button).
  */
 const PAIRS: [string, string, number][] = [
