@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PWA_BUDGET_BYTES, shippedJs } from '../../scripts/pwa-budget.ts';
-import { holdPanic, type PairedBrowserPhone } from '../support/browserFlows.ts';
+import type { PairedBrowserPhone } from '../support/browserFlows.ts';
 import { runLatch, withStore, type LatchMachine } from '../support/latchMachine.ts';
 import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { auditScreen, type ScreenFinding } from '../support/screenAudit.ts';
@@ -37,14 +37,36 @@ describe('the phone app', () => {
 
   it('freezes the fleet from one phone, needs both votes to resume, and refuses a second vote from the same phone', async () => {
     const [a, b] = phones as [(typeof phones)[0], (typeof phones)[0]];
-    await a.browser.page.goto(origin);
-    // A tap is not enough.
-    await a.browser.page.getByRole('button', { name: /Panic/ }).click();
-    expect((await runLatch(machine, ['status'])).code).toBe(0);
-    // A hold is.
-    await holdPanic(a.browser, origin);
-    await a.browser.page.getByText('FROZEN', { exact: true }).waitFor();
+    // On a page whose clock the test moves: a tap (pressed a tenth of a second), ten seconds, then a
+    // hold (pressed a second). A freeze the tap set off would be signed before the hold starts; the
+    // only one is signed after.
+    const clocked = await a.browser.context.newPage();
+    try {
+      await clocked.clock.install();
+      const freezesSignedAt: number[] = [];
+      clocked.on('request', (request) => {
+        if (request.url().endsWith('/freeze'))
+          freezesSignedAt.push((JSON.parse(request.postData()!) as { ts: number }).ts);
+      });
+      await clocked.goto(origin);
+      const press = async (heldMs: number) => {
+        await clocked.getByRole('button', { name: /Panic/ }).hover();
+        await clocked.mouse.down();
+        await clocked.clock.runFor(heldMs);
+        await clocked.mouse.up();
+      };
+      await press(100);
+      await clocked.clock.runFor(10_000);
+      const holdStartedAt = await clocked.evaluate(() => Date.now());
+      await press(1_000);
+      await clocked.getByText('FROZEN', { exact: true }).waitFor();
+      expect(freezesSignedAt).toHaveLength(1);
+      expect(freezesSignedAt[0]).toBeGreaterThanOrEqual(holdStartedAt);
+    } finally {
+      await clocked.close();
+    }
     await expect.poll(async () => (await runLatch(machine, ['status'])).code).toBe(1);
+    await a.browser.page.goto(origin);
     await a.browser.page.getByText('Votes to resume: 0 of 2').waitFor();
     await a.browser.screenshot('frozen');
 

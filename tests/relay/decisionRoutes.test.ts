@@ -1,8 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
 import { expectRefusedReply } from '../support/expectRefused.ts';
-import { createPhone } from '../../scripts/lib/softwarePhone.ts';
-import { call, denyEnvelope, fleetForTheseTests, sendDecision, sendDeny, submitRequest } from './harness.ts';
+import { createHost, createPhone } from '../../scripts/lib/softwarePhone.ts';
+import {
+  call,
+  denyAs,
+  denyEnvelope,
+  fleetForTheseTests,
+  newFleet,
+  pairPhone,
+  sendDecision,
+  sendDeny,
+  submitRequest,
+} from './harness.ts';
 
 const { fleet, phone, path } = fleetForTheseTests();
 
@@ -91,5 +101,53 @@ describe('phone routes', () => {
     const forOther = await denyEnvelope(fleet(), phone(), other.details.requestId);
     expectRefusedReply(await sendDeny(fleet(), details.requestId, forOther), 400, 'context_mismatch');
     expect((await sendDeny(fleet(), details.requestId, fresh)).status).toBe(200);
+  });
+
+  it('refuses a decision and a deny from a phone of the fleet that is not paired with the request’s host', async () => {
+    const test = await newFleet({ push: false });
+    const owner = test.phones[0]!.phone;
+    // Another host of the same fleet, and a phone paired with that host only.
+    const otherHost = await createHost();
+    const { hostToken: otherHostToken } = await pairPhone(test.fleet, otherHost, {
+      phone: owner,
+      push: false,
+    });
+    const { paired: outsider } = await pairPhone(test.fleet, otherHost, {
+      hostToken: otherHostToken!,
+      push: false,
+    });
+    const { details } = await submitRequest(test);
+    // A genuine token and deny, signed by the outsider's own passkey and device key.
+    const token = await signToken(outsider.phone, await bindingFor(details));
+    expectRefusedReply(await sendDecision(test, outsider.phone, details.requestId, token), 404, 'not_found');
+    expectRefusedReply(await denyAs(test, outsider.phone, details.requestId), 404, 'not_found');
+    // The request still waits for a phone of its host.
+    const approved = await sendDecision(
+      test,
+      owner,
+      details.requestId,
+      await signToken(owner, await bindingFor(details)),
+    );
+    expect(approved).toEqual({ status: 200, body: { v: 1, state: 'approved' } });
+  });
+
+  it('stores the passkey’s counter after an approval: a clone still at that counter is refused', async () => {
+    const test = await newFleet({ push: false });
+    const owner = test.phones[0]!.phone;
+    const first = await submitRequest(test);
+    const approved = await sendDecision(
+      test,
+      owner,
+      first.details.requestId,
+      await signToken(owner, await bindingFor(first.details), { counter: 7 }),
+    );
+    expect(approved.status).toBe(200);
+    const second = await submitRequest(test);
+    const cloned = await signToken(owner, await bindingFor(second.details), { counter: 7 });
+    expectRefusedReply(
+      await sendDecision(test, owner, second.details.requestId, cloned),
+      403,
+      'counter_not_increased',
+    );
   });
 });

@@ -3,7 +3,7 @@ import { toBase64url } from '../../shared/encoding/base64url.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { expectRefusedReply } from '../support/expectRefused.ts';
 import { createPhone } from '../../scripts/lib/softwarePhone.ts';
-import { call, fleetForTheseTests, newFleet } from './harness.ts';
+import { bearer, call, fleetForTheseTests, newFleet } from './harness.ts';
 
 const { fleet, path } = fleetForTheseTests();
 
@@ -35,6 +35,24 @@ describe('phone routes', () => {
     );
     expectRefusedReply(await call('POST', path('/freeze'), { json: envelope }), 401, 'unknown_credential');
   });
+
+  it.each(['device', 'host'] as const)(
+    'refuses a freeze under a known %s id whose signature is not that key’s (bad_signature)',
+    async (role) => {
+      const id = role === 'device' ? fleet().phones[0]!.phone.id : fleet().host.id;
+      const envelope = await signEnvelope(
+        'freeze',
+        { fleet: fleet().fleet, reason: 'prank' },
+        { role, id },
+        (await createPhone()).deviceKeys.privateKey,
+      );
+      expectRefusedReply(await call('POST', path('/freeze'), { json: envelope }), 403, 'bad_signature');
+      expect((await call('GET', path('/state'), { headers: bearer(fleet().hostToken) })).body).toMatchObject({
+        frozen: false,
+        epoch: 0,
+      });
+    },
+  );
 
   it('refuses a vote when nothing is frozen', async () => {
     const own = await newFleet({ push: false });

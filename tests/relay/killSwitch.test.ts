@@ -33,16 +33,19 @@ async function freezeBy(test: TestFleet, phone: TestPhone, reason = 'prod incide
   return { ...reply, envelope, id: await freezeId(envelope) };
 }
 
+/** `phone`'s vote to end `freeze`; `device` relabels it, `counter` sets what its passkey reports. */
 async function ballot(
   test: TestFleet,
   phone: TestPhone,
   freeze: string,
   device = phone.id,
+  counter?: number,
 ): Promise<ResumeVote> {
   const assertion = await phone.authenticator.assert({
     rpId: TEST_RP_ID,
     origin: ORIGIN,
     challenge: await resumeChallenge({ fleet: test.fleet, freeze }),
+    ...(counter === undefined ? {} : { counter }),
   });
   return { v: PROTOCOL_VERSION, fleet: test.fleet, freeze, device, assertion };
 }
@@ -183,6 +186,18 @@ describe('kill switch', () => {
     });
     const refused = await vote(test, { v: 1, fleet: test.fleet, freeze, device: phone.id, assertion });
     expectRefusedReply(refused, 403, 'user_not_verified');
+  });
+
+  it('stores the passkey’s counter after a vote: a clone still at that counter cannot end the next freeze', async () => {
+    const test = await newFleet({ push: false, quorum: 1 });
+    const phone = test.phones[0]!.phone;
+    const first = await freezeBy(test, phone);
+    expect((await vote(test, await ballot(test, phone, first.id, phone.id, 7))).body).toMatchObject({
+      frozen: false,
+    });
+    const second = await freezeBy(test, phone, 'again');
+    const cloned = await vote(test, await ballot(test, phone, second.id, phone.id, 7));
+    expectRefusedReply(cloned, 403, 'counter_not_increased');
   });
 
   it('resumes a one-phone fleet with one vote when its host asks for 1 of 1', async () => {
