@@ -13,6 +13,9 @@ const hangAfter = { testTimeout: 60_000, hookTimeout: 60_000 };
 // shared/ runs unchanged in both; the relay's tests run in workerd against the real Worker.
 export default defineConfig({
   test: {
+    // Once per run, before every project: dist/ rebuilt if the sources changed since it was built,
+    // since the tests run the built `latch`, relay and app, not the sources.
+    globalSetup: ['tests/support/freshBuild.ts'],
     projects: [
       {
         test: {
@@ -24,6 +27,9 @@ export default defineConfig({
           ],
           environment: 'node',
           ...hangAfter,
+          // Polls wait on spawned daemons and CLIs, which a busy CI moment slows well past
+          // vitest's 1 s default: a failure is a hang, not a slow answer.
+          expect: { poll: { timeout: 30_000 } },
         },
       },
       {

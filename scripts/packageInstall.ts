@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { builtHash, ROOT, sourcesHash } from './buildStamp.ts';
 
 /**
  * Latch as a user gets it: the package packed from this repository, as `npm publish` would upload
@@ -8,8 +9,6 @@ import { join } from 'node:path';
  * settings: `npm_config_ignore_scripts=true` leaves better-sqlite3 unbuilt (only Node 20 needs it;
  * npm ignores `--omit=optional` for a global install).
  */
-
-const ROOT = new URL('..', import.meta.url).pathname;
 
 /** What the build must have made for the package to hold anything that runs. */
 const BUILT = ['dist/latch/main.mjs', 'dist/latch/hook.cjs', 'dist/sdk/latch.d.ts', 'dist/relay/index.js'];
@@ -43,13 +42,14 @@ function npm(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; tim
 }
 
 /**
- * `npm pack` into `destination`. The repository is built first only if it is not: a build here
- * would replace dist/ under the tests running beside this one, so the pack skips `prepack` (which
- * a plain `npm pack` runs) and packs the build `npm test` made.
+ * `npm pack` into `destination`. The repository is built first only if dist/ is missing or older
+ * than the sources (scripts/buildStamp.ts): a build here would replace dist/ under the tests
+ * running beside this one, so the pack skips `prepack` (which a plain `npm pack` runs) and packs
+ * the build `npm test` or the tests' global setup made.
  */
 export function packLatch(destination: string, env: NodeJS.ProcessEnv = {}): PackedLatch {
   const fullEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false', ...env };
-  if (!BUILT.every((file) => existsSync(join(ROOT, file))))
+  if (!BUILT.every((file) => existsSync(join(ROOT, file))) || builtHash() !== sourcesHash())
     npm(['run', '--silent', 'build'], { cwd: ROOT, env: fullEnv, timeoutMs: 300_000 });
   const stdout = npm(['pack', '--ignore-scripts', '--json', '--pack-destination', destination], {
     cwd: ROOT,

@@ -39,6 +39,12 @@ interface SocketAttachment {
 export class Fleet extends DurableObject<Env> {
   /** The clock. Tests replace it to drive caps, expiry and skew without waiting. */
   now: () => number = () => Date.now();
+  /**
+   * Background tasks (pushes) begun and not yet finished. The decision to push is made in the
+   * request itself, so once this is 0 everything it decided has been sent: what a test waits on
+   * before it asserts that nothing more was.
+   */
+  inFlight = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -58,10 +64,14 @@ export class Fleet extends DurableObject<Env> {
       fleet,
       now: () => this.now(),
       emit: (host, event) => this.#emit(host, event),
-      background: (task) =>
+      background: (task) => {
+        this.inFlight++;
         this.ctx.waitUntil(
-          task.catch((error: unknown) => console.error('background task failed:', (error as Error).name)),
-        ),
+          task
+            .catch((error: unknown) => console.error('background task failed:', (error as Error).name))
+            .finally(() => this.inFlight--),
+        );
+      },
     };
   }
 

@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { StandInRelay } from '../support/standInRelay.ts';
 import {
   hookInput,
@@ -8,7 +8,7 @@ import {
   newMachine,
   pairPhoneDirectly,
   runLatch,
-  startDaemon,
+  startDaemonForTest,
   type LatchMachine,
 } from '../support/latchMachine.ts';
 
@@ -53,58 +53,55 @@ describe('the hook fails closed', () => {
   it('denies when the socket path goes through a symbolic link', async () => {
     const machine = newMachine();
     await initMachine(machine, { relay: relay.origin });
-    const daemon = await startDaemon(machine);
+    await startDaemonForTest(machine);
     const linkedRuntime = `${machine.runtime}-link`;
     symlinkSync(machine.runtime, linkedRuntime);
     await expectDeny(machine, /insecure_socket_path: .* is a symbolic link/, {
       XDG_RUNTIME_DIR: linkedRuntime,
     });
-    await daemon.stop();
   });
 
   it('denies when a directory on the socket path is world-writable', async () => {
     const machine = newMachine();
     await initMachine(machine, { relay: relay.origin });
-    const daemon = await startDaemon(machine);
+    await startDaemonForTest(machine);
     chmodSync(machine.runtime, 0o777);
     await expectDeny(machine, /insecure_socket_path: .* is writable by group or others/);
     chmodSync(machine.runtime, 0o700);
-    await daemon.stop();
   });
 
   it('denies when the socket itself is open to others', async () => {
     const machine = newMachine();
     await initMachine(machine, { relay: relay.origin });
-    const daemon = await startDaemon(machine);
+    await startDaemonForTest(machine);
     chmodSync(machine.socket, 0o666);
     await expectDeny(machine, /insecure_socket_path: .*daemon\.sock is (writable|readable)/);
-    await daemon.stop();
   });
 
   it('denies with relay_unreachable when the relay cannot be reached', async () => {
     const machine = newMachine();
     await initMachine(machine, { relay: 'http://127.0.0.1:9' });
     await pairPhoneDirectly(machine, 'http://127.0.0.1:9');
-    const daemon = await startDaemon(machine);
+    await startDaemonForTest(machine);
     await expectDeny(machine, /relay_unreachable/);
-    await daemon.stop();
   });
 
   it('denies with relay_unreachable when the relay answers 5xx', async () => {
     const machine = newMachine();
     await initMachine(machine, { relay: relay.origin });
     await pairPhoneDirectly(machine, relay.origin);
-    const daemon = await startDaemon(machine);
+    await startDaemonForTest(machine);
     relay.failWith = 503;
+    onTestFinished(() => {
+      relay.failWith = undefined;
+    });
     await expectDeny(machine, /relay_unreachable/);
-    relay.failWith = undefined;
-    await daemon.stop();
   });
 
   it('denies every gated call while the policy file is malformed, and recovers when it is fixed', async () => {
     const machine = newMachine();
     await initMachine(machine, { relay: relay.origin, policy: 'default = "allow"\n' });
-    const daemon = await startDaemon(machine);
+    await startDaemonForTest(machine);
     writeFileSync(machine.files.policy, 'default = "allow"\n[[rule]]\ntool = "Bash"\nactoin = "allow"\n');
     await expectDeny(machine, /policy_invalid|malformed: rule 1: unknown key "actoin"/);
     // A broken policy also denies what the old one allowed:
@@ -117,15 +114,13 @@ describe('the hook fails closed', () => {
       input: hookInput('PreToolUse', 'Read', { file_path: '/x' }),
     });
     expect(JSON.parse(fixed.stdout).hookSpecificOutput.permissionDecision).toBe('allow');
-    await daemon.stop();
   });
 
   it('denies with not_paired when no phone is paired', async () => {
     const machine = newMachine();
     await initMachine(machine, { relay: relay.origin });
-    const daemon = await startDaemon(machine);
+    await startDaemonForTest(machine);
     await expectDeny(machine, /no phone is paired/);
-    await daemon.stop();
   });
 
   it('refuses to start on a socket directory with a wider mode, and removes a dead socket file', async () => {
@@ -138,10 +133,10 @@ describe('the hook fails closed', () => {
     expect(refused.stderr).toMatch(/must be 0700/);
 
     chmodSync(join(machine.runtime, 'latch'), 0o700);
-    const first = await startDaemon(machine);
+    const first = await startDaemonForTest(machine);
     first.child.kill('SIGKILL'); // leaves its socket file behind
     await new Promise((resolve) => first.child.once('exit', resolve));
-    const second = await startDaemon(machine);
+    const second = await startDaemonForTest(machine);
     expect(second.output()).toMatch(/removed a dead socket file/);
     await second.stop();
     renameSync(machine.runtime, `${machine.runtime}-gone`);

@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { totpCode } from '../../daemon/fallback/totp.ts';
 import { callDaemon, gateCall } from '../../daemon/socket/daemonClient.ts';
-import type { FallbackOffer } from '../../daemon/socket/localApi.ts';
+import type { FallbackOffer, GateRequest } from '../../daemon/socket/localApi.ts';
 import { toBase64url } from '../../shared/encoding/base64url.ts';
 import {
   auditLines,
@@ -13,6 +14,7 @@ import {
   type LatchMachine,
   type RunningDaemon,
 } from '../support/latchMachine.ts';
+import { LATCH_BIN } from '../support/latchCli.ts';
 
 /**
  * The terminal fallbacks, when no phone can be reached: the relay here is a closed port. A
@@ -21,6 +23,7 @@ import {
 
 const UNREACHABLE = 'http://127.0.0.1:9';
 const TOTP_SECRET = new Uint8Array(20).fill(7);
+const currentCode = () => totpCode(TOTP_SECRET, Math.floor(Date.now() / 30_000));
 
 async function startFallbackHost(
   mode: 'challenge' | 'totp',
@@ -43,9 +46,10 @@ function ask(
   machine: LatchMachine,
   answer: (offer: FallbackOffer) => string | undefined,
   offers: FallbackOffer[] = [],
+  call: Pick<GateRequest, 'risk' | 'target'> = {},
 ) {
   return gateCall(
-    { agent: 'test', tool: 'deploy', title: 'deploy to prod', interactive: true, canDefer: false },
+    { agent: 'test', tool: 'deploy', title: 'deploy to prod', interactive: true, canDefer: false, ...call },
     {
       socketPath: machine.socket,
       onFallback: async (offer) => {
@@ -56,8 +60,9 @@ function ask(
   );
 }
 
-const solve = (offer: FallbackOffer) => {
-  const [, a, b] = /what is (\d+) \+ (\d+)\?/.exec(offer.prompt)!;
+/** The sum a low-risk challenge asks, from its prompt. */
+const solve = (prompt: string) => {
+  const [, a, b] = /what is (\d+) \+ (\d+)\?/.exec(prompt)!;
   return String(Number(a) + Number(b));
 };
 
@@ -70,7 +75,7 @@ describe('the local challenge', () => {
 
   it('allows on the right answer, and the audit says only what it checked', async () => {
     const offers: FallbackOffer[] = [];
-    const answer = await ask(host.machine, solve, offers);
+    const answer = await ask(host.machine, (offer) => solve(offer.prompt), offers);
     expect(offers[0]).toMatchObject({
       method: 'challenge',
       reason: expect.stringMatching(/^relay_unreachable/),
@@ -88,11 +93,23 @@ describe('the local challenge', () => {
   });
 
   it('denies a wrong answer with fallback_failed', async () => {
-    const answer = await ask(host.machine, (offer) => `${Number(solve(offer)) + 1}`);
+    const answer = await ask(host.machine, (offer) => `${Number(solve(offer.prompt)) + 1}`);
     expect(answer).toMatchObject({
       decision: 'deny',
       blockReason: 'fallback_failed',
       reason: 'the answer is wrong',
+    });
+  });
+
+  it('refuses the right answer typed before the review time of a high-risk call is over', async () => {
+    const offers: FallbackOffer[] = [];
+    const answer = await ask(host.machine, () => 'prod-db', offers, { risk: 'high', target: 'prod-db' });
+    expect(offers[0]!.prompt).toBe('Review the request above for 10 s, then type "prod-db" to approve.');
+    expect(answer).toEqual({
+      decision: 'deny',
+      blockReason: 'fallback_failed',
+      reason: 'answered before the review time was over',
+      requestId: offers[0]!.requestId,
     });
   });
 
@@ -154,8 +171,6 @@ describe('the TOTP fallback', () => {
   });
   afterAll(() => host.daemon.stop());
 
-  const currentCode = () => totpCode(TOTP_SECRET, Math.floor(Date.now() / 30_000));
-
   it('allows a valid code once, and refuses the same code for the next request', async () => {
     const code = currentCode();
     expect(await ask(host.machine, () => code)).toMatchObject({ decision: 'allow', via: 'totp' });
@@ -169,11 +184,111 @@ describe('the TOTP fallback', () => {
     );
   });
 
+  it('refuses a used code after a daemon restart: the used steps are on disk', async () => {
+    const own = await startFallbackHost('totp');
+    onTestFinished(() => own.daemon.stop());
+    const code = currentCode();
+    expect(await ask(own.machine, () => code)).toMatchObject({ decision: 'allow', via: 'totp' });
+    await own.daemon.stop();
+    own.daemon = await startDaemon(own.machine);
+    expect(await ask(own.machine, () => code)).toMatchObject({
+      decision: 'deny',
+      blockReason: 'fallback_failed',
+      reason: 'the TOTP code is wrong or was already used',
+    });
+  });
+
   it('refuses a wrong code', async () => {
     const wrong = String((Number(currentCode()) + 1) % 1_000_000).padStart(6, '0');
     expect(await ask(host.machine, () => wrong)).toMatchObject({
       decision: 'deny',
       blockReason: 'fallback_failed',
+    });
+  });
+});
+
+const CURSOR_MOVES = /\x1b\[[0-9;]*[A-Za-z]/g;
+
+/**
+ * `latch request` on a terminal of its own (a pseudo-terminal made by util-linux `script`): the
+ * real client prompts on /dev/tty, where a person reads the screen and types `answer(screen)` once
+ * it shows the prompt. Resolves with the exit code and the `--json` answer (else the screen, to
+ * show what went wrong).
+ */
+function requestOnTerminal(
+  machine: LatchMachine,
+  answer: (screen: string) => string | undefined,
+): Promise<{ code: number | null; json: Record<string, unknown> }> {
+  const quoted = [process.execPath, LATCH_BIN, 'request', '--title', 'deploy to prod', '--json'].map(
+    (word) => `'${word.replaceAll("'", "'\\''")}'`,
+  );
+  const terminal = spawn(
+    'script',
+    ['--quiet', '--flush', '--return', '--command', quoted.join(' '), '/dev/null'],
+    {
+      env: machine.env,
+    },
+  );
+  onTestFinished(() => {
+    terminal.kill('SIGKILL');
+  });
+  let screen = '';
+  let typed = false;
+  terminal.stdout.on('data', (chunk: Buffer) => {
+    screen += chunk.toString();
+    // Readline places its prompt with cursor moves: the person sees the text without them.
+    const typing = typed ? undefined : answer(screen.replace(CURSOR_MOVES, ''));
+    if (typing === undefined) return;
+    typed = true;
+    terminal.stdin.write(`${typing}\n`);
+  });
+  return new Promise((resolve) =>
+    terminal.on('close', (code) => {
+      const line = screen.split(/\r?\n/).find((text) => text.startsWith('{'));
+      resolve({ code, json: line ? (JSON.parse(line) as Record<string, unknown>) : { screen } });
+    }),
+  );
+}
+
+describe('on the terminal: latch request, answered by the person at the keyboard', () => {
+  const TOTP_PROMPT = 'Enter the 6-digit code from your authenticator app: ';
+  const SUM_PROMPT = /what is \d+ \+ \d+\? $/;
+
+  it('approves with a TOTP code typed there, and refuses the same code typed again', async () => {
+    const host = await startFallbackHost('totp');
+    onTestFinished(() => host.daemon.stop());
+    const code = currentCode();
+    const typeCode = (screen: string) => (screen.endsWith(TOTP_PROMPT) ? code : undefined);
+    expect(await requestOnTerminal(host.machine, typeCode)).toEqual({
+      code: 0,
+      json: expect.objectContaining({ decision: 'approved', via: 'totp' }),
+    });
+    expect(await requestOnTerminal(host.machine, typeCode)).toEqual({
+      code: 1,
+      json: expect.objectContaining({
+        decision: 'denied',
+        blockReason: 'fallback_failed',
+        reason: 'the TOTP code is wrong or was already used',
+      }),
+    });
+  });
+
+  it('refuses a wrong answer to the challenge typed there, and approves the right one', async () => {
+    const host = await startFallbackHost('challenge');
+    onTestFinished(() => host.daemon.stop());
+    const answering = (wrongBy: number) => (screen: string) =>
+      SUM_PROMPT.test(screen) ? String(Number(solve(screen)) + wrongBy) : undefined;
+    expect(await requestOnTerminal(host.machine, answering(1))).toEqual({
+      code: 1,
+      json: expect.objectContaining({
+        decision: 'denied',
+        blockReason: 'fallback_failed',
+        reason: 'the answer is wrong',
+      }),
+    });
+    expect(await requestOnTerminal(host.machine, answering(0))).toEqual({
+      code: 0,
+      json: expect.objectContaining({ decision: 'approved', via: 'challenge' }),
     });
   });
 });

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import type { ResumeVote } from '../../shared/messages/killSwitch.ts';
@@ -13,7 +13,7 @@ import {
   newMachine,
   pairPhoneDirectly,
   runLatch,
-  startDaemon,
+  startDaemonForTest,
   withStore,
   type LatchMachine,
   type RunningDaemon,
@@ -28,7 +28,7 @@ import {
   vote,
 } from '../support/killSwitchRelay.ts';
 import { restartDaemon, startPairedDaemon } from '../support/pairedDaemon.ts';
-import { isHeld } from '../support/processes.ts';
+import { isHeld, killAll } from '../support/processes.ts';
 import { LATCH_BIN } from '../support/latchCli.ts';
 
 /** The WebAuthn sign counter an assertion carries (authenticatorData bytes 33–36). */
@@ -42,10 +42,9 @@ describe('the kill switch on the host', () => {
   let machine: LatchMachine;
   let daemon: RunningDaemon;
   let phones: TestPhone[];
-  /** The freeze of the first test, which the next ones vote on. */
-  let first: string;
 
-  beforeAll(async () => {
+  // A host of its own for each test, so that each runs alone (-t) and a failure stays its own.
+  beforeEach(async () => {
     ({ relay, machine, daemon, phones } = await startPairedDaemon({
       quorum: 2,
       policy: KILL_SWITCH_POLICY,
@@ -53,35 +52,45 @@ describe('the kill switch on the host', () => {
     }));
   });
 
-  afterAll(async () => {
+  afterEach(async () => {
     await daemon.stop();
     await relay.stop();
   });
+
+  /** A phone's signed freeze, forwarded by the relay; its id, once the host holds it. */
+  async function freezeHost(phone = phones[0]!, reason?: string, epoch = 1): Promise<string> {
+    const envelope = await signFreeze(machine, phone, reason);
+    sendFreeze(relay, envelope, epoch);
+    await expect.poll(() => statusCode(machine)).toBe(1);
+    return freezeId(envelope);
+  }
 
   it('blocks the next call with kill_switch, stops what latch exec started, and makes status exit 1', async () => {
     const exec = spawn(process.execPath, [LATCH_BIN, 'exec', '--', 'sleep', '1000'], {
       env: machine.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    // A stopped process ignores SIGTERM until continued: end both for good, pass or fail.
+    const started = [exec.pid!];
+    onTestFinished(() => killAll(started));
     let execErr = '';
     exec.stderr.on('data', (chunk: Buffer) => (execErr += chunk.toString()));
     // The command runs as a child of `latch exec`, in its own process group.
     await expect
-      .poll(() => readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim(), {
-        timeout: 10_000,
-      })
+      .poll(() => readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim())
       .not.toBe('');
     const sleeper = Number(
       readFileSync(`/proc/${exec.pid}/task/${exec.pid}/children`, 'utf8').trim().split(' ')[0],
     );
+    started.unshift(sleeper);
     expect(processState(sleeper)).toMatch(/[SR]/);
 
     const envelope = await signFreeze(machine, phones[0]!);
-    first = await freezeId(envelope);
+    const first = await freezeId(envelope);
     sendFreeze(relay, envelope, 1);
 
     // Stopped (T), or frozen in latch exec's cgroup where the machine gives it one.
-    await expect.poll(() => isHeld(sleeper), { timeout: 5000 }).toBe(true);
+    await expect.poll(() => isHeld(sleeper)).toBe(true);
     const blocked = await runLatch(machine, ['hook', 'claude-code'], {
       input: hookInput('PreToolUse', 'Read', { file_path: '/x' }),
     });
@@ -104,13 +113,10 @@ describe('the kill switch on the host', () => {
       }),
     );
     expect(execErr).toMatch(/frozen/);
-    // A stopped process ignores SIGTERM until continued: end both for good.
-    process.kill(sleeper, 'SIGKILL');
-    exec.kill('SIGKILL');
-    // Its polls wait up to 10 s for latch exec to start and 5 s for the stop.
   });
 
   it('stays frozen on votes it cannot verify, or on too few', async () => {
+    const first = await freezeHost();
     const stranger = await createPhone('Stranger');
     sendVotes(relay, first, [
       await vote(machine, relay, stranger, first),
@@ -126,13 +132,14 @@ describe('the kill switch on the host', () => {
   });
 
   it('refuses votes for any other freeze than the one it holds', async () => {
+    const first = await freezeHost();
     const other = await freezeId(await signFreeze(machine, phones[0]!, 'never sent'));
     sendVotes(relay, first, [
       await vote(machine, relay, phones[0]!, other),
       await vote(machine, relay, phones[1]!, other),
     ]);
-    await expect.poll(() => audited(machine, 'resume_refused', first).length).toBe(2);
-    expect(audited(machine, 'resume_refused', first)[1]).toMatchObject({
+    await expect.poll(() => audited(machine, 'resume_refused', first).length).toBe(1);
+    expect(audited(machine, 'resume_refused', first)[0]).toMatchObject({
       refused: [
         { device: phones[0]!.id, code: 'stale_freeze' },
         { device: phones[1]!.id, code: 'stale_freeze' },
@@ -142,6 +149,9 @@ describe('the kill switch on the host', () => {
   });
 
   it('resumes on its quorum of verified votes from distinct phones, and calls pass again', async () => {
+    const first = await freezeHost();
+    sendVotes(relay, first, [await vote(machine, relay, phones[0]!, first)]);
+    await expect.poll(() => audited(machine, 'resume_refused', first).length).toBe(1);
     sendVotes(relay, first, [
       await vote(machine, relay, phones[0]!, first),
       await vote(machine, relay, phones[1]!, first),
@@ -164,10 +174,10 @@ describe('the kill switch on the host', () => {
     const stranger = await createPhone('Stranger');
     const envelope = await signFreeze(machine, stranger, 'unverifiable');
     const unverifiable = await freezeId(envelope);
-    sendFreeze(relay, envelope, 2);
+    sendFreeze(relay, envelope, 1);
     await expect.poll(() => statusCode(machine)).toBe(1);
     expect(audited(machine, 'freeze', unverifiable)).toEqual([
-      expect.objectContaining({ epoch: 2, verified: false }),
+      expect.objectContaining({ epoch: 1, verified: false }),
     ]);
     sendVotes(relay, unverifiable, [
       await vote(machine, relay, phones[0]!, unverifiable),
@@ -177,18 +187,14 @@ describe('the kill switch on the host', () => {
   });
 
   it('keeps the freeze across a daemon restart', async () => {
-    sendFreeze(relay, await signFreeze(machine, phones[1]!, 'before restart'), 3);
-    await expect.poll(() => statusCode(machine)).toBe(1);
+    await freezeHost(phones[1]!, 'before restart');
     daemon = await restartDaemon(daemon, machine, relay);
-    expect((await runLatch(machine, ['status'])).stdout).toMatch(/^frozen: before restart \(epoch 3;/);
+    expect((await runLatch(machine, ['status'])).stdout).toMatch(/^frozen: before restart \(epoch 1;/);
   });
 
-  /** The first phone's vote the daemon counted toward the freeze in force. */
-  let once: ResumeVote;
-
   it('counts two votes of the same phone once, and keeps the counter of the one it counted', async () => {
-    const freeze = withStore(machine, (store) => store.switchState().freeze)!;
-    once = await vote(machine, relay, phones[0]!, freeze);
+    const freeze = await freezeHost();
+    const once = await vote(machine, relay, phones[0]!, freeze);
     const twice = await vote(machine, relay, phones[0]!, freeze);
     sendVotes(relay, freeze, [once, twice]);
     await expect.poll(() => audited(machine, 'resume_refused', freeze).length).toBe(1);
@@ -204,7 +210,18 @@ describe('the kill switch on the host', () => {
   });
 
   it('refuses a vote replayed after a restart, whose counter does not rise above the stored one', async () => {
-    const freeze = withStore(machine, (store) => store.switchState().freeze)!;
+    // An earlier freeze both phones ended: each has a counter stored from its vote.
+    const earlier = await freezeHost(phones[0]!, 'earlier');
+    sendVotes(relay, earlier, [
+      await vote(machine, relay, phones[0]!, earlier),
+      await vote(machine, relay, phones[1]!, earlier),
+    ]);
+    await expect.poll(() => statusCode(machine)).toBe(0);
+    const freeze = await freezeHost(phones[0]!, 'the one in force', 2);
+    // The first phone's vote, counted toward the freeze in force: one short of the quorum.
+    const once = await vote(machine, relay, phones[0]!, freeze);
+    sendVotes(relay, freeze, [once]);
+    await expect.poll(() => audited(machine, 'resume_refused', freeze).length).toBe(1);
     daemon = await restartDaemon(daemon, machine, relay);
     sendVotes(relay, freeze, [once]);
     // A copy of the second phone's passkey, signing with the counter its last vote had.
@@ -212,7 +229,7 @@ describe('the kill switch on the host', () => {
     sendVotes(relay, freeze, [await vote(machine, relay, phones[1]!, freeze, stored)]);
     await expect.poll(() => audited(machine, 'resume_refused', freeze).length).toBe(3);
     expect(audited(machine, 'resume_refused', freeze).map((line) => line['refused'])).toEqual([
-      [{ device: phones[0]!.id, code: 'already_used' }],
+      undefined, // counted, nothing refused
       [{ device: phones[0]!.id, code: 'counter_not_increased' }],
       [{ device: phones[1]!.id, code: 'counter_not_increased' }],
     ]);
@@ -230,7 +247,7 @@ describe('the kill switch on the host', () => {
   it('latch panic freezes the host at once and asks the relay to freeze the fleet', async () => {
     const fresh = newMachine();
     await initMachine(fresh, { relay: relay.origin });
-    const freshDaemon = await startDaemon(fresh);
+    await startDaemonForTest(fresh);
     const panic = await runLatch(fresh, ['panic', 'the', 'agent', 'went', 'rogue']);
     expect(panic).toMatchObject({ code: 0, stdout: 'frozen: the fleet is frozen\n' });
     expect(relay.freezes.at(-1)).toMatchObject({
@@ -246,7 +263,6 @@ describe('the kill switch on the host', () => {
       cause: 'panic',
       freeze: await freezeId(relay.freezes.at(-1)!),
     });
-    await freshDaemon.stop();
   });
 
   it('freezes in strict mode once the relay has been unreachable past the grace period', async () => {
@@ -257,9 +273,9 @@ describe('the kill switch on the host', () => {
         text.replace('strict = false', 'strict = true').replace('grace_seconds = 120', 'grace_seconds = 1'),
     });
     await pairPhoneDirectly(strict, 'http://127.0.0.1:9');
-    const strictDaemon = await startDaemon(strict);
+    await startDaemonForTest(strict);
     await expect
-      .poll(async () => (await runLatch(strict, ['status'])).stdout, { timeout: 10_000 })
+      .poll(async () => (await runLatch(strict, ['status'])).stdout)
       .toMatch(/^frozen: the relay has been unreachable/);
     // No envelope, no id: only the relay's return lifts it.
     expect(withStore(strict, (store) => store.switchState())).toMatchObject({
@@ -267,6 +283,5 @@ describe('the kill switch on the host', () => {
       freeze: null,
       cause: 'unreachable',
     });
-    await strictDaemon.stop();
   });
 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
 import type { ResumeVote } from '../../shared/messages/killSwitch.ts';
@@ -21,36 +21,22 @@ import {
   statusCode,
   vote,
 } from '../support/killSwitchRelay.ts';
-import { startPairedDaemon } from '../support/pairedDaemon.ts';
-
-/** Resolves once the daemon has handled every frame sent so far (frames are handled in order). */
-async function settled(machine: LatchMachine, relay: StandInRelay): Promise<void> {
-  const seq = relay.send({
-    v: PROTOCOL_VERSION,
-    type: 'expired',
-    requestId: 'no-such-request',
-    at: Date.now(),
-  });
-  await expect
-    .poll(() => withStore(machine, (store) => Number(store.meta('cursor') ?? 0)))
-    .toBeGreaterThanOrEqual(seq);
-}
+import { framesHandled, startPairedDaemon } from '../support/pairedDaemon.ts';
 
 describe('a relay that replays what ended', () => {
   let relay: StandInRelay;
   let machine: LatchMachine;
   let daemon: RunningDaemon;
   let phone: TestPhone;
-  /** The first freeze, and the votes that honestly ended it. */
-  let first: { envelope: FreezeEnvelope; id: string; votes: ResumeVote[] };
 
-  beforeAll(async () => {
+  // A host of its own for each test, so that each runs alone (-t) and a failure stays its own.
+  beforeEach(async () => {
     const paired = await startPairedDaemon({ quorum: 1, policy: KILL_SWITCH_POLICY });
     ({ relay, machine, daemon } = paired);
     [phone] = paired.phones;
   });
 
-  afterAll(async () => {
+  afterEach(async () => {
     await daemon.stop();
     await relay.stop();
   });
@@ -62,17 +48,25 @@ describe('a relay that replays what ended', () => {
     relay.state = { ...relay.state, frozen: false, freeze: undefined, votes: [] };
   }
 
-  it('ends a freeze on the phone’s vote: the votes a lying relay will replay', async () => {
+  /** A freeze the phone's vote ended: what a lying relay will replay. */
+  async function endedFreeze(): Promise<{ envelope: FreezeEnvelope; id: string; votes: ResumeVote[] }> {
     const envelope = await signFreeze(machine, phone, 'first incident');
     const id = await freezeId(envelope);
     sendFreeze(relay, envelope, 1);
     await expect.poll(() => statusCode(machine)).toBe(1);
-    first = { envelope, id, votes: [await vote(machine, relay, phone, id)] };
-    sendVotes(relay, id, first.votes);
+    const votes = [await vote(machine, relay, phone, id)];
+    sendVotes(relay, id, votes);
     await expect.poll(() => statusCode(machine)).toBe(0);
+    return { envelope, id, votes };
+  }
+
+  it('ends a freeze on the phone’s vote: the votes a lying relay will replay', async () => {
+    const first = await endedFreeze();
+    expect(audited(machine, 'resume', first.id)).toHaveLength(1);
   });
 
   it('after latch panic, the first freeze’s votes lift nothing, however the relay labels them', async () => {
+    const first = await endedFreeze();
     const panic = await runLatch(machine, ['panic', 'second', 'incident']);
     expect(panic.code).toBe(0);
     const panicked = await freezeId(relay.freezes.at(-1)!);
@@ -103,6 +97,7 @@ describe('a relay that replays what ended', () => {
   });
 
   it('a phone’s new freeze, relabelled with the first one’s epoch: the first votes lift nothing, its own do', async () => {
+    const first = await endedFreeze();
     const envelope = await signFreeze(machine, phone, 'third incident');
     const second = await freezeId(envelope);
     sendFreeze(relay, envelope, 1);
@@ -120,12 +115,13 @@ describe('a relay that replays what ended', () => {
   });
 
   it('ignores a freeze that ended here when the relay sends it again, and says so once; a new unverifiable freeze is honoured', async () => {
+    const first = await endedFreeze();
     sendFreeze(relay, first.envelope, 7);
     sendFreeze(relay, first.envelope, 8);
     // And in the state a reconnecting daemon gets first.
     relay.state = { ...relay.state, frozen: true, freeze: first.envelope };
     await relay.reconnect();
-    await settled(machine, relay);
+    await framesHandled(machine, relay);
     expect(audited(machine, 'freeze_replay_ignored', first.id)).toHaveLength(1);
     expect(await statusCode(machine)).toBe(0);
     expect(audited(machine, 'freeze', first.id)).toHaveLength(1);
@@ -140,15 +136,16 @@ describe('a relay that replays what ended', () => {
     // The relay's state still holds the first freeze: a reconnect does not bring it back.
     relay.state = { ...relay.state, frozen: true, freeze: first.envelope };
     await relay.reconnect();
-    await settled(machine, relay);
+    await framesHandled(machine, relay);
     expect(await statusCode(machine)).toBe(0);
     expect(audited(machine, 'freeze_replay_ignored', first.id)).toHaveLength(1);
-    relay.state = { ...relay.state, frozen: false, freeze: undefined };
   });
 
   it('does not let a freeze from before its connection replace the one the relay’s state holds', async () => {
     const current = await signFreeze(machine, phone, 'in force');
     const currentId = await freezeId(current);
+    // The relay's log has run on: the state it sends sums up frames 1 and 2.
+    for (let frame = 1; frame <= 2; frame++) await framesHandled(machine, relay);
     relay.state = { ...relay.state, frozen: true, epoch: 12, freeze: current };
     await relay.reconnect();
     await expect.poll(() => statusCode(machine)).toBe(1);
@@ -167,7 +164,7 @@ describe('a relay that replays what ended', () => {
       },
       2,
     );
-    await settled(machine, relay);
+    await framesHandled(machine, relay);
     expect(audited(machine, 'resume_refused', currentId)).toEqual([
       expect.objectContaining({ refused: [{ device: phone.id, code: 'stale_freeze' }] }),
     ]);

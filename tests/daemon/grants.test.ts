@@ -6,12 +6,12 @@ import type { GrantsJson } from '../../daemon/cli/commands/policyGrants.ts';
 import {
   auditLines,
   hookInput,
-  phoneApproves,
   runLatch,
   startHook,
   withStore,
   type LatchMachine,
 } from '../support/latchMachine.ts';
+import { phoneApproves } from '../support/phoneApproves.ts';
 import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 import type { StandInRelay } from '../support/standInRelay.ts';

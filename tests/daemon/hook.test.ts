@@ -222,9 +222,20 @@ describe('latch hook codex', () => {
   it('never lets a deny or an expiry through on either event', () => {
     for (const event of ['PreToolUse', 'PermissionRequest'] as const) {
       for (const blockReason of ['denied', 'expired', 'kill_switch'] as const) {
-        const reply = codexHookReply(event, { decision: 'deny', reason: `${blockReason}: x`, blockReason });
-        expect(JSON.stringify(reply)).not.toContain('"allow"');
-        expect(reply).not.toEqual({});
+        const reason = `${blockReason}: x`;
+        const reply = codexHookReply(event, { decision: 'deny', reason, blockReason });
+        expect(reply).toEqual(
+          event === 'PreToolUse'
+            ? { block: reason }
+            : {
+                stdout: {
+                  hookSpecificOutput: {
+                    hookEventName: 'PermissionRequest',
+                    decision: { behavior: 'deny', message: `latch: ${reason}` },
+                  },
+                },
+              },
+        );
       }
     }
   });
@@ -259,14 +270,30 @@ describe('the Claude Code mapping', () => {
   });
 
   it('never maps a deny or a defer to allow', () => {
-    for (const event of ['PreToolUse', 'PermissionRequest'] as const) {
-      const denied = JSON.stringify(
-        claudeCodeHookOutput(event, { decision: 'deny', reason: 'x', blockReason: 'denied' }),
-      );
-      expect(denied).not.toContain('"allow"');
-      expect(
-        JSON.stringify(claudeCodeHookOutput(event, { decision: 'defer', reason: 'x' }) ?? {}),
-      ).not.toContain('"allow"');
-    }
+    const deny = { decision: 'deny', reason: 'denied on Test phone', blockReason: 'denied' } as const;
+    const defer = { decision: 'defer', reason: 'the policy asks Claude Code' } as const;
+    expect(claudeCodeHookOutput('PreToolUse', deny)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: 'latch: denied on Test phone',
+      },
+    });
+    // A PreToolUse defer hands the call to Claude Code's own prompt.
+    expect(claudeCodeHookOutput('PreToolUse', defer)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'ask',
+        permissionDecisionReason: 'latch: the policy asks Claude Code',
+      },
+    });
+    expect(claudeCodeHookOutput('PermissionRequest', deny)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PermissionRequest',
+        decision: { behavior: 'deny', message: 'latch: denied on Test phone' },
+      },
+    });
+    // A PermissionRequest defer prints nothing, which leaves the prompt Claude Code is about to show.
+    expect(claudeCodeHookOutput('PermissionRequest', defer)).toBeUndefined();
   });
 });

@@ -1,11 +1,13 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { phoneApproves, runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { phoneApproves } from '../support/phoneApproves.ts';
 import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
+import { fleetOf } from '../support/killSwitchRelay.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 import { LATCH_BIN } from '../support/latchCli.ts';
 
@@ -43,6 +45,8 @@ class RawSession {
 
   constructor(command: string[], env: NodeJS.ProcessEnv) {
     this.child = spawn(command[0]!, command.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // Made inside a test: closed when it ends, pass or fail, so no server outlives it.
+    onTestFinished(() => this.close());
     createInterface({ input: this.child.stdout }).on('line', (line) => {
       this.#lines.push(line);
       for (const wake of this.#waiters.splice(0)) wake();
@@ -115,8 +119,6 @@ describe('latch mcp', () => {
     expect(await gated.request('resources/read', { uri: 'note://1' })).toBe(
       await direct.request('resources/read', { uri: 'note://1' }),
     );
-    direct.close();
-    gated.close();
   });
 
   it('forwards an allowed call unchanged, and refuses one the policy denies with a tool error', async () => {
@@ -133,8 +135,6 @@ describe('latch mcp', () => {
       isError: true,
     });
     expect(relay.requests.length).toBe(before);
-    direct.close();
-    gated.close();
   });
 
   it('holds a call for the phone: denied, the server never sees it; approved, it runs', async () => {
@@ -165,7 +165,6 @@ describe('latch mcp', () => {
     relay.sendApproval(second.requestId, token);
     expect(result(await again)).toEqual({ content: [{ type: 'text', text: 'deleted 1' }] });
     expect(await noteText(gated)).toBe('no such note');
-    gated.close();
   });
 
   it('drops a call the client cancelled while it waited, even if the phone approves it later', async () => {
@@ -180,7 +179,6 @@ describe('latch mcp', () => {
       .poll(() => gated.stderr)
       .toContain(`dropped delete_note (call ${id}): the client cancelled it`);
     expect(await noteText(gated)).toBe('buy milk');
-    gated.close();
   });
 
   it('refuses every call while frozen, with kill_switch', async () => {
@@ -190,7 +188,7 @@ describe('latch mcp', () => {
     ).start();
     const envelope = await signEnvelope(
       'freeze',
-      { fleet: relay.requests[0]!.fleet, reason: 'mcp test' },
+      { fleet: fleetOf(machine), reason: 'mcp test' },
       { role: 'device', id: phone.id },
       phone.deviceKeys.privateKey,
     );
@@ -202,6 +200,5 @@ describe('latch mcp', () => {
       isError: true,
       content: [{ text: expect.stringMatching(/^latch: kill_switch: the fleet is frozen \(mcp test\)/) }],
     });
-    gated.close();
   });
 });

@@ -78,15 +78,12 @@ describe('latch pair against the real relay', () => {
 
     let pending: RequestList['requests'] = [];
     await expect
-      .poll(
-        async () => {
-          pending = (
-            await relay.phoneCall<RequestList>(phone, 'GET', `/v1/fleets/${fleet}/requests?state=pending`)
-          ).body.requests;
-          return pending.length;
-        },
-        { timeout: 15_000 },
-      )
+      .poll(async () => {
+        pending = (
+          await relay.phoneCall<RequestList>(phone, 'GET', `/v1/fleets/${fleet}/requests?state=pending`)
+        ).body.requests;
+        return pending.length;
+      })
       .toBe(1);
     const [view] = pending as [RequestList['requests'][number]];
     const context = { fleet, host: view.host, requestId: view.requestId, device: phone.id };

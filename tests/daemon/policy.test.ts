@@ -5,13 +5,8 @@ import { globToRegExp } from '../../daemon/policy/glob.ts';
 import { evaluatePolicy, parsePolicy, PolicyError } from '../../daemon/policy/policy.ts';
 import { isTightening } from '../../daemon/policy/tightening.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
-import {
-  auditLines,
-  hookInput,
-  phoneApproves,
-  runLatch,
-  type LatchMachine,
-} from '../support/latchMachine.ts';
+import { auditLines, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { phoneApproves } from '../support/phoneApproves.ts';
 import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 

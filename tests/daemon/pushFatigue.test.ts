@@ -2,7 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalRequest } from '../../shared/messages/approvals.ts';
 import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
-import { auditLines, hookInput, phoneApproves, runLatch, startHook } from '../support/latchMachine.ts';
+import { auditLines, hookInput, runLatch, startHook } from '../support/latchMachine.ts';
+import { phoneApproves } from '../support/phoneApproves.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 const POLICY = `
@@ -272,6 +273,6 @@ describe('the push-fatigue settings', () => {
     expect(change.details.detail).toMatch(/^approvals\.burst_window_seconds: 600 → 1200$/m);
     for (const { request } of asked) await paired.relay.sendDenial(paired.phones[0], request);
     expect((await decisionOf(gated)).permissionDecision).toBe('deny');
-    await expect.poll(() => auditOf(paired, 'config_loosening_refused'), { timeout: 10_000 }).toHaveLength(1);
+    await expect.poll(() => auditOf(paired, 'config_loosening_refused')).toHaveLength(1);
   });
 });

@@ -1,14 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import {
-  auditLines,
-  hookInput,
-  phoneApproves,
-  runLatch,
-  startHook,
-  type LatchMachine,
-} from '../support/latchMachine.ts';
+import { auditLines, hookInput, runLatch, startHook, type LatchMachine } from '../support/latchMachine.ts';
+import { phoneApproves } from '../support/phoneApproves.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 import type { StandInRelay } from '../support/standInRelay.ts';
 import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
@@ -79,9 +73,7 @@ describe('the relay’s answer to a new request', () => {
       input: hookInput('PreToolUse', 'Read', { file_path: '/x' }),
     });
     await expect
-      .poll(() => auditLines(machine).some((line) => line['event'] === 'policy_loosening_refused'), {
-        timeout: 10_000,
-      })
+      .poll(() => auditLines(machine).some((line) => line['event'] === 'policy_loosening_refused'))
       .toBe(true);
     relay.sendApproval(shown.requestId, (await phoneApproves(phone, shown, relay.origin)).token);
     expect((await harmless).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });

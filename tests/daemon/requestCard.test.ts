@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RequestDetails } from '../../shared/messages/approvals.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
-import { hookInput, phoneApproves, runLatch } from '../support/latchMachine.ts';
+import { hookInput, runLatch } from '../support/latchMachine.ts';
+import { phoneApproves } from '../support/phoneApproves.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 // Every call asks the phone, so each one's sealed details can be read as the phone reads them.

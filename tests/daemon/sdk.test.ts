@@ -6,10 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type LatchClient } from '../../daemon/sdk/latch.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { phoneApproves, runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { phoneApproves } from '../support/phoneApproves.ts';
 import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
-import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+import { fleetOf } from '../support/killSwitchRelay.ts';
+import { framesHandled, startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 const POLICY = `
 default = "ask"
@@ -100,7 +102,7 @@ describe('the SDK guard', () => {
     relay.send(approved);
     relay.send(approved);
     expect(await result).toEqual({ ok: true, value: 'deployed to staging' });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await framesHandled(machine, relay);
     expect(deploy.runs).toBe(1);
   });
 
@@ -135,7 +137,7 @@ describe('the SDK guard', () => {
   it('refuses every call while frozen, with kill_switch, without asking the relay', async () => {
     const envelope = await signEnvelope(
       'freeze',
-      { fleet: relay.requests[0]!.fleet, reason: 'sdk test' },
+      { fleet: fleetOf(machine), reason: 'sdk test' },
       { role: 'device', id: phone.id },
       phone.deviceKeys.privateKey,
     );

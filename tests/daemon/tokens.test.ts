@@ -6,12 +6,12 @@ import {
   auditLines,
   hookInput,
   pairPhoneDirectly,
-  phoneApproves,
   startDaemon,
   startHook,
   type LatchMachine,
   type RunningDaemon,
 } from '../support/latchMachine.ts';
+import { phoneApproves } from '../support/phoneApproves.ts';
 import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
@@ -29,7 +29,11 @@ beforeAll(async () => {
   [phone] = paired.phones;
 });
 
-afterAll(() => paired.stop());
+// The daemon a test restarted, then the rest of the set-up.
+afterAll(async () => {
+  await daemon.stop();
+  await paired.stop();
+});
 
 const rmCall = () =>
   hookInput('PreToolUse', 'Bash', { command: 'rm -rf build', description: 'Clean the build' });
@@ -126,8 +130,11 @@ describe('the daemon verifies every decision itself', () => {
   });
 
   it('ignores, and logs, a decision for a request this host never sent', async () => {
+    const before = relay.requests.length;
+    const hook = startHook(machine, rmCall());
+    const request = await relay.nextRequest(before);
     const stranger = {
-      ...(await phoneApproves(phone, relay.requests[0]!, relay.origin)).token,
+      ...(await phoneApproves(phone, request, relay.origin)).token,
       requestId: 'never-sent',
     };
     relay.sendApproval('never-sent', stranger);
@@ -141,19 +148,53 @@ describe('the daemon verifies every decision itself', () => {
         ),
       )
       .toBe(true);
+    // The request it did send still waits for its own answer.
+    await relay.sendDenial(phone, request);
+    expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
   });
 
-  it('honours a deny from the relay, and an expiry', async () => {
+  it('honours a phone’s signed deny from the relay, and logs it as verified', async () => {
+    const before = relay.requests.length;
+    const hook = startHook(machine, rmCall());
+    const request = await relay.nextRequest(before);
+    await relay.sendDenial(phone, request);
+    expect((await hook).output).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: 'latch: denied on Test phone',
+      },
+    });
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({
+        event: 'denied',
+        requestId: request.requestId,
+        verified: true,
+        device: phone.id,
+      }),
+    );
+  });
+
+  it('honours an expiry from the relay', async () => {
     const before = relay.requests.length;
     const hook = startHook(machine, rmCall());
     const request = await relay.nextRequest(before);
     relay.send({ v: PROTOCOL_VERSION, type: 'expired', requestId: request.requestId, at: Date.now() });
-    const { output } = await hook;
-    expect(output).toMatchObject({
+    expect((await hook).output).toEqual({
       hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
         permissionDecision: 'deny',
-        permissionDecisionReason: expect.stringContaining('expired'),
+        permissionDecisionReason: 'latch: expired: no phone answered before the deadline',
       },
     });
+    // The relay's word, before this host's own deadline: the daemon's timer did not answer this.
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({
+        event: 'expired',
+        requestId: request.requestId,
+        early: true,
+        verified: false,
+      }),
+    );
   });
 });

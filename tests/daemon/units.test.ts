@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,12 +32,26 @@ describe('TOTP (RFC 6238, SHA-1)', () => {
     expect(matchTotp(secret, '12345', now)).toBeUndefined();
   });
 
-  it('encodes secrets in RFC 4648 base32', () => {
-    expect(base32(new TextEncoder().encode('foobar'))).toBe('MZXW6YTBOI');
+  // RFC 4648 section 10, without the padding authenticator apps do not want.
+  it.each([
+    ['f', 'MY'],
+    ['fo', 'MZXQ'],
+    ['foo', 'MZXW6'],
+    ['foob', 'MZXW6YQ'],
+    ['fooba', 'MZXW6YTB'],
+    ['foobar', 'MZXW6YTBOI'],
+  ])('encodes %j in RFC 4648 base32 as %s', (text, encoded) => {
+    expect(base32(new TextEncoder().encode(text))).toBe(encoded);
   });
 });
 
 describe('the local challenge', () => {
+  it.each(['low', 'medium'] as const)('asks a sum at %s risk, whose answer is the sum', (risk) => {
+    const challenge = localChallenge(risk, 'x', 0);
+    const [, a, b] = /what is (\d+) \+ (\d+)\?/.exec(challenge.prompt)!;
+    expect(challenge.answer).toBe(String(Number(a) + Number(b)));
+  });
+
   it('asks a sum for low risk and makes a person wait, then type the target, for high and critical', () => {
     expect(localChallenge('low', 'x', 0)).toMatchObject({
       notBefore: 0,
@@ -56,9 +70,9 @@ describe('the socket path walk', () => {
   async function socketIn(directory: string): Promise<{ path: string; close(): void }> {
     const path = join(directory, 'daemon.sock');
     const server = createServer();
-    const previous = process.umask(0o177);
     await new Promise<void>((resolve) => server.listen(path, resolve));
-    process.umask(previous);
+    // chmod, not umask: a worker thread (Stryker's runner, npm run mutate) cannot set the umask.
+    chmodSync(path, 0o600);
     return { path, close: () => server.close() };
   }
 
@@ -84,6 +98,9 @@ describe('the socket path walk', () => {
     const directory = mkdtempSync(join(tmpdir(), 'latch-walk-'));
     expect(() => checkSocketPath(join(directory, 'nothing', 'daemon.sock'))).toThrow(NoSocketError);
     expect(() => checkSocketPath(join(directory, 'nothing', 'daemon.sock'))).not.toThrow(InsecurePathError);
+    expect(() => checkSocketPath(join(directory, 'nothing', 'daemon.sock'))).toThrow(
+      expect.objectContaining({ code: 'no_socket', message: `${join(directory, 'nothing')} does not exist` }),
+    );
   });
 
   it('refuses a symbolic link anywhere on the way', async () => {
@@ -91,14 +108,77 @@ describe('the socket path walk', () => {
     mkdirSync(join(directory, 'real'), { mode: 0o700 });
     const socket = await socketIn(join(directory, 'real'));
     symlinkSync(join(directory, 'real'), join(directory, 'link'));
-    expect(() => checkSocketPath(join(directory, 'link', 'daemon.sock'))).toThrow(InsecurePathError);
+    expect(() => checkSocketPath(join(directory, 'link', 'daemon.sock'))).toThrow(
+      expect.objectContaining({
+        code: 'insecure_socket_path',
+        message: `${join(directory, 'link')} is a symbolic link`,
+      }),
+    );
     socket.close();
   });
 
-  it('refuses a path owned by another user', async () => {
+  // Handing a file to another user needs root, which is how the suite runs in CI; as root every
+  // directory is root's, which the walk accepts, so each case makes its stranger by hand.
+  const asRoot = process.getuid?.() === 0;
+  const stranger = 4242;
+
+  it.runIf(asRoot)('refuses a directory on the way owned by another user', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'latch-walk-'));
     const socket = await socketIn(directory);
-    expect(() => checkSocketPath(socket.path, 4242)).toThrow(/owned by another user|not owned by you/);
+    chownSync(directory, stranger, stranger);
+    expect(() => checkSocketPath(socket.path)).toThrow(
+      expect.objectContaining({
+        code: 'insecure_socket_path',
+        message: `${directory} is owned by another user (uid ${stranger})`,
+      }),
+    );
+    socket.close();
+  });
+
+  it.runIf(asRoot)('refuses a socket that is not the client’s own, even in root’s directories', async () => {
+    const socket = await socketIn(mkdtempSync(join(tmpdir(), 'latch-walk-')));
+    expect(() => checkSocketPath(socket.path, stranger)).toThrow(
+      expect.objectContaining({
+        code: 'insecure_socket_path',
+        message: `${socket.path} is not owned by you`,
+      }),
+    );
+    socket.close();
+  });
+
+  it.runIf(asRoot)('accepts a path that is the client’s own when the client is not root', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'latch-walk-'));
+    const socket = await socketIn(directory);
+    chownSync(directory, stranger, stranger);
+    chownSync(socket.path, stranger, stranger);
+    expect(() => checkSocketPath(socket.path, stranger)).not.toThrow();
+    socket.close();
+  });
+
+  it.runIf(asRoot)('refuses a sticky world-writable directory that is not root’s', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'latch-walk-'));
+    const socket = await socketIn(directory);
+    chownSync(directory, stranger, stranger);
+    chownSync(socket.path, stranger, stranger);
+    chmodSync(directory, 0o1777);
+    expect(() => checkSocketPath(socket.path, stranger)).toThrow(
+      expect.objectContaining({
+        code: 'insecure_socket_path',
+        message: `${directory} is writable by group or others (mode 1777)`,
+      }),
+    );
+    socket.close();
+  });
+
+  it('refuses a socket that others can read', async () => {
+    const socket = await socketIn(mkdtempSync(join(tmpdir(), 'latch-walk-')));
+    chmodSync(socket.path, 0o640);
+    expect(() => checkSocketPath(socket.path)).toThrow(
+      expect.objectContaining({
+        code: 'insecure_socket_path',
+        message: `${socket.path} is readable or writable by others (mode 640)`,
+      }),
+    );
     socket.close();
   });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { hookInput, phoneApproves, runLatch, startHook } from '../support/latchMachine.ts';
+import { hookInput, runLatch, startHook } from '../support/latchMachine.ts';
+import { phoneApproves } from '../support/phoneApproves.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 // Through the real hook, socket and daemon, under the policy latch init writes.

@@ -68,7 +68,7 @@ async function waitingHook(input: string): Promise<{ child: ChildProcess; exited
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<string>((resolve) => child.once('exit', () => resolve(stdout)));
   child.stdin!.end(input);
-  await expect.poll(() => stderr, { timeout: 30_000 }).toMatch(/waiting for your phone/);
+  await expect.poll(() => stderr).toMatch(/waiting for your phone/);
   return { child, exited };
 }
 
@@ -82,7 +82,7 @@ async function pendingIds(): Promise<string[]> {
 
 /** The one request the phone lists as pending, once there is exactly one. */
 async function onlyPending(): Promise<string> {
-  await expect.poll(pendingIds, { timeout: 15_000 }).toHaveLength(1);
+  await expect.poll(pendingIds).toHaveLength(1);
   return (await pendingIds())[0]!;
 }
 
@@ -93,7 +93,7 @@ const withdrawnLines = (requestId: string) =>
   auditLines(machine).filter((line) => line['event'] === 'withdrawn' && line['requestId'] === requestId);
 
 async function expectWithdrawn(requestId: string, why: string): Promise<void> {
-  await expect.poll(() => stateAtRelay(requestId), { timeout: 15_000 }).toBe('withdrawn');
+  await expect.poll(() => stateAtRelay(requestId)).toBe('withdrawn');
   expect(await pendingIds()).not.toContain(requestId);
   expect(withdrawnLines(requestId)).toEqual([expect.objectContaining({ why })]);
 }
@@ -155,7 +155,7 @@ describe('withdrawing a request nobody waits for', () => {
   it('withdraws at start what a killed daemon left pending, and refuses an approval given meanwhile (code withdrawn)', async () => {
     await waitingHook(bash('rm -rf build-left-1'));
     await waitingHook(bash('rm -rf build-left-2'));
-    await expect.poll(pendingIds, { timeout: 15_000 }).toHaveLength(2);
+    await expect.poll(pendingIds).toHaveLength(2);
     const [approvedMeanwhile, leftWaiting] = (await pendingIds()) as [string, string];
     daemon.child.kill('SIGKILL');
     await new Promise((resolve) => daemon.child.once('exit', resolve));
@@ -167,9 +167,7 @@ describe('withdrawing a request nobody waits for', () => {
     await expectWithdrawn(leftWaiting, 'daemon_restarted');
     expect(withdrawnLines(approvedMeanwhile)).toEqual([expect.objectContaining({ why: 'daemon_restarted' })]);
     await expect
-      .poll(() => auditLines(machine).filter((line) => line['event'] === 'token_refused'), {
-        timeout: 15_000,
-      })
+      .poll(() => auditLines(machine).filter((line) => line['event'] === 'token_refused'))
       .toContainEqual(expect.objectContaining({ requestId: approvedMeanwhile, code: 'withdrawn' }));
     expect(auditLines(machine)).not.toContainEqual(
       expect.objectContaining({ event: 'approved', requestId: approvedMeanwhile }),

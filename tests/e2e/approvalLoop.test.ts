@@ -19,10 +19,12 @@ let denyOn: WholeLoopRig['denyOn'];
 let a: PairedBrowserPhone;
 let b: PairedBrowserPhone;
 
+// Paired in the set-up, so that each test runs alone (-t): phone A, trusted first, approves adding B.
 beforeAll(async () => {
-  ({ rig, hook, approveOn, denyOn } = await startWholeLoopRig());
+  ({ rig, hook, approveOn, denyOn } = await startWholeLoopRig(['Phone A', 'Phone B']));
   ({ origin, pushService, machine } = rig);
-}, 120_000);
+  [a, b] = rig.phones as [PairedBrowserPhone, PairedBrowserPhone];
+}, 180_000);
 
 afterAll(async () => {
   await rig?.stop();
@@ -30,9 +32,8 @@ afterAll(async () => {
 
 describe('the whole loop, every part real', () => {
   it('pairs two phones, through the relay behind the proxy', async () => {
-    a = await rig.pairPhone('Phone A');
-    // Phone A, already trusted, approves adding phone B.
-    b = await rig.pairPhone('Phone B');
+    const status = await runLatch(machine, ['status', '--json']);
+    expect(JSON.parse(status.stdout)).toMatchObject({ state: 'armed', devices: 2 });
   });
 
   it('approve: a PreToolUse Bash call for rm -rf build is pushed, approved on the phone, and allowed', async () => {

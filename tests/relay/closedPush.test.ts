@@ -7,6 +7,7 @@ import { parseJson } from '../../shared/schema/parse.ts';
 import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
 import { expectRefusedReply } from '../support/expectRefused.ts';
 import {
+  backgroundDone,
   denyAs,
   fleetStub,
   newFleet,
@@ -34,9 +35,6 @@ async function waitForClose(phone: PairedPhone, requestId: string): Promise<void
   await expect.poll(() => closes(phone), { timeout: 10_000 }).toContain(requestId);
 }
 
-/** Pushes leave in the background: a moment for any that would be sent, before asserting none was. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
-
 /** A fleet of two phones and one pushed request, whose notification both phones received. */
 async function pushedToBoth() {
   const test = await newFleet({ phones: 2 });
@@ -59,7 +57,7 @@ describe('closing a notification when its request stops waiting', () => {
       fleet: test.fleet,
       requestId: details.requestId,
     });
-    await settle();
+    await backgroundDone(test.fleet);
     expect(await closes(a)).toEqual([]);
   });
 
@@ -73,7 +71,7 @@ describe('closing a notification when its request stops waiting', () => {
     );
     expect(approved.status).toBe(200);
     await waitForClose(b, details.requestId);
-    await settle();
+    await backgroundDone(test.fleet);
     expect(await closes(a)).toEqual([]);
   });
 
@@ -92,7 +90,7 @@ describe('closing a notification when its request stops waiting', () => {
 
     const late = await denyAs(test, b.phone, details.requestId);
     expectRefusedReply(late, 409, 'already_decided');
-    await settle();
+    await backgroundDone(test.fleet);
     expect(await closes(a)).toEqual([]);
     expect(await closes(b)).toEqual([details.requestId]);
   });
@@ -109,7 +107,7 @@ describe('closing a notification when its request stops waiting', () => {
     expect((await denyAs(test, a.phone, held.requestId)).status).toBe(200);
     expect((await denyAs(test, a.phone, first.requestId)).status).toBe(200);
     await waitForClose(b, first.requestId);
-    await settle();
+    await backgroundDone(test.fleet);
     expect(await closes(b)).toEqual([first.requestId]);
   });
 

@@ -1,5 +1,5 @@
 import { env, runInDurableObject, SELF } from 'cloudflare:test';
-import { beforeAll, inject } from 'vitest';
+import { beforeAll, expect, inject } from 'vitest';
 import type { Fleet } from '../../relay/fleet/Fleet.ts';
 import type { OfferIndex } from '../../relay/offers/OfferIndex.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
@@ -131,6 +131,15 @@ export async function pointOfferAt(offerId: string, fleet: string): Promise<void
   await runInDurableObject(offerIndexStub(offerId), async (_instance: OfferIndex, state) => {
     await state.storage.put('entry', { fleet, exp: Date.now() + 600_000 });
   });
+}
+
+/** Resolves once every push the fleet decided to send so far has been sent. */
+export async function backgroundDone(fleet: string): Promise<void> {
+  await expect
+    .poll(() => runInDurableObject(fleetStub(fleet), (instance: Fleet) => instance.inFlight), {
+      timeout: 10_000,
+    })
+    .toBe(0);
 }
 
 /** Sets the fleet object's clock; phones sign with the same clock so their requests stay fresh. */

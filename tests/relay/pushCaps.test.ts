@@ -5,7 +5,15 @@ import { decidePush, HOUR_MS, PUSH_CAPS, pushCapsFrom, type PushHistory } from '
 import { pushMessageSchema } from '../../shared/messages/events.ts';
 import type { RequestList } from '../../shared/messages/relayViews.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
-import { fleetStub, newFleet, phoneCall, pushService, submitRequest, type TestFleet } from './harness.ts';
+import {
+  backgroundDone,
+  fleetStub,
+  newFleet,
+  phoneCall,
+  pushService,
+  submitRequest,
+  type TestFleet,
+} from './harness.ts';
 
 /** A clock the test moves and the fleet object reads: they share an isolate. */
 const clock = { now: Date.now() };
@@ -73,7 +81,7 @@ describe('push caps', () => {
     expect(await pushService.waitForMessages(test.phones[0]!.pushId!, expected.length)).toHaveLength(
       expected.length,
     );
-    await new Promise((resolve) => setTimeout(resolve, 200)); // nothing more may arrive
+    await backgroundDone(test.fleet); // nothing more may arrive
     expect((await kinds(test)).sort()).toEqual(expected.sort());
 
     const listed = await phoneCall<RequestList>(
@@ -93,7 +101,7 @@ describe('push caps', () => {
     const ids = await flood(test, 20, 1000, 1);
     // "warm-up" is its own conversation; the other 19 share one, of which 3 are pushed.
     expect(await pushService.waitForMessages(test.phones[0]!.pushId!, 4)).toHaveLength(4);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await backgroundDone(test.fleet);
     expect((await kinds(test)).sort()).toEqual([ids[0], ids[1], ids[2], ids[3]].sort());
   });
 

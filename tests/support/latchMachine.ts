@@ -2,25 +2,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { onTestFinished } from 'vitest';
 import { AuditLog } from '../../daemon/audit/auditLog.ts';
 import { latchFiles } from '../../daemon/config/paths.ts';
 import { ConfigKeeper } from '../../daemon/config/configKeeper.ts';
 import { PolicyKeeper } from '../../daemon/policy/policyKeeper.ts';
 import { StateStore } from '../../daemon/state/stateStore.ts';
-import { approvalBinding } from '../../shared/approvals/approvalBinding.ts';
-import { approvalChallenge } from '../../shared/approvals/approvalChallenge.ts';
-import { requestHash } from '../../shared/approvals/requestHash.ts';
-import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
-import type {
-  ApprovalRequest,
-  CapabilityToken,
-  Grant,
-  RequestDetails,
-} from '../../shared/messages/approvals.ts';
 import { registrationChallenge } from '../../shared/pairing/registrationChallenge.ts';
 import { verifyPasskeyRegistration } from '../../shared/pairing/verifyPasskeyRegistration.ts';
 import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
-import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { LATCH_BIN } from './latchCli.ts';
 import { runToEnd, type Ran } from './processes.ts';
@@ -176,24 +166,32 @@ export async function startDaemon(machine: LatchMachine): Promise<RunningDaemon>
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
   const deadline = Date.now() + 15_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`latch daemon exited ${child.exitCode}:\n${output}`);
     const status = await runLatch(machine, ['status']);
     if (status.code === 0 || status.code === 1) break;
-    if (Date.now() > deadline) throw new Error(`latch daemon did not answer:\n${output}`);
+    if (Date.now() > deadline) {
+      // Not left running behind the failure: nobody holds it to stop it.
+      await stop();
+      throw new Error(`latch daemon did not answer:\n${output}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return {
-    child,
-    output: () => output,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  return { child, output: () => output, stop };
+}
+
+/** startDaemon inside a test: the daemon is stopped when the test ends, whether it passed or failed. */
+export async function startDaemonForTest(machine: LatchMachine): Promise<RunningDaemon> {
+  const daemon = await startDaemon(machine);
+  onTestFinished(() => daemon.stop());
+  return daemon;
 }
 
 export function hookInput(
@@ -239,54 +237,6 @@ export function askHook(machine: LatchMachine, input: string): Promise<HookAnswe
   // A test that fails before it awaits the answer leaves the hook waiting: not a second failure.
   answer.catch(() => {});
   return answer;
-}
-
-/**
- * What the phone does with a request: open its box, check the hash, sign with its passkey; with
- * `grant`, the rule the request offers too (docs/policy.md#grants).
- */
-export async function phoneApproves(
-  phone: TestPhone,
-  request: ApprovalRequest,
-  origin: string,
-  overrides: { requestId?: string; grant?: Grant } = {},
-): Promise<{ token: CapabilityToken; details: RequestDetails }> {
-  const grant = overrides.grant ? { grant: overrides.grant } : {};
-  const box = request.sealed.find((sealed) => sealed.device === phone.id)!.box;
-  const context = {
-    fleet: request.fleet,
-    host: request.host,
-    requestId: request.requestId,
-    device: phone.id,
-  };
-  const opened = await openRequestDetails(
-    box,
-    { privateKey: phone.ecdhKeys.privateKey, publicKeyRaw: phone.ecdhKeyRaw },
-    context,
-  );
-  if (!opened.ok) throw opened.error;
-  const details = opened.value;
-  if ((await requestHash(details)) !== request.requestHash)
-    throw new Error('the request hash does not match its details');
-  const binding = approvalBinding({ ...details, requestHash: request.requestHash }, overrides.grant);
-  const assertion = await phone.authenticator.assert({
-    rpId: new URL(origin).hostname,
-    origin,
-    challenge: await approvalChallenge(binding),
-  });
-  return {
-    details,
-    token: {
-      v: PROTOCOL_VERSION,
-      fleet: request.fleet,
-      host: request.host,
-      requestId: overrides.requestId ?? request.requestId,
-      decision: 'approve',
-      ...grant,
-      device: phone.id,
-      assertion,
-    },
-  };
 }
 
 export function auditLines(machine: LatchMachine): Record<string, unknown>[] {

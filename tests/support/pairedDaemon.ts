@@ -1,8 +1,11 @@
+import { expect } from 'vitest';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import {
   initMachine,
   newMachine,
   pairPhoneDirectly,
   startDaemon,
+  withStore,
   type LatchMachine,
   type RunningDaemon,
 } from './latchMachine.ts';
@@ -48,6 +51,23 @@ export async function startPairedDaemon(
       await relay.stop();
     },
   };
+}
+
+/**
+ * Resolves once the daemon has handled every frame the relay sent so far: frames are handled in
+ * order, so a last one that changes nothing (an expiry of no request) moves the cursor past them.
+ * A test that asserts something did not happen waits on this, never on a sleep.
+ */
+export async function framesHandled(machine: LatchMachine, relay: StandInRelay): Promise<void> {
+  const seq = relay.send({
+    v: PROTOCOL_VERSION,
+    type: 'expired',
+    requestId: 'no-such-request',
+    at: Date.now(),
+  });
+  await expect
+    .poll(() => withStore(machine, (store) => Number(store.meta('cursor') ?? 0)))
+    .toBeGreaterThanOrEqual(seq);
 }
 
 /** Restarts the daemon and waits until it is connected to the relay again. */

@@ -42,8 +42,8 @@ export interface WholeLoopRig {
   refusals(requestId: string): Record<string, unknown>[];
 }
 
-/** Starts the rig with `phones` paired (none by default: a test may pair them itself). */
-export async function startWholeLoopRig(phones: string[] = []): Promise<WholeLoopRig> {
+/** Starts the rig with `phones` paired, the first trusted, each next one approved by the first. */
+export async function startWholeLoopRig(phones: string[]): Promise<WholeLoopRig> {
   // Everyone, daemon and phones, reaches the relay through the proxy: it can lie to both.
   const rig = await startPhoneRig({
     name: 'e2e-relay',
