@@ -24,7 +24,7 @@ let rig: PhoneRig;
 let app: string;
 let origin: string;
 let machine: LatchMachine;
-let phoneA: BrowserPhone;
+let phoneA: BrowserPhone | undefined;
 const stranger = strangerBrowser('a11y-stranger');
 /** What axe found, per screen, scheme and width: printed at the end for the person reading the run. */
 const found: ScreenFinding[] = [];
@@ -40,6 +40,12 @@ afterAll(async () => {
   await stranger.close();
   await rig?.stop();
 });
+
+/** Phone A, paired by the pairing test or, when a test runs alone (`-t`), here. */
+async function pairedPhoneA(): Promise<BrowserPhone> {
+  phoneA ??= (await rig.pairPhone('Phone A')).browser;
+  return phoneA;
+}
 
 const audit = (page: Page, cdp: CDPSession, screen: string) => auditScreen(page, cdp, screen, found);
 
@@ -102,7 +108,8 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
   });
 
   it('requests: the list, a request, one with no details, a critical one to type, a result', async () => {
-    const page = phoneA.page;
+    const phone = await pairedPhoneA();
+    const { page } = phone;
     const bare = ask(['--title', 'Publish the package']);
     const migrate = ask([
       '--title',
@@ -125,19 +132,19 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
     const problems: string[] = [];
     await page.goto(origin);
     await page.getByText('Waiting for you (3)').waitFor({ timeout: 30_000 });
-    problems.push(...(await auditPhone(phoneA, 'home-requests')));
+    problems.push(...(await auditPhone(phone, 'home-requests')));
 
-    await openPending(phoneA, origin, /Run the database migration/);
+    await openPending(phone, origin, /Run the database migration/);
     await page.locator('.detail').getByText('npm run migrate', { exact: false }).waitFor();
-    problems.push(...(await auditPhone(phoneA, 'request')));
+    problems.push(...(await auditPhone(phone, 'request')));
 
     // An empty detail reads as empty, not as a box waiting for input.
-    await openPending(phoneA, origin, /Publish the package/);
+    await openPending(phone, origin, /Publish the package/);
     await page.getByText(/^No details/).waitFor();
     expect(await page.locator('.detail').count()).toBe(0);
-    problems.push(...(await auditPhone(phoneA, 'request-no-detail')));
+    problems.push(...(await auditPhone(phone, 'request-no-detail')));
 
-    await openPending(phoneA, origin, /Drop the production database/);
+    await openPending(phone, origin, /Drop the production database/);
     const field = page.locator('.confirm input');
     await field.waitFor();
     // The word to type stands out, and the label takes at most two lines at either width.
@@ -147,13 +154,13 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
       expect(await textLines(page, '.confirm'), `lines of the label at ${width} px`).toBeLessThanOrEqual(2);
     }
     await field.fill('orders_production');
-    problems.push(...(await auditPhone(phoneA, 'request-critical')));
+    problems.push(...(await auditPhone(phone, 'request-critical')));
 
     await page.keyboard.press('Escape');
     await page.getByRole('status').getByText('Denied').waitFor();
-    problems.push(...(await auditPhone(phoneA, 'result-denied')));
+    problems.push(...(await auditPhone(phone, 'result-denied')));
     for (const title of [/Run the database migration/, /Publish the package/]) {
-      await openPending(phoneA, origin, title);
+      await openPending(phone, origin, title);
       await page.getByRole('button', { name: 'Deny', exact: true }).click();
       await page.getByRole('status').getByText('Denied').waitFor();
     }
@@ -162,16 +169,17 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
     await page.goto(origin);
     await page.getByText('Nothing is waiting.').waitFor();
     await page.locator('.recent li').nth(2).waitFor();
-    problems.push(...(await auditPhone(phoneA, 'home-recent')));
+    problems.push(...(await auditPhone(phone, 'home-recent')));
     expect(problems).toEqual([]);
   });
 
   it('the frozen state, which a resume clears at once, without a reload', async () => {
-    const page = phoneA.page;
-    await holdPanic(phoneA, origin);
+    const phone = await pairedPhoneA();
+    const { page } = phone;
+    await holdPanic(phone, origin);
     await page.getByText('FROZEN', { exact: true }).waitFor();
     await page.getByText('Frozen. Every agent is stopped.').waitFor();
-    const problems = await auditPhone(phoneA, 'frozen');
+    const problems = await auditPhone(phone, 'frozen');
     await page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
     await page.getByText(/^Armed/).waitFor();
     // Nothing on screen says "frozen" any more: not the status, not the panic's notice.
@@ -183,7 +191,8 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
 
 describe('the update prompt', () => {
   it('offers the new version, readable in light and dark', async () => {
-    const page = phoneA.page;
+    const phone = await pairedPhoneA();
+    const { page } = phone;
     await page.goto(origin);
     await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
     appendFileSync(join(app, 'sw.js'), '\n// the next version\n');
@@ -192,6 +201,6 @@ describe('the update prompt', () => {
       .getByRole('status')
       .filter({ hasText: 'A new version of Latch is ready.' })
       .waitFor({ timeout: 30_000 });
-    expect(await auditPhone(phoneA, 'update-prompt')).toEqual([]);
+    expect(await auditPhone(phone, 'update-prompt')).toEqual([]);
   });
 });
