@@ -59,6 +59,22 @@ async function controlPushService(browser: BrowserPhone): Promise<void> {
   });
 }
 
+/**
+ * Phone B, its push service under the test's control: paired by the first test, or here, its push
+ * service answering from the start, when a later test runs alone (`-t`).
+ */
+async function phoneWithControlledPush(): Promise<PairedBrowserPhone> {
+  phoneB ??= await rig.pairPhone('Phone B', {
+    prepare: async (phone) => {
+      await controlPushService(phone);
+      await phone.context.addInitScript(() => {
+        if (sessionStorage.getItem('test.push') === null) sessionStorage.setItem('test.push', 'answer');
+      });
+    },
+  });
+  return phoneB;
+}
+
 describe('pairing and notifications', () => {
   it('pairs without waiting for the push service, and sends the subscription once it answers', async () => {
     const launched: { browser?: BrowserPhone } = {};
@@ -135,7 +151,8 @@ describe('pairing and notifications', () => {
   });
 
   it('says "No notifications on this phone", and why, when the push service fails or never answers', async () => {
-    const page = phoneB!.browser.page;
+    const { browser } = await phoneWithControlledPush();
+    const page = browser.page;
     const banner = page.getByRole('status', { name: 'notifications' });
     await page.evaluate(() => sessionStorage.setItem('test.push', 'fail'));
     await page.goto(origin);
@@ -143,7 +160,7 @@ describe('pairing and notifications', () => {
       .getByText('The push service did not give this phone a subscription.')
       .waitFor({ timeout: 20_000 });
     expect(await banner.textContent()).toMatch(/^No notifications on this phone\./);
-    const problems = await auditPhone(phoneB!.browser, 'home-no-notifications');
+    const problems = await auditPhone(browser, 'home-no-notifications');
 
     await page.evaluate(() => sessionStorage.setItem('test.push', 'hold'));
     await page.goto(origin);
@@ -156,7 +173,7 @@ describe('pairing and notifications', () => {
   });
 
   it('says so when notifications are not allowed, and turns them on from a tap', async () => {
-    const { browser } = phoneB!;
+    const { browser } = await phoneWithControlledPush();
     const page = browser.page;
     const banner = page.getByRole('status', { name: 'notifications' });
     await browser.context.clearPermissions();
