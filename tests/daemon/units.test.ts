@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, configTemplate, loadConfig } from '../../daemon/config/config.ts';
-import { base32, matchTotp, totpCode } from '../../daemon/fallback/totp.ts';
+import { base32, matchTotp, newTotpSecret, totpCode } from '../../daemon/fallback/totp.ts';
 import { localChallenge } from '../../daemon/fallback/localChallenge.ts';
 import { readGateRequest } from '../../daemon/socket/localApi.ts';
 import { checkSocketPath, InsecurePathError, NoSocketError } from '../../daemon/socket/securePath.ts';
@@ -30,6 +30,12 @@ describe('TOTP (RFC 6238, SHA-1)', () => {
     expect(matchTotp(secret, totpCode(secret, step + 1), now)).toBe(step + 1);
     expect(matchTotp(secret, totpCode(secret, step + 2), now)).toBeUndefined();
     expect(matchTotp(secret, '12345', now)).toBeUndefined();
+  });
+
+  it('makes a new 160-bit secret each time (RFC 4226)', () => {
+    const secret = newTotpSecret();
+    expect(secret).toHaveLength(20);
+    expect(secret).not.toEqual(newTotpSecret());
   });
 
   // RFC 4648 section 10, without the padding authenticator apps do not want.

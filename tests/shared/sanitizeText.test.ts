@@ -151,6 +151,22 @@ describe('sanitizeText', () => {
     });
   });
 
+  // A character of each UTF-8 width, and on either side of the boundaries above U+0080 (U+007F
+  // and U+0080 are controls, removed first), after three letters: it fits a cap of three bytes
+  // more than its width, and not one byte less.
+  it.each([
+    ['~', 1],
+    ['\u00e9', 2],
+    ['\u07ff', 2],
+    ['\u0800', 3],
+    ['\uffff', 3],
+    ['\u{10000}', 4],
+  ])('counts %j as %i UTF-8 bytes at the cap', (character, width) => {
+    const text = `abc${character}`;
+    expect(sanitizeText(text, { maxBytes: 3 + width, multiline: false })).toEqual({ text, changed: false });
+    expect(sanitizeText(text, { maxBytes: 3 + width - 1, multiline: false }).changed).toBe(true);
+  });
+
   it('keeps text exactly at the cap uncut', () => {
     expect(sanitizeText('€€€', { maxBytes: 9, multiline: false })).toEqual({ text: '€€€', changed: false });
   });

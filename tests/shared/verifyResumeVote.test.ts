@@ -83,6 +83,17 @@ describe('verifyResumeVote', () => {
     );
   });
 
+  it('refuses a vote labelled with another fleet, even one signed for this freeze', async () => {
+    expectRefused(
+      await verifyResumeVote(
+        { ...(await vote(current)), fleet: 'another-fleet' },
+        expected(),
+        fleet.device.credential,
+      ),
+      'stale_freeze',
+    );
+  });
+
   it('refuses a vote for another fleet’s freeze', async () => {
     const elsewhere = await vote(current, await resumeChallenge({ fleet: 'another-fleet', freeze: current }));
     expectRefused(

@@ -2,9 +2,13 @@ import { expect } from 'vitest';
 import type { RelayErrorCode } from '../../relay/http/relayError.ts';
 import type { LatchErrorCode, Result } from '../../shared/errors.ts';
 
-/** Asserts a refusal with exactly this code; an acceptance reads as "accepted" in the failure. */
+/**
+ * Asserts a refusal with exactly this code, and a reason in words for whoever reads the log or the
+ * terminal; an acceptance reads as "accepted" in the failure.
+ */
 export function expectRefused(result: Result<unknown>, code: LatchErrorCode): void {
   expect(result.ok ? 'accepted' : result.error.code).toBe(code);
+  expect(result.ok || result.error.message.trim()).not.toBe('');
 }
 
 /** The code of an HTTP refusal's `{ error: { code } }` body; undefined for any other body. */

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import type { SwitchState } from '../../daemon/state/switchStore.ts';
+import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
+import { freezeId } from '../../shared/kill-switch/freezeId.ts';
+import { inProcessKillSwitchForEachTest, otherKey } from '../support/inProcessKillSwitch.ts';
+
+const rig = inProcessKillSwitchForEachTest();
+
+describe('a freeze on the host', () => {
+  it('is in force at once, by its id, and audited as verified when a paired phone signed it', async () => {
+    const envelope = await rig.phoneFreeze('prod incident');
+    await rig.killSwitch.applyFreeze(envelope, 'relay', 'a frame');
+    const id = await freezeId(envelope);
+    expect(rig.killSwitch.state).toEqual({
+      frozen: true,
+      epoch: 1,
+      freeze: id,
+      reason: 'prod incident',
+      cause: 'relay',
+    });
+    expect(rig.changes).toEqual([rig.killSwitch.state]);
+    expect(rig.auditEvents()).toEqual([
+      expect.objectContaining({
+        event: 'freeze',
+        cause: 'relay',
+        epoch: 1,
+        freeze: id,
+        verified: true,
+        signer: { role: 'device', id: rig.fleet.phone.id },
+        reason: 'prod incident',
+        via: 'a frame',
+      }),
+    ]);
+  });
+
+  it('tells a listener until it unsubscribes', async () => {
+    const told: SwitchState[] = [];
+    const unsubscribe = rig.killSwitch.onChange((state) => told.push(state));
+    await rig.killSwitch.applyFreeze(await rig.phoneFreeze('first'), 'relay');
+    unsubscribe();
+    await rig.killSwitch.applyFreeze(await rig.phoneFreeze('second'), 'relay');
+    expect(told).toEqual([expect.objectContaining({ reason: 'first' })]);
+    expect(rig.changes).toHaveLength(2);
+  });
+
+  it('is audited as verified when this host signed it, as latch panic does', async () => {
+    const envelope = await signEnvelope(
+      'freeze',
+      { fleet: rig.fleet.fleet, reason: 'panic' },
+      { role: 'host', id: rig.fleet.host.id },
+      rig.fleet.host.hostKeys.privateKey,
+    );
+    await rig.killSwitch.applyFreeze(envelope, 'panic');
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, cause: 'panic' });
+    expect(rig.auditEvents()).toEqual([
+      expect.objectContaining({ event: 'freeze', cause: 'panic', verified: true }),
+    ]);
+    expect(rig.auditEvents()[0]).not.toHaveProperty('via');
+  });
+
+  it.each([
+    [
+      'a signature that fails for the paired phone',
+      async () => rig.phoneFreeze('x', { key: await otherKey() }),
+    ],
+    ['another fleet', () => rig.phoneFreeze('x', { fleet: 'another-fleet' })],
+    [
+      'another host, even with this host’s signature',
+      () =>
+        signEnvelope(
+          'freeze',
+          { fleet: rig.fleet.fleet, reason: 'x' },
+          { role: 'host', id: 'another-host' },
+          rig.fleet.host.hostKeys.privateKey,
+        ),
+    ],
+    [
+      'a phone not paired here',
+      async () =>
+        signEnvelope(
+          'freeze',
+          { fleet: rig.fleet.fleet, reason: 'x' },
+          { role: 'device', id: 'stranger' },
+          await otherKey(),
+        ),
+    ],
+  ])('is honoured all the same, audited as not verified, from %s', async (_from, envelope) => {
+    await rig.killSwitch.applyFreeze(await envelope(), 'relay');
+    expect(rig.killSwitch.state.frozen).toBe(true);
+    expect(rig.auditEvents()).toEqual([expect.objectContaining({ event: 'freeze', verified: false })]);
+  });
+
+  it('is nothing new when the same freeze comes again', async () => {
+    const envelope = await rig.phoneFreeze('once');
+    await rig.killSwitch.applyFreeze(envelope, 'relay');
+    await rig.killSwitch.applyFreeze(envelope, 'relay');
+    expect(rig.killSwitch.state.epoch).toBe(1);
+    expect(rig.auditEvents()).toHaveLength(1);
+    expect(rig.changes).toHaveLength(1);
+  });
+
+  it('ends the freeze before it, which its votes can no longer end', async () => {
+    const first = await rig.frozenBy(await rig.phoneFreeze('first'));
+    const second = await rig.frozenBy(await rig.phoneFreeze('second'));
+    expect(rig.killSwitch.state).toMatchObject({ epoch: 2, freeze: second });
+    await rig.killSwitch.onResumed(first, [await rig.vote(first)]);
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: second });
+    expect(rig.auditEvents().map((line) => line['event'])).toEqual(['freeze', 'freeze']);
+    // Forwarded under the freeze in force, a vote for the one before still counts for nothing.
+    await rig.killSwitch.onResumed(second, [await rig.vote(first)]);
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: second });
+    expect(rig.auditEvents().at(-1)).toMatchObject({
+      event: 'resume_refused',
+      refused: [{ device: rig.fleet.phone.id, code: 'stale_freeze' }],
+    });
+  });
+
+  it('that ended here is a replay: ignored, and audited once', async () => {
+    const envelope = await rig.phoneFreeze('ended');
+    const id = await rig.frozenBy(envelope);
+    await rig.killSwitch.onResumed(id, [await rig.vote(id)]);
+    await rig.killSwitch.applyFreeze(envelope, 'relay', 'relay state');
+    await rig.killSwitch.applyFreeze(envelope, 'relay', 'relay state');
+    expect(rig.killSwitch.state.frozen).toBe(false);
+    expect(rig.auditEvents().slice(2)).toEqual([
+      expect.objectContaining({
+        event: 'freeze_replay_ignored',
+        freeze: id,
+        why: 'this freeze ended here already',
+        signer: { role: 'device', id: rig.fleet.phone.id },
+        via: 'relay state',
+      }),
+    ]);
+  });
+});

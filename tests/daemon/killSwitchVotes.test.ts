@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import { freezeId } from '../../shared/kill-switch/freezeId.ts';
+import { inProcessKillSwitchForEachTest } from '../support/inProcessKillSwitch.ts';
+
+const rig = inProcessKillSwitchForEachTest();
+
+describe('votes to resume, counted on the host', () => {
+  it('resume at the quorum, store the passkey’s new counter, and tell the listeners', async () => {
+    const id = await rig.frozenBy(await rig.phoneFreeze('incident'));
+    await rig.killSwitch.onResumed(id, [await rig.vote(id)]);
+    expect(rig.killSwitch.state).toMatchObject({ frozen: false, epoch: 1 });
+    expect(rig.changes.at(-1)).toEqual(rig.killSwitch.state);
+    expect(rig.store.activeDevice(rig.fleet.phone.id)?.credential.counter).toBeGreaterThan(
+      rig.fleet.device.credential.counter,
+    );
+    expect(rig.auditEvents().at(-1)).toMatchObject({
+      event: 'resume',
+      epoch: 1,
+      freeze: id,
+      votes: [rig.fleet.phone.id],
+      needed: 1,
+    });
+    expect(rig.auditEvents().at(-1)).not.toHaveProperty('refused');
+  });
+
+  it('leave in force a freeze that came while they were checked, and say so', async () => {
+    const id = await rig.frozenBy(await rig.phoneFreeze('incident'));
+    const counting = rig.killSwitch.onResumed(id, [await rig.vote(id)]);
+    await rig.killSwitch.applyFreeze(await rig.phoneFreeze('panic meanwhile'), 'panic');
+    await counting;
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, reason: 'panic meanwhile' });
+    expect(rig.changes.every((state) => state.frozen)).toBe(true);
+    expect(rig.auditEvents()).toContainEqual(
+      expect.objectContaining({
+        event: 'resume_refused',
+        freeze: id,
+        votes: [rig.fleet.phone.id],
+        why: 'a new freeze took its place while the votes were checked',
+      }),
+    );
+  });
+
+  it('count the same phone once, however often it votes', async () => {
+    rig.quorum = 2;
+    const id = await rig.frozenBy(await rig.phoneFreeze('incident'));
+    await rig.killSwitch.onResumed(id, [await rig.vote(id), await rig.vote(id)]);
+    await rig.killSwitch.onResumed(id, [await rig.vote(id)]);
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: id });
+    expect(rig.auditEvents().at(-1)).toMatchObject({
+      event: 'resume_refused',
+      votes: [rig.fleet.phone.id],
+      needed: 2,
+      refused: [{ device: rig.fleet.phone.id, code: 'already_used' }],
+    });
+    expect(rig.auditEvents().at(-1)).not.toHaveProperty('why');
+  });
+
+  it('refuse a vote whose passkey assertion was already used', async () => {
+    rig.quorum = 2;
+    const id = await rig.frozenBy(await rig.phoneFreeze('incident'));
+    const once = await rig.vote(id);
+    await rig.killSwitch.onResumed(id, [once]);
+    await rig.killSwitch.onResumed(id, [once]);
+    expect(rig.auditEvents().at(-1)).toMatchObject({
+      event: 'resume_refused',
+      refused: [{ device: rig.fleet.phone.id, code: 'counter_not_increased' }],
+    });
+  });
+
+  it('refuse a vote from a phone not paired here, by the verifier’s code', async () => {
+    const id = await rig.frozenBy(await rig.phoneFreeze('incident'));
+    await rig.killSwitch.onResumed(id, [{ ...(await rig.vote(id)), device: 'stranger' }]);
+    expect(rig.killSwitch.state.frozen).toBe(true);
+    expect(rig.auditEvents().at(-1)).toMatchObject({
+      event: 'resume_refused',
+      votes: [],
+      refused: [{ device: 'stranger', code: 'unknown_credential' }],
+    });
+  });
+
+  it('do nothing when the host is not frozen', async () => {
+    const id = await freezeId(await rig.phoneFreeze('never applied'));
+    await rig.killSwitch.onResumed(id, [await rig.vote(id)]);
+    expect(rig.killSwitch.state.frozen).toBe(false);
+    expect(rig.auditEvents).toThrow(/ENOENT/);
+  });
+
+  it('cannot end a freeze without an id (strict mode), and say why', async () => {
+    rig.killSwitch.freezeUnreachable('the relay is out of reach');
+    const id = await freezeId(await rig.phoneFreeze('some freeze'));
+    await rig.killSwitch.onResumed(id, [await rig.vote(id)]);
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: null, cause: 'unreachable' });
+    expect(rig.auditEvents()).toEqual([
+      expect.objectContaining({ event: 'freeze', cause: 'unreachable', epoch: 1, verified: true }),
+      expect.objectContaining({
+        event: 'resume_refused',
+        epoch: 1,
+        freeze: id,
+        why: expect.stringContaining('no vote can end it'),
+      }),
+    ]);
+  });
+});
+
+describe('the relay’s view of the fleet', () => {
+  it('freezes the host by the envelope it carries', async () => {
+    const envelope = await rig.phoneFreeze('from the relay');
+    await rig.killSwitch.onRelayState(
+      rig.relayState({ frozen: true, freeze: envelope, reason: 'from the relay' }),
+    );
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: await freezeId(envelope) });
+    expect(rig.killSwitch.state.cause).toBe('relay');
+    expect(rig.auditEvents()).toEqual([
+      expect.objectContaining({ event: 'freeze', cause: 'relay', via: 'relay state', verified: true }),
+    ]);
+  });
+
+  it('freezes the host under no id when it says frozen without the envelope', async () => {
+    await rig.killSwitch.onRelayState(rig.relayState({ frozen: true, reason: 'no envelope' }));
+    expect(rig.killSwitch.state).toMatchObject({
+      frozen: true,
+      freeze: null,
+      reason: 'no envelope',
+      cause: 'relay',
+    });
+    expect(rig.auditEvents()).toEqual([
+      expect.objectContaining({
+        event: 'freeze',
+        cause: 'relay',
+        freeze: null,
+        verified: false,
+        via: 'relay state',
+        reason: 'no envelope',
+        why: 'the relay says frozen without the signed freeze: no vote can end this until a signed freeze arrives',
+      }),
+    ]);
+  });
+
+  it('takes over a freeze the host made because the relay was unreachable', async () => {
+    rig.killSwitch.freezeUnreachable('out of reach');
+    await rig.killSwitch.onRelayState(rig.relayState({ frozen: true }));
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, epoch: 2, reason: 'frozen', cause: 'relay' });
+  });
+
+  it('does not replace a freeze in force with one it cannot show', async () => {
+    const id = await rig.frozenBy(await rig.phoneFreeze('signed'));
+    await rig.killSwitch.onRelayState(rig.relayState({ frozen: true }));
+    expect(rig.killSwitch.state).toMatchObject({ freeze: id, reason: 'signed' });
+    expect(rig.auditEvents()).toHaveLength(1);
+  });
+
+  it('lifts only a freeze the host made because the relay was unreachable', async () => {
+    const id = await rig.frozenBy(await rig.phoneFreeze('signed'));
+    await rig.killSwitch.onRelayState(rig.relayState({ frozen: false }));
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: id });
+
+    await rig.killSwitch.onResumed(id, [await rig.vote(id)]);
+    rig.killSwitch.freezeUnreachable('out of reach');
+    rig.killSwitch.freezeUnreachable('still out of reach');
+    expect(rig.killSwitch.state).toMatchObject({
+      frozen: true,
+      reason: 'out of reach',
+      cause: 'unreachable',
+    });
+    await rig.killSwitch.onRelayState(rig.relayState({ frozen: false }));
+    expect(rig.killSwitch.state.frozen).toBe(false);
+    expect(rig.auditEvents().at(-1)).toMatchObject({
+      event: 'resume',
+      via: 'relay reachable again (strict mode)',
+    });
+  });
+});
