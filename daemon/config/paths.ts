@@ -2,9 +2,18 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
+/**
+ * The user's home folder: `$HOME` of the environment given, else `os.homedir()`. On Linux and
+ * macOS `os.homedir()` returns `$HOME` when it is set, so users see no difference; reading the
+ * given env lets a test (or a worker thread, whose env is its own) name a home of its own.
+ */
+export function homeFolder(env: NodeJS.ProcessEnv = process.env): string {
+  return env['HOME'] || homedir();
+}
+
 /** Where Latch keeps its files: `$LATCH_HOME`, or `~/.latch`. */
 export function latchHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env['LATCH_HOME'] ?? join(homedir(), '.latch');
+  return env['LATCH_HOME'] ?? join(homeFolder(env), '.latch');
 }
 
 /**

@@ -1,5 +1,5 @@
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { homeFolder } from '../config/paths.ts';
 import type { Agent } from './agents.ts';
 
 /** User settings apply to every project; project settings to the current directory's. */
@@ -8,7 +8,7 @@ export type SettingsScope = 'user' | 'project';
 /** Where the agent keeps its user configuration: `$CLAUDE_CONFIG_DIR` or `$CODEX_HOME`, else `~/.claude` or `~/.codex`. */
 export function agentConfigDir(agent: Agent, env: NodeJS.ProcessEnv = process.env): string {
   const override = env[agent === 'claude-code' ? 'CLAUDE_CONFIG_DIR' : 'CODEX_HOME'];
-  return override || join(homedir(), agent === 'claude-code' ? '.claude' : '.codex');
+  return override || join(homeFolder(env), agent === 'claude-code' ? '.claude' : '.codex');
 }
 
 /** The file that holds the agent's hooks: Claude Code's `settings.json`, Codex's `hooks.json`. */

@@ -1,6 +1,5 @@
-import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { latchFiles, latchHome, socketPath } from '../config/paths.ts';
+import { homeFolder, latchFiles, latchHome, socketPath } from '../config/paths.ts';
 import { AGENTS, type Agent } from '../install/agents.ts';
 import { agentConfigDir } from '../install/settingsPath.ts';
 import { realPath } from './realPath.ts';
@@ -97,7 +96,7 @@ export function protectedPlaces(
     places,
     tails,
     variables: {
-      HOME: homedir(),
+      HOME: homeFolder(env),
       LATCH_HOME: home,
       CLAUDE_CONFIG_DIR: agentDirs['claude-code'],
       CODEX_HOME: agentDirs.codex,

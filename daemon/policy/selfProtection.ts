@@ -113,9 +113,10 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
 function onRead(tool: string, { place, relation }: Touch): Guard | undefined {
   if (place.kind === 'secret' && relation !== 'above') return 'secrets';
   if (tool !== 'Grep' || place.kind !== 'home') return undefined;
-  // From above, ripgrep skips hidden folders like ~/.latch unless told not to; a custom home need
-  // not be hidden: a phone decides.
-  return relation === 'at' ? 'secrets' : relation === 'above' ? 'files' : undefined;
+  // In Latch's home or a folder of it (relay/ holds the relay's keys) it reads the secrets. From
+  // above, ripgrep skips hidden folders like ~/.latch unless told not to; a custom home need not
+  // be hidden: a phone decides.
+  return relation === 'above' ? 'files' : 'secrets';
 }
 
 /** `~`, `$HOME` and `${HOME}` at a path's start, as a shell would have expanded them. */

@@ -142,11 +142,18 @@ describe('self-protection: commands', () => {
     const padding = ` # ${'x'.repeat(LONG_COMMAND_BYTES)}`;
     expect(judged(bash(`cat ~/.la''tch/tot\\p.json${padding}`))).toEqual(expected('secrets'));
     expect(judged(bash(`cat ~/.lat*/t*${padding}`))).toBeUndefined();
+    // Up to what a phone shows, its words are read as a shell would.
+    expect(judged(bash('cat ~/.lat*/t*'.padEnd(LONG_COMMAND_BYTES)))).toEqual(expected('secrets'));
   });
 
   it('names what a person types to approve', () => {
     expect(selfProtection(bash('cat ~/.latch/totp.json'), places)?.target).toBe('totp.json');
     expect(selfProtection(tool('Edit', 'H/.claude/settings.json'), places)?.target).toBe('settings.json');
     expect(selfProtection(bash('latch pair'), places)?.target).toBe('latch pair');
+    expect(selfProtection(bash('pkill -f latch'), places)?.target).toBe('latch daemon');
+    // The first place a call names, of the strongest guard it touches.
+    expect(selfProtection(bash('rm ~/.codex/hooks.json ~/.claude/settings.json'), places)?.target).toBe(
+      '.codex/hooks.json',
+    );
   });
 });

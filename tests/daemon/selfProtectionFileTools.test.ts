@@ -25,6 +25,17 @@ describe('self-protection: tools that read', () => {
     ['Glob in the secret', () => tool('Glob', 'H/.latch/host-token'), 'secrets'],
     ['Grep through Latch’s home, which reads the secrets in it', () => tool('Grep', 'H/.latch'), 'secrets'],
     ['Grep from above Latch’s home', () => tool('Grep', 'H'), 'files'],
+    ['Grep from ~, above Latch’s home', () => tool('Grep', '~'), 'files'],
+    [
+      'Grep in a folder of Latch’s home, which holds a secret',
+      () => tool('Grep', 'H/.latch/relay'),
+      'secrets',
+    ],
+    [
+      'Grep in Claude Code’s settings, which the policy may allow',
+      () => tool('Grep', 'H/.claude'),
+      undefined,
+    ],
     ['Grep in the project', () => tool('Grep', 'P'), undefined],
     ['Read of ~/.latch/policy.toml', () => tool('Read', 'H/.latch/policy.toml'), undefined],
     ['Read of ~/.latch/config.toml', () => tool('Read', 'H/.latch/config.toml'), undefined],
@@ -36,6 +47,12 @@ describe('self-protection: tools that read', () => {
     ['Read ./src/latch.ts', () => tool('Read', './src/latch.ts'), undefined],
     ['Read of a file named like a secret elsewhere', () => tool('Read', 'P/totp.json'), undefined],
     ['Read of a folder that only starts like Latch’s', () => tool('Read', 'H/.latch2/totp.json'), undefined],
+    [
+      'Read of a path with a * in it, which names that one file',
+      () => tool('Read', 'H/.latch/t*'),
+      undefined,
+    ],
+    ['Read in a folder named ~, which is no home', () => tool('Read', '/~/.latch/totp.json'), undefined],
   ])('%s', (_name, call, guard) => {
     expect(judged(call())).toEqual(expected(guard));
   });

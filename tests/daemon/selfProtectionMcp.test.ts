@@ -19,6 +19,12 @@ describe('self-protection: MCP and unknown tools', () => {
     ['reading the secret', () => mcp('mcp__fs__read_file', { path: 'H/.latch/totp.json' }), 'secrets'],
     ['reading it by ~', () => mcp('mcp__fs__read_file', { path: '~/.latch/host-token' }), 'secrets'],
     [
+      'reading it with input that is not all strings',
+      () =>
+        mcp('mcp__fs__read_file', { limit: 10, encoding: null, follow: true, path: 'H/.latch/totp.json' }),
+      'secrets',
+    ],
+    [
       'naming it in nested input',
       () => mcp('mcp__x__y', { files: [{ from: 'a', to: ['H/.latch/state.db'] }] }),
       'secrets',
