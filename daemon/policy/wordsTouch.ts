@@ -20,14 +20,21 @@ export function wordsTouch(
   note: Note,
 ): void {
   const patterns = words.map((word): [Word, PathPattern] => [word, pathPattern(word)]);
+  // Equivalent mutants (Stryker) below: without a cwd, a relative base or word can only match a
+  // place by its tail, as pathTouches does with no base; a computed word has no literal text; an
+  // absolute pattern ignores the base it is given.
+  // Stryker disable next-line ArrayDeclaration: a relative base matches only by tail, as none does
   const bases = new Set(cwd === undefined ? [] : [cwd, realPath(cwd)]);
   for (const [word, pattern] of patterns) {
     const text = literalText(word);
+    // Stryker disable next-line ConditionalExpression,StringLiteral: repeated by literalText and pathTouches
     if (text === undefined || pattern.from === 'computed' || (pattern.from === 'here' && !cwd)) continue;
+    // Stryker disable next-line StringLiteral: only an absolute word gets here without a cwd
     const folder = realPath(resolve(cwd ?? '/', text));
     if (pathTouches(pattern, cwd, places, realPath).length > 0 && isFolder(folder)) bases.add(folder);
   }
   for (const [, pattern] of patterns) {
+    // Stryker disable next-line ConditionalExpression: an absolute pattern ignores its base
     const from = pattern.from === 'here' && bases.size > 0 ? [...bases] : [undefined];
     for (const base of from) {
       for (const touch of pathTouches(pattern, base, places, realPath)) {
@@ -47,10 +54,13 @@ export function mayWrite({ place, relation }: Touch): Guard | undefined {
   return place.kind === 'hook-file' || relation === 'at' ? 'hooks' : undefined;
 }
 
+// Stryker disable BlockStatement: undefined reads as "no folder", as false does
 function isFolder(path: string): boolean {
   try {
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral,OptionalChaining: a throw is "no folder" too
     return statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
   } catch {
     return false; // a file where a folder should be, a name too long: no folder
   }
 }
+// Stryker restore BlockStatement

@@ -14,7 +14,8 @@ export interface Ceremony {
   userVerified?: boolean;
   /** Overrides clientData.type ("webauthn.get" for assertions). */
   type?: string;
-  crossOrigin?: boolean;
+  /** 'omitted' leaves the member out, as older Safari does. */
+  crossOrigin?: boolean | 'omitted';
   topOrigin?: string;
   /** Overrides the signature counter the authenticator reports. */
   counter?: number;
@@ -96,7 +97,7 @@ export class SoftwareAuthenticator {
         type: ceremony.type ?? defaultType,
         challenge: toBase64url(ceremony.challenge),
         origin: ceremony.origin,
-        crossOrigin: ceremony.crossOrigin ?? false,
+        ...(ceremony.crossOrigin === 'omitted' ? {} : { crossOrigin: ceremony.crossOrigin ?? false }),
         ...(ceremony.topOrigin === undefined ? {} : { topOrigin: ceremony.topOrigin }),
       }),
     );

@@ -28,7 +28,6 @@ export async function verifyPasskeyRegistration(
         response: {
           clientDataJSON: registration.clientDataJSON,
           attestationObject: registration.attestationObject,
-          ...(registration.transports ? { transports: registration.transports } : {}),
         },
         clientExtensionResults: {},
       },

@@ -100,6 +100,16 @@ describe('verifyCapabilityToken', () => {
       );
     });
 
+    it('accepts a clientData without crossOrigin, as older Safari writes it', async () => {
+      const result = await rig.verify(
+        await signToken(rig.fleet.phone, rig.binding, { crossOrigin: 'omitted' }),
+      );
+      expect(result).toEqual({
+        ok: true,
+        value: { device: rig.fleet.phone.id, decision: 'approve', counter: 1 },
+      });
+    });
+
     it('refuses a crossOrigin that is not a boolean', async () => {
       const token = withClientData(
         await signToken(rig.fleet.phone, rig.binding),

@@ -56,6 +56,16 @@ describe('pairing', () => {
     expect(onPhone).toBe(onTerminal);
   });
 
+  it('pads a code below 100,000 to six digits, as the other side shows it', async () => {
+    const { macKey } = await derivePairingKeys(secret);
+    // One transcript in ten has such a code: try offers a second apart until one does.
+    for (let later = 0; later < 200; later++) {
+      const code = await shortCode(macKey, { ...offer, exp: offer.exp + later * 1000 }, completion);
+      if (code.startsWith('0')) return expect(code).toMatch(/^0\d{5}$/);
+    }
+    expect.unreachable('no code below 100,000 in 200 transcripts');
+  });
+
   it('changes the code when any key in the transcript changes', async () => {
     const { macKey } = await derivePairingKeys(secret);
     const other = await completePairing(await createPhone(), offer, secret);
@@ -151,6 +161,18 @@ describe('pairing', () => {
     expectRefused(await verifyPairingCompletion(borrowed, offer, secret, relying), 'registration_failed');
   });
 
+  it('refuses a registration that names another credential than the passkey it carries', async () => {
+    // The library checks id against rawId, not against the credential inside the attestation:
+    // a phone (or relay) naming another passkey would have it stored under the wrong id.
+    const renamed = await remac({
+      ...completion,
+      registration: { ...completion.registration, credentialId: toBase64url(new Uint8Array(16).fill(7)) },
+    });
+    const result = await verifyPairingCompletion(renamed, offer, secret, relying);
+    expectRefused(result, 'registration_failed');
+    expect(result.ok || result.error.message).toBe('the passkey registration does not verify');
+  });
+
   it('refuses a registration whose attestation object is garbage', async () => {
     const garbage = await remac({
       ...completion,
@@ -225,6 +247,7 @@ describe('pairing link', () => {
     ['another version', `https://latch.test/pair#2.${'A'.repeat(22)}`, 'unknown_version'],
     ['no version', `https://latch.test/pair#${'A'.repeat(22)}`, 'unknown_version'],
     ['no fragment', 'https://latch.test/pair', 'unknown_version'],
+    ['a version and no dot', 'https://latch.test/pair#1A', 'unknown_version'],
     [
       'the old fields',
       `https://latch.test/pair#v=1&fleet=f&offer=o&secret=${'A'.repeat(43)}`,
