@@ -4,7 +4,7 @@ import { Gatekeeper } from './gate/gatekeeper.ts';
 import { withdrawLeftBehind } from './gate/withdrawal.ts';
 import { revokeFromPhone } from './grants/revokeFromPhone.ts';
 import { openPanicContext, panic, tellFleetOfPanic } from './kill-switch/panic.ts';
-import { RelayReachability } from './kill-switch/strictMode.ts';
+import { pingEveryMs, RelayReachability } from './kill-switch/strictMode.ts';
 import { daemonLog as log } from './output/daemonLog.ts';
 import { enrol } from './pairing/enrol.ts';
 import { PolicyKeeper } from './policy/policyKeeper.ts';
@@ -13,11 +13,10 @@ import { RelayConnection } from './relay/relayConnection.ts';
 import type { DaemonStatus } from './socket/localApi.ts';
 import { serveLocalApi } from './socket/localServer.ts';
 import { openState } from './state/openState.ts';
+import { schedulePrune } from './state/pruneState.ts';
 
 /** How long a stopping daemon waits for the relay to hear what it withdraws (systemd allows 90 s). */
 const WITHDRAW_ON_STOP_MS = 3000;
-/** Settled requests past their retention are pruned at start and then once a day. */
-const PRUNE_EVERY_MS = 86_400_000;
 
 export interface RunningDaemon {
   socketPath: string;
@@ -57,8 +56,8 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
   });
 
   const leftBehind = withdrawLeftBehind(store, audit);
-  store.pruneRequests(Date.now());
-  const dailyPrune = setInterval(() => store.pruneRequests(Date.now()), PRUNE_EVERY_MS);
+  // Finished records past `[retention] requests_days` are forgotten at start and then regularly.
+  const pruning = schedulePrune(store, () => inForce().retention.requestsDays * 86_400_000, log);
 
   const cursor = {
     // From the start of the log the first time, so nothing decided before the first connection is lost.
@@ -88,6 +87,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
   const connection = new RelayConnection({
     client: relay,
     quorum,
+    pingEveryMs: () => pingEveryMs(inForce().killSwitch),
     cursor: cursor.read,
     onFrame: (frame) => fleetLog.receive(frame),
     onStatus: (status) => {
@@ -132,7 +132,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
     stop: async () => {
       await gatekeeper.withdrawAll(WITHDRAW_ON_STOP_MS);
       reachability.stop();
-      clearInterval(dailyPrune);
+      pruning.stop();
       connection.stop();
       await server.close();
       await fleetLog.settled();

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, statSync, truncateSync, writeSync } from 'node:fs';
 import type { StateStore } from '../state/stateStore.ts';
+import {
+  AUDIT_ROTATION_DEFAULTS,
+  deleteBeyondRetention,
+  rotateIfFull,
+  type AuditRotation,
+} from './auditRotation.ts';
 
 /** What an audit line records. Fields named in CONTENT_FIELDS are text an agent wrote. */
 export type AuditEvent = { event: string } & Record<string, unknown>;
@@ -16,83 +22,70 @@ export function lineHash(line: string): string {
 /**
  * The audit trail: JSON lines, mode 0600, each carrying the SHA-256 of the line before it and a
  * sequence number, so an edited, deleted or reordered line breaks the chain. The last sequence
- * number and hash are also kept in the state database, so a cut tail is caught as well.
+ * number and hash are also kept in the state database, so a cut tail is caught as well. The
+ * live file rotates by size (auditRotation.ts); the chain runs on across the files.
  * Appends from the daemon and the CLI are serialised by a SQLite write transaction.
  */
 export class AuditLog {
   readonly #path: string;
   readonly #store: StateStore;
   readonly #redact: () => boolean;
+  readonly #rotation: () => AuditRotation;
 
-  /** `redactContent` is asked at each line: a config that tightens it applies at once. */
-  constructor(path: string, store: StateStore, options: { redactContent: boolean | (() => boolean) }) {
+  /** `redactContent` and `rotation` are asked at each line: a config that changes applies at once. */
+  constructor(
+    path: string,
+    store: StateStore,
+    options: { redactContent: boolean | (() => boolean); rotation?: () => AuditRotation },
+  ) {
     this.#path = path;
     this.#store = store;
     const { redactContent } = options;
     this.#redact = typeof redactContent === 'function' ? redactContent : () => redactContent;
+    this.#rotation = options.rotation ?? (() => AUDIT_ROTATION_DEFAULTS);
   }
 
   append(entry: AuditEvent, now: Date = new Date()): void {
     const fields = this.#redact()
       ? Object.fromEntries(Object.entries(entry).filter(([key]) => !CONTENT_FIELDS.has(key)))
       : entry;
-    this.#store.db.transaction(
-      () => {
-        const seq = Number(this.#store.meta('audit_seq') ?? 0) + 1;
-        const prev = this.#store.meta('audit_hash') ?? GENESIS;
-        const line = JSON.stringify({ seq, at: now.toISOString(), ...fields, prev });
-        const fd = openSync(this.#path, 'a', 0o600);
-        try {
-          writeSync(fd, `${line}\n`);
-          fsyncSync(fd);
-        } finally {
-          closeSync(fd);
-        }
-        this.#store.setMeta('audit_seq', String(seq));
-        this.#store.setMeta('audit_hash', lineHash(line));
-      },
-      { immediate: true },
-    );
+    let endBefore: number | undefined;
+    let rotated: boolean;
+    try {
+      rotated = this.#store.db.transaction(
+        () => {
+          const seq = Number(this.#store.meta('audit_seq') ?? 0) + 1;
+          const prev = this.#store.meta('audit_hash') ?? GENESIS;
+          const line = `${JSON.stringify({ seq, at: now.toISOString(), ...fields, prev })}\n`;
+          const rotatedNow = rotateIfFull(this.#path, this.#store, Buffer.byteLength(line), this.#rotation());
+          endBefore = statSync(this.#path, { throwIfNoEntry: false })?.size ?? 0;
+          appendWholeLine(this.#path, line);
+          this.#store.setMeta('audit_seq', String(seq));
+          this.#store.setMeta('audit_hash', lineHash(line.slice(0, -1)));
+          return rotatedNow;
+        },
+        { immediate: true },
+      );
+    } catch (error) {
+      // A full disk fails the line half-written, or the commit after it: the line is cut back
+      // either way, or the next one would follow a line that the database does not vouch for.
+      if (endBefore !== undefined && statSync(this.#path, { throwIfNoEntry: false }))
+        truncateSync(this.#path, endBefore);
+      throw error;
+    }
+    if (rotated) deleteBeyondRetention(this.#path, this.#store);
   }
 }
 
-export type AuditVerdict = { ok: true; lines: number } | { ok: false; line: number; problem: string };
-
-/** `latch audit verify`: walks the chain, then compares its end with the anchor in the database. */
-export function verifyAuditLog(
-  path: string,
-  anchor: { seq: number; hash: string } | undefined,
-): AuditVerdict {
-  const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
-  const lines = text.split('\n').filter((line, index, all) => line !== '' || index < all.length - 1);
-  let prev = GENESIS;
-  for (const [index, line] of lines.entries()) {
-    let parsed: { seq?: unknown; prev?: unknown };
-    try {
-      parsed = JSON.parse(line) as typeof parsed;
-    } catch {
-      return { ok: false, line: index + 1, problem: 'not JSON' };
-    }
-    if (parsed.prev !== prev)
-      return {
-        ok: false,
-        line: index + 1,
-        problem: 'does not carry the hash of the line before it (edited, deleted or moved)',
-      };
-    if (parsed.seq !== index + 1)
-      return {
-        ok: false,
-        line: index + 1,
-        problem: `sequence number ${String(parsed.seq)} where ${index + 1} belongs`,
-      };
-    prev = lineHash(line);
+/** Appends all of `line`: on a full disk, write(2) can write part of it and fail at the next call. */
+function appendWholeLine(path: string, line: string): void {
+  const bytes = Buffer.from(line);
+  const fd = openSync(path, 'a', 0o600);
+  try {
+    for (let written = 0; written < bytes.length;)
+      written += writeSync(fd, bytes, written, bytes.length - written);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
-  if (anchor && (anchor.seq !== lines.length || anchor.hash !== prev)) {
-    return {
-      ok: false,
-      line: lines.length,
-      problem: `the log ends at line ${lines.length}, the daemon last wrote line ${anchor.seq} (lines were cut or replaced)`,
-    };
-  }
-  return { ok: true, lines: lines.length };
 }

@@ -6,6 +6,13 @@ import type { BlockReason, GateAnswer } from '../socket/localApi.ts';
  */
 export const USAGE_EXIT = 2;
 
+/**
+ * `latch daemon` refused to start on state or config it cannot trust (missing, damaged, not
+ * matching the audit log): sysexits' EX_CONFIG. Restarting cannot mend it, so the systemd unit
+ * in docs/daemon.md names it in RestartPreventExitStatus: no restart loop, one clear error.
+ */
+export const DAEMON_REFUSED_EXIT = 78;
+
 /** `latch request`'s exit codes, documented in docs/daemon.md: scripts branch on them. */
 export const REQUEST_EXIT = { approved: 0, denied: 1, usage: USAGE_EXIT, unavailable: 3 } as const;
 
@@ -18,6 +25,7 @@ const UNAVAILABLE: ReadonlySet<BlockReason> = new Set<BlockReason>([
   'policy_invalid',
   'relay_unreachable',
   'not_paired',
+  'not_recorded',
 ]);
 
 export function isUnavailable(answer: GateAnswer): boolean {

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
 import { validateId } from '../../shared/text/validateId.ts';
+import { AUDIT_ROTATION_DEFAULTS } from '../audit/auditRotation.ts';
 import { tomlKeyLine } from './tomlKeyLine.ts';
 
 export interface LatchConfig {
@@ -17,7 +18,15 @@ export interface LatchConfig {
   };
   killSwitch: { quorum: number; strict: boolean; graceSeconds: number; onFreeze: 'stop' | 'terminate' };
   fallback: { mode: 'none' | 'totp' | 'challenge' };
-  audit: { content: 'full' | 'none' };
+  audit: {
+    content: 'full' | 'none';
+    /** audit.log is rotated before it would grow past this many bytes (audit/auditRotation.ts). */
+    rotateBytes: number;
+    /** How many rotated audit files are kept; the oldest beyond them are deleted. */
+    keepFiles: number;
+  };
+  /** How long settled requests and other finished records are kept in state.db. */
+  retention: { requestsDays: number };
 }
 
 /** Why the configuration cannot be used. Every one of these makes gated calls deny, never allow. */
@@ -27,61 +36,6 @@ export class ConfigError extends Error {
     super(message);
     this.code = code;
   }
-}
-
-export function configTemplate(options: {
-  relayUrl: string;
-  hostName: string;
-  fleet: string;
-  quorum: number;
-}): string {
-  return `# Latch configuration. Keep this file mode 0600. Reference: docs/daemon.md
-
-[relay]
-# The relay's origin: your own Worker, or http://localhost:8787 from \`npm start\`.
-url = ${JSON.stringify(options.relayUrl)}
-
-[host]
-# How this machine is named on your phone.
-name = ${JSON.stringify(options.hostName)}
-# The fleet this host belongs to. A phone already in the fleet adds this host to it when it
-# scans this host's pairing code. To join an existing fleet: latch init --fleet <id>.
-fleet = ${JSON.stringify(options.fleet)}
-
-[approvals]
-# How long a request waits for a phone, in seconds. No answer in time is a deny.
-timeout_seconds = 300
-# Push fatigue (docs/security.md): after burst_approvals phone approvals within
-# burst_window_seconds, each new request waits review_seconds before an approval counts.
-burst_approvals = 5
-burst_window_seconds = 600
-review_seconds = 30
-# A request asked again this soon after a phone denied it is marked, held, and cannot be
-# approved from the notification.
-asked_again_seconds = 600
-
-[kill_switch]
-# Phones needed to resume after a freeze. 1 suits a single phone; once more are paired, raise
-# it here (raising takes effect at once; lowering waits for a phone's approval).
-quorum = ${options.quorum}
-# false: while the relay is unreachable, keep the last state. true: freeze after grace_seconds.
-strict = false
-grace_seconds = 120
-# What \`latch exec\` does to the processes it started when the fleet freezes:
-# "stop" (SIGSTOP, resumable with SIGCONT) or "terminate" (SIGTERM).
-on_freeze = "stop"
-
-[fallback]
-# When no phone can be reached: "none" (deny), "totp" (a code from your authenticator app,
-# typed on the terminal; enrol with latch pair --totp) or "challenge" (a question typed on the
-# terminal). Both read /dev/tty, never the agent's stdin.
-mode = "none"
-
-[audit]
-# "full" keeps command text in the audit log; "none" keeps only ids.
-# LATCH_AUDIT_CONTENT=none overrides this.
-content = "full"
-`;
 }
 
 type Table = Record<string, unknown>;
@@ -96,7 +50,8 @@ const SETTINGS = new Map<string, readonly string[]>([
   ],
   ['kill_switch', ['quorum', 'strict', 'grace_seconds', 'on_freeze']],
   ['fallback', ['mode']],
-  ['audit', ['content']],
+  ['audit', ['content', 'rotate_bytes', 'keep_files']],
+  ['retention', ['requests_days']],
 ]);
 
 /** The first table or setting the config holds that Latch has not: a typo, whose value would be ignored. */
@@ -140,6 +95,10 @@ const isCount =
   (min: number, max: number) =>
   (value: unknown): value is number =>
     typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+const isBetween =
+  (min: number, max: number) =>
+  (value: unknown): value is number =>
+    typeof value === 'number' && value >= min && value <= max;
 const isOneOf =
   <T extends string>(...values: T[]) =>
   (value: unknown): value is T =>
@@ -169,6 +128,7 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
   const killSwitch = table(document['kill_switch'], 'kill_switch');
   const fallback = table(document['fallback'], 'fallback');
   const audit = table(document['audit'], 'audit');
+  const retention = table(document['retention'], 'retention');
   // A misspelt key would leave its setting at the default, silently: refused, with its line.
   const unknown = unknownSetting(document);
   if (unknown) {
@@ -275,6 +235,32 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
         contentOverride === 'none'
           ? 'none'
           : pick(audit, 'content', 'audit', 'full', isOneOf('full', 'none'), '"full" or "none"'),
+      rotateBytes: pick(
+        audit,
+        'rotate_bytes',
+        'audit',
+        AUDIT_ROTATION_DEFAULTS.rotateBytes,
+        isCount(1024, 1024 ** 3),
+        'a whole number of bytes from 1024 to 1073741824',
+      ),
+      keepFiles: pick(
+        audit,
+        'keep_files',
+        'audit',
+        AUDIT_ROTATION_DEFAULTS.keepFiles,
+        isCount(0, 1000),
+        'a whole number from 0 to 1000',
+      ),
+    },
+    retention: {
+      requestsDays: pick(
+        retention,
+        'requests_days',
+        'retention',
+        30,
+        isBetween(0.001, 36_500),
+        'a number of days from 0.001 to 36500',
+      ),
     },
   };
 }

@@ -83,5 +83,25 @@ export function configChanges(approved: LatchConfig, next: LatchConfig): ConfigC
   compare('fallback.mode', approved.fallback.mode, next.fallback.mode, next.fallback.mode === 'none');
   // Less agent text in the audit log is stricter.
   compare('audit.content', approved.audit.content, next.audit.content, next.audit.content === 'none');
+  // Keeping more history is stricter: less of the record of what happened is lost. Keeping less
+  // would let an agent shorten its own trail, so it waits for a phone.
+  compare(
+    'audit.rotate_bytes',
+    approved.audit.rotateBytes,
+    next.audit.rotateBytes,
+    next.audit.rotateBytes > approved.audit.rotateBytes,
+  );
+  compare(
+    'audit.keep_files',
+    approved.audit.keepFiles,
+    next.audit.keepFiles,
+    next.audit.keepFiles > approved.audit.keepFiles,
+  );
+  compare(
+    'retention.requests_days',
+    approved.retention.requestsDays,
+    next.retention.requestsDays,
+    next.retention.requestsDays > approved.retention.requestsDays,
+  );
   return changes;
 }

@@ -5,6 +5,7 @@ import type { AuditLog } from '../audit/auditLog.ts';
 import type { LatchConfig } from '../config/config.ts';
 import type { ConfigKeeper } from '../config/configKeeper.ts';
 import { Grants } from '../grants/grants.ts';
+import { daemonLog as log } from '../output/daemonLog.ts';
 import type { KillSwitch } from '../kill-switch/killSwitch.ts';
 import type { PolicyKeeper } from '../policy/policyKeeper.ts';
 import type { RelayClient } from '../relay/relayClient.ts';
@@ -73,10 +74,17 @@ export class Gatekeeper {
   }
 
   async gate(request: GateRequest, conversation: Conversation = {}): Promise<GateAnswer> {
-    const decision = this.#deciding.decide(request);
-    return decision.kind === 'answered'
-      ? decision.answer
-      : this.#asking.askOnce(request, decision.terms, conversation);
+    try {
+      const decision = this.#deciding.decide(request);
+      return decision.kind === 'answered'
+        ? decision.answer
+        : await this.#asking.askOnce(request, decision.terms, conversation);
+    } catch (error) {
+      // State or audit that cannot be written (a full disk): deny with the cause, and keep serving.
+      const reason = `not_recorded: the daemon could not record this call: ${(error as Error).message}`;
+      log(reason);
+      return { decision: 'deny', reason, blockReason: 'not_recorded' };
+    }
   }
 
   onApproved(requestId: string, token: CapabilityToken): Promise<void> {

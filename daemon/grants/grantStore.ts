@@ -130,6 +130,11 @@ export class GrantStore {
     return this.live(now).find((grant) => grantCovers(grant, call));
   }
 
+  /** Forgets the grants that expired or were revoked before `before`: neither ever covers a call again. */
+  pruneEnded(before: number): void {
+    this.#statement('DELETE FROM grants WHERE expires_at < ? OR revoked_at < ?').run(before, before);
+  }
+
   /** Revokes the grants in force with this id, from this request, or all; returns the ids revoked. */
   revoke(which: { id: string } | { requestId: string } | 'all', now: number): string[] {
     const ids = this.live(now)

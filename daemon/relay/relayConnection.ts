@@ -9,6 +9,8 @@ export interface ConnectionOptions {
   client: RelayClient;
   /** Told to the relay at each connection, so it shows phones the votes this host needs. */
   quorum: () => number;
+  /** Asked at each connection: how often to ping the relay (kill-switch/strictMode.ts). */
+  pingEveryMs(): number;
   /** The last event sequence number handled, to replay what was missed. */
   cursor(): number;
   onFrame(frame: HostFrame): void;
@@ -18,12 +20,12 @@ export interface ConnectionOptions {
 
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_CAP_MS = 10_000;
-const PING_EVERY_MS = 25_000;
 
 /**
  * The daemon's WebSocket to its fleet. Reconnects with capped exponential backoff and full
  * jitter (so a relay restart is not met by every daemon at once), and keeps the connection alive
- * with "ping" frames that the relay's runtime answers without waking the fleet object.
+ * with "ping" frames that the relay's runtime answers without waking the fleet object; one that
+ * answers nothing from one ping to the next is dropped and redialled.
  */
 export class RelayConnection {
   readonly #options: ConnectionOptions;
@@ -65,12 +67,22 @@ export class RelayConnection {
       perMessageDeflate: false,
     });
     this.#socket = socket;
+    let heard = true;
     socket.on('open', () => {
       this.#attempt = 0;
       this.#options.onStatus('connected');
-      this.#ping = setInterval(() => socket.send('ping'), PING_EVERY_MS);
+      this.#ping = setInterval(() => {
+        if (!heard) {
+          this.#options.log('the relay answered no ping; reconnecting');
+          socket.terminate();
+          return;
+        }
+        heard = false;
+        socket.send('ping');
+      }, this.#options.pingEveryMs());
     });
     socket.on('message', (data) => {
+      heard = true;
       const text = data.toString();
       if (text === 'pong') return;
       const frame = parseJson(hostFrameSchema, text);

@@ -52,6 +52,8 @@ export type BlockReason =
   // Push-fatigue defences (docs/security.md): a session a phone reported; an approval before its hold.
   | 'reported'
   | 'too_soon'
+  // The daemon could not record the call (a full disk, an I/O error): never run unrecorded.
+  | 'not_recorded'
   // Said by clients, when the daemon itself cannot be trusted or reached:
   | 'daemon_unreachable'
   | 'insecure_socket_path'

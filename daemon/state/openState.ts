@@ -1,14 +1,16 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { AuditLog } from '../audit/auditLog.ts';
+import { AUDIT_ROTATION_DEFAULTS } from '../audit/auditRotation.ts';
 import { ConfigError, type LatchConfig } from '../config/config.ts';
 import { ConfigKeeper } from '../config/configKeeper.ts';
 import type { LatchFiles } from '../config/paths.ts';
+import { isDamagedDatabase } from './sqlite.ts';
 import { stateMatchesAudit } from './stateMatchesAudit.ts';
 import { StateStore } from './stateStore.ts';
 
 /** The state cannot be trusted: Latch refuses to run on it rather than guess. */
 export class StateError extends Error {
-  readonly code: 'state_missing' | 'state_mismatch';
+  readonly code: 'state_missing' | 'state_mismatch' | 'state_corrupt';
   constructor(code: StateError['code'], message: string) {
     super(message);
     this.code = code;
@@ -39,7 +41,7 @@ export function openState(files: LatchFiles): LatchState {
       'state_missing',
       `${files.state} is missing: the record of the policy, config and phones you approved is gone, and Latch will not take the files as they are now; ${START_OVER}`,
     );
-  const store = new StateStore(files.state);
+  const store = openStore(files.state);
   const check = stateMatchesAudit(store, files.audit);
   if (!check.ok) {
     store.close();
@@ -51,6 +53,7 @@ export function openState(files: LatchFiles): LatchState {
   let configKeeper: ConfigKeeper | undefined;
   const audit = new AuditLog(files.audit, store, {
     redactContent: () => configKeeper?.lastInForce()?.audit.content === 'none',
+    rotation: () => configKeeper?.lastInForce()?.audit ?? AUDIT_ROTATION_DEFAULTS,
   });
   configKeeper = new ConfigKeeper(files.config, store, audit);
   const view = configKeeper.current();
@@ -59,4 +62,22 @@ export function openState(files: LatchFiles): LatchState {
     throw new ConfigError('config_invalid', view.message);
   }
   return { store, audit, configKeeper, config: view.config };
+}
+
+/**
+ * Opens the database, which must be one: an empty file, or one SQLite finds is not a database or
+ * is damaged (cut short, overwritten), is a named refusal with what to do, never a stack trace.
+ */
+function openStore(path: string): StateStore {
+  const damaged = (what: string) =>
+    new StateError(
+      'state_corrupt',
+      `${path} is damaged (${what}): Latch will not guess what you approved; restore it (with its -wal file, if any) from a backup, or ${START_OVER}`,
+    );
+  if (statSync(path).size === 0) throw damaged('it is empty');
+  try {
+    return new StateStore(path);
+  } catch (error) {
+    throw isDamagedDatabase(error) ? damaged((error as Error).message) : error;
+  }
 }

@@ -11,12 +11,6 @@ export interface RequestRecord {
   state: 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn';
 }
 
-/**
- * How long a settled request is kept (docs/daemon.md). Long past any token's life: an answer
- * that comes later finds no request and is refused as `unknown_request`.
- */
-export const REQUEST_RETENTION_MS = 30 * 86_400_000;
-
 interface RequestRow {
   request_id: string;
   dedup_key: string;
@@ -82,10 +76,11 @@ export class RequestStore {
     this.#statements.get('DELETE FROM requests WHERE request_id = ?').run(requestId);
   }
 
-  /** Forgets settled requests older than the retention; a pending one stays, however old. */
-  prune(now: number): void {
-    this.#statements
-      .get("DELETE FROM requests WHERE created_at < ? AND state != 'pending'")
-      .run(now - REQUEST_RETENTION_MS);
+  /**
+   * Forgets settled requests created before `before` (`[retention] requests_days`); a pending one
+   * stays, however old. An answer that comes later finds no request: `unknown_request`.
+   */
+  prune(before: number): void {
+    this.#statements.get("DELETE FROM requests WHERE created_at < ? AND state != 'pending'").run(before);
   }
 }

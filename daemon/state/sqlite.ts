@@ -61,6 +61,20 @@ function withoutSqliteWarning<T>(load: () => T): T {
   }
 }
 
+/** SQLite's primary result codes for a damaged file (sqlite.org/rescode.html). */
+const SQLITE_CORRUPT = 11;
+const SQLITE_NOTADB = 26;
+
+/**
+ * Whether SQLite found the file damaged or not a database: better-sqlite3 names the code
+ * (SQLITE_CORRUPT, SQLITE_NOTADB, and their extended codes), node:sqlite numbers it (errcode).
+ */
+export function isDamagedDatabase(error: unknown): boolean {
+  const { code, errcode } = (error ?? {}) as { code?: unknown; errcode?: unknown };
+  if (typeof errcode === 'number') return [SQLITE_CORRUPT, SQLITE_NOTADB].includes(errcode & 0xff);
+  return typeof code === 'string' && /^SQLITE_(CORRUPT|NOTADB)/.test(code);
+}
+
 /** A SQLite database on either driver, with transactions that nest (the inner joins the outer). */
 export class SqliteDatabase {
   readonly #driver: SqliteDriver;

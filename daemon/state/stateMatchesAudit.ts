@@ -1,37 +1,47 @@
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { edgeLines, firstKeptSeq, keptAuditFiles } from '../audit/auditFiles.ts';
 import { GENESIS, lineHash } from '../audit/auditLog.ts';
+import { misnamedEnd, misplacedStart } from '../audit/verifyAuditLog.ts';
 import type { StateStore } from './stateStore.ts';
-
-/** Enough of the log's end to hold its last line (an audit line carries at most a few KB). */
-const TAIL_BYTES = 256 * 1024;
-
-function lastLines(path: string): string[] {
-  if (!existsSync(path)) return [];
-  const size = statSync(path).size;
-  const length = Math.min(size, TAIL_BYTES);
-  const buffer = Buffer.alloc(length);
-  const fd = openSync(path, 'r');
-  try {
-    readSync(fd, buffer, 0, length, size - length);
-  } finally {
-    closeSync(fd);
-  }
-  return buffer.toString('utf8').split('\n').filter(Boolean).slice(-2);
-}
 
 export type StateCheck = { ok: true; repaired: boolean } | { ok: false; problem: string };
 
+function seqOf(line: string): unknown {
+  try {
+    return (JSON.parse(line) as { seq?: unknown }).seq;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The state database and the audit log vouch for each other: the database keeps the sequence
- * number and hash of the log's last line. A database that was deleted and made anew, or swapped
- * for another, no longer matches the log, and its record of what the person approved (policy,
- * config, phones) cannot be trusted. One case is benign and mended: a crash after a line was
- * written and before the database recorded it leaves the log exactly one line ahead.
+ * number and hash of the log's last line, and the first line the log still keeps. A database
+ * that was deleted and made anew, or swapped for another, no longer matches the log, and its
+ * record of what the person approved (policy, config, phones) cannot be trusted. One case is
+ * benign and mended: a crash after a line was written and before the database recorded it leaves
+ * the log exactly one line ahead. Cheap enough for every start: it reads each kept file's first
+ * line and the last line, not the whole chain (`latch audit verify` walks that).
  */
 export function stateMatchesAudit(store: StateStore, auditPath: string): StateCheck {
   const anchor = { seq: Number(store.meta('audit_seq') ?? 0), hash: store.meta('audit_hash') };
-  const lines = lastLines(auditPath);
-  const last = lines.at(-1);
+  // Each kept file starts where the one before it ended: none was deleted, renamed or moved.
+  let expected = firstKeptSeq(store);
+  let newest: string | undefined;
+  for (const file of keptAuditFiles(auditPath, expected)) {
+    const first = edgeLines(file.path, 'start')[0];
+    if (first === undefined) {
+      if (file.lastSeq !== undefined)
+        return { ok: false, problem: `${file.name} ${misnamedEnd(file, undefined)}` };
+      continue;
+    }
+    const seq = seqOf(first);
+    if (seq === undefined)
+      return { ok: false, problem: `the first line of ${file.name} is not an audit line` };
+    if (seq !== expected) return { ok: false, problem: `${file.name} ${misplacedStart(seq, expected)}` };
+    if (file.lastSeq !== undefined) expected = file.lastSeq + 1;
+    newest = file.path;
+  }
+  const last = newest === undefined ? undefined : edgeLines(newest, 'end').at(-1);
   if (last === undefined)
     return anchor.seq === 0
       ? { ok: true, repaired: false }

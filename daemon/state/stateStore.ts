@@ -127,8 +127,8 @@ export class StateStore implements SingleUseStore {
     this.#requests.delete(requestId);
   }
 
-  pruneRequests(now: number): void {
-    this.#requests.prune(now);
+  pruneRequests(before: number): void {
+    this.#requests.prune(before);
   }
 
   // The kill switch (switchStore.ts)
@@ -163,5 +163,9 @@ export class StateStore implements SingleUseStore {
 
   resumeVoters(freeze: string): string[] {
     return this.#switch.resumeVoters(freeze);
+  }
+
+  pruneResumeVotes(before: number): void {
+    this.#switch.pruneVotes(before);
   }
 }

@@ -115,6 +115,20 @@ export class SwitchStore {
     );
   }
 
+  /**
+   * Forgets votes counted before `before` toward freezes that have ended: a vote counts only
+   * toward the freeze in force, and an ended freeze never comes back. The freezes themselves are
+   * kept for good: forgetting one would let a relay replay it, and its old votes, as new.
+   */
+  pruneVotes(before: number): void {
+    this.#statements
+      .get(
+        `DELETE FROM resume_votes WHERE counted_at < ?
+           AND freeze IN (SELECT id FROM freezes WHERE ended_at IS NOT NULL)`,
+      )
+      .run(before);
+  }
+
   /** The devices, still paired, whose votes to end this freeze were counted. */
   resumeVoters(freeze: string): string[] {
     return (

@@ -1,5 +1,9 @@
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { AuditLog } from '../../daemon/audit/auditLog.ts';
+import type { AuditVerifyJson } from '../../daemon/cli/commands/audit.ts';
+import { ConfigKeeper } from '../../daemon/config/configKeeper.ts';
+import { openState } from '../../daemon/state/openState.ts';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { initMachine, newMachine, runLatch, withStore, type LatchMachine } from '../support/latchMachine.ts';
 
@@ -22,7 +26,7 @@ describe('latch audit verify', () => {
   it('passes on a clean log', async () => {
     expect(await verify()).toMatchObject({
       code: 0,
-      stdout: `ok: ${lines().length} lines, the chain is intact\n`,
+      stdout: `ok: ${lines().length} lines from line 1 in 1 file, the chain is intact\n`,
     });
   });
 
@@ -34,7 +38,9 @@ describe('latch audit verify', () => {
     const result = await verify();
     expect(result.code).toBe(1);
     // The line after the edited one no longer carries its hash (lines count from 1).
-    expect(result.stdout).toMatch(new RegExp(`^broken at line ${index + 2}: does not carry the hash`));
+    expect(result.stdout).toBe(
+      `broken in audit.log at line ${index + 2}: does not carry the hash of the line before it (edited, deleted or moved)\n`,
+    );
   });
 
   it('fails after a line is deleted', async () => {
@@ -78,5 +84,88 @@ describe('latch audit verify', () => {
 
   it('writes the log with mode 0600', () => {
     expect(statSync(machine.files.audit).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('latch audit verify across rotated files', () => {
+  /** Lines written as the daemon writes them, with config.toml's [audit] settings in force. */
+  function appendInForce(count: number): void {
+    const { store, audit } = openState(machine.files);
+    try {
+      for (let i = 0; i < count; i++) audit.append({ event: 'allowed', via: 'policy', command: `ls ${i}` });
+    } finally {
+      store.close();
+    }
+  }
+  const home = () => join(machine.files.audit, '..');
+  /** The rotated files, oldest first, then audit.log. */
+  const chainFiles = () => [
+    ...readdirSync(home())
+      .filter((name) => /^audit\.log\.\d+$/.test(name))
+      .sort((a, b) => Number(a.slice(10)) - Number(b.slice(10))),
+    'audit.log',
+  ];
+
+  beforeEach(() => {
+    // Keeping less history is a loosening: approved here as the person's own set-up.
+    const config = readFileSync(machine.files.config, 'utf8').replace(
+      'rotate_bytes = 10485760',
+      'rotate_bytes = 2048',
+    );
+    writeFileSync(machine.files.config, config);
+    withStore(machine, (store, audit) =>
+      new ConfigKeeper(machine.files.config, store, audit).approve(config, 'test setup'),
+    );
+    // Lines are about 200 bytes: 20 more make three files, or four.
+    appendInForce(20);
+  });
+
+  it('verifies the whole chain, and says what it checked', async () => {
+    const files = chainFiles();
+    expect(files.length).toBeGreaterThanOrEqual(3);
+    const total = files.reduce(
+      (sum, name) => sum + readFileSync(join(home(), name), 'utf8').split('\n').length - 1,
+      0,
+    );
+    expect(await verify()).toMatchObject({
+      code: 0,
+      stdout: `ok: ${total} lines from line 1 in ${files.length} files, the chain is intact\n`,
+    });
+    const json = await runLatch(machine, ['audit', 'verify', '--json']);
+    expect(JSON.parse(json.stdout) as AuditVerifyJson).toEqual({
+      ok: true,
+      lines: total,
+      files,
+      firstSeq: 1,
+    });
+  });
+
+  it('fails after a line in the middle file is edited, naming that file and line', async () => {
+    const middle = chainFiles()[1]!;
+    const path = join(home(), middle);
+    const edited = readFileSync(path, 'utf8').split('\n');
+    edited[1] = edited[1]!.replace(/"command":"ls \d+"/, '"command":"rm -rf /"');
+    writeFileSync(path, edited.join('\n'));
+    expect(await verify()).toMatchObject({
+      code: 1,
+      stdout: `broken in ${middle} at line 3: does not carry the hash of the line before it (edited, deleted or moved)\n`,
+      stderr: '',
+    });
+  });
+
+  it('moves the rotated files aside with the rest on latch init --reset', async () => {
+    const rotated = chainFiles().slice(0, -1);
+    expect((await runLatch(machine, ['init', '--reset'])).code).toBe(0);
+    expect(chainFiles()).toEqual(['audit.log']);
+    const aside = readdirSync(home()).filter((name) => /^audit\.log\.\d+\.replaced-/.test(name));
+    expect(aside.map((name) => name.replace(/\.replaced-.*$/, '')).sort()).toEqual([...rotated].sort());
+    expect(await verify()).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/ in 1 file, the chain is intact\n$/),
+    });
+  });
+
+  it('keeps the files mode 0600', () => {
+    for (const name of chainFiles()) expect(statSync(join(home(), name)).mode & 0o777).toBe(0o600);
   });
 });

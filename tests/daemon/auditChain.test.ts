@@ -2,7 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AuditLog, GENESIS, lineHash, verifyAuditLog } from '../../daemon/audit/auditLog.ts';
+import { AuditLog, GENESIS, lineHash } from '../../daemon/audit/auditLog.ts';
+import { auditAnchor, verifyAuditLog } from '../../daemon/audit/verifyAuditLog.ts';
 import { StateStore } from '../../daemon/state/stateStore.ts';
 
 // The audit chain in this process, with its real state database: audit.test.ts checks it through
@@ -20,7 +21,10 @@ beforeEach(() => {
 
 const at = new Date(Date.UTC(2026, 10, 30, 12, 0, 0));
 const rawLines = () => readFileSync(path, 'utf8').split('\n').slice(0, -1);
-const anchor = () => ({ seq: Number(store.meta('audit_seq')), hash: store.meta('audit_hash')! });
+const anchor = () => auditAnchor(store);
+/** A log checked on its own, with no database to vouch for its end. */
+const UNANCHORED = { firstSeq: 1, last: undefined };
+const intact = (lines: number) => ({ ok: true, lines, files: ['audit.log'], firstSeq: 1 });
 
 function logOf(count: number): AuditLog {
   const log = new AuditLog(path, store, { redactContent: false });
@@ -37,8 +41,8 @@ describe('the audit log', () => {
       { seq: 2, at: at.toISOString(), event: 'decision', request: 'r2', prev: lineHash(lines[0]!) },
       { seq: 3, at: at.toISOString(), event: 'decision', request: 'r3', prev: lineHash(lines[1]!) },
     ]);
-    expect(anchor()).toEqual({ seq: 3, hash: lineHash(lines[2]!) });
-    expect(verifyAuditLog(path, anchor())).toEqual({ ok: true, lines: 3 });
+    expect(anchor()).toEqual({ firstSeq: 1, last: { seq: 3, hash: lineHash(lines[2]!) } });
+    expect(verifyAuditLog(path, anchor())).toEqual(intact(3));
   });
 
   it('hashes a line with SHA-256, in hex', () => {
@@ -91,31 +95,44 @@ describe('the audit log', () => {
 
 describe('verifying the audit log', () => {
   it('passes an empty or missing log', () => {
-    expect(verifyAuditLog(path, undefined)).toEqual({ ok: true, lines: 0 });
+    expect(verifyAuditLog(path, UNANCHORED)).toEqual(intact(0));
   });
 
   it('counts a last line that lost its newline', () => {
     logOf(3);
     writeFileSync(path, rawLines().join('\n'));
-    expect(verifyAuditLog(path, anchor())).toEqual({ ok: true, lines: 3 });
+    expect(verifyAuditLog(path, anchor())).toEqual(intact(3));
   });
 
   it('fails against an anchor with another count, even with the right hash', () => {
     logOf(3);
-    expect(verifyAuditLog(path, { ...anchor(), seq: 4 })).toMatchObject({ ok: false, line: 3 });
+    expect(verifyAuditLog(path, { firstSeq: 1, last: { ...anchor().last!, seq: 4 } })).toMatchObject({
+      ok: false,
+      line: 3,
+    });
   });
 
   it('fails on a line that is not JSON', () => {
     logOf(2);
     writeFileSync(path, `${rawLines()[0]}\nnot json\n`);
-    expect(verifyAuditLog(path, undefined)).toEqual({ ok: false, line: 2, problem: 'not JSON' });
+    expect(verifyAuditLog(path, UNANCHORED)).toEqual({
+      ok: false,
+      file: 'audit.log',
+      line: 2,
+      problem: 'not JSON',
+    });
   });
 
   it('fails on an empty line inside the log', () => {
     logOf(2);
     const [first, second] = rawLines();
     writeFileSync(path, `${first}\n\n${second}\n`);
-    expect(verifyAuditLog(path, undefined)).toEqual({ ok: false, line: 2, problem: 'not JSON' });
+    expect(verifyAuditLog(path, UNANCHORED)).toEqual({
+      ok: false,
+      file: 'audit.log',
+      line: 2,
+      problem: 'not JSON',
+    });
   });
 
   it('fails on an edited line, at the line after it', () => {
@@ -123,8 +140,9 @@ describe('verifying the audit log', () => {
     const lines = rawLines();
     lines[1] = lines[1]!.replace('r2', 'r9');
     writeFileSync(path, `${lines.join('\n')}\n`);
-    expect(verifyAuditLog(path, undefined)).toEqual({
+    expect(verifyAuditLog(path, UNANCHORED)).toEqual({
       ok: false,
+      file: 'audit.log',
       line: 3,
       problem: 'does not carry the hash of the line before it (edited, deleted or moved)',
     });
@@ -133,7 +151,13 @@ describe('verifying the audit log', () => {
   it('fails on a first line that does not start the chain', () => {
     logOf(2);
     writeFileSync(path, `${rawLines()[1]}\n`);
-    expect(verifyAuditLog(path, undefined)).toMatchObject({ ok: false, line: 1 });
+    expect(verifyAuditLog(path, UNANCHORED)).toEqual({
+      ok: false,
+      file: 'audit.log',
+      line: 1,
+      problem:
+        "starts at line 2 where line 1 belongs: an audit file was deleted, renamed or moved, and not by Latch's retention",
+    });
   });
 
   it('fails on a line whose sequence number is not its place, even when its hash is right', () => {
@@ -145,8 +169,9 @@ describe('verifying the audit log', () => {
       prev: lineHash(rawLines()[0]!),
     });
     writeFileSync(path, `${rawLines()[0]}\n${forged}\n`);
-    expect(verifyAuditLog(path, undefined)).toEqual({
+    expect(verifyAuditLog(path, UNANCHORED)).toEqual({
       ok: false,
+      file: 'audit.log',
       line: 2,
       problem: 'sequence number 5 where 2 belongs',
     });
@@ -163,9 +188,10 @@ describe('verifying the audit log', () => {
     logOf(3);
     const held = anchor();
     writeFileSync(path, `${change(rawLines()).join('\n')}\n`);
-    expect(verifyAuditLog(path, undefined)).toEqual({ ok: true, lines: line });
+    expect(verifyAuditLog(path, UNANCHORED)).toEqual(intact(line));
     expect(verifyAuditLog(path, held)).toEqual({
       ok: false,
+      file: 'audit.log',
       line,
       problem: `the log ends at line ${line}, the daemon last wrote line 3 (lines were cut or replaced)`,
     });

@@ -146,10 +146,15 @@ describe('latch against a running daemon', () => {
     expect(report.checks.find((check) => check.name === 'state')).toMatchObject({ ok: true });
   });
 
-  it('latch audit verify --json gives the number of lines of an intact chain', async () => {
+  it('latch audit verify --json gives the lines and files of an intact chain, and its first line', async () => {
     const ran = await latch(['audit', 'verify', '--json']);
     expect(ran.code).toBe(0);
-    expect(json<AuditVerifyJson>(ran)).toEqual({ ok: true, lines: expect.any(Number) });
+    expect(json<AuditVerifyJson>(ran)).toEqual({
+      ok: true,
+      lines: expect.any(Number),
+      files: ['audit.log'],
+      firstSeq: 1,
+    });
   });
 
   it('latch status exits 1 when frozen, 2 when the daemon is gone, with and without --json', async () => {

@@ -49,7 +49,7 @@ describe('latch without a daemon', () => {
     });
   });
 
-  it('latch audit verify --json names the first broken line, exit 1', async () => {
+  it('latch audit verify --json names the file and line of the first break, exit 1', async () => {
     const machine = newMachine();
     await initMachine(machine, { relay: 'http://127.0.0.1:9' });
     const lines = readFileSync(machine.files.audit, 'utf8').split('\n').filter(Boolean);
@@ -60,6 +60,7 @@ describe('latch without a daemon', () => {
     // The line after the edited one no longer carries its hash.
     expect(json<AuditVerifyJson>(ran)).toEqual({
       ok: false,
+      file: 'audit.log',
       line: 2,
       problem: expect.stringMatching(/^does not carry the hash of the line before it/),
     });

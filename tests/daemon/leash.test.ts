@@ -1,5 +1,6 @@
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DAEMON_REFUSED_EXIT } from '../../daemon/cli/exitCodes.ts';
 import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
 import type { ApprovalRequest } from '../../shared/messages/approvals.ts';
 import {
@@ -107,7 +108,7 @@ describe('a lost or swapped state database', () => {
     writeFileSync(machine.files.policy, 'default = "allow"\n', { mode: 0o600 });
     rmSync(machine.files.state);
     const refused = await runLatch(machine, ['daemon'], { timeoutMs: 10_000 });
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(DAEMON_REFUSED_EXIT);
     expect(refused.stderr).toMatch(/state\.db is missing: .*latch init --reset/);
     const denied = await read(machine);
     expect(JSON.parse(denied.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
@@ -131,7 +132,7 @@ describe('a lost or swapped state database', () => {
     await initMachine(machine, { relay: 'http://127.0.0.1:9' });
     copyFileSync(other.files.state, machine.files.state);
     const refused = await runLatch(machine, ['daemon'], { timeoutMs: 10_000 });
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(DAEMON_REFUSED_EXIT);
     expect(refused.stderr).toMatch(/state\.db does not match .*audit\.log/);
   });
 

@@ -5,12 +5,27 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { detailsBinding } from '../../shared/approvals/approvalBinding.ts';
 import type { RequestDetails } from '../../shared/messages/approvals.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { REQUEST_RETENTION_MS, type RequestRecord } from '../../daemon/state/requestStore.ts';
+import { GrantStore, type StoredGrant } from '../../daemon/grants/grantStore.ts';
+import type { RequestRecord } from '../../daemon/state/requestStore.ts';
+import { pruneState } from '../../daemon/state/pruneState.ts';
 import { StateStore } from '../../daemon/state/stateStore.ts';
-import { initMachine, newMachine, startDaemon, withStore } from '../support/latchMachine.ts';
+import {
+  auditLines,
+  hookInput,
+  initMachine,
+  newMachine,
+  startDaemon,
+  startHook,
+  withStore,
+  type LatchMachine,
+} from '../support/latchMachine.ts';
+import { restartDaemon, startPairedDaemon } from '../support/pairedDaemon.ts';
+import { phoneApproves } from '../support/phoneApproves.ts';
 
 const NOW = Date.UTC(2026, 5, 1);
 const DAY_MS = 86_400_000;
+/** The default `[retention] requests_days`. */
+const RETENTION_MS = 30 * DAY_MS;
 
 let dir: string;
 let store: StateStore;
@@ -58,19 +73,15 @@ function save(store: StateStore, request: RequestRecord, state: RequestRecord['s
 }
 
 describe('request retention', () => {
-  it('keeps settled requests for 30 days', () => {
-    expect(REQUEST_RETENTION_MS).toBe(30 * DAY_MS);
-  });
-
   it('forgets settled requests past the retention, keeps recent ones and every pending one', async () => {
-    const old = NOW - REQUEST_RETENTION_MS - DAY_MS;
-    const recent = NOW - REQUEST_RETENTION_MS + DAY_MS;
+    const old = NOW - RETENTION_MS - DAY_MS;
+    const recent = NOW - RETENTION_MS + DAY_MS;
     for (const state of ['approved', 'denied', 'expired', 'withdrawn', 'pending'] as const) {
       save(store, await pendingRequest(`old-${state}`, old), state);
       save(store, await pendingRequest(`recent-${state}`, recent), state);
     }
 
-    store.pruneRequests(NOW);
+    pruneState(store, RETENTION_MS, NOW);
 
     for (const state of ['approved', 'denied', 'expired', 'withdrawn'] as const) {
       expect(store.request(`old-${state}`)).toBeUndefined();
@@ -80,10 +91,69 @@ describe('request retention', () => {
     expect(store.pendingRequestIds()).toEqual(['old-pending', 'recent-pending']);
   });
 
+  it('takes a fractional retention as it is: 0.001 days is 86.4 s', async () => {
+    save(store, await pendingRequest('87-s-ago', NOW - 87_000), 'denied');
+    save(store, await pendingRequest('86-s-ago', NOW - 86_000), 'denied');
+    pruneState(store, 0.001 * DAY_MS, NOW);
+    expect(store.request('87-s-ago')).toBeUndefined();
+    expect(store.request('86-s-ago')?.state).toBe('denied');
+  });
+
+  it('forgets grants that expired or were revoked before the retention, never one in force', () => {
+    const grants = new GrantStore(store.db);
+    const grant = (id: string, expiresAt: number): StoredGrant => ({
+      id,
+      kind: 'session',
+      similar: { tool: 'Bash', words: ['ls'], moreWords: false, folder: '/srv', policyRule: 'ask' },
+      risk: 'low',
+      session: 'conversation-1',
+      device: 'phone-1',
+      requestId: `request-${id}`,
+      createdAt: NOW - RETENTION_MS - 2 * DAY_MS,
+      expiresAt,
+    });
+    grants.add(grant('expired-long-ago', NOW - RETENTION_MS - DAY_MS));
+    grants.add(grant('expired-lately', NOW - DAY_MS));
+    grants.add(grant('revoked-long-ago', NOW + DAY_MS));
+    grants.add(grant('in-force', NOW + DAY_MS));
+    grants.revoke({ id: 'revoked-long-ago' }, NOW - RETENTION_MS - DAY_MS);
+
+    pruneState(store, RETENTION_MS, NOW);
+
+    const left = store.db.prepare('SELECT id FROM grants ORDER BY id').all() as { id: string }[];
+    expect(left.map(({ id }) => id)).toEqual(['expired-lately', 'in-force']);
+    expect(grants.live(NOW).map(({ id }) => id)).toEqual(['in-force']);
+  });
+
+  it('forgets old votes toward ended freezes, never those toward the freeze in force, and keeps every freeze', () => {
+    const longAgo = NOW - RETENTION_MS - DAY_MS;
+    store.applyFreeze({ id: 'freeze-ended', reason: 'r', cause: 'relay' }, longAgo);
+    store.countResumeVote('freeze-ended', 'phone-1', longAgo);
+    store.applyFreeze({ id: 'freeze-in-force', reason: 'r', cause: 'relay' }, longAgo);
+    store.countResumeVote('freeze-in-force', 'phone-1', longAgo);
+
+    pruneState(store, RETENTION_MS, NOW);
+
+    const votes = store.db.prepare('SELECT freeze FROM resume_votes').all() as { freeze: string }[];
+    expect(votes.map(({ freeze }) => freeze)).toEqual(['freeze-in-force']);
+    // The ended freeze is still known, so a relay replaying it is ignored.
+    expect(store.freezeEnded('freeze-ended')).toBe(true);
+  });
+
+  it('keeps a used token until a day after its deadline, then forgets it', () => {
+    const now = Date.now();
+    expect(store.consume('token-past-its-day', now - DAY_MS - 60_000)).toBe(true);
+    expect(store.consume('token-within-its-day', now - DAY_MS + 60_000)).toBe(true);
+    // Each use forgets what is a day past its deadline: the first may be "used" again, since
+    // the token verifier refuses it as `expired` before it ever asks; the second may not.
+    expect(store.consume('token-within-its-day', now - DAY_MS + 60_000)).toBe(false);
+    expect(store.consume('token-past-its-day', now - DAY_MS - 60_000)).toBe(true);
+  });
+
   it('prunes when the daemon starts', async () => {
     const machine = newMachine();
     await initMachine(machine, { relay: 'http://127.0.0.1:9' });
-    const longAgo = await pendingRequest('long-ago-denied', Date.now() - REQUEST_RETENTION_MS - DAY_MS);
+    const longAgo = await pendingRequest('long-ago-denied', Date.now() - RETENTION_MS - DAY_MS);
     const today = await pendingRequest('today-denied', Date.now());
     withStore(machine, (machineStore) => {
       save(machineStore, longAgo, 'denied');
@@ -98,4 +168,52 @@ describe('request retention', () => {
       expect(machineStore.request('today-denied')?.state).toBe('denied');
     });
   }, 60_000);
+});
+
+describe('[retention] requests_days in a running daemon', () => {
+  const rmCall = () =>
+    hookInput('PreToolUse', 'Bash', { command: 'rm -rf build', description: 'Clean the build' });
+  /** Makes a request look `ageMs` old, as if the clock had run on. */
+  const age = (machine: LatchMachine, requestId: string, ageMs: number) =>
+    withStore(machine, (machineStore) =>
+      machineStore.db
+        .prepare('UPDATE requests SET created_at = ? WHERE request_id = ?')
+        .run(Date.now() - ageMs, requestId),
+    );
+
+  it('prunes again every tenth of the retention, and a token for a pruned request is refused as unknown_request', async () => {
+    const paired = await startPairedDaemon({
+      config: (text) => text.replace('requests_days = 30', 'requests_days = 0.001'),
+    });
+    const { relay, machine } = paired;
+    let daemon = paired.daemon;
+    try {
+      const hook = startHook(machine, rmCall());
+      const request = await relay.nextRequest();
+      const { token } = await phoneApproves(paired.phones[0], request, relay.origin);
+      relay.sendApproval(request.requestId, token);
+      expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+
+      // Older than 86.4 s: the next prune, at most 8.64 s away, forgets it.
+      age(machine, request.requestId, 3_600_000);
+      await expect
+        .poll(() => withStore(machine, (machineStore) => machineStore.request(request.requestId)), {
+          timeout: 30_000,
+        })
+        .toBeUndefined();
+
+      daemon = await restartDaemon(daemon, machine, relay);
+      relay.sendApproval(request.requestId, token);
+      await expect
+        .poll(() =>
+          auditLines(machine).filter(
+            (line) => line['event'] === 'token_refused' && line['requestId'] === request.requestId,
+          ),
+        )
+        .toEqual([expect.objectContaining({ code: 'unknown_request' })]);
+    } finally {
+      await daemon.stop();
+      await relay.stop();
+    }
+  }, 120_000);
 });

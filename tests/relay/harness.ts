@@ -77,11 +77,17 @@ export async function denyAs(test: TestFleet, phone: TestPhone, requestId: strin
 /** A daemon's WebSocket, collecting frames. */
 export class DaemonSocket {
   readonly frames: HostFrame[] = [];
+  /** Resolves once the relay closed or broke the connection. */
+  readonly closed: Promise<void>;
   readonly #socket: WebSocket;
   #waiters: (() => void)[] = [];
 
   private constructor(socket: WebSocket) {
     this.#socket = socket;
+    this.closed = new Promise((resolve) => {
+      socket.addEventListener('close', () => resolve());
+      socket.addEventListener('error', () => resolve());
+    });
     socket.addEventListener('message', (event) => {
       this.frames.push(JSON.parse(event.data as string) as HostFrame);
       for (const wake of this.#waiters.splice(0)) wake();

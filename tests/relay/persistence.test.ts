@@ -46,4 +46,28 @@ describe('persistence', () => {
     expect((await daemon.next('approved')).event).toMatchObject({ requestId: pending.details.requestId });
     daemon.close();
   });
+
+  it('a request waiting while the object is evicted under a connected daemon: the daemon reconnects from its cursor and the approval still reaches it', async () => {
+    const test = await newFleet({ push: false });
+    const { phone } = test.phones[0]!;
+    const before = await DaemonSocket.connect(test);
+    const pending = await submitRequest(test);
+    const cursor = (await before.next('state')).seq;
+
+    // abortAllDurableObjects tears the instance down as an eviction does (its memory and its
+    // sockets gone, its SQLite storage kept); this pool (0.15) has no gentler eviction.
+    await abortAllDurableObjects();
+    await before.closed;
+
+    const after = await DaemonSocket.connect(test, `?after=${cursor}&quorum=1`);
+    const decided = await phoneCall(
+      phone,
+      'POST',
+      `/v1/fleets/${test.fleet}/requests/${pending.details.requestId}/decision`,
+      await signToken(phone, await bindingFor(pending.details)),
+    );
+    expect(decided.status).toBe(200);
+    expect((await after.next('approved')).event).toMatchObject({ requestId: pending.details.requestId });
+    after.close();
+  });
 });

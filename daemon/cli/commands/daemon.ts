@@ -1,6 +1,9 @@
 import { setFlagsFromString } from 'node:v8';
+import { ConfigError } from '../../config/config.ts';
 import { latchHome } from '../../config/paths.ts';
 import { runDaemon } from '../../daemonProcess.ts';
+import { StateError } from '../../state/openState.ts';
+import { DAEMON_REFUSED_EXIT } from '../exitCodes.ts';
 import { fail } from '../home.ts';
 
 /**
@@ -18,7 +21,8 @@ export async function run(): Promise<void> {
   try {
     daemon = await runDaemon(latchHome());
   } catch (error) {
-    fail((error as Error).message, 1);
+    const refused = error instanceof StateError || error instanceof ConfigError;
+    fail((error as Error).message, refused ? DAEMON_REFUSED_EXIT : 1);
   }
   const stop = async () => {
     await daemon.stop();

@@ -2,8 +2,10 @@ import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { toBase64url } from '../../../shared/encoding/base64url.ts';
 import { randomBytes } from '../../../shared/encoding/bytes.ts';
 import { validateId } from '../../../shared/text/validateId.ts';
+import { rotatedFiles } from '../../audit/auditFiles.ts';
 import { AuditLog } from '../../audit/auditLog.ts';
-import { configTemplate, loadConfig } from '../../config/config.ts';
+import { loadConfig } from '../../config/config.ts';
+import { configTemplate } from '../../config/configTemplate.ts';
 import { ConfigKeeper } from '../../config/configKeeper.ts';
 import { latchFiles, latchHome, type LatchFiles } from '../../config/paths.ts';
 import { createHostIdentity } from '../../identity/hostIdentity.ts';
@@ -25,10 +27,11 @@ function newState(files: LatchFiles, baselines: { policy: string; config: string
   store.close();
 }
 
-/** Moves an earlier state and audit log aside (kept, never deleted); returns their new suffix. */
+/** Moves an earlier state and audit log, rotated files too, aside (kept, never deleted); returns their new suffix. */
 function moveStateAside(files: LatchFiles): string {
   const aside = `replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  for (const path of [files.state, `${files.state}-wal`, `${files.state}-shm`, files.audit]) {
+  const rotated = rotatedFiles(files.audit).map(({ path }) => path);
+  for (const path of [files.state, `${files.state}-wal`, `${files.state}-shm`, ...rotated, files.audit]) {
     if (existsSync(path)) renameSync(path, `${path}.${aside}`);
   }
   return aside;

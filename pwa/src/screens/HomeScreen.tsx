@@ -53,9 +53,12 @@ async function loadFleet(identity: DeviceIdentity, membership: Membership): Prom
       : [];
   const problem = state.ok
     ? undefined
-    : state.status === 401
-      ? 'This phone is no longer trusted by this fleet: it was revoked.'
-      : 'The relay cannot be reached.';
+    : // The relay takes a phone's signed calls within ±60 s of its clock (docs/security.md#clocks).
+      state.code === 'stale_timestamp'
+      ? 'This phone’s clock is more than a minute off: set it to the network time.'
+      : state.status === 401
+        ? 'This phone is no longer trusted by this fleet: it was revoked.'
+        : 'The relay cannot be reached.';
   return {
     membership,
     ...(state.ok ? { state: state.value } : { problem }),

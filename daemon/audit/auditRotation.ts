@@ -1,0 +1,54 @@
+import { renameSync, rmSync, statSync } from 'node:fs';
+import type { StateStore } from '../state/stateStore.ts';
+import { firstKeptSeq, rotatedFiles, rotatedPath } from './auditFiles.ts';
+
+/** `[audit] rotate_bytes` and `keep_files` (docs/daemon.md). */
+export interface AuditRotation {
+  rotateBytes: number;
+  keepFiles: number;
+}
+
+export const AUDIT_ROTATION_DEFAULTS: AuditRotation = { rotateBytes: 10 * 1024 * 1024, keepFiles: 10 };
+
+/**
+ * Run in the append's write transaction, before a line of `lineBytes` is written: when the line
+ * would take the live file past `rotateBytes`, the file becomes `audit.log.<its last seq>` and
+ * the line starts a new one (a single line larger than the limit still gets a file). The chain
+ * is untouched: the next line carries the hash of the last one, wherever it lies. Returns whether
+ * it rotated.
+ */
+export function rotateIfFull(
+  path: string,
+  store: StateStore,
+  lineBytes: number,
+  rotation: AuditRotation,
+): boolean {
+  const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+  if (size === 0 || size + lineBytes <= rotation.rotateBytes) return false;
+  renameSync(path, rotatedPath(path, Number(store.meta('audit_seq') ?? 0)));
+  const rotated = rotatedFiles(path);
+  const beyond = rotated.slice(0, Math.max(0, rotated.length - rotation.keepFiles));
+  const firstKept = (beyond.at(-1)?.lastSeq ?? 0) + 1;
+  // Never lowered: a writer that keeps more files (a CLI on the defaults) cannot claim back
+  // lines another writer has already let go.
+  if (firstKept > firstKeptSeq(store)) store.setMeta('audit_first_seq', String(firstKept));
+  return true;
+}
+
+/**
+ * Deletes the rotated files wholly before the first kept line. Run after the transaction that
+ * recorded that line has committed: a crash in between leaves an extra old file, which the next
+ * rotation deletes, never a recorded line missing. A file that cannot be deleted now is left to
+ * the next rotation too: the line that rotated is written, and its caller must not hear otherwise.
+ */
+export function deleteBeyondRetention(path: string, store: StateStore): void {
+  const firstKept = firstKeptSeq(store);
+  for (const file of rotatedFiles(path)) {
+    if (file.lastSeq >= firstKept) continue;
+    try {
+      rmSync(file.path, { force: true });
+    } catch {
+      // Tried again at the next rotation; verify skips it meanwhile.
+    }
+  }
+}
