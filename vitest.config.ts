@@ -13,9 +13,10 @@ const hangAfter = { testTimeout: 60_000, hookTimeout: 60_000 };
 // shared/ runs unchanged in both; the relay's tests run in workerd against the real Worker.
 export default defineConfig({
   test: {
-    // Once per run, before every project: dist/ rebuilt if the sources changed since it was built,
-    // since the tests run the built `latch`, relay and app, not the sources.
-    globalSetup: ['tests/support/freshBuild.ts'],
+    // Once per run, before every project: the run's marker in every process it starts, and, at
+    // the end, whatever a test left running stopped (noOrphans.ts); dist/ rebuilt if the sources
+    // changed since it was built, since the tests run the built `latch`, relay and app.
+    globalSetup: ['tests/support/noOrphans.ts', 'tests/support/freshBuild.ts'],
     projects: [
       {
         test: {
@@ -69,6 +70,8 @@ export default defineConfig({
                 VAPID_PUBLIC_KEY: vapid.publicKey,
                 VAPID_PRIVATE_KEY: vapid.privateKey,
                 VAPID_SUBJECT: 'mailto:relay-tests@latch.test',
+                // The billable-event meter's route (tests/relay/billableMeter.test.ts).
+                BILLABLE_METER: 'on',
               },
             },
           }),

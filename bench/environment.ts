@@ -55,7 +55,8 @@ export async function benchEnvironment(): Promise<BenchEnvironment> {
   const state = mkdtempSync(join(tmpdir(), 'latch-bench-'));
   const envFile = join(state, 'relay.env');
   ensureRelayEnvFile(envFile);
-  appendFileSync(envFile, 'PUSH_CAPS=1000000,1000000,1000000\n');
+  // The billable-event meter (docs/relay.md) is on for the cost benchmark to read.
+  appendFileSync(envFile, 'PUSH_CAPS=1000000,1000000,1000000\nBILLABLE_METER=on\n');
   const relay = await startRelay({ persistTo: join(state, 'relay'), envFile });
   const origin = `http://localhost:${relay.port}`;
   const pushServer = await startPushService();

@@ -8,25 +8,34 @@ import { PROTOCOL_VERSION } from '../shared/version.ts';
 import type { BenchEnvironment } from './environment.ts';
 import { median, ms, now, type BenchRow } from './stats.ts';
 
-/** Opens `count` WebSockets and resolves once each has its first message. */
+/**
+ * Opens up to `count` WebSockets, 100 at a time, and resolves once each has its first message.
+ * Stops at the first batch the server refuses any of (the local relay resets connections past a
+ * few thousand): the sockets that did open are kept, and `refused` says why the rest did not.
+ */
 async function openClients(
   url: string,
   count: number,
   headers: Record<string, string>,
-): Promise<WebSocket[]> {
+): Promise<{ sockets: WebSocket[]; refused?: string }> {
   const sockets: WebSocket[] = [];
   for (let opened = 0; opened < count; opened += 100) {
     const batch = Array.from({ length: Math.min(100, count - opened) }, () => {
       const socket = new WebSocket(url, { headers });
-      sockets.push(socket);
-      return new Promise((resolve, reject) => {
-        socket.once('message', resolve);
-        socket.once('error', reject);
+      return new Promise<{ socket: WebSocket; error?: Error }>((resolve) => {
+        socket.once('message', () => resolve({ socket }));
+        socket.once('error', (error) => resolve({ socket, error }));
       });
     });
-    await Promise.all(batch);
+    const settled = await Promise.all(batch);
+    sockets.push(...settled.filter(({ error }) => !error).map(({ socket }) => socket));
+    const failed = settled.find(({ error }) => error);
+    if (failed) {
+      for (const { socket, error } of settled) if (error) socket.terminate();
+      return { sockets, refused: failed.error!.message };
+    }
   }
-  return sockets;
+  return { sockets };
 }
 
 /** The time from `trigger` to the last of `sockets` receiving a message that `matches`. */
@@ -54,7 +63,11 @@ async function lastArrival(
   return last - start;
 }
 
-/** Freeze fan-out to `count` daemons' WebSockets, against a raw ws broadcast and a 5 s poller. */
+/**
+ * Freeze fan-out to `count` daemons' WebSockets, against a raw ws broadcast to as many and (with
+ * `pollSamples`) a poller every `pollIntervalMs`. The goal is the issue's, at 1,000 daemons; a
+ * larger count is measured without one.
+ */
 export async function freezeFanout(
   env: BenchEnvironment,
   count: number,
@@ -62,23 +75,46 @@ export async function freezeFanout(
   pollSamples: number,
 ): Promise<BenchRow> {
   const url = `${env.origin.replace(/^http/, 'ws')}/v1/fleets/${env.fleet}/connect`;
-  const clients = await openClients(url, count, { authorization: `Bearer ${env.hostToken}` });
+  const opened = await openClients(url, count, { authorization: `Bearer ${env.hostToken}` });
+  const clients = opened.sockets;
+  if (clients.length === 0) throw new Error(`no daemon WebSocket connected: ${opened.refused}`);
   const envelope = await signEnvelope(
     'freeze',
     { fleet: env.fleet, reason: 'benchmark' },
     { role: 'device', id: env.phone.id },
     env.phone.deviceKeys.privateKey,
   );
-  const fanout = await lastArrival(
-    clients,
-    (text) => text.includes('"type":"frozen"'),
-    () =>
-      fetch(`${env.origin}/v1/fleets/${env.fleet}/freeze`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(envelope),
-      }),
-  );
+  let fanout: number;
+  try {
+    fanout = await lastArrival(
+      clients,
+      (text) => text.includes('"type":"frozen"'),
+      () =>
+        fetch(`${env.origin}/v1/fleets/${env.fleet}/freeze`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(envelope),
+        }),
+    );
+  } catch (error) {
+    // At 10,000 the local relay resets connections and then stops answering: say so in the row.
+    if (!opened.refused) throw error;
+    for (const client of clients) client.terminate();
+    const why = `${clients.length} of ${count} connected (${opened.refused}), then the freeze failed: ${(error as Error).message}`;
+    return {
+      name: `freeze fan-out, ${count.toLocaleString('en')} daemons`,
+      figure: 'not measured',
+      baseline: why,
+      goal: '(measured)',
+      met: undefined,
+      data: {
+        daemons: count,
+        connected: clients.length,
+        refused: opened.refused,
+        failed: (error as Error).message,
+      },
+    };
+  }
   for (const client of clients) client.terminate();
   await resume(env);
 
@@ -86,7 +122,9 @@ export async function freezeFanout(
   const server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
   await new Promise((resolve) => server.once('listening', resolve));
   server.on('connection', (socket) => socket.send('hello'));
-  const bare = await openClients(`ws://127.0.0.1:${(server.address() as AddressInfo).port}`, count, {});
+  const bare = (
+    await openClients(`ws://127.0.0.1:${(server.address() as AddressInfo).port}`, clients.length, {})
+  ).sockets;
   const broadcast = await lastArrival(
     bare,
     (text) => text === 'frozen',
@@ -130,13 +168,26 @@ export async function freezeFanout(
     await resume(env);
   }
 
+  const reached = clients.length;
+  const poller = polled.length > 0 ? `; ${pollIntervalMs / 1000} s poller median ${ms(median(polled))}` : '';
+  const atGoalScale = count === 1000 && reached === count;
   return {
-    name: `freeze fan-out (${count} daemons)`,
-    figure: ms(fanout),
-    baseline: `raw ws broadcast ${ms(broadcast)}; ${pollIntervalMs / 1000} s poller median ${ms(median(polled))}`,
-    goal: count >= 1000 ? '≤ 250 ms to 1,000' : '≤ 250 ms (at 1,000)',
-    met: count >= 1000 ? fanout <= 250 : undefined,
-    data: { daemons: count, fanout, broadcast, pollerMedian: median(polled), pollIntervalMs },
+    name: `freeze fan-out, ${count.toLocaleString('en')} daemons`,
+    figure:
+      reached === count
+        ? ms(fanout)
+        : `${ms(fanout)} to the ${reached.toLocaleString('en')} that connected (${opened.refused})`,
+    baseline: `raw ws broadcast ${ms(broadcast)}${poller}`,
+    goal: count === 1000 ? '≤ 100 ms' : '(measured)',
+    met: atGoalScale ? fanout <= 100 : undefined,
+    data: {
+      daemons: count,
+      connected: reached,
+      fanout,
+      broadcast,
+      ...(polled.length > 0 ? { pollerMedian: median(polled), pollIntervalMs } : {}),
+      ...(opened.refused ? { refused: opened.refused } : {}),
+    },
   };
 }
 

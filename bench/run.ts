@@ -2,20 +2,24 @@
  * `npm run bench`: every benchmark against the real system (relay in workerd, daemon, push
  * stand-in, Chromium), each figure beside a baseline measured in the same run. `--smoke` runs
  * each with a handful of samples, to check the scripts still work (the test suite does this).
- * `--only approvals,memory` runs some of them (approvals, polling, hook, throughput, pwa, memory,
- * freeze), for profiling one figure. Writes the figures to test-output/bench.json for
- * docs/benchmarks.md.
+ * `--only approvals,memory` runs some of them (cost, approvals, polling, hook, throughput, pwa,
+ * memory, freeze, freeze10k, soak), for profiling one figure. The soak (minutes) and the freeze
+ * to 10,000 daemons run only with `--only=soak` / `--only=freeze10k`, and small in `--smoke`. Writes the figures to
+ * test-output/bench.json for docs/benchmarks.md.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { approvalLatency, pollingPeer } from './approvals.ts';
+import { approvalCost } from './cost.ts';
 import { daemonMemory } from './daemonMemory.ts';
 import { benchEnvironment } from './environment.ts';
 import { freezeFanout } from './freezeFanout.ts';
 import { guardCost, hookOverhead } from './hookOverhead.ts';
 import { pwaStartup } from './pwaStartup.ts';
 import { relayThroughput } from './relayThroughput.ts';
+import { recordSoakRows, soak } from './soak.ts';
 import { median, ms, type BenchRow } from './stats.ts';
+import { stopOnSignal } from './stopOnSignal.ts';
 
 const smoke = process.argv.includes('--smoke');
 const scale = smoke
@@ -24,6 +28,7 @@ const scale = smoke
       pollSamples: 1,
       pollScale: 0.1,
       daemons: 50,
+      manyDaemons: 200,
       freezePoll: 500,
       freezePolls: 1,
       hookRuns: 3,
@@ -31,12 +36,15 @@ const scale = smoke
       throughputMs: 1000,
       pwa: 1,
       memory: 50,
+      cost: { approvals: 2, idleSeconds: 2 },
+      soak: { calls: 400, approvals: 20, lanes: 4, sampleEveryMs: 100, warmUpMs: 0 },
     }
   : {
       approvals: 500,
       pollSamples: 20,
       pollScale: 1,
       daemons: 1000,
+      manyDaemons: 10_000,
       freezePoll: 5000,
       freezePolls: 3,
       hookRuns: 20,
@@ -44,6 +52,8 @@ const scale = smoke
       throughputMs: 10_000,
       pwa: 10,
       memory: 1000,
+      cost: { approvals: 20, idleSeconds: 60 },
+      soak: { calls: 100_000, approvals: 5000, lanes: 8, sampleEveryMs: 1000, warmUpMs: 120_000 },
     };
 
 const only = process.argv
@@ -51,11 +61,21 @@ const only = process.argv
   ?.slice('--only='.length)
   .split(',');
 const selected = (name: string) => !only || only.includes(name);
+const soakSelected = only ? only.includes('soak') : smoke;
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 const rows: BenchRow[] = [];
-const env = await benchEnvironment();
+let env: Awaited<ReturnType<typeof benchEnvironment>> | undefined;
+stopOnSignal(async () => env?.stop());
+env = await benchEnvironment();
 try {
+  // First, while nothing else has run: the meter counts the whole relay, alarms of other fleets too.
+  if (selected('cost')) {
+    log(
+      `cost: billable requests over ${scale.cost.approvals} approvals and ${scale.cost.idleSeconds} s idle`,
+    );
+    rows.push(...(await approvalCost(env, scale.cost.approvals, scale.cost.idleSeconds)));
+  }
   if (selected('approvals')) {
     log(`tap→unblocked and request→push, ${scale.approvals} requests`);
     rows.push(...(await approvalLatency(env, scale.approvals)));
@@ -93,6 +113,16 @@ try {
     log(`freeze fan-out to ${scale.daemons} WebSockets`);
     rows.push(await freezeFanout(env, scale.daemons, scale.freezePoll, scale.freezePolls));
   }
+  if (soakSelected) {
+    log(`soak: ${scale.soak.calls} gated calls, ${scale.soak.approvals} approved on a phone`);
+    rows.push(...(await soak(env, scale.soak)));
+  }
+  // Last, and only when asked for (or small, in --smoke): past 2,000-3,000 WebSockets on one
+  // fleet the local relay (wrangler dev) slows to a crawl, grows to gigabytes and resets them.
+  if (only ? only.includes('freeze10k') : smoke) {
+    log(`freeze fan-out to ${scale.manyDaemons} WebSockets`);
+    rows.push(await freezeFanout(env, scale.manyDaemons, scale.freezePoll, 0));
+  }
 } finally {
   await env.stop();
 }
@@ -127,3 +157,4 @@ writeFileSync(
     2,
   ),
 );
+if (soakSelected && !smoke) recordSoakRows(new URL('../test-output/bench.json', import.meta.url), rows);

@@ -33,5 +33,6 @@ export default defineConfig({
       injectManifest: { globPatterns: ['**/*.{js,css,html,png,webmanifest}'], rollupFormat: 'iife' },
     }),
   ],
-  build: { outDir: '../dist/pwa', emptyOutDir: true, target: 'es2022' },
+  // No module-preload polyfill: the app is one file, with nothing to preload.
+  build: { outDir: '../dist/pwa', emptyOutDir: true, target: 'es2022', modulePreload: { polyfill: false } },
 });

@@ -1,6 +1,8 @@
 import { Hono } from 'hono';
+import { RELAY_TIME_HEADER } from '../shared/device-auth/relayTime.ts';
 import { PROTOCOL_VERSION } from '../shared/version.ts';
 import { withSecurityHeaders } from './assets/securityHeaders.ts';
+import { countBillable, meterReading } from './billing/billableMeter.ts';
 import { fleetObject, fleetRoutes, offerIndexObject } from './http/fleetRoutes.ts';
 import { idParam } from './http/readRequest.ts';
 import { refusal, RefusalError, refusalResponse } from './http/relayError.ts';
@@ -13,6 +15,26 @@ app.onError((error) => {
   // A fault of ours, not the client's. The message may hold anything, so only the kind is logged.
   console.error('relay error:', error.name);
   return Response.json({ error: { code: 'internal', message: 'internal error' } }, { status: 500 });
+});
+
+// The billable-event meter, for benchmarks of a local relay: only where its operator turned it on
+// (elsewhere it is an unknown route), and ahead of the counting below so that reading it is free.
+app.get('/v1/meter', async (c, next) => {
+  if (c.env.BILLABLE_METER !== 'on') return next();
+  return c.json({ v: PROTOCOL_VERSION, ...meterReading() });
+});
+
+// Every request the Worker serves is billed, the app's files included (it runs first for them).
+app.use('*', async (_c, next) => {
+  countBillable('workerRequests');
+  await next();
+});
+
+// Every answer under /v1/ carries the relay's time, refusals included: phones sign with it
+// (shared/device-auth/relayTime.ts). A WebSocket upgrade is left as it is (its headers are fixed).
+app.use('/v1/*', async (c, next) => {
+  await next();
+  if (c.res.status !== 101) c.header(RELAY_TIME_HEADER, String(Date.now()));
 });
 
 app.get('/v1/config', (c) => c.json({ v: PROTOCOL_VERSION, vapidPublicKey: c.env.VAPID_PUBLIC_KEY ?? null }));

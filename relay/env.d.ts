@@ -8,5 +8,7 @@ declare namespace Cloudflare {
     VAPID_SUBJECT?: string;
     /** Push caps "per conversation a minute,per host a minute,per host an hour" (default 3,10,30). */
     PUSH_CAPS?: string;
+    /** "on" serves the billable-event meter at GET /v1/meter (benchmarks; docs/relay.md). */
+    BILLABLE_METER?: string;
   }
 }

@@ -7,9 +7,10 @@ import type { BlockReason, GateAnswer } from '../socket/localApi.ts';
 export const USAGE_EXIT = 2;
 
 /**
- * `latch daemon` refused to start on state or config it cannot trust (missing, damaged, not
- * matching the audit log): sysexits' EX_CONFIG. Restarting cannot mend it, so the systemd unit
- * in docs/daemon.md names it in RestartPreventExitStatus: no restart loop, one clear error.
+ * `latch daemon` refused to start on a LastingFault (lastingFault.ts): state or config it cannot
+ * trust, a socket directory others could reach into. sysexits' EX_CONFIG. Restarting cannot mend
+ * it, so the systemd unit in docs/daemon.md names it in RestartPreventExitStatus: no restart
+ * loop, one clear error.
  */
 export const DAEMON_REFUSED_EXIT = 78;
 

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
 import { validateId } from '../../shared/text/validateId.ts';
 import { AUDIT_ROTATION_DEFAULTS } from '../audit/auditRotation.ts';
+import { LastingFault } from '../lastingFault.ts';
 import { tomlKeyLine } from './tomlKeyLine.ts';
 
 export interface LatchConfig {
@@ -30,7 +31,7 @@ export interface LatchConfig {
 }
 
 /** Why the configuration cannot be used. Every one of these makes gated calls deny, never allow. */
-export class ConfigError extends Error {
+export class ConfigError extends LastingFault {
   readonly code: 'config_missing' | 'config_invalid';
   constructor(code: ConfigError['code'], message: string) {
     super(message);

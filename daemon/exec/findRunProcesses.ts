@@ -8,6 +8,17 @@ export const RUN_MARKER = 'LATCH_EXEC_RUN';
 export type Members = Map<number, number>;
 
 /**
+ * Another marker than latch exec's: the test suite marks its runs the same way
+ * (tests/support/noOrphans.ts), and spares vitest's own workers, which carry the mark too.
+ */
+export interface MarkerOptions {
+  /** The marker's name; RUN_MARKER by default. */
+  variable?: string;
+  /** Marked processes that are not members (their marked children still are). */
+  spare?: ReadonlySet<number>;
+}
+
+/**
  * Every live process of one run of `latch exec`, from one pass over /proc: the command, its
  * descendants by parent pid, and every process that carries the run's marker in its environment
  * with its own descendants. The marker finds what left the tree: a child that called setsid and
@@ -18,6 +29,7 @@ export function findRunProcesses(
   root: { pid: number; start: number } | undefined,
   marker: string,
   known: Members,
+  { variable = RUN_MARKER, spare }: MarkerOptions = {},
 ): Members {
   const live = new Map<number, ProcessStat>();
   const children = new Map<number, number[]>();
@@ -34,8 +46,8 @@ export function findRunProcesses(
   const seeds: number[] = [];
   if (root && same(root.pid, root.start)) seeds.push(root.pid);
   for (const [pid, start] of known) if (same(pid, start)) seeds.push(pid);
-  const entry = `${RUN_MARKER}=${marker}`;
-  for (const pid of live.keys()) if (carries(pid, entry)) seeds.push(pid);
+  const entry = `${variable}=${marker}`;
+  for (const pid of live.keys()) if (!spare?.has(pid) && carries(pid, entry)) seeds.push(pid);
 
   // Breadth first from the command: parents come before their children, so a pass that stops
   // them stops a parent before it can fork again.

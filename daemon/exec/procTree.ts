@@ -1,5 +1,5 @@
 import type { CommandTree } from './commandTree.ts';
-import { findRunProcesses, type Members } from './findRunProcesses.ts';
+import { findRunProcesses, type MarkerOptions, type Members } from './findRunProcesses.ts';
 import { signalProcess } from './signalProcess.ts';
 
 /**
@@ -12,10 +12,14 @@ const MAX_PASSES = 20;
  * The run followed through /proc, where no cgroup is ours to make: by parent pid and by the
  * run's marker (findRunProcesses), every signal checked against the process's start time.
  */
-export function procTree(root: { pid: number; start: number } | undefined, marker: string): CommandTree {
+export function procTree(
+  root: { pid: number; start: number } | undefined,
+  marker: string,
+  options: MarkerOptions = {},
+): CommandTree {
   let members: Members = new Map();
   const stopped: Members = new Map();
-  const refresh = () => (members = findRunProcesses(root, marker, members));
+  const refresh = () => (members = findRunProcesses(root, marker, members, options));
   // Pass after pass, until a pass finds no process it has not signalled yet.
   const signalAll = (signal: NodeJS.Signals, signalled: Members = new Map()) => {
     for (let pass = 0; pass < MAX_PASSES; pass++) {

@@ -6,6 +6,7 @@ import type { Conversation } from '../gate/conversation.ts';
 import { daemonLog as log } from '../output/daemonLog.ts';
 import { serveGateConversation } from './gateConversation.ts';
 import type { DaemonStatus, GateAnswer, GateRequest } from './localApi.ts';
+import { InsecurePathError } from './securePath.ts';
 
 const MAX_LOCAL_BODY_BYTES = 1024 * 1024;
 
@@ -52,9 +53,14 @@ function send(response: ServerResponse, status: number, body: unknown): void {
 async function prepareSocket(path: string): Promise<void> {
   const directory = dirname(path);
   if (!existsSync(directory)) mkdirSync(directory, { recursive: true, mode: 0o700 });
-  const mode = lstatSync(directory).mode & 0o777;
-  if (mode !== 0o700)
-    throw new Error(`${directory} has mode ${mode.toString(8)}; it must be 0700 (chmod 700 ${directory})`);
+  const { mode, uid } = lstatSync(directory);
+  if ((mode & 0o777) !== 0o700)
+    throw new InsecurePathError(
+      `${directory} has mode ${(mode & 0o777).toString(8)}; it must be 0700 (chmod 700 ${directory})`,
+    );
+  const me = process.getuid?.();
+  if (me !== undefined && uid !== me)
+    throw new InsecurePathError(`${directory} is owned by another user (uid ${uid}); it must be yours`);
   if (!existsSync(path)) return;
   const alive = await new Promise<boolean>((resolve) => {
     const probe = connect(path);

@@ -1,7 +1,9 @@
 import { lstatSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { LastingFault } from '../lastingFault.ts';
 
-export class InsecurePathError extends Error {
+/** A path that others could reach into: refused by clients, and by the daemon at its start. */
+export class InsecurePathError extends LastingFault {
   readonly code = 'insecure_socket_path';
 }
 

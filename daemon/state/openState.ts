@@ -4,12 +4,13 @@ import { AUDIT_ROTATION_DEFAULTS } from '../audit/auditRotation.ts';
 import { ConfigError, type LatchConfig } from '../config/config.ts';
 import { ConfigKeeper } from '../config/configKeeper.ts';
 import type { LatchFiles } from '../config/paths.ts';
+import { LastingFault } from '../lastingFault.ts';
 import { isDamagedDatabase } from './sqlite.ts';
 import { stateMatchesAudit } from './stateMatchesAudit.ts';
 import { StateStore } from './stateStore.ts';
 
 /** The state cannot be trusted: Latch refuses to run on it rather than guess. */
-export class StateError extends Error {
+export class StateError extends LastingFault {
   readonly code: 'state_missing' | 'state_mismatch' | 'state_corrupt';
   constructor(code: StateError['code'], message: string) {
     super(message);

@@ -22,6 +22,7 @@ import { showingLastKnown } from './connectivity.ts';
 import { loadLastKnown, saveLastKnown, type DeviceIdentity } from './keystore.ts';
 import { closeNotifications } from './notifications.ts';
 import { fleetPath, relayCall, type ApiResult } from './relayApi.ts';
+import { relayNow } from './relayClock.ts';
 
 /** A request opened on this phone: what the relay says, what the host sealed, what we would sign. */
 export interface OpenedRequest {
@@ -84,7 +85,7 @@ export async function listRequests(
   );
   if (!result.ok || which === 'recent') return result;
   if (knownAt !== undefined) {
-    const now = Date.now();
+    const now = relayNow();
     return {
       ok: true,
       value: { ...result.value, requests: result.value.requests.filter((r) => r.exp > now) },
@@ -173,26 +174,30 @@ export async function deny(
   requestId: string,
   report?: ReportScope,
 ) {
-  const envelope = await signEnvelope(
-    'deny',
-    { fleet, host, requestId, ...(report ? { report: { scope: report } } : {}) },
-    { role: 'device', id: identity.id },
-    identity.signing.privateKey,
-  );
   return relayCall('POST', fleetPath(fleet, `/requests/${encodeURIComponent(requestId)}/deny`), stateChange, {
-    body: envelope,
+    signedBody: (relayNow) =>
+      signEnvelope(
+        'deny',
+        { fleet, host, requestId, ...(report ? { report: { scope: report } } : {}) },
+        { role: 'device', id: identity.id },
+        identity.signing.privateKey,
+        relayNow,
+      ),
   });
 }
 
 /** The panic button: freezes the fleet, signed with the device key. */
 export async function freeze(identity: DeviceIdentity, fleet: string, reason: string) {
-  const envelope = await signEnvelope(
-    'freeze',
-    { fleet, reason },
-    { role: 'device', id: identity.id },
-    identity.signing.privateKey,
-  );
-  return relayCall('POST', fleetPath(fleet, '/freeze'), fleetStateSchema, { body: envelope });
+  return relayCall('POST', fleetPath(fleet, '/freeze'), fleetStateSchema, {
+    signedBody: (relayNow) =>
+      signEnvelope(
+        'freeze',
+        { fleet, reason },
+        { role: 'device', id: identity.id },
+        identity.signing.privateKey,
+        relayNow,
+      ),
+  });
 }
 
 /**

@@ -56,14 +56,15 @@ const revoked = f.object({ v: f.version(), requestId: f.id() });
  * relay carries to the host. The phone forgets the rule once the relay has taken it.
  */
 export async function revokeRule(identity: DeviceIdentity, rule: AllowedRule) {
-  const envelope = await signEnvelope(
-    'revoke-grant',
-    { fleet: rule.fleet, host: rule.host, requestId: rule.requestId },
-    { role: 'device', id: identity.id },
-    identity.signing.privateKey,
-  );
   const result = await relayCall('POST', fleetPath(rule.fleet, '/grants/revoke'), revoked, {
-    body: envelope,
+    signedBody: (relayNow) =>
+      signEnvelope(
+        'revoke-grant',
+        { fleet: rule.fleet, host: rule.host, requestId: rule.requestId },
+        { role: 'device', id: identity.id },
+        identity.signing.privateKey,
+        relayNow,
+      ),
   });
   if (result.ok)
     await saveAllowedRules(

@@ -5,6 +5,7 @@ import type { Field } from '../../shared/schema/field.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { relayReached, relayUnreachable } from './connectivity.ts';
 import type { DeviceIdentity } from './keystore.ts';
+import { learnRelayTime, relayNow } from './relayClock.ts';
 
 /**
  * How long a call may take before the app treats the relay as out of reach: a phone on a dead
@@ -14,17 +15,46 @@ const CALL_TIMEOUT_MS = 15_000;
 
 export type ApiResult<T> = { ok: true; value: T } | ({ ok: false; status: number } & Refusal);
 
+export interface CallOptions {
+  /** Signs the request with the device key, at relay time. */
+  identity?: DeviceIdentity;
+  body?: unknown;
+  /** A body that carries its own signed time (an envelope): built at relay time, for each try. */
+  signedBody?: (relayNow: number) => Promise<unknown>;
+  headers?: Record<string, string>;
+}
+
 /**
- * One call to the relay (this page's own origin). Answers are parsed like any untrusted input;
- * with `identity`, the request is signed with the device key.
+ * One call to the relay (this page's own origin). Answers are parsed like any untrusted input.
+ * A signed call refused for its time is signed again once with the relay's time, which the
+ * refusal carries (relayClock.ts); a second refusal is the answer, so a call never loops.
  */
 export async function relayCall<T>(
   method: string,
   path: string,
   schema: Field<T>,
-  options: { identity?: DeviceIdentity; body?: unknown; headers?: Record<string, string> } = {},
+  options: CallOptions = {},
 ): Promise<ApiResult<T>> {
-  const body = options.body === undefined ? undefined : utf8(JSON.stringify(options.body));
+  const signsTime = options.identity !== undefined || options.signedBody !== undefined;
+  let answer = await exchange(method, path, options);
+  if (signsTime && !answer.ok && answer.code === 'stale_timestamp')
+    answer = await exchange(method, path, options);
+  if (!answer.ok) return answer;
+  const parsed = parseJson(schema, answer.value);
+  return parsed.ok
+    ? parsed
+    : { ok: false, status: answer.status, code: parsed.error.code, message: parsed.error.message };
+}
+
+/** Sends the call once; the answer's text, or the refusal. */
+async function exchange(
+  method: string,
+  path: string,
+  options: CallOptions,
+): Promise<{ ok: true; status: number; value: string } | ({ ok: false; status: number } & Refusal)> {
+  const now = relayNow();
+  const payload = options.signedBody ? await options.signedBody(now) : options.body;
+  const body = payload === undefined ? undefined : utf8(JSON.stringify(payload));
   const headers: Record<string, string> = {
     ...options.headers,
     ...(body ? { 'content-type': 'application/json' } : {}),
@@ -35,6 +65,7 @@ export async function relayCall<T>(
       await signDeviceRequest(
         { method, path, body: body ?? new Uint8Array(0) },
         { id: options.identity.id, privateKey: options.identity.signing.privateKey },
+        now,
       ),
     );
   }
@@ -49,6 +80,7 @@ export async function relayCall<T>(
     return { ok: false, status: 0, code: 'offline', message: 'the relay cannot be reached' };
   }
   relayReached();
+  learnRelayTime(response.headers);
   if (!response.ok) {
     const refused = refusalInBody(text, {
       code: 'http_error',
@@ -56,10 +88,7 @@ export async function relayCall<T>(
     });
     return { ok: false, status: response.status, ...refused };
   }
-  const parsed = parseJson(schema, text);
-  return parsed.ok
-    ? parsed
-    : { ok: false, status: response.status, code: parsed.error.code, message: parsed.error.message };
+  return { ok: true, status: response.status, value: text };
 }
 
 export const fleetPath = (fleet: string, rest: string) => `/v1/fleets/${encodeURIComponent(fleet)}${rest}`;

@@ -1,5 +1,4 @@
-import { startAuthentication, startRegistration } from '@simplewebauthn/browser';
-import { toBase64url } from '../../shared/encoding/base64url.ts';
+import { fromBase64url, toBase64url } from '../../shared/encoding/base64url.ts';
 import { randomBytes } from '../../shared/encoding/bytes.ts';
 import type { Assertion } from '../../shared/messages/common.ts';
 import type { Registration } from '../../shared/messages/pairing.ts';
@@ -7,38 +6,43 @@ import { registrationChallenge } from '../../shared/pairing/registrationChalleng
 import { COSE_ALGORITHMS } from '../../shared/webauthn/coseSignature.ts';
 import type { DeviceIdentity, Passkey } from './keystore.ts';
 
+// The platform's navigator.credentials, called directly: a wrapper library cost the app 2.5 KB
+// gzipped for what is here a base64url conversion each way. A cancelled Face ID rejects with the
+// platform's own NotAllowedError, which the screens tell apart.
+
+/** An ArrayBuffer from the authenticator, as base64url for the wire. */
+const encoded = (buffer: ArrayBuffer) => toBase64url(new Uint8Array(buffer));
+
 /**
  * Creates this phone's passkey (Face ID, fingerprint), bound by its challenge to the phone's
  * device and encryption keys. User verification is required; a resident key is preferred.
  */
 export async function createPasskey(identity: DeviceIdentity): Promise<Passkey> {
   const challenge = await registrationChallenge(identity);
-  const response = await startRegistration({
-    optionsJSON: {
-      challenge: toBase64url(challenge),
+  const credential = (await navigator.credentials.create({
+    publicKey: {
+      challenge: new Uint8Array(challenge),
       rp: { id: location.hostname, name: 'Latch' },
-      user: {
-        id: toBase64url(randomBytes(16)),
-        name: `Latch · ${identity.name}`,
-        displayName: identity.name,
-      },
+      user: { id: randomBytes(16), name: `Latch · ${identity.name}`, displayName: identity.name },
       // ES256 and RS256: what the daemon and the relay verify assertions for.
       pubKeyCredParams: Object.values(COSE_ALGORITHMS).map((alg) => ({ type: 'public-key', alg })),
       authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
       attestation: 'none',
       timeout: 120_000,
     },
-  });
-  const transports = response.response.transports?.filter(
-    (transport): transport is NonNullable<Registration['transports']>[number] =>
+  })) as PublicKeyCredential;
+  const response = credential.response as AuthenticatorAttestationResponse;
+  const transports = response
+    .getTransports?.()
+    .filter((transport): transport is NonNullable<Registration['transports']>[number] =>
       ['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb'].includes(transport),
-  );
+    );
   return {
-    credentialId: response.id,
+    credentialId: credential.id,
     registration: {
-      credentialId: response.id,
-      clientDataJSON: response.response.clientDataJSON,
-      attestationObject: response.response.attestationObject,
+      credentialId: credential.id,
+      clientDataJSON: encoded(response.clientDataJSON),
+      attestationObject: encoded(response.attestationObject),
       ...(transports && transports.length ? { transports } : {}),
     },
   };
@@ -46,20 +50,21 @@ export async function createPasskey(identity: DeviceIdentity): Promise<Passkey> 
 
 /** Signs a challenge with the passkey (the Face ID moment): an approval or a vote to resume. */
 export async function signWithPasskey(passkey: Passkey, challenge: Uint8Array): Promise<Assertion> {
-  const response = await startAuthentication({
-    optionsJSON: {
-      challenge: toBase64url(challenge),
+  const credential = (await navigator.credentials.get({
+    publicKey: {
+      challenge: new Uint8Array(challenge),
       rpId: location.hostname,
-      allowCredentials: [{ id: passkey.credentialId, type: 'public-key' }],
+      allowCredentials: [{ id: fromBase64url(passkey.credentialId), type: 'public-key' }],
       userVerification: 'required',
       timeout: 120_000,
     },
-  });
+  })) as PublicKeyCredential;
+  const response = credential.response as AuthenticatorAssertionResponse;
   return {
-    credentialId: response.id,
-    clientDataJSON: response.response.clientDataJSON,
-    authenticatorData: response.response.authenticatorData,
-    signature: response.response.signature,
-    ...(response.response.userHandle ? { userHandle: response.response.userHandle } : {}),
+    credentialId: credential.id,
+    clientDataJSON: encoded(response.clientDataJSON),
+    authenticatorData: encoded(response.authenticatorData),
+    signature: encoded(response.signature),
+    ...(response.userHandle ? { userHandle: encoded(response.userHandle) } : {}),
   };
 }

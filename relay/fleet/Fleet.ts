@@ -7,18 +7,20 @@ import type { ResumeVote } from '../../shared/messages/killSwitch.ts';
 import type { PairConfirmRequest, PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
 import type { HostFrame, RequestView } from '../../shared/messages/relayViews.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import { countBillable } from '../billing/billableMeter.ts';
 import { ok, refusalResponse, type RelayResult } from '../http/relayError.ts';
 import { asDevice, asHost, type Serve, type ServeAs } from './callers.ts';
 import { row, type DeviceRow, type FleetContext, type HostRow } from './context.ts';
 import type { SignedRequest } from './deviceAuth.ts';
-import { appendEvent, eventsSince, lastSeq, pruneEvents } from './events.ts';
-import { expireDue, nextDeadline, pruneRequests } from './expiry.ts';
+import { appendEvent, eventsSince, lastSeq } from './events.ts';
+import { expireDue } from './expiry.ts';
 import { authenticateHost, rotateHostToken } from './hostAuth.ts';
 import { fleetState, freeze, vote } from './killSwitch.ts';
 import { listMembers, renameDevice, revokeDevice, updatePushSubscription } from './members.ts';
 import { completeOffer, confirmOffer, createOffer, offerStatus } from './pairing.ts';
 import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import { createRequest, decide, deny, getRequest, listRequests } from './requests.ts';
+import { pruneSettled, scheduleAlarm } from './retention.ts';
 import { applySchema } from './schema.ts';
 import { revokeGrant } from './revokeGrant.ts';
 import { withdrawRequest } from './withdrawRequest.ts';
@@ -48,6 +50,7 @@ export class Fleet extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    countBillable('objectStarts');
     ctx.blockConcurrencyWhile(async () => {
       applySchema(ctx.storage);
     });
@@ -104,11 +107,10 @@ export class Fleet extends DurableObject<Env> {
     return this.#reply(fleet, asDevice(signed, serve));
   }
 
-  async #scheduleExpiry(ctx: FleetContext): Promise<void> {
-    const deadline = nextDeadline(ctx);
-    if (deadline === undefined) return;
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > deadline) await this.ctx.storage.setAlarm(deadline);
+  /** A request's change of state, then the alarm that follows from it. */
+  async #thenAlarm<T>(ctx: FleetContext, result: RelayResult<T>): Promise<RelayResult<T>> {
+    if (result.ok) await scheduleAlarm(this.ctx.storage, ctx);
+    return result;
   }
 
   // Pairing
@@ -145,15 +147,15 @@ export class Fleet extends DurableObject<Env> {
   }
 
   createRequest(fleet: string, bearer: string | undefined, request: ApprovalRequest) {
-    return this.#forHost(fleet, bearer, async (ctx, host) => {
-      const created = createRequest(ctx, host, request);
-      if (created.ok) await this.#scheduleExpiry(ctx);
-      return created;
-    });
+    return this.#forHost(fleet, bearer, (ctx, host) =>
+      this.#thenAlarm(ctx, createRequest(ctx, host, request)),
+    );
   }
 
   withdrawRequest(fleet: string, bearer: string | undefined, requestId: string) {
-    return this.#forHost(fleet, bearer, (ctx, host) => withdrawRequest(ctx, host, requestId));
+    return this.#forHost(fleet, bearer, async (ctx, host) =>
+      this.#thenAlarm(ctx, await withdrawRequest(ctx, host, requestId)),
+    );
   }
 
   // Phones
@@ -178,7 +180,9 @@ export class Fleet extends DurableObject<Env> {
     token: CapabilityToken,
     relying: RelyingParty,
   ) {
-    return this.#forDevice(fleet, signed, (ctx, device) => decide(ctx, device, requestId, token, relying));
+    return this.#forDevice(fleet, signed, async (ctx, device) =>
+      this.#thenAlarm(ctx, await decide(ctx, device, requestId, token, relying)),
+    );
   }
 
   revokeGrant(fleet: string, envelope: RevokeGrantEnvelope) {
@@ -186,7 +190,7 @@ export class Fleet extends DurableObject<Env> {
   }
 
   deny(fleet: string, requestId: string, envelope: DenyEnvelope) {
-    return this.#reply(fleet, (ctx) => deny(ctx, requestId, envelope));
+    return this.#reply(fleet, async (ctx) => this.#thenAlarm(ctx, await deny(ctx, requestId, envelope)));
   }
 
   members(fleet: string, signed: SignedRequest) {
@@ -263,16 +267,19 @@ export class Fleet extends DurableObject<Env> {
     return new Response(null, { status: 101, webSocket: client });
   }
 
-  /** Daemons only listen; anything but the auto-answered "ping" is ignored. */
-  override webSocketMessage(): void {}
+  /** Daemons only listen; anything but the auto-answered "ping" is ignored (and billed). */
+  override webSocketMessage(): void {
+    countBillable('webSocketMessages');
+  }
 
   override webSocketClose(socket: WebSocket, code: number): void {
     socket.close(code === 1005 ? 1000 : code, 'closing');
   }
 
-  // Expiry
+  // Expiry and retention
 
   override async alarm(): Promise<void> {
+    countBillable('alarms');
     const fleet = row<{ value: string }>(
       this.ctx.storage.sql,
       "SELECT value FROM meta WHERE key = 'fleet'",
@@ -280,9 +287,7 @@ export class Fleet extends DurableObject<Env> {
     if (!fleet) return;
     const ctx = this.#context(fleet);
     expireDue(ctx);
-    pruneRequests(ctx);
-    pruneEvents(ctx.sql, this.now());
-    const next = nextDeadline(ctx);
-    if (next !== undefined) await this.ctx.storage.setAlarm(Math.max(next, this.now()));
+    pruneSettled(ctx);
+    await scheduleAlarm(this.ctx.storage, ctx);
   }
 }

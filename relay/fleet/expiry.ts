@@ -1,7 +1,6 @@
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { row, rows, type FleetContext, type RequestRow } from './context.ts';
 import { notifyClosed } from './notify.ts';
-import { RECENT_MS } from './requests.ts';
 
 /** Expires what is due and tells each daemon; the alarm asks nextDeadline for the next one. */
 export function expireDue(ctx: FleetContext): void {
@@ -23,14 +22,4 @@ export function nextDeadline(ctx: FleetContext): number | undefined {
     row<{ exp: number | null }>(ctx.sql, "SELECT MIN(exp) AS exp FROM requests WHERE state = 'pending'")
       ?.exp ?? undefined
   );
-}
-
-/** Forgets requests long past: their boxes first, then the rows. */
-export function pruneRequests(ctx: FleetContext): void {
-  const cutoff = ctx.now() - RECENT_MS;
-  ctx.sql.exec(
-    "DELETE FROM sealed_boxes WHERE request_id IN (SELECT request_id FROM requests WHERE state != 'pending' AND exp < ?)",
-    cutoff,
-  );
-  ctx.sql.exec("DELETE FROM requests WHERE state != 'pending' AND exp < ?", cutoff);
 }

@@ -24,6 +24,19 @@ function count(ctx: FleetContext, query: string, ...bindings: unknown[]): number
 }
 
 /**
+ * The push log's rows that match, counted no further than `cap`: a cap only asks whether it was
+ * reached, so an agent flooding requests makes each count no dearer than its cap.
+ */
+function countUpTo(ctx: FleetContext, cap: number, where: string, ...bindings: unknown[]): number {
+  return count(
+    ctx,
+    `SELECT COUNT(*) AS n FROM (SELECT 1 FROM push_log WHERE ${where} LIMIT ?)`,
+    ...bindings,
+    cap,
+  );
+}
+
+/**
  * Decides, under the caps, whether a new request is pushed, and sends it to every phone paired
  * with its host. The bookkeeping is synchronous, so concurrent requests cannot slip past a cap;
  * the sending finishes in the background.
@@ -42,31 +55,35 @@ export function notifyNewRequest(
     "SELECT MAX(at) AS at FROM push_log WHERE host = ? AND kind = 'summary'",
     host,
   );
+  const caps = pushCapsFrom(ctx.env.PUSH_CAPS);
   const decision = decidePush(
     {
       lastSummaryAt: lastSummary?.at ?? undefined,
-      requestsLastHour: count(
+      requestsLastHour: countUpTo(
         ctx,
-        "SELECT COUNT(*) AS n FROM push_log WHERE host = ? AND kind = 'request' AND at > ?",
+        caps.perHostPerHour,
+        "host = ? AND kind = 'request' AND at > ?",
         host,
         now - HOUR_MS,
       ),
-      hostPushesLastMinute: count(
+      hostPushesLastMinute: countUpTo(
         ctx,
-        "SELECT COUNT(*) AS n FROM push_log WHERE host = ? AND kind = 'push' AND at > ?",
+        caps.perHostPerMinute,
+        "host = ? AND kind = 'push' AND at > ?",
         host,
         now - MINUTE_MS,
       ),
-      conversationPushesLastMinute: count(
+      conversationPushesLastMinute: countUpTo(
         ctx,
-        "SELECT COUNT(*) AS n FROM push_log WHERE host = ? AND conversation = ? AND kind = 'push' AND at > ?",
+        caps.perConversationPerMinute,
+        "host = ? AND conversation = ? AND kind = 'push' AND at > ?",
         host,
         conversation,
         now - MINUTE_MS,
       ),
     },
     now,
-    pushCapsFrom(ctx.env.PUSH_CAPS),
+    caps,
   );
   ctx.sql.exec(
     "INSERT INTO push_log (host, conversation, kind, at) VALUES (?, ?, 'request', ?)",
@@ -94,15 +111,27 @@ export function notifyNewRequest(
     request.requestId,
     host,
   );
-  const pending = count(ctx, "SELECT COUNT(*) AS n FROM requests WHERE host = ? AND state = 'pending'", host);
+  // Counted only for a summary (at most one an hour per host): the count reads all its requests.
+  const summary: PushMessage | undefined =
+    decision === 'summary'
+      ? {
+          v: PROTOCOL_VERSION,
+          type: 'summary',
+          fleet: ctx.fleet,
+          pending: count(
+            ctx,
+            "SELECT COUNT(*) AS n FROM requests WHERE host = ? AND state = 'pending'",
+            host,
+          ),
+        }
+      : undefined;
   for (const recipient of recipients) {
     const message: PushMessage =
-      decision === 'summary'
-        ? { v: PROTOCOL_VERSION, type: 'summary', fleet: ctx.fleet, pending }
-        : withBoxIfItFits(
-            { v: PROTOCOL_VERSION, type: 'request', fleet: ctx.fleet, requestId: request.requestId },
-            recipient.box,
-          );
+      summary ??
+      withBoxIfItFits(
+        { v: PROTOCOL_VERSION, type: 'request', fleet: ctx.fleet, requestId: request.requestId },
+        recipient.box,
+      );
     ctx.background(deliver(ctx, recipient, JSON.stringify(message), vapid));
   }
 }

@@ -15,6 +15,7 @@ import {
 } from '../../shared/messages/pairing.ts';
 import { f } from '../../shared/schema/index.ts';
 import { validateId } from '../../shared/text/validateId.ts';
+import { metered } from '../billing/billableMeter.ts';
 import type { Fleet } from '../fleet/Fleet.ts';
 import type { OfferIndex } from '../offers/OfferIndex.ts';
 import { bearer, idParam, message, relyingParty, signedRequest } from './readRequest.ts';
@@ -25,12 +26,12 @@ import { reply } from './reply.ts';
 type FleetRouteEnv = { Bindings: Env; Variables: { fleet: string; stub: DurableObjectStub<Fleet> } };
 
 export function fleetObject(env: Env, fleet: string): DurableObjectStub<Fleet> {
-  return env.FLEETS.get(env.FLEETS.idFromName(fleet));
+  return metered(env.FLEETS.get(env.FLEETS.idFromName(fleet)));
 }
 
 /** The object that knows which fleet holds an offer (offers/OfferIndex.ts). */
 export function offerIndexObject(env: Env, offerId: string): DurableObjectStub<OfferIndex> {
-  return env.OFFERS.get(env.OFFERS.idFromName(offerId));
+  return metered(env.OFFERS.get(env.OFFERS.idFromName(offerId)));
 }
 
 const renameSchema = f.object({ v: f.version(), name: f.text(LIMITS.nameBytes) });

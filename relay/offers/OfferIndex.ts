@@ -1,4 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
+import { countBillable } from '../billing/billableMeter.ts';
 
 /**
  * How long an entry outlives its offer: a phone that scans a stale code then hears "expired"
@@ -38,6 +39,7 @@ export class OfferIndex extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    countBillable('alarms');
     await this.ctx.storage.deleteAll();
   }
 }

@@ -21,7 +21,10 @@ export function pushCapsFrom(setting: string | undefined): PushCaps {
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3600_000;
 
-/** What the fleet's push log says about one host at the moment a new request arrives. */
+/**
+ * What the fleet's push log says about one host at the moment a new request arrives. A count may
+ * stop at its cap (notify.ts counts no further), which decides the same.
+ */
 export interface PushHistory {
   /** When this host's last summary push went out, if any. */
   lastSummaryAt: number | undefined;

@@ -69,6 +69,9 @@ export async function startRelay(options: {
       '127.0.0.1',
       '--port',
       String(port),
+      // Its own devtools port: two relays on the default 9229 refuse to start side by side.
+      '--inspector-port',
+      String(await freePort()),
       '--persist-to',
       options.persistTo,
       '--show-interactive-dev-session=false',
@@ -82,9 +85,12 @@ export async function startRelay(options: {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  // Only the tail, for a failed start's message: a relay that logs each of thousands of reset
+  // WebSockets (bench/freezeFanout.ts at 10,000) outgrew the longest string Node can hold.
   let output = '';
-  group.child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  group.child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-64 * 1024));
+  group.child.stdout?.on('data', keep);
+  group.child.stderr?.on('data', keep);
   const origin = `http://127.0.0.1:${port}`;
   try {
     await waitUntilServing(

@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { DAEMON_REFUSED_EXIT } from '../../daemon/cli/exitCodes.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
 import {
   hookInput,
@@ -123,14 +124,17 @@ describe('the hook fails closed', () => {
     await expectDeny(machine, /no phone is paired/);
   });
 
-  it('refuses to start on a socket directory with a wider mode, and removes a dead socket file', async () => {
+  it('refuses to start on a socket directory with a wider mode (exit 78: no restart loop), and removes a dead socket file', async () => {
     const machine = newMachine();
     await initMachine(machine, { relay: relay.origin });
-    mkdirSync(join(machine.runtime, 'latch'), { mode: 0o755 });
-    chmodSync(join(machine.runtime, 'latch'), 0o755);
+    const directory = join(machine.runtime, 'latch');
+    mkdirSync(directory, { mode: 0o777 });
+    chmodSync(directory, 0o777);
     const refused = await runLatch(machine, ['daemon'], { timeoutMs: 10_000 });
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/must be 0700/);
+    expect(refused).toMatchObject({
+      code: DAEMON_REFUSED_EXIT,
+      stderr: `latch: ${directory} has mode 777; it must be 0700 (chmod 700 ${directory})\n`,
+    });
 
     chmodSync(join(machine.runtime, 'latch'), 0o700);
     const first = await startDaemonForTest(machine);
@@ -138,6 +142,10 @@ describe('the hook fails closed', () => {
     await new Promise((resolve) => first.child.once('exit', resolve));
     const second = await startDaemonForTest(machine);
     expect(second.output()).toMatch(/removed a dead socket file/);
+    // A daemon already listening may go away: a restart can mend that, so it is not 78.
+    const third = await runLatch(machine, ['daemon'], { timeoutMs: 10_000 });
+    expect(third.code).toBe(1);
+    expect(third.stderr).toMatch(/another daemon is already listening/);
     await second.stop();
     renameSync(machine.runtime, `${machine.runtime}-gone`);
     rmSync(`${machine.runtime}-gone`, { recursive: true, force: true });

@@ -38,15 +38,15 @@ describe('the phone app', () => {
   it('freezes the fleet from one phone, needs both votes to resume, and refuses a second vote from the same phone', async () => {
     const [a, b] = phones as [(typeof phones)[0], (typeof phones)[0]];
     // On a page whose clock the test moves: a tap (pressed a tenth of a second), ten seconds, then a
-    // hold (pressed a second). A freeze the tap set off would be signed before the hold starts; the
-    // only one is signed after.
+    // hold (pressed a second). A freeze the tap set off would be sent before the hold starts; the
+    // only one is sent after. (Its `ts` is relay time, not the page's moved clock: docs/protocol.md.)
     const clocked = await a.browser.context.newPage();
     try {
       await clocked.clock.install();
-      const freezesSignedAt: number[] = [];
+      let holding = false;
+      const freezesSentHolding: boolean[] = [];
       clocked.on('request', (request) => {
-        if (request.url().endsWith('/freeze'))
-          freezesSignedAt.push((JSON.parse(request.postData()!) as { ts: number }).ts);
+        if (request.url().endsWith('/freeze')) freezesSentHolding.push(holding);
       });
       await clocked.goto(origin);
       const press = async (heldMs: number) => {
@@ -57,11 +57,10 @@ describe('the phone app', () => {
       };
       await press(100);
       await clocked.clock.runFor(10_000);
-      const holdStartedAt = await clocked.evaluate(() => Date.now());
+      holding = true;
       await press(1_000);
       await clocked.getByText('FROZEN', { exact: true }).waitFor();
-      expect(freezesSignedAt).toHaveLength(1);
-      expect(freezesSignedAt[0]).toBeGreaterThanOrEqual(holdStartedAt);
+      expect(freezesSentHolding).toEqual([true]);
     } finally {
       await clocked.close();
     }
@@ -136,7 +135,7 @@ describe('the phone app', () => {
       .waitFor();
   });
 
-  it('ships at most 60 KB of JavaScript, gzipped', () => {
+  it(`ships at most ${PWA_BUDGET_BYTES / 1024} KB of JavaScript, gzipped`, () => {
     const total = shippedJs().reduce((sum, { gzipped }) => sum + gzipped, 0);
     expect(total).toBeGreaterThan(0);
     expect(total).toBeLessThanOrEqual(PWA_BUDGET_BYTES);

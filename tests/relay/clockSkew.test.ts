@@ -1,7 +1,12 @@
+import { SELF } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
+import { DEVICE_AUTH_MAX_SKEW_MS, signDeviceRequest } from '../../shared/device-auth/deviceRequest.ts';
+import { readRelayTime } from '../../shared/device-auth/relayTime.ts';
+import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
+import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { expectRefusedReply } from '../support/expectRefused.ts';
-import { newFleet, phoneCall, setClock, submitRequest, type TestFleet } from './harness.ts';
+import { call, newFleet, ORIGIN, phoneCall, setClock, submitRequest, type TestFleet } from './harness.ts';
 
 /**
  * The relay's side of a clock 5 minutes off (docs/security.md#clocks). The fleet object's clock
@@ -62,4 +67,84 @@ describe('a phone whose clock is 5 minutes off the relay’s', () => {
       );
     });
   }
+});
+
+/** A phone's signed listing, sent as the app sends it; the answer with its headers. */
+async function signedListing(test: TestFleet, phone: TestPhone, now: number): Promise<Response> {
+  const path = `/v1/fleets/${test.fleet}/requests`;
+  const headers = await signDeviceRequest(
+    { method: 'GET', path, body: new Uint8Array(0) },
+    { id: phone.id, privateKey: phone.deviceKeys.privateKey },
+    now,
+  );
+  return SELF.fetch(`${ORIGIN}${path}`, { headers });
+}
+
+const freezeAt = (test: TestFleet, phone: TestPhone, now: number) =>
+  signEnvelope(
+    'freeze',
+    { fleet: test.fleet, reason: 'clock test' },
+    { role: 'device', id: phone.id },
+    phone.deviceKeys.privateKey,
+    now,
+  );
+
+describe('the relay’s time on its answers, which phones sign with', () => {
+  it('comes on a refusal for time, and a phone 5 minutes off is taken once it signs with it', async () => {
+    const test = await newFleet();
+    const { phone } = test.phones[0]!;
+    const refused = await signedListing(test, phone, Date.now() + SKEW_MS);
+    expect({ status: refused.status, body: await refused.json() }).toMatchObject({
+      status: 401,
+      body: { error: { code: 'stale_timestamp' } },
+    });
+    const relayTime = readRelayTime(refused.headers);
+    expect(relayTime).toBeTypeOf('number');
+    const taken = await signedListing(test, phone, relayTime!);
+    expect(taken.status).toBe(200);
+    expect(readRelayTime(taken.headers)).toBeTypeOf('number');
+  });
+
+  it('does not widen the window: a call or a freeze a second past 60 s off the relay’s clock is refused', async () => {
+    const test = await newFleet();
+    const { phone } = test.phones[0]!;
+    const relayNow = Date.now();
+    await setClock(test.fleet, relayNow);
+    for (const off of [DEVICE_AUTH_MAX_SKEW_MS + 1_000, -(DEVICE_AUTH_MAX_SKEW_MS + 1_000)]) {
+      expectRefusedReply(
+        await phoneCall(phone, 'GET', `/v1/fleets/${test.fleet}/requests`, undefined, relayNow + off),
+        401,
+        'stale_timestamp',
+      );
+      expectRefusedReply(
+        await call('POST', `/v1/fleets/${test.fleet}/freeze`, {
+          json: await freezeAt(test, phone, relayNow + off),
+        }),
+        401,
+        'stale_timestamp',
+      );
+    }
+  });
+
+  it('still refuses a replay inside the window: the same signed call, and the same freeze', async () => {
+    const test = await newFleet();
+    const { phone } = test.phones[0]!;
+    const relayNow = Date.now();
+    await setClock(test.fleet, relayNow);
+    const path = `/v1/fleets/${test.fleet}/requests`;
+    const headers = await signDeviceRequest(
+      { method: 'GET', path, body: new Uint8Array(0) },
+      { id: phone.id, privateKey: phone.deviceKeys.privateKey },
+      relayNow + DEVICE_AUTH_MAX_SKEW_MS - 1_000,
+    );
+    expect((await call('GET', path, { headers })).status).toBe(200);
+    expectRefusedReply(await call('GET', path, { headers }), 401, 'replayed_nonce');
+    const freeze = await freezeAt(test, phone, relayNow - DEVICE_AUTH_MAX_SKEW_MS + 1_000);
+    expect((await call('POST', `/v1/fleets/${test.fleet}/freeze`, { json: freeze })).status).toBe(200);
+    expectRefusedReply(
+      await call('POST', `/v1/fleets/${test.fleet}/freeze`, { json: freeze }),
+      401,
+      'replayed_nonce',
+    );
+  });
 });

@@ -18,13 +18,22 @@ export async function openAtRelay(
   const view = (
     await driver.phoneCall<RequestView>(phone, 'GET', `/v1/fleets/${fleet}/requests/${requestId}`)
   ).body;
+  return { view, details: await openBox(phone, { fleet, host: view.host, requestId }, view.box!) };
+}
+
+/** Opens a request's sealed box with the phone's key, from the relay or from a push. */
+export async function openBox(
+  phone: TestPhone,
+  request: { fleet: string; host: string; requestId: string },
+  box: string,
+): Promise<RequestDetails> {
   const opened = await openRequestDetails(
-    view.box!,
+    box,
     { privateKey: phone.ecdhKeys.privateKey, publicKeyRaw: phone.ecdhKeyRaw },
-    { fleet, host: view.host, requestId, device: phone.id },
+    { ...request, device: phone.id },
   );
   if (!opened.ok) throw opened.error;
-  return { view, details: opened.value };
+  return opened.value;
 }
 
 /** The phone signs its approval of exactly these details: the capability token. */

@@ -19,6 +19,40 @@ export function processesRunning(...argv: string[]): number[] {
     });
 }
 
+/** This process's children, from every thread's list in /proc. */
+export function ownChildren(): number[] {
+  return readdirSync('/proc/self/task').flatMap((task) =>
+    readFileSync(`/proc/self/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+  );
+}
+
+/** Every live process below `pid`, by parent pid, each with its start time (pid reuse tells apart). */
+export function descendantsOf(pid: number): Map<number, number> {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    const stat = readProcessStat(Number(name));
+    if (stat && stat.state !== 'Z')
+      children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), Number(name)]);
+  }
+  const found = new Map<number, number>();
+  for (
+    let queue = [...(children.get(pid) ?? [])], next = queue.shift();
+    next !== undefined;
+    next = queue.shift()
+  ) {
+    const start = readProcessStat(next)?.start;
+    if (start !== undefined) found.set(next, start);
+    queue.push(...(children.get(next) ?? []));
+  }
+  return found;
+}
+
+/** Whether the process that started at `start` is still running (a zombie has ended). */
+export function stillRunning(pid: number, start: number): boolean {
+  const stat = readProcessStat(pid);
+  return stat !== undefined && stat.start === start && stat.state !== 'Z';
+}
+
 /**
  * Whether a freeze holds the process: stopped by a signal (`T` in /proc/<pid>/stat), or in a
  * frozen cgroup, where cgroup.freeze leaves it sleeping (`S`) with `frozen 1` in cgroup.events.

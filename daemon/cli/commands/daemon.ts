@@ -1,8 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
-import { ConfigError } from '../../config/config.ts';
 import { latchHome } from '../../config/paths.ts';
 import { runDaemon } from '../../daemonProcess.ts';
-import { StateError } from '../../state/openState.ts';
+import { LastingFault } from '../../lastingFault.ts';
 import { DAEMON_REFUSED_EXIT } from '../exitCodes.ts';
 import { fail } from '../home.ts';
 
@@ -21,8 +20,7 @@ export async function run(): Promise<void> {
   try {
     daemon = await runDaemon(latchHome());
   } catch (error) {
-    const refused = error instanceof StateError || error instanceof ConfigError;
-    fail((error as Error).message, refused ? DAEMON_REFUSED_EXIT : 1);
+    fail((error as Error).message, error instanceof LastingFault ? DAEMON_REFUSED_EXIT : 1);
   }
   const stop = async () => {
     await daemon.stop();

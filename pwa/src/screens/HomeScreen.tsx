@@ -23,6 +23,7 @@ import {
   type Passkey,
 } from '../keystore.ts';
 import { requestPath } from '../paths.ts';
+import { relayNow } from '../relayClock.ts';
 import { cardContext } from '../requestCard.ts';
 import { navigate } from '../router.ts';
 import { useConnectivity } from '../useConnectivity.ts';
@@ -53,7 +54,8 @@ async function loadFleet(identity: DeviceIdentity, membership: Membership): Prom
       : [];
   const problem = state.ok
     ? undefined
-    : // The relay takes a phone's signed calls within ±60 s of its clock (docs/security.md#clocks).
+    : // The relay takes signed calls within ±60 s of its clock, and the app signs with the relay's time,
+      // learnt from its answers; still refused, the relay gave no time to learn (docs/security.md#clocks).
       state.code === 'stale_timestamp'
       ? 'This phone’s clock is more than a minute off: set it to the network time.'
       : state.status === 401
@@ -68,7 +70,7 @@ async function loadFleet(identity: DeviceIdentity, membership: Membership): Prom
 }
 
 function timeLeft(exp: number): string {
-  const seconds = Math.max(0, Math.round((exp - Date.now()) / 1000));
+  const seconds = Math.max(0, Math.round((exp - relayNow()) / 1000));
   return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')} left`;
 }
 

@@ -13,6 +13,7 @@ import { FatigueNotes } from '../components/FatigueNotes.tsx';
 import { DiffView } from '../components/DiffView.tsx';
 import { RiskBadge } from '../components/RiskBadge.tsx';
 import { loadIdentity, loadPasskey, type DeviceIdentity, type Passkey } from '../keystore.ts';
+import { relayNow } from '../relayClock.ts';
 import { cardContext } from '../requestCard.ts';
 import { navigate } from '../router.ts';
 import { useConnectivity } from '../useConnectivity.ts';
@@ -65,9 +66,9 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
       if (!view.ok) return setPhase({ name: 'done', outcome: 'failed', message: view.message });
       if (view.value.state === 'withdrawn')
         return setPhase({ name: 'done', outcome: 'withdrawn', message: NO_LONGER_WAITING });
-      if (view.value.state !== 'pending' || view.value.exp <= Date.now()) {
+      if (view.value.state !== 'pending' || view.value.exp <= relayNow()) {
         const outcome: Outcome =
-          view.value.state === 'expired' || view.value.exp <= Date.now() ? 'expired' : 'already decided';
+          view.value.state === 'expired' || view.value.exp <= relayNow() ? 'expired' : 'already decided';
         return setPhase({
           name: 'done',
           outcome,
@@ -140,7 +141,8 @@ function Review({
   const reviewLeft = Math.max(0, Math.ceil((shownAt + review * 1000 - now) / 1000));
   const needsTyping = details.risk === 'critical';
   const target = details.target ?? details.tool;
-  const expired = now >= details.exp;
+  // The deadline is the host's: the relay's clock is closer to it than a phone's may be.
+  const expired = relayNow() >= details.exp;
   const canApprove =
     !busy &&
     !offline &&
