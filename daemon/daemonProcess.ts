@@ -35,7 +35,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
   // The config in force now: a tightening made while the daemon runs applies at once.
   const inForce = () => {
     const view = configKeeper.current();
-    return view.ok ? view.config : (configKeeper.lastInForce() ?? config);
+    return view.ok ? view.config : (configKeeper.approved() ?? config);
   };
   const quorum = () => inForce().killSwitch.quorum;
   const panicContext = await openPanicContext(files, config, { store, audit }, quorum);

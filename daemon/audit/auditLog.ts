@@ -50,29 +50,29 @@ export class AuditLog {
       ? Object.fromEntries(Object.entries(entry).filter(([key]) => !CONTENT_FIELDS.has(key)))
       : entry;
     let endBefore: number | undefined;
-    let rotated: boolean;
-    try {
-      rotated = this.#store.db.transaction(
-        () => {
-          const seq = Number(this.#store.meta('audit_seq') ?? 0) + 1;
-          const prev = this.#store.meta('audit_hash') ?? GENESIS;
-          const line = `${JSON.stringify({ seq, at: now.toISOString(), ...fields, prev })}\n`;
-          const rotatedNow = rotateIfFull(this.#path, this.#store, Buffer.byteLength(line), this.#rotation());
-          endBefore = statSync(this.#path, { throwIfNoEntry: false })?.size ?? 0;
-          appendWholeLine(this.#path, line);
-          this.#store.setMeta('audit_seq', String(seq));
-          this.#store.setMeta('audit_hash', lineHash(line.slice(0, -1)));
-          return rotatedNow;
+    const rotated = this.#store.db.transaction(
+      () => {
+        const seq = Number(this.#store.meta('audit_seq') ?? 0) + 1;
+        const prev = this.#store.meta('audit_hash') ?? GENESIS;
+        const line = `${JSON.stringify({ seq, at: now.toISOString(), ...fields, prev })}\n`;
+        const rotatedNow = rotateIfFull(this.#path, this.#store, Buffer.byteLength(line), this.#rotation());
+        endBefore = statSync(this.#path, { throwIfNoEntry: false })?.size ?? 0;
+        appendWholeLine(this.#path, line);
+        this.#store.setMeta('audit_seq', String(seq));
+        this.#store.setMeta('audit_hash', lineHash(line.slice(0, -1)));
+        return rotatedNow;
+      },
+      {
+        immediate: true,
+        // A full disk fails the line half-written, or the commit after it: the line is cut back
+        // while the lock is held, or the next line would follow one the database does not vouch
+        // for (or another writer's line, written meanwhile, would be cut).
+        undo: () => {
+          if (endBefore !== undefined && statSync(this.#path, { throwIfNoEntry: false }))
+            truncateSync(this.#path, endBefore);
         },
-        { immediate: true },
-      );
-    } catch (error) {
-      // A full disk fails the line half-written, or the commit after it: the line is cut back
-      // either way, or the next one would follow a line that the database does not vouch for.
-      if (endBefore !== undefined && statSync(this.#path, { throwIfNoEntry: false }))
-        truncateSync(this.#path, endBefore);
-      throw error;
-    }
+      },
+    );
     if (rotated) deleteBeyondRetention(this.#path, this.#store);
   }
 }

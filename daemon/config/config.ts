@@ -241,8 +241,9 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
         'rotate_bytes',
         'audit',
         AUDIT_ROTATION_DEFAULTS.rotateBytes,
-        isCount(1024, 1024 ** 3),
-        'a whole number of bytes from 1024 to 1073741824',
+        // 256 MiB: `latch audit verify` reads a file whole, and Node's longest string is 512 MiB.
+        isCount(1024, 256 * 1024 ** 2),
+        'a whole number of bytes from 1024 to 268435456',
       ),
       keepFiles: pick(
         audit,

@@ -28,6 +28,7 @@ export class ConfigKeeper {
   readonly #audit: AuditLog;
   readonly #env: NodeJS.ProcessEnv;
   #seen: { mtimeMs: number; size: number; approvedHash: string | undefined; view: ConfigView } | undefined;
+  #approved: { text: string; config: LatchConfig | undefined } | undefined;
 
   constructor(path: string, store: StateStore, audit: AuditLog, env: NodeJS.ProcessEnv = process.env) {
     this.#path = path;
@@ -43,10 +44,25 @@ export class ConfigKeeper {
     this.#seen = undefined;
   }
 
-  /** What the last look found in force, without looking again (for the audit log's own use). */
-  lastInForce(): LatchConfig | undefined {
-    const view = this.#seen?.view;
-    return view?.ok ? view.config : undefined;
+  /**
+   * The config last approved, as the state database records it: the one in force, and still the
+   * one while the file is broken or missing (for the audit log and the daemon's timers, which
+   * must not fall back to defaults that may keep less). Read without looking at the file.
+   * Undefined before any approval, or when the record no longer parses.
+   */
+  approved(): LatchConfig | undefined {
+    const text = this.#store.meta('config_text');
+    if (text === undefined) return undefined;
+    if (this.#approved?.text !== text) {
+      let config: LatchConfig | undefined;
+      try {
+        config = parseConfig(text, `${this.#path} (as last approved)`, this.#env);
+      } catch {
+        config = undefined;
+      }
+      this.#approved = { text, config };
+    }
+    return this.#approved.config;
   }
 
   /** The config to enforce now. Cheap when nothing changed (one stat, one lookup). */

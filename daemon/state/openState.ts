@@ -52,9 +52,12 @@ export function openState(files: LatchFiles): LatchState {
     );
   }
   let configKeeper: ConfigKeeper | undefined;
+  // The approved config's audit settings, even while the file is broken; with none recorded (or
+  // one that no longer parses), the strictest reading: no agent text, no rotated file deleted.
   const audit = new AuditLog(files.audit, store, {
-    redactContent: () => configKeeper?.lastInForce()?.audit.content === 'none',
-    rotation: () => configKeeper?.lastInForce()?.audit ?? AUDIT_ROTATION_DEFAULTS,
+    redactContent: () => configKeeper?.approved()?.audit.content !== 'full',
+    rotation: () =>
+      configKeeper?.approved()?.audit ?? { ...AUDIT_ROTATION_DEFAULTS, keepFiles: Number.POSITIVE_INFINITY },
   });
   configKeeper = new ConfigKeeper(files.config, store, audit);
   const view = configKeeper.current();

@@ -101,9 +101,21 @@ export class SqliteDatabase {
   /**
    * Runs `work` in one transaction, committed when it returns and rolled back when it throws.
    * `immediate` takes the write lock at the start, for work that reads what it then writes.
+   * `undo` takes back what the work did outside the database, when the work or its commit fails,
+   * before the rollback lets another process write.
    */
-  transaction<T>(work: () => T, { immediate = false } = {}): T {
-    if (this.#transactionDepth > 0) return work();
+  transaction<T>(
+    work: () => T,
+    { immediate = false, undo }: { immediate?: boolean; undo?: () => void } = {},
+  ): T {
+    if (this.#transactionDepth > 0) {
+      try {
+        return work();
+      } catch (error) {
+        undo?.();
+        throw error;
+      }
+    }
     this.#driver.exec(immediate ? 'BEGIN IMMEDIATE' : 'BEGIN');
     this.#transactionDepth++;
     try {
@@ -111,6 +123,7 @@ export class SqliteDatabase {
       this.#driver.exec('COMMIT');
       return result;
     } catch (error) {
+      undo?.();
       this.#rollBack();
       throw error;
     } finally {

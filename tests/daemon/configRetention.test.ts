@@ -45,17 +45,17 @@ describe('the retention settings', () => {
     [
       'rotate_bytes = 10485760',
       'rotate_bytes = 1023',
-      'audit.rotate_bytes must be a whole number of bytes from 1024 to 1073741824',
+      'audit.rotate_bytes must be a whole number of bytes from 1024 to 268435456',
     ],
     [
       'rotate_bytes = 10485760',
       'rotate_bytes = 2048.5',
-      'audit.rotate_bytes must be a whole number of bytes from 1024 to 1073741824',
+      'audit.rotate_bytes must be a whole number of bytes from 1024 to 268435456',
     ],
     [
       'rotate_bytes = 10485760',
-      'rotate_bytes = 1073741825',
-      'audit.rotate_bytes must be a whole number of bytes from 1024 to 1073741824',
+      'rotate_bytes = 268435457',
+      'audit.rotate_bytes must be a whole number of bytes from 1024 to 268435456',
     ],
     ['keep_files = 10', 'keep_files = -1', 'audit.keep_files must be a whole number from 0 to 1000'],
     ['keep_files = 10', 'keep_files = "10"', 'audit.keep_files must be a whole number from 0 to 1000'],

@@ -20,6 +20,7 @@ function qrDetector(): (video: HTMLVideoElement, canvas: HTMLCanvasElement) => P
     return async (video) => (await detector.detect(video))[0]?.rawValue;
   }
   return async (video, canvas) => {
+    if (video.videoWidth === 0) return undefined;
     canvas.width = video.videoWidth;
     canvas.height = video.videoHeight;
     const context = canvas.getContext('2d', { willReadFrequently: true })!;
@@ -47,7 +48,9 @@ export function ScanScreen() {
       await video.current!.play();
       const detect = qrDetector();
       while (!stopped) {
-        const text = await detect(video.current!, canvas.current!);
+        // A frame that cannot be read (no video size yet, a detector that throws) is skipped,
+        // never the end of scanning.
+        const text = await detect(video.current!, canvas.current!).catch(() => undefined);
         if (text && parsePairingLink(text).ok) {
           const url = new URL(text);
           if (url.origin !== location.origin)
