@@ -8,11 +8,18 @@ import type { BenchEnvironment } from './environment.ts';
 import { median, ms, now, percentile, type BenchRow } from './stats.ts';
 
 /** An agent's request, asked through the daemon's socket; resolves its id once a phone is asked. */
-export function ask(env: BenchEnvironment, title: string) {
+export function ask(env: BenchEnvironment, title: string, detail?: string) {
   let pending: (value: string) => void;
   const requestId = new Promise<string>((resolve) => (pending = resolve));
   const answer = gateCall(
-    { agent: 'bench', tool: 'bench', title, interactive: false, canDefer: false },
+    {
+      agent: 'bench',
+      tool: 'bench',
+      title,
+      ...(detail ? { detail } : {}),
+      interactive: false,
+      canDefer: false,
+    },
     { socketPath: env.machine.socket, onPending: ({ requestId: id }) => pending(id) },
   );
   return { requestId, answer };

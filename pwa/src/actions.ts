@@ -19,7 +19,13 @@ import { f } from '../../shared/schema/index.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { showingLastKnown } from './connectivity.ts';
-import { loadLastKnown, saveLastKnown, type DeviceIdentity } from './keystore.ts';
+import {
+  loadLastKnown,
+  loadMemberships,
+  saveLastKnown,
+  takeTappedPush,
+  type DeviceIdentity,
+} from './keystore.ts';
 import { closeNotifications } from './notifications.ts';
 import { fleetPath, relayCall, type ApiResult } from './relayApi.ts';
 import { relayNow } from './relayClock.ts';
@@ -135,6 +141,66 @@ export async function openRequest(
   const details = opened.value;
   // The box opened only for this fleet, host and request, so the details name them.
   return { fleet, view, details, binding: await detailsBinding(details) };
+}
+
+/**
+ * A request from the sealed box its push carried, opened as any other (openRequest). The push
+ * names no host, and a box opens for its own host alone: each host of the fleet this phone is
+ * paired with is tried. Nor does it name the conversation: '' until the relay is asked (DenySession),
+ * 'none' when the details name no agent session.
+ */
+export async function openPushedBox(
+  identity: DeviceIdentity,
+  fleet: string,
+  requestId: string,
+  box: string,
+): Promise<OpenedRequest | undefined> {
+  const hosts = (await loadMemberships()).find((membership) => membership.fleet === fleet)?.hosts ?? [];
+  for (const { id: host } of hosts) {
+    const view: RequestView = {
+      requestId,
+      host,
+      conversation: '',
+      risk: 'low',
+      createdAt: 0,
+      exp: 0,
+      state: 'pending',
+      box,
+    };
+    const opened = await openRequest(identity, fleet, view);
+    if ('error' in opened) continue;
+    const { details } = opened;
+    return {
+      ...opened,
+      view: {
+        ...view,
+        conversation: details.session === undefined ? 'none' : '',
+        risk: details.risk,
+        createdAt: details.createdAt,
+        exp: details.exp,
+      },
+    };
+  }
+  return undefined;
+}
+
+/**
+ * Past this, a tapped push is not trusted to say the request still waits (an iPhone gets no close
+ * push): the screen asks the relay. Sooner, a request decided elsewhere meanwhile is refused by
+ * the relay when answered, and the screen says so.
+ */
+const TAPPED_PUSH_FRESH_MS = 2 * 60_000;
+
+/** The request whose notification was just tapped, from the box its push carried; else undefined. */
+export async function tappedRequest(
+  identity: DeviceIdentity,
+  fleet: string,
+  requestId: string,
+): Promise<OpenedRequest | undefined> {
+  const tapped = await takeTappedPush().catch(() => undefined);
+  if (tapped?.fleet !== fleet || tapped.requestId !== requestId) return undefined;
+  if (Date.now() - tapped.pushedAt > TAPPED_PUSH_FRESH_MS) return undefined;
+  return openPushedBox(identity, fleet, requestId, tapped.box);
 }
 
 /**

@@ -72,7 +72,22 @@ export interface LastKnown {
   json: string;
 }
 
+/** The sealed box a tapped notification's push carried: its request's screen then needs no fetch. */
+export interface TappedPush {
+  fleet: string;
+  requestId: string;
+  box: string;
+  pushedAt: number;
+}
+
 export const loadIdentity = () => read<DeviceIdentity>('identity');
+export const saveTappedPush = (tapped: TappedPush) => write('tapped-push', tapped);
+/** Used once: a screen opened again (a reload, from the list) asks the relay how the request stands. */
+export async function takeTappedPush(): Promise<TappedPush | undefined> {
+  const tapped = await read<TappedPush | null>('tapped-push');
+  if (tapped) await write('tapped-push', null);
+  return tapped ?? undefined;
+}
 export const loadLastKnown = (path: string) => read<LastKnown>(`last-known ${path}`);
 export const saveLastKnown = (path: string, kept: LastKnown) => write(`last-known ${path}`, kept);
 export const loadPasskey = () => read<Passkey>('passkey');

@@ -8,6 +8,9 @@ export interface NotificationData {
   /** The host, from the sealed details this phone opened: what a deny names. */
   host?: string;
   summary?: boolean;
+  /** The sealed box its push carried, and when: handed to the request's screen on a tap. */
+  box?: string;
+  pushedAt?: number;
   /** Set on the notification that reports a deny sent from a notification. */
   outcome?: 'denied' | 'refused';
   /** Why the relay refused that deny (its error code). */
@@ -19,6 +22,8 @@ export function notificationData(value: unknown): NotificationData | undefined {
   if (typeof data?.fleet !== 'string') return undefined;
   if (data.requestId !== undefined && typeof data.requestId !== 'string') return undefined;
   if (data.host !== undefined && typeof data.host !== 'string') return undefined;
+  if (data.box !== undefined && (typeof data.box !== 'string' || typeof data.pushedAt !== 'number'))
+    return undefined;
   return data as NotificationData;
 }
 

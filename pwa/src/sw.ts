@@ -3,8 +3,8 @@ import { cleanupOutdatedCaches, createHandlerBoundToURL, precacheAndRoute } from
 import { NavigationRoute, registerRoute } from 'workbox-routing';
 import { pushMessageSchema } from '../../shared/messages/events.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
-import { deny, fetchRequest, openRequest, type OpenedRequest } from './actions.ts';
-import { loadIdentity, loadLockScreenPrivacy } from './keystore.ts';
+import { deny, fetchRequest, openPushedBox, openRequest, type OpenedRequest } from './actions.ts';
+import { loadIdentity, loadLockScreenPrivacy, saveTappedPush } from './keystore.ts';
 import { closeNotifications, notificationData, type NotificationData } from './notifications.ts';
 import { requestPath } from './paths.ts';
 import { notificationText } from './requestCard.ts';
@@ -29,20 +29,9 @@ async function openPushed(
 ): Promise<OpenedRequest | undefined> {
   const identity = await loadIdentity();
   if (!identity) return undefined;
-  if (box) {
-    const opened = await openRequest(identity, fleet, {
-      requestId,
-      host: '',
-      conversation: 'none',
-      risk: 'low',
-      createdAt: 0,
-      exp: 0,
-      state: 'pending',
-      box,
-    });
-    // The box names its host; the relay's copy is needed only when it did not fit in the push.
-    if (!('error' in opened)) return { ...opened, view: { ...opened.view, host: opened.details.host } };
-  }
+  // The relay's copy is needed only when the box did not fit in the push, or did not open.
+  const pushed = box && (await openPushedBox(identity, fleet, requestId, box));
+  if (pushed) return pushed;
   const view = await fetchRequest(identity, fleet, requestId);
   if (!view.ok) return undefined;
   const opened = await openRequest(identity, fleet, view.value);
@@ -79,6 +68,7 @@ async function onPush(text: string): Promise<void> {
     fleet: push.fleet,
     requestId: push.requestId,
     ...(opened ? { host: opened.details.host } : {}),
+    ...(opened && push.box ? { box: push.box, pushedAt: Date.now() } : {}),
   };
   const shown = opened
     ? notificationText(opened.details, await loadLockScreenPrivacy().catch(() => true))
@@ -186,6 +176,14 @@ async function onNotificationClick(notification: Notification, action: string): 
   if (action === 'deny' && !data.outcome) return denyFromNotification({ ...data, requestId: data.requestId });
   // Approve, a plain tap (all iOS offers), or a tap on an outcome: the request's screen, where
   // the person reads what they approve and approves with Face ID. Nothing is approved here.
+  // The box from the push goes with it: the screen then asks the relay nothing before the answer.
+  if (data.box && data.pushedAt !== undefined && !data.outcome)
+    await saveTappedPush({
+      fleet: data.fleet,
+      requestId: data.requestId,
+      box: data.box,
+      pushedAt: data.pushedAt,
+    }).catch(() => {});
   return openApp(requestPath(data.fleet, data.requestId));
 }
 

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { OpenedRequest } from '../actions.ts';
+import { fetchRequest, type OpenedRequest } from '../actions.ts';
 import { denyConversation } from '../denyConversation.ts';
 import type { DeviceIdentity } from '../keystore.ts';
 
@@ -24,9 +24,17 @@ export function DenySession({
   if (request.view.conversation === 'none') return null;
   const denyAll = async () => {
     setBusy(true);
+    // A request opened from its push does not know its conversation's id: the relay does.
+    const view = request.view.conversation
+      ? { ok: true as const, value: request.view }
+      : await fetchRequest(identity, request.fleet, request.view.requestId);
+    if (!view.ok) {
+      setBusy(false);
+      return setProblem(view.message);
+    }
     const result = await denyConversation(identity, request.fleet, {
-      host: request.view.host,
-      conversation: request.view.conversation,
+      host: view.value.host,
+      conversation: view.value.conversation,
     });
     setBusy(false);
     if (result.ok) onDone(result.denied);

@@ -4,7 +4,7 @@ import { approvalChallenge } from '../../../shared/approvals/approvalChallenge.t
 import { REVIEW_SECONDS } from '../../../shared/approvals/reviewSeconds.ts';
 import type { Grant } from '../../../shared/messages/approvals.ts';
 import type { ReportScope } from '../../../shared/messages/envelopes.ts';
-import { approve, deny, fetchRequest, openRequest, type OpenedRequest } from '../actions.ts';
+import { approve, deny, fetchRequest, openRequest, tappedRequest, type OpenedRequest } from '../actions.ts';
 import { GRANT_WORDS, rememberRule } from '../allowedRules.ts';
 import { AllowSimilar } from '../components/AllowSimilar.tsx';
 import { DenyAndReport } from '../components/DenyAndReport.tsx';
@@ -62,6 +62,8 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
       if (!me) return setPhase({ name: 'done', outcome: 'failed', message: 'This phone is not paired.' });
       setIdentity(me);
       setPasskey(await loadPasskey());
+      const pushed = await tappedRequest(me, fleet, requestId);
+      if (pushed) return setPhase({ name: 'ready', request: pushed });
       const view = await fetchRequest(me, fleet, requestId);
       if (!view.ok) return setPhase({ name: 'done', outcome: 'failed', message: view.message });
       if (view.value.state === 'withdrawn')
