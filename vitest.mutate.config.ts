@@ -8,8 +8,11 @@ export default defineConfig({
     include: [
       'tests/shared/**/*.test.ts',
       'tests/daemon/auditChain.test.ts',
+      'tests/daemon/auditFailedAppend.test.ts',
+      'tests/daemon/auditFiles.test.ts',
       'tests/daemon/auditRotation.test.ts',
       'tests/daemon/auditTwoProcesses.test.ts',
+      'tests/daemon/auditVerifyEnds.test.ts',
       'tests/daemon/commandCorpus.test.ts',
       'tests/daemon/commandMatching.test.ts',
       'tests/daemon/commandWords.test.ts',

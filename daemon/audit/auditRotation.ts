@@ -24,6 +24,7 @@ export function rotateIfFull(
   rotation: AuditRotation,
 ): boolean {
   const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+  // Stryker disable next-line BooleanLiteral: true only runs deleteBeyondRetention after an append that did not rotate (see auditLog.ts)
   if (size === 0 || size + lineBytes <= rotation.rotateBytes) return false;
   renameSync(path, rotatedPath(path, Number(store.meta('audit_seq') ?? 0)));
   const rotated = rotatedFiles(path);
@@ -31,6 +32,7 @@ export function rotateIfFull(
   const firstKept = (beyond.at(-1)?.lastSeq ?? 0) + 1;
   // Never lowered: a writer that keeps more files (a CLI on the defaults) cannot claim back
   // lines another writer has already let go.
+  // Stryker disable next-line EqualityOperator: >= writes the value already there
   if (firstKept > firstKeptSeq(store)) store.setMeta('audit_first_seq', String(firstKept));
   return true;
 }
@@ -46,6 +48,7 @@ export function deleteBeyondRetention(path: string, store: StateStore): void {
   for (const file of rotatedFiles(path)) {
     if (file.lastSeq >= firstKept) continue;
     try {
+      // Stryker disable next-line ObjectLiteral,BooleanLiteral: force only hides ENOENT, which the catch below ignores too
       rmSync(file.path, { force: true });
     } catch {
       // Tried again at the next rotation; verify skips it meanwhile.

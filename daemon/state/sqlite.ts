@@ -112,7 +112,7 @@ export class SqliteDatabase {
       try {
         return work();
       } catch (error) {
-        undo?.();
+        this.#undo(undo);
         throw error;
       }
     }
@@ -123,11 +123,20 @@ export class SqliteDatabase {
       this.#driver.exec('COMMIT');
       return result;
     } catch (error) {
-      undo?.();
+      this.#undo(undo);
       this.#rollBack();
       throw error;
     } finally {
       this.#transactionDepth--;
+    }
+  }
+
+  /** An undo that fails too must not skip the rollback: the work's error is the one to report. */
+  #undo(undo: (() => void) | undefined): void {
+    try {
+      undo?.();
+    } catch {
+      // What it could not take back, a check of its own finds (the audit chain at the next start).
     }
   }
 
