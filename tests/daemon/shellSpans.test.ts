@@ -84,6 +84,7 @@ describe('a plain command, which a grant may compare word for word', () => {
     ['git push $REMOTE', 'a variable'],
     ['git push $(cat remote)', 'a command substitution'],
     ['rm *.log', 'a glob'],
+    ['rm log*', 'a glob at the end'],
     ['cd ~', 'a tilde'],
     ['echo x > out', 'a redirection'],
     ['git  push', 'two spaces'],
