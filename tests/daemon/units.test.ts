@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,6 @@ import { base32, matchTotp, newTotpSecret, totpCode } from '../../daemon/fallbac
 import { localChallenge } from '../../daemon/fallback/localChallenge.ts';
 import { readGateRequest } from '../../daemon/socket/localApi.ts';
 import { checkSocketPath, InsecurePathError, NoSocketError } from '../../daemon/socket/securePath.ts';
-import { writeFileSync } from 'node:fs';
 
 describe('TOTP (RFC 6238, SHA-1)', () => {
   // RFC 6238 Appendix B: the ASCII secret "12345678901234567890", 8 digits there; we keep 6.
