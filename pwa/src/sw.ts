@@ -21,6 +21,9 @@ self.addEventListener('message', (event) => {
   if ((event.data as { type?: string } | null)?.type === 'SKIP_WAITING') void self.skipWaiting();
 });
 
+/** Past this, a request push shows the generic notification (a browser gives a push handler ~30 s). */
+const OPEN_PUSHED_WITHIN_MS = 15_000;
+
 /** The request a push names, opened with this phone's key: from the push itself, else from the relay. */
 async function openPushed(
   fleet: string,
@@ -63,7 +66,11 @@ async function onPush(text: string): Promise<void> {
   // A request push always shows a notification: one that cannot be opened (storage or the
   // relay failing) says only that a request waits, and a privacy setting that cannot be read
   // hides the details.
-  const opened = await openPushed(push.fleet, push.requestId, push.box).catch(() => undefined);
+  const opened = await Promise.race([
+    openPushed(push.fleet, push.requestId, push.box).catch(() => undefined),
+    // Storage or the relay that never answers must not leave the request without a notification.
+    new Promise<undefined>((resolve) => setTimeout(resolve, OPEN_PUSHED_WITHIN_MS)),
+  ]);
   const data: NotificationData = {
     fleet: push.fleet,
     requestId: push.requestId,
