@@ -23,55 +23,25 @@ export function configChanges(approved: LatchConfig, next: LatchConfig): ConfigC
   ) => {
     if (from !== to) changes.push({ setting, from, to, tightens });
   };
+  /** A number that is stricter when it is larger (`more`) or smaller (`less`). */
+  const number = (setting: string, read: (config: LatchConfig) => number, stricter: 'more' | 'less') => {
+    const [from, to] = [read(approved), read(next)];
+    compare(setting, from, to, stricter === 'more' ? to > from : to < from);
+  };
   compare('relay.url', approved.relay.url, next.relay.url, false);
   compare('host.fleet', approved.host.fleet, next.host.fleet, false);
   compare('host.name', approved.host.name, next.host.name, false);
   // Less time to approve; more phones to resume; freezing when the relay is lost, and sooner.
-  compare(
-    'approvals.timeout_seconds',
-    approved.approvals.timeoutSeconds,
-    next.approvals.timeoutSeconds,
-    next.approvals.timeoutSeconds < approved.approvals.timeoutSeconds,
-  );
+  number('approvals.timeout_seconds', (config) => config.approvals.timeoutSeconds, 'less');
   // Push fatigue: a hold after fewer approvals, counted over a longer window, held longer; a
   // deny remembered longer.
-  compare(
-    'approvals.burst_approvals',
-    approved.approvals.burstApprovals,
-    next.approvals.burstApprovals,
-    next.approvals.burstApprovals < approved.approvals.burstApprovals,
-  );
-  compare(
-    'approvals.burst_window_seconds',
-    approved.approvals.burstWindowSeconds,
-    next.approvals.burstWindowSeconds,
-    next.approvals.burstWindowSeconds > approved.approvals.burstWindowSeconds,
-  );
-  compare(
-    'approvals.review_seconds',
-    approved.approvals.reviewSeconds,
-    next.approvals.reviewSeconds,
-    next.approvals.reviewSeconds > approved.approvals.reviewSeconds,
-  );
-  compare(
-    'approvals.asked_again_seconds',
-    approved.approvals.askedAgainSeconds,
-    next.approvals.askedAgainSeconds,
-    next.approvals.askedAgainSeconds > approved.approvals.askedAgainSeconds,
-  );
-  compare(
-    'kill_switch.quorum',
-    approved.killSwitch.quorum,
-    next.killSwitch.quorum,
-    next.killSwitch.quorum > approved.killSwitch.quorum,
-  );
+  number('approvals.burst_approvals', (config) => config.approvals.burstApprovals, 'less');
+  number('approvals.burst_window_seconds', (config) => config.approvals.burstWindowSeconds, 'more');
+  number('approvals.review_seconds', (config) => config.approvals.reviewSeconds, 'more');
+  number('approvals.asked_again_seconds', (config) => config.approvals.askedAgainSeconds, 'more');
+  number('kill_switch.quorum', (config) => config.killSwitch.quorum, 'more');
   compare('kill_switch.strict', approved.killSwitch.strict, next.killSwitch.strict, next.killSwitch.strict);
-  compare(
-    'kill_switch.grace_seconds',
-    approved.killSwitch.graceSeconds,
-    next.killSwitch.graceSeconds,
-    next.killSwitch.graceSeconds < approved.killSwitch.graceSeconds,
-  );
+  number('kill_switch.grace_seconds', (config) => config.killSwitch.graceSeconds, 'less');
   // Terminating what `latch exec` started is stricter than pausing it.
   compare(
     'kill_switch.on_freeze',
@@ -85,23 +55,8 @@ export function configChanges(approved: LatchConfig, next: LatchConfig): ConfigC
   compare('audit.content', approved.audit.content, next.audit.content, next.audit.content === 'none');
   // Keeping more history is stricter: less of the record of what happened is lost. Keeping less
   // would let an agent shorten its own trail, so it waits for a phone.
-  compare(
-    'audit.rotate_bytes',
-    approved.audit.rotateBytes,
-    next.audit.rotateBytes,
-    next.audit.rotateBytes > approved.audit.rotateBytes,
-  );
-  compare(
-    'audit.keep_files',
-    approved.audit.keepFiles,
-    next.audit.keepFiles,
-    next.audit.keepFiles > approved.audit.keepFiles,
-  );
-  compare(
-    'retention.requests_days',
-    approved.retention.requestsDays,
-    next.retention.requestsDays,
-    next.retention.requestsDays > approved.retention.requestsDays,
-  );
+  number('audit.rotate_bytes', (config) => config.audit.rotateBytes, 'more');
+  number('audit.keep_files', (config) => config.audit.keepFiles, 'more');
+  number('retention.requests_days', (config) => config.retention.requestsDays, 'more');
   return changes;
 }
