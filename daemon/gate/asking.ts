@@ -78,16 +78,21 @@ export class Asking {
         : undefined;
     sealing?.catch(() => undefined); // Its failure is met where it is awaited, below.
     const binding = await detailsBinding(details);
-    store.saveRequest({ requestId, dedupKey, details, binding, state: 'pending' }, details.createdAt);
-    audit.append({
-      event: 'asked',
-      requestId,
-      tool: details.tool,
-      risk: details.risk,
-      title: details.title,
-      detail: details.detail,
-      cwd: details.cwd,
-    });
+    store.db.transaction(
+      () => {
+        store.saveRequest({ requestId, dedupKey, details, binding, state: 'pending' }, details.createdAt);
+        audit.append({
+          event: 'asked',
+          requestId,
+          tool: details.tool,
+          risk: details.risk,
+          title: details.title,
+          detail: details.detail,
+          cwd: details.cwd,
+        });
+      },
+      { immediate: true },
+    );
 
     if (!sealing) {
       return this.#noPhone(

@@ -5,9 +5,11 @@ import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
 import type { CapabilityToken } from '../../shared/messages/approvals.ts';
 import type { DenyEnvelope, ReportScope } from '../../shared/messages/envelopes.ts';
+import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
 import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
 import type { Grants } from '../grants/grants.ts';
+import type { RequestRecord } from '../state/requestStore.ts';
 import type { StateStore } from '../state/stateStore.ts';
 import { deny } from './deny.ts';
 import type { PushFatigue } from './pushFatigue.ts';
@@ -37,7 +39,7 @@ export class RelayAnswers {
 
   /** A token from the relay: worth nothing until this host has verified it end to end. */
   async onApproved(requestId: string, token: CapabilityToken): Promise<void> {
-    const { store, audit, relying, fatigue, grants, waiting } = this.#options;
+    const { store, audit, relying, grants } = this.#options;
     const record = store.request(requestId);
     if (!record || token.requestId !== requestId) {
       audit.append({
@@ -65,7 +67,21 @@ export class RelayAnswers {
       audit.append({ event: 'token_refused', requestId, code: verified.error.code, device: token.device });
       return;
     }
-    store.setCounter(verified.value.device, verified.value.counter);
+    // What follows is one commit: the counter, the audit lines and the request's state, and only
+    // then the agent's answer.
+    store.db.transaction(() => this.#accept(record, token, verified.value, device!), { immediate: true });
+  }
+
+  /** A verified token for a request of ours: honoured if the request still waits and its hold ended. */
+  #accept(
+    record: RequestRecord,
+    token: CapabilityToken,
+    verified: { device: string; counter: number },
+    device: PairedDevice,
+  ): void {
+    const { store, audit, fatigue, grants, waiting } = this.#options;
+    const requestId = record.requestId;
+    store.setCounter(verified.device, verified.counter);
     // Verified, and used up: but the relay's word that it is still open is checked against ours.
     if (record.state !== 'pending') {
       const code = record.state === 'withdrawn' ? 'withdrawn' : 'already_decided';
@@ -83,7 +99,7 @@ export class RelayAnswers {
       return;
     }
     fatigue.approved(Date.now());
-    audit.append({ event: 'approved', requestId, device: verified.value.device, verified: true });
+    audit.append({ event: 'approved', requestId, device: verified.device, verified: true });
     if (token.grant) {
       const grant = grants.add(record, { ...token, grant: token.grant }, Date.now());
       audit.append({
@@ -98,7 +114,7 @@ export class RelayAnswers {
     }
     waiting.settle(requestId, {
       decision: 'allow',
-      reason: `approved on ${device!.name}`,
+      reason: `approved on ${device.name}`,
       via: 'phone',
       requestId,
     });

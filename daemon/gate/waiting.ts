@@ -1,4 +1,5 @@
 import type { AuditLog } from '../audit/auditLog.ts';
+import { daemonLog as log } from '../output/daemonLog.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
 import type { StateStore } from '../state/stateStore.ts';
 import { Callers } from './callers.ts';
@@ -83,38 +84,58 @@ export class Waiting {
       });
     }
     return new Promise((resolve) => {
-      const timer = setTimeout(
-        () =>
-          this.settle(
-            requestId,
-            deny('expired', 'expired: no phone answered before the deadline', requestId),
-          ),
-        Math.max(0, exp - Date.now()),
-      );
+      const timer = setTimeout(() => this.#expire(requestId), Math.max(0, exp - Date.now()));
       this.#waiting.set(requestId, { settle: resolve, timer });
     });
   }
 
-  /** Records the answer (only a pending request changes state) and gives it to whoever waits. */
+  /**
+   * Records the answer (only a pending request changes state) and gives it to whoever waits, once
+   * the record is committed, with what the caller recorded before it in the same transaction.
+   * A deny that cannot be recorded (a full disk) is given all the same: refusing is safe.
+   */
   settle(requestId: string, answer: GateAnswer): void {
+    const { store, fatigue, audit } = this.#options;
     const state =
       answer.decision === 'allow'
         ? 'approved'
         : answer.decision === 'deny' && answer.blockReason === 'expired'
           ? 'expired'
           : 'denied';
-    this.#options.store.settleRequest(requestId, state);
-    this.#options.fatigue.settled(requestId);
+    const waiter = this.#waiting.get(requestId);
+    try {
+      store.db.transaction(
+        () => {
+          store.settleRequest(requestId, state);
+          if (!waiter) return;
+          audit.append({ event: 'decided', requestId, decision: answer.decision, reason: answer.reason });
+          // Should an outer transaction's commit fail, an allow's waiter stays for its deadline.
+          store.db.afterCommit(() => this.#release(requestId, answer));
+        },
+        { immediate: true },
+      );
+    } catch (error) {
+      if (answer.decision !== 'allow') this.#release(requestId, answer);
+      throw error;
+    } finally {
+      fatigue.settled(requestId);
+    }
+  }
+
+  /** The deadline's deny, given even where a full disk keeps it from being recorded. */
+  #expire(requestId: string): void {
+    try {
+      this.settle(requestId, deny('expired', 'expired: no phone answered before the deadline', requestId));
+    } catch (error) {
+      log(`an expiry could not be recorded: ${(error as Error).message}`);
+    }
+  }
+
+  #release(requestId: string, answer: GateAnswer): void {
     const waiter = this.#waiting.get(requestId);
     if (!waiter) return;
     clearTimeout(waiter.timer);
     this.#waiting.delete(requestId);
-    this.#options.audit.append({
-      event: 'decided',
-      requestId,
-      decision: answer.decision,
-      reason: answer.reason,
-    });
     waiter.settle(answer);
   }
 }

@@ -75,10 +75,17 @@ export function isDamagedDatabase(error: unknown): boolean {
   return typeof code === 'string' && /^SQLITE_(CORRUPT|NOTADB)/.test(code);
 }
 
-/** A SQLite database on either driver, with transactions that nest (the inner joins the outer). */
+/**
+ * A SQLite database on either driver, with transactions that nest: the inner joins the outer, so
+ * that what one decision records (its state, its counter, its audit lines) is one commit.
+ */
 export class SqliteDatabase {
   readonly #driver: SqliteDriver;
   #transactionDepth = 0;
+  /** The undos of the outermost transaction's work so far, inner ones included. */
+  #undos: (() => void)[] = [];
+  /** What waits for the outermost commit: an answer is given only once its record is durable. */
+  #afterCommit: (() => void)[] = [];
 
   constructor(path: string) {
     this.#driver = openDriver(path);
@@ -100,8 +107,10 @@ export class SqliteDatabase {
 
   /**
    * Runs `work` in one transaction, committed when it returns and rolled back when it throws.
-   * `immediate` takes the write lock at the start, for work that reads what it then writes.
-   * `undo` takes back what the work did outside the database, when the work or its commit fails,
+   * Inside another, it joins it: its writes commit or roll back with the outer work's.
+   * `immediate` takes the write lock at the start, for work that reads what it then writes (an
+   * inner transaction has the outer's lock). `undo` takes back what the work did outside the
+   * database, when the work, any work after it in the same transaction, or the commit fails,
    * before the rollback lets another process write.
    */
   transaction<T>(
@@ -109,32 +118,42 @@ export class SqliteDatabase {
     { immediate = false, undo }: { immediate?: boolean; undo?: () => void } = {},
   ): T {
     if (this.#transactionDepth > 0) {
-      try {
-        return work();
-      } catch (error) {
-        this.#undo(undo);
-        throw error;
-      }
+      if (undo) this.#undos.push(undo);
+      return work();
     }
     this.#driver.exec(immediate ? 'BEGIN IMMEDIATE' : 'BEGIN');
     this.#transactionDepth++;
+    this.#undos = undo ? [undo] : [];
+    this.#afterCommit = [];
+    let result: T;
     try {
-      const result = work();
+      result = work();
       this.#driver.exec('COMMIT');
-      return result;
     } catch (error) {
-      this.#undo(undo);
+      for (const undoOne of this.#undos.reverse()) this.#undo(undoOne);
       this.#rollBack();
       throw error;
     } finally {
       this.#transactionDepth--;
+      this.#undos = [];
     }
+    for (const effect of this.#afterCommit.splice(0)) effect();
+    return result;
+  }
+
+  /**
+   * Runs `effect` once what the transaction under way wrote is committed (at once outside one),
+   * and never if it rolls back.
+   */
+  afterCommit(effect: () => void): void {
+    if (this.#transactionDepth > 0) this.#afterCommit.push(effect);
+    else effect();
   }
 
   /** An undo that fails too must not skip the rollback: the work's error is the one to report. */
-  #undo(undo: (() => void) | undefined): void {
+  #undo(undo: () => void): void {
     try {
-      undo?.();
+      undo();
     } catch {
       // What it could not take back, a check of its own finds (the audit chain at the next start).
     }

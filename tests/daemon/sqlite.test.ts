@@ -42,6 +42,47 @@ describe('SQLite on this Node', () => {
     expect(count()).toBe(1);
   });
 
+  it('takes back an inner transaction’s outside work when the outer fails after it, last first', () => {
+    const insert = db.prepare('INSERT INTO t VALUES (?)');
+    const undone: string[] = [];
+    expect(() =>
+      db.transaction(
+        () => {
+          db.transaction(() => insert.run('a'), { undo: () => undone.push('inner') });
+          insert.run('a');
+        },
+        { undo: () => undone.push('outer') },
+      ),
+    ).toThrow(/UNIQUE/);
+    expect(undone).toEqual(['inner', 'outer']);
+    // A transaction that commits takes nothing back.
+    db.transaction(() => db.transaction(() => insert.run('b'), { undo: () => undone.push('late') }));
+    expect(undone).toEqual(['inner', 'outer']);
+  });
+
+  it('runs what waits for the commit once the outermost transaction commits, and never after a rollback', () => {
+    const insert = db.prepare('INSERT INTO t VALUES (?)');
+    const seen: number[] = [];
+    db.transaction(() => {
+      insert.run('a');
+      db.transaction(() => db.afterCommit(() => seen.push(count())));
+      insert.run('b');
+      expect(seen).toEqual([]);
+    });
+    // It saw both rows: it ran after the commit, not where it was asked for.
+    expect(seen).toEqual([2]);
+    expect(() =>
+      db.transaction(() => {
+        db.afterCommit(() => seen.push(-1));
+        insert.run('a');
+      }),
+    ).toThrow(/UNIQUE/);
+    expect(seen).toEqual([2]);
+    // Outside a transaction there is nothing to wait for.
+    db.afterCommit(() => seen.push(0));
+    expect(seen).toEqual([2, 0]);
+  });
+
   it('waits for another connection’s write lock instead of failing at once', () => {
     const other = new SqliteDatabase(join(dir, 'test.db'));
     try {
