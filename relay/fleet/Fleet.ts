@@ -20,7 +20,7 @@ import { listMembers, renameDevice, revokeDevice, updatePushSubscription } from 
 import { completeOffer, confirmOffer, createOffer, offerStatus } from './pairing.ts';
 import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import { createRequest, decide, deny, getRequest, listRequests } from './requests.ts';
-import { pruneSettled, scheduleAlarm } from './retention.ts';
+import { pruneSettled, scheduleAlarm, scheduleAlarmAfter } from './retention.ts';
 import { applySchema } from './schema.ts';
 import { revokeGrant } from './revokeGrant.ts';
 import { withdrawRequest } from './withdrawRequest.ts';
@@ -108,8 +108,8 @@ export class Fleet extends DurableObject<Env> {
   }
 
   /** A request's change of state, then the alarm that follows from it. */
-  async #thenAlarm<T>(ctx: FleetContext, result: RelayResult<T>): Promise<RelayResult<T>> {
-    if (result.ok) await scheduleAlarm(this.ctx.storage, ctx);
+  async #thenAlarm<T>(ctx: FleetContext, requestId: string, result: RelayResult<T>): Promise<RelayResult<T>> {
+    if (result.ok) await scheduleAlarmAfter(this.ctx.storage, ctx, requestId);
     return result;
   }
 
@@ -148,13 +148,13 @@ export class Fleet extends DurableObject<Env> {
 
   createRequest(fleet: string, bearer: string | undefined, request: ApprovalRequest) {
     return this.#forHost(fleet, bearer, (ctx, host) =>
-      this.#thenAlarm(ctx, createRequest(ctx, host, request)),
+      this.#thenAlarm(ctx, request.requestId, createRequest(ctx, host, request)),
     );
   }
 
   withdrawRequest(fleet: string, bearer: string | undefined, requestId: string) {
     return this.#forHost(fleet, bearer, async (ctx, host) =>
-      this.#thenAlarm(ctx, await withdrawRequest(ctx, host, requestId)),
+      this.#thenAlarm(ctx, requestId, await withdrawRequest(ctx, host, requestId)),
     );
   }
 
@@ -181,7 +181,7 @@ export class Fleet extends DurableObject<Env> {
     relying: RelyingParty,
   ) {
     return this.#forDevice(fleet, signed, async (ctx, device) =>
-      this.#thenAlarm(ctx, await decide(ctx, device, requestId, token, relying)),
+      this.#thenAlarm(ctx, requestId, await decide(ctx, device, requestId, token, relying)),
     );
   }
 
@@ -190,7 +190,9 @@ export class Fleet extends DurableObject<Env> {
   }
 
   deny(fleet: string, requestId: string, envelope: DenyEnvelope) {
-    return this.#reply(fleet, async (ctx) => this.#thenAlarm(ctx, await deny(ctx, requestId, envelope)));
+    return this.#reply(fleet, async (ctx) =>
+      this.#thenAlarm(ctx, requestId, await deny(ctx, requestId, envelope)),
+    );
   }
 
   members(fleet: string, signed: SignedRequest) {

@@ -1,4 +1,4 @@
-import { row, type FleetContext } from './context.ts';
+import { row, type FleetContext, type RequestRow } from './context.ts';
 import { EVENT_RETENTION_MS, oldestPrunableEvent, pruneEvents } from './events.ts';
 import { nextDeadline } from './expiry.ts';
 import { RECENT_MS } from './requests.ts';
@@ -61,4 +61,29 @@ export async function scheduleAlarm(storage: DurableObjectStorage, ctx: FleetCon
   if (next === undefined) {
     if (current !== null) await storage.deleteAlarm();
   } else if (current !== next) await storage.setAlarm(Math.max(next, ctx.now()));
+}
+
+/**
+ * The same, after one request was created or settled, reading only what that change can move
+ * (a full reschedule, three reads and the alarm, took 0.13-0.19 ms of each call). The alarm stands
+ * at the earliest of what it is for, so a new deadline can only bring it forward; a settled
+ * request moves it only when it stood at that request's deadline, where it would fire, billed,
+ * for nothing. Settling adds only prune times, which are later than the request's deadline.
+ */
+export async function scheduleAlarmAfter(
+  storage: DurableObjectStorage,
+  ctx: FleetContext,
+  requestId: string,
+): Promise<void> {
+  const changed = row<Pick<RequestRow, 'state' | 'exp'>>(
+    ctx.sql,
+    'SELECT state, exp FROM requests WHERE request_id = ?',
+    requestId,
+  );
+  const current = await storage.getAlarm();
+  if (changed?.state === 'pending') {
+    if (current === null || current > changed.exp) await storage.setAlarm(Math.max(changed.exp, ctx.now()));
+  } else if (!changed || current === null || current >= changed.exp) {
+    await scheduleAlarm(storage, ctx);
+  }
 }

@@ -5,6 +5,7 @@ import type { Fleet } from '../../relay/fleet/Fleet.ts';
 import { appendEvent, EVENT_RETENTION_MS } from '../../relay/fleet/events.ts';
 import { RECENT_MS } from '../../relay/fleet/requests.ts';
 import { PRUNE_EVERY_MS } from '../../relay/fleet/retention.ts';
+import type { RequestDetails } from '../../shared/messages/approvals.ts';
 import type { HostEvent } from '../../shared/messages/events.ts';
 import {
   DaemonSocket,
@@ -28,11 +29,16 @@ function stored<T>(test: TestFleet, query: string, ...bindings: unknown[]): Prom
 const alarmOf = (test: TestFleet) =>
   runInDurableObject(fleetStub(test.fleet), (_instance: Fleet, state) => state.storage.getAlarm());
 
-async function approve(test: TestFleet, exp?: number) {
-  const { details } = await submitRequest(test, exp === undefined ? {} : { exp });
+/** The fleet's phone approves a request it was sent. */
+async function decideOnPhone(test: TestFleet, details: RequestDetails) {
   const phone = test.phones[0]!.phone;
   const token = await signToken(phone, await bindingFor(details));
   expect((await sendDecision(test, phone, details.requestId, token)).status).toBe(200);
+}
+
+async function approve(test: TestFleet, exp?: number) {
+  const { details } = await submitRequest(test, exp === undefined ? {} : { exp });
+  await decideOnPhone(test, details);
   return details;
 }
 
@@ -62,6 +68,26 @@ describe("the relay's retention", () => {
     const test = await newFleet();
     const { details } = await submitRequest(test);
     expect(await alarmOf(test)).toBe(details.exp);
+  });
+
+  it('brings the alarm forward for a new request due sooner, and leaves it for one due later', async () => {
+    const test = await newFleet();
+    const now = Date.now();
+    await submitRequest(test, { exp: now + 10 * 60_000 });
+    const { details: sooner } = await submitRequest(test, { exp: now + 5 * 60_000 });
+    await submitRequest(test, { exp: now + 20 * 60_000 });
+    expect(await alarmOf(test)).toBe(sooner.exp);
+  });
+
+  it('moves the alarm only when the request decided is the one it stood at', async () => {
+    const test = await newFleet();
+    const now = Date.now();
+    const { details: first } = await submitRequest(test, { exp: now + 5 * 60_000 });
+    const { details: second } = await submitRequest(test, { exp: now + 10 * 60_000 });
+    await decideOnPhone(test, second);
+    expect(await alarmOf(test)).toBe(first.exp);
+    await decideOnPhone(test, first);
+    expect(await alarmOf(test)).toBe(Math.ceil((first.exp + RECENT_MS) / PRUNE_EVERY_MS) * PRUNE_EVERY_MS);
   });
 
   it('prunes a settled request and its boxes a day after its deadline, and keeps one settled later', async () => {
