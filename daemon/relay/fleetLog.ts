@@ -65,6 +65,10 @@ export class FleetLog {
       seq <= this.#summed.seq &&
       (await freezeId(event.envelope)) !== this.#summed.inForce;
     if (!pastFreeze) await (this.#handlers[event.type] as (event: HostEvent) => Promise<void> | void)(event);
+    // After the answers the event gave have gone out: the cursor's commit (a sync to disk) is not
+    // on the path of an agent waiting for its approval. A crash meanwhile replays the event, which
+    // its handler meets as handled (a token used once, a freeze already in force).
+    await new Promise(setImmediate);
     this.#cursor.write(Math.max(seq, this.#cursor.read()));
   }
 }
