@@ -21,7 +21,9 @@ async function openClients(
   const sockets: WebSocket[] = [];
   for (let opened = 0; opened < count; opened += 100) {
     const batch = Array.from({ length: Math.min(100, count - opened) }, () => {
-      const socket = new WebSocket(url, { headers });
+      // As the daemon connects (daemon/relay/relayConnection.ts): ws offers permessage-deflate
+      // unless told not to, and with it workerd compressed the frame once per socket.
+      const socket = new WebSocket(url, { headers, perMessageDeflate: false });
       return new Promise<{ socket: WebSocket; error?: Error }>((resolve) => {
         socket.once('message', () => resolve({ socket }));
         socket.once('error', (error) => resolve({ socket, error }));
