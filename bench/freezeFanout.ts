@@ -40,6 +40,14 @@ async function openClients(
   return { sockets };
 }
 
+/** How many daemons, how many freezes, and the polling peer's interval and samples. */
+export interface FanoutScale {
+  count: number;
+  freezes: number;
+  pollIntervalMs: number;
+  pollSamples: number;
+}
+
 /** The time from `trigger` to the last of `sockets` receiving a message that `matches`. */
 async function lastArrival(
   sockets: WebSocket[],
@@ -66,38 +74,44 @@ async function lastArrival(
 }
 
 /**
- * Freeze fan-out to `count` daemons' WebSockets, against a raw ws broadcast to as many and (with
- * `pollSamples`) a poller every `pollIntervalMs`. The goal is the issue's, at 1,000 daemons; a
- * larger count is measured without one.
+ * Freeze fan-out to `count` daemons' WebSockets, `freezes` times over the same sockets (each
+ * freeze resumed before the next), against a raw ws broadcast to as many, as many times, and
+ * (with `pollSamples`) a poller every `pollIntervalMs`. The first freeze is reported on its own:
+ * it is the relay's first broadcast on these sockets, as a panic after a quiet spell is, and it
+ * runs slower than those after it (docs/benchmarks.md). The goal is the issue's, at 1,000
+ * daemons, and holds only if every freeze meets it; a larger count is measured without one.
  */
 export async function freezeFanout(
   env: BenchEnvironment,
-  count: number,
-  pollIntervalMs: number,
-  pollSamples: number,
+  { count, freezes, pollIntervalMs, pollSamples }: FanoutScale,
 ): Promise<BenchRow> {
   const url = `${env.origin.replace(/^http/, 'ws')}/v1/fleets/${env.fleet}/connect`;
   const opened = await openClients(url, count, { authorization: `Bearer ${env.hostToken}` });
   const clients = opened.sockets;
   if (clients.length === 0) throw new Error(`no daemon WebSocket connected: ${opened.refused}`);
-  const envelope = await signEnvelope(
-    'freeze',
-    { fleet: env.fleet, reason: 'benchmark' },
-    { role: 'device', id: env.phone.id },
-    env.phone.deviceKeys.privateKey,
-  );
-  let fanout: number;
+  const fanouts: number[] = [];
   try {
-    fanout = await lastArrival(
-      clients,
-      (text) => text.includes('"type":"frozen"'),
-      () =>
-        fetch(`${env.origin}/v1/fleets/${env.fleet}/freeze`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(envelope),
-        }),
-    );
+    for (let i = 0; i < freezes; i++) {
+      const envelope = await signEnvelope(
+        'freeze',
+        { fleet: env.fleet, reason: 'benchmark' },
+        { role: 'device', id: env.phone.id },
+        env.phone.deviceKeys.privateKey,
+      );
+      fanouts.push(
+        await lastArrival(
+          clients,
+          (text) => text.includes('"type":"frozen"'),
+          () =>
+            fetch(`${env.origin}/v1/fleets/${env.fleet}/freeze`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(envelope),
+            }),
+        ),
+      );
+      await resume(env);
+    }
   } catch (error) {
     // At 10,000 the local relay resets connections and then stops answering: say so in the row.
     if (!opened.refused) throw error;
@@ -118,22 +132,26 @@ export async function freezeFanout(
     };
   }
   for (const client of clients) client.terminate();
-  await resume(env);
 
-  // Baseline: the same number of clients on a bare ws server, one broadcast.
+  // Baseline: the same number of clients on a bare ws server, broadcast to as many times.
   const server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
   await new Promise((resolve) => server.once('listening', resolve));
   server.on('connection', (socket) => socket.send('hello'));
   const bare = (
     await openClients(`ws://127.0.0.1:${(server.address() as AddressInfo).port}`, clients.length, {})
   ).sockets;
-  const broadcast = await lastArrival(
-    bare,
-    (text) => text === 'frozen',
-    async () => {
-      for (const socket of server.clients) socket.send('frozen');
-    },
-  );
+  const broadcasts: number[] = [];
+  for (let i = 0; i < freezes; i++) {
+    broadcasts.push(
+      await lastArrival(
+        bare,
+        (text) => text === 'frozen',
+        async () => {
+          for (const socket of server.clients) socket.send('frozen');
+        },
+      ),
+    );
+  }
   for (const socket of bare) socket.terminate();
   server.close();
 
@@ -173,24 +191,33 @@ export async function freezeFanout(
   const reached = clients.length;
   const poller = polled.length > 0 ? `; ${pollIntervalMs / 1000} s poller median ${ms(median(polled))}` : '';
   const atGoalScale = count === 1000 && reached === count;
+  const figure = firstThenMedian(fanouts);
   return {
     name: `freeze fan-out, ${count.toLocaleString('en')} daemons`,
     figure:
       reached === count
-        ? ms(fanout)
-        : `${ms(fanout)} to the ${reached.toLocaleString('en')} that connected (${opened.refused})`,
-    baseline: `raw ws broadcast ${ms(broadcast)}${poller}`,
+        ? figure
+        : `${figure} to the ${reached.toLocaleString('en')} that connected (${opened.refused})`,
+    baseline: `raw ws broadcast: ${firstThenMedian(broadcasts)}${poller}`,
     goal: count === 1000 ? '≤ 100 ms' : '(measured)',
-    met: atGoalScale ? fanout <= 100 : undefined,
+    met: atGoalScale ? Math.max(...fanouts) <= 100 : undefined,
     data: {
       daemons: count,
       connected: reached,
-      fanout,
-      broadcast,
+      fanout: fanouts[0]!,
+      broadcast: broadcasts[0]!,
+      // Every freeze and broadcast, in ms, in the order they ran.
+      fanouts: fanouts.map((value) => value.toFixed(1)).join(' '),
+      broadcasts: broadcasts.map((value) => value.toFixed(1)).join(' '),
       ...(polled.length > 0 ? { pollerMedian: median(polled), pollIntervalMs } : {}),
       ...(opened.refused ? { refused: opened.refused } : {}),
     },
   };
+}
+
+/** The first sample, and the median of those after it: the first broadcast runs cold. */
+function firstThenMedian([first, ...later]: number[]): string {
+  return later.length > 0 ? `first ${ms(first!)}, then median ${ms(median(later))}` : ms(first!);
 }
 
 /** Resumes the fleet: the phone votes (quorum 1), and waits until the daemon has resumed too. */

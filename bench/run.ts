@@ -31,6 +31,7 @@ const scale = smoke
       manyDaemons: 200,
       freezePoll: 500,
       freezePolls: 1,
+      freezes: 2,
       hookRuns: 3,
       guardCalls: 10_000,
       throughputMs: 1000,
@@ -47,6 +48,7 @@ const scale = smoke
       manyDaemons: 10_000,
       freezePoll: 5000,
       freezePolls: 3,
+      freezes: 5,
       hookRuns: 20,
       guardCalls: 200_000,
       throughputMs: 10_000,
@@ -111,7 +113,14 @@ try {
   }
   if (selected('freeze')) {
     log(`freeze fan-out to ${scale.daemons} WebSockets`);
-    rows.push(await freezeFanout(env, scale.daemons, scale.freezePoll, scale.freezePolls));
+    rows.push(
+      await freezeFanout(env, {
+        count: scale.daemons,
+        freezes: scale.freezes,
+        pollIntervalMs: scale.freezePoll,
+        pollSamples: scale.freezePolls,
+      }),
+    );
   }
   if (soakSelected) {
     log(`soak: ${scale.soak.calls} gated calls, ${scale.soak.approvals} approved on a phone`);
@@ -121,7 +130,9 @@ try {
   // fleet the local relay (wrangler dev) slows to a crawl, grows to gigabytes and resets them.
   if (only ? only.includes('freeze10k') : smoke) {
     log(`freeze fan-out to ${scale.manyDaemons} WebSockets`);
-    rows.push(await freezeFanout(env, scale.manyDaemons, scale.freezePoll, 0));
+    rows.push(
+      await freezeFanout(env, { count: scale.manyDaemons, freezes: 1, pollIntervalMs: 0, pollSamples: 0 }),
+    );
   }
 } finally {
   await env.stop();
