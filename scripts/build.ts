@@ -4,6 +4,7 @@
  *
  * - dist/latch/main.mjs: every command, one chunk per command, loaded when it runs;
  * - dist/latch/hook.cjs: `latch hook claude-code` alone, as CommonJS (faster to load);
+ * - dist/latch/daemon.cjs: `latch daemon` alone, as CommonJS (less resident memory);
  * - dist/sdk/latch.mjs: the SDK guard, what `import { connect } from '@latchhq/latch'` loads;
  * - dist/sdk/latch.d.ts and dist/sdk/types/: its declarations (see emitSdkTypes).
  */
@@ -36,12 +37,17 @@ await build({
   },
 });
 
+// The two commands that skip the CLI parser: the hook, which an agent waits on for every tool
+// call, and the daemon, which runs for months. A CommonJS module has no import.meta; the modules
+// that find the package's files from their own place read it from the bundle's path instead.
 await build({
   ...common,
-  entryPoints: { hook: 'daemon/cli/hookEntry.ts' },
+  entryPoints: { hook: 'daemon/cli/hookEntry.ts', daemon: 'daemon/cli/daemonEntry.ts' },
   outdir: 'dist/latch',
   outExtension: { '.js': '.cjs' },
   format: 'cjs',
+  define: { 'import.meta.url': '__latchModuleUrl' },
+  banner: { js: "const __latchModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
 
 await build({

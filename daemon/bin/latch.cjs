@@ -1,33 +1,44 @@
 #!/usr/bin/env node
 // The `latch` executable: runs the CLI from its bundles in dist/, which the package ships and
 // `npm run build` makes in a checkout of the repository (npm start and npm test run it).
-// CommonJS, like the hook's bundle: `latch hook claude-code`, which runs on every tool call an
-// agent makes, skips the CLI parser and the ES module loader (the hook reads its own options).
+// CommonJS, like the hook's and the daemon's bundles: `latch hook claude-code`, which runs on
+// every tool call an agent makes, and `latch daemon`, which runs for months, skip the CLI parser
+// and the ES module loader (the hook reads its own options; the daemon takes none, and with
+// anything after it, `--help` say, the parser answers).
 const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 
 const [command, event] = process.argv.slice(2);
 const hook = command === 'hook' && (event === 'claude-code' || event === 'codex');
+const daemon = command === 'daemon' && process.argv.length === 3;
 // Exit 2 blocks the call in Claude Code and Codex; any other failure to start would let it run.
 const fail = (message) => {
   process.stderr.write(`latch: ${message}\n`);
   process.exit(2);
 };
 // `latch daemon` runs for months, and what V8 keeps for speed outweighs its work (issue 16,
-// bench/daemonMemory.ts: 66.7 MB → 56.7 MB after 1,000 calls, the same CPU per call). Set here,
-// before any bundle loads, because module loading is what runs the optimising compiler (whose
-// code alone pages in 4 MB of the node binary) and grows the young generation to 4 MB:
+// bench/daemonMemory.ts: 66.7 MB → 56.7 MB after 1,000 calls, the same CPU per call; its own
+// CommonJS bundle took 1.5 MB more). Set here, before any bundle loads, because module loading
+// is what runs the optimising compiler (whose code alone pages in 4 MB of the node binary) and
+// grows the young generation to 4 MB:
 // - --max-opt=1: Sparkplug's baseline code, no TurboFan;
 // - --semi-space-growth-factor=1: the young generation stays at its first 1 MB;
 // - --optimize-for-size: the heap is sized and collected for memory rather than speed.
 // V8 reads all three as it runs. The cost: Node's code cache for its own modules, checked
 // against the flags, is refused for those loaded from here on; start-up CPU stayed within noise.
-if (command === 'daemon')
+if (daemon)
   require('node:v8').setFlagsFromString('--max-opt=1 --semi-space-growth-factor=1 --optimize-for-size');
-const bundle = join(__dirname, '..', '..', 'dist', 'latch', hook ? 'hook.cjs' : 'main.mjs');
+const bundle = join(
+  __dirname,
+  '..',
+  '..',
+  'dist',
+  'latch',
+  hook ? 'hook.cjs' : daemon ? 'daemon.cjs' : 'main.mjs',
+);
 if (!existsSync(bundle)) fail('the CLI is not built; run `npm run build` in the repository');
 try {
-  if (hook) require(bundle);
+  if (hook || daemon) require(bundle);
   else import(require('node:url').pathToFileURL(bundle).href).catch((error) => fail(error.message));
 } catch (error) {
   fail(`cannot start: ${error.message}`);

@@ -11,6 +11,8 @@ describe('usage errors', () => {
     ['an unknown option', ['status', '--verbose'], /^latch: unknown option '--verbose'/],
     ['a missing required option', ['request'], /^latch: required option '--title <title>' not specified/],
     ['a missing argument', ['exec'], /^latch: missing required argument 'command'/],
+    // `latch daemon` alone runs the daemon's own bundle; anything after it goes to the parser.
+    ['an argument the daemon does not take', ['daemon', 'now'], /^latch: too many arguments for 'daemon'/],
     ['a value not among the choices', ['install', 'vim'], /^latch: .*'vim' is invalid .*claude-code, codex/],
     ['a command group without its command', ['audit'], /Usage: latch audit/],
     [
@@ -25,7 +27,7 @@ describe('usage errors', () => {
     expect(ran.stdout).toBe('');
   });
 
-  it.each([['--help'], ['--version'], ['request', '--help'], ['help', 'exec']])(
+  it.each([['--help'], ['--version'], ['request', '--help'], ['help', 'exec'], ['daemon', '--help']])(
     'exits 0 for %s',
     async (...args) => {
       expect((await runLatch(machine, args)).code).toBe(0);
