@@ -1,7 +1,7 @@
 /// <reference lib="webworker" />
 import { cleanupOutdatedCaches, createHandlerBoundToURL, precacheAndRoute } from 'workbox-precaching';
 import { NavigationRoute, registerRoute } from 'workbox-routing';
-import { pushMessageSchema } from '../../shared/messages/events.ts';
+import { pushMessageSchema, type PushMessage } from '../../shared/messages/events.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { deny, fetchRequest, openPushedBox, openRequest, type OpenedRequest } from './actions.ts';
 import { loadIdentity, loadLockScreenPrivacy, saveTappedPush } from './keystore.ts';
@@ -44,9 +44,19 @@ async function openPushed(
 async function onPush(text: string): Promise<void> {
   const message = parseJson(pushMessageSchema, text);
   if (!message.ok) return;
-  const push = message.value;
-  for (const client of await self.clients.matchAll({ type: 'window' }))
-    client.postMessage({ type: 'refresh' });
+  try {
+    await updateNotifications(message.value);
+  } finally {
+    // Only once the notification is on display: a page's list then reads the notifications to
+    // close those that no longer wait, and Chromium drops for good from what getNotifications()
+    // lists a notification it had stored but not yet displayed at the time of the read.
+    for (const client of await self.clients.matchAll({ type: 'window' }))
+      client.postMessage({ type: 'refresh' });
+  }
+}
+
+/** What a push changes on screen: a request's notification shown, or closed, or the summary. */
+async function updateNotifications(push: PushMessage): Promise<void> {
   if (push.type === 'closed') {
     // Decided on another phone, expired or withdrawn: its notification goes (the push says which
     // request, not how it ended; the app shows that).

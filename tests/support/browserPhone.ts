@@ -125,9 +125,11 @@ export async function launchPhone(
  * Delivers a push message's plaintext to the phone's service worker, as the browser would after
  * decrypting it. Chromium drops a DevTools push now and then on a loaded machine (the command
  * succeeds, no push event runs), so a push the worker must answer is confirmed: its handler
- * posts `refresh` to the pages it controls before anything else, and a push not heard of within
- * 15 s is delivered again, as a push service retries. What the handler then does is untouched:
- * a handler that runs and shows nothing still fails the test that expects a notification.
+ * posts `refresh` to the pages it controls once it has updated its notifications, and a push not
+ * heard of within 30 s (the handler gives the relay 15) is delivered again, as a push service
+ * retries. What the handler does is untouched: a handler that runs and shows nothing still fails
+ * the test that expects a notification. Waiting for it also keeps the test's reads of the
+ * notifications out of the moment one is being shown, which Chromium can lose them to.
  */
 export async function deliverPush(phone: BrowserPhone, origin: string, data: string): Promise<void> {
   // Only a page the worker controls hears it, and only of a push the worker can parse.
@@ -137,7 +139,7 @@ export async function deliverPush(phone: BrowserPhone, origin: string, data: str
     if (heard === undefined) return;
     const handled = await phone.page
       .waitForFunction((before) => (window as PushCounting).__latchPushesHeard! > before, heard, {
-        timeout: 15_000,
+        timeout: 30_000,
       })
       .then(() => true)
       .catch(() => false);
