@@ -37,15 +37,15 @@ await build({
   },
 });
 
-// The two commands that skip the CLI parser: the hook, which an agent waits on for every tool
-// call, and the daemon, which runs for months. A CommonJS module has no import.meta; the modules
-// that find the package's files from their own place read it from the bundle's path instead.
+// The two commands that skip the CLI parser, as CommonJS: the hook, which an agent waits on for
+// every tool call, and the daemon, which runs for months.
+const commonJs = { ...common, outdir: 'dist/latch', outExtension: { '.js': '.cjs' }, format: 'cjs' } as const;
+await build({ ...commonJs, entryPoints: { hook: 'daemon/cli/hookEntry.ts' } });
+// A CommonJS module has no import.meta: the daemon's modules that find the package's files from
+// their own place read the bundle's path instead. Built apart, so the hook does not pay for it.
 await build({
-  ...common,
-  entryPoints: { hook: 'daemon/cli/hookEntry.ts', daemon: 'daemon/cli/daemonEntry.ts' },
-  outdir: 'dist/latch',
-  outExtension: { '.js': '.cjs' },
-  format: 'cjs',
+  ...commonJs,
+  entryPoints: { daemon: 'daemon/cli/daemonEntry.ts' },
   define: { 'import.meta.url': '__latchModuleUrl' },
   banner: { js: "const __latchModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
