@@ -13,11 +13,12 @@ import type { Callers } from './callers.ts';
 import type { Conversation } from './conversation.ts';
 import { conversationId } from './conversationId.ts';
 import { dedupKey } from './dedupKey.ts';
-import { deny } from './deny.ts';
+import { deny, frozenDeny } from './deny.ts';
 import type { PushFatigue } from './pushFatigue.ts';
 import { requestDetails, type AskTerms } from './requestDetails.ts';
 import { terminalFallbackOr } from './terminalFallback.ts';
 import type { Waiting } from './waiting.ts';
+import { recordWithdrawal } from './withdrawal.ts';
 
 export interface AskingOptions {
   store: StateStore;
@@ -143,6 +144,15 @@ export class Asking {
         'relay_unreachable: the relay answered for a request this host did not make; refused',
         requestId,
       );
+    }
+    // A freeze that came while the relay took the request refuses it now: the freeze withdrew
+    // only what was waiting then, and this request was not yet.
+    const switchState = store.switchState();
+    if (switchState.frozen) {
+      if (!joined && recordWithdrawal(store, audit, requestId, 'frozen'))
+        void relay.withdrawRequest(requestId);
+      if (joined) store.deleteRequest(requestId);
+      return frozenDeny(switchState.reason, requestId);
     }
     const waitFor = joined ? claimed : requestId;
     if (!joined) fatigue.asked(requestId, request);

@@ -16,7 +16,7 @@ import type { PolicyKeeper } from '../policy/policyKeeper.ts';
 import { protectedPlaces } from '../policy/protectedPlaces.ts';
 import { selfProtection } from '../policy/selfProtection.ts';
 import type { GateAnswer, GateRequest } from '../socket/localApi.ts';
-import { deny } from './deny.ts';
+import { deny, frozenDeny } from './deny.ts';
 import type { Loosening } from './loosening.ts';
 import type { PushFatigue } from './pushFatigue.ts';
 import type { AskTerms } from './requestDetails.ts';
@@ -82,9 +82,7 @@ export class Deciding {
         tool: request.tool,
         command: forAudit(request.command),
       });
-      return answered(
-        deny('kill_switch', `kill_switch: the fleet is frozen (${switchState.reason ?? 'no reason given'})`),
-      );
+      return answered(frozenDeny(switchState.reason));
     }
     // A person said "I didn't expect this" of this agent session: nothing more from it, not even
     // what the policy allows, until the report lapses.

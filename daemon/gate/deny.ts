@@ -7,3 +7,7 @@ export const deny = (blockReason: BlockReason, reason: string, requestId?: strin
   blockReason,
   ...(requestId ? { requestId } : {}),
 });
+
+/** The deny of every call while the fleet is frozen. */
+export const frozenDeny = (reason: string | null, requestId?: string): GateAnswer =>
+  deny('kill_switch', `kill_switch: the fleet is frozen (${reason ?? 'no reason given'})`, requestId);

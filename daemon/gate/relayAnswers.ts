@@ -11,7 +11,7 @@ import type { AuditLog } from '../audit/auditLog.ts';
 import type { Grants } from '../grants/grants.ts';
 import type { RequestRecord } from '../state/requestStore.ts';
 import type { StateStore } from '../state/stateStore.ts';
-import { deny } from './deny.ts';
+import { deny, frozenDeny } from './deny.ts';
 import type { PushFatigue } from './pushFatigue.ts';
 import type { Waiting } from './waiting.ts';
 
@@ -82,10 +82,18 @@ export class RelayAnswers {
     const { store, audit, fatigue, grants, waiting } = this.#options;
     const requestId = record.requestId;
     store.setCounter(verified.device, verified.counter);
-    // Verified, and used up: but the relay's word that it is still open is checked against ours.
-    if (record.state !== 'pending') {
-      const code = record.state === 'withdrawn' ? 'withdrawn' : 'already_decided';
+    // Verified, and used up: but the relay's word that it is still open is checked against ours,
+    // as it stands now that the checks are done (a withdrawal or a freeze may have come meanwhile).
+    const state = store.request(requestId)?.state;
+    if (state !== 'pending') {
+      const code = state === 'withdrawn' ? 'withdrawn' : 'already_decided';
       audit.append({ event: 'token_refused', requestId, code, device: token.device });
+      return;
+    }
+    const switchState = store.switchState();
+    if (switchState.frozen) {
+      audit.append({ event: 'token_refused', requestId, code: 'kill_switch', device: token.device });
+      waiting.settle(requestId, frozenDeny(switchState.reason, requestId));
       return;
     }
     // The review hold, timed on this host's clock: a phone app that skips it is refused, and the

@@ -7,7 +7,7 @@ import { localChallenge, type LocalChallenge } from '../fallback/localChallenge.
 import { matchTotp } from '../fallback/totp.ts';
 import type { BlockReason, GateAnswer, GateRequest } from '../socket/localApi.ts';
 import type { StateStore } from '../state/stateStore.ts';
-import { deny } from './deny.ts';
+import { deny, frozenDeny } from './deny.ts';
 import type { Conversation } from './conversation.ts';
 
 export interface FallbackContext {
@@ -52,24 +52,43 @@ export async function terminalFallbackOr(
     prompt: challenge?.prompt ?? 'Enter the 6-digit code from your authenticator app:',
     exp: details.exp,
   });
-  const answer =
+  const typedAnswer =
     typed === undefined
       ? deny(blockReason, `${reason}; the terminal fallback was not answered`, requestId)
       : challenge
         ? checkChallenge(typed, challenge, requestId)
         : checkTotp(typed, requestId, context);
-  store.settleRequest(requestId, answer.decision === 'allow' ? 'approved' : 'denied');
-  audit.append({
-    event: 'decided',
-    requestId,
-    decision: answer.decision,
-    reason: answer.reason,
-    via: mode,
-    verified:
-      mode === 'totp'
-        ? 'a TOTP code, given on the connection that asked'
-        : 'the answer only, given on the connection that asked',
-  });
+  return store.db.transaction(
+    () => {
+      const answer =
+        typedAnswer.decision === 'allow' ? stillAllowed(store, typedAnswer, requestId) : typedAnswer;
+      store.settleRequest(requestId, answer.decision === 'allow' ? 'approved' : 'denied');
+      audit.append({
+        event: 'decided',
+        requestId,
+        decision: answer.decision,
+        reason: answer.reason,
+        via: mode,
+        verified:
+          mode === 'totp'
+            ? 'a TOTP code, given on the connection that asked'
+            : 'the answer only, given on the connection that asked',
+      });
+      return answer;
+    },
+    { immediate: true },
+  );
+}
+
+/**
+ * The prompt may have waited minutes: an allow stands only if, now, the fleet is not frozen and
+ * the request is still open here (a phone's deny may have reached it meanwhile).
+ */
+function stillAllowed(store: StateStore, answer: GateAnswer, requestId: string): GateAnswer {
+  const switchState = store.switchState();
+  if (switchState.frozen) return frozenDeny(switchState.reason, requestId);
+  if (store.request(requestId)?.state !== 'pending')
+    return deny('denied', 'denied: the request was decided elsewhere while the terminal asked', requestId);
   return answer;
 }
 

@@ -2,7 +2,7 @@ import type { AuditLog } from '../audit/auditLog.ts';
 import type { KillSwitch } from '../kill-switch/killSwitch.ts';
 import type { RelayClient } from '../relay/relayClient.ts';
 import type { StateStore } from '../state/stateStore.ts';
-import { deny } from './deny.ts';
+import { deny, frozenDeny } from './deny.ts';
 import type { Waiting } from './waiting.ts';
 import { recordWithdrawal, type WithdrawalReason } from './withdrawal.ts';
 
@@ -29,14 +29,7 @@ export class Withdrawing {
       if (!state.frozen) return;
       for (const requestId of waiting.requestIds()) {
         void this.#withdraw(requestId, 'frozen');
-        waiting.settle(
-          requestId,
-          deny(
-            'kill_switch',
-            `kill_switch: the fleet is frozen (${state.reason ?? 'no reason given'})`,
-            requestId,
-          ),
-        );
+        waiting.settle(requestId, frozenDeny(state.reason, requestId));
       }
     });
   }

@@ -82,7 +82,23 @@ export class KillSwitch {
         });
       return;
     }
-    const state = this.#changed(store.applyFreeze({ id, reason: envelope.body.reason, cause }, Date.now()));
+    // From the relay, a freeze signed before the one in force cannot take its place: ending the
+    // newer one would let votes given to the older (captured, replayed) lift the host.
+    const inForceSignedAt = this.state.freeze === null ? undefined : store.freezeSignedAt(this.state.freeze);
+    if (cause === 'relay' && inForceSignedAt !== undefined && envelope.ts < inForceSignedAt) {
+      store.refuseStaleFreeze(id, envelope.ts, Date.now());
+      audit.append({
+        event: 'freeze_stale_ignored',
+        freeze: id,
+        signer: envelope.signer,
+        why: 'signed before the freeze in force, which stays',
+        ...(via ? { via } : {}),
+      });
+      return;
+    }
+    const state = this.#changed(
+      store.applyFreeze({ id, reason: envelope.body.reason, cause, signedAt: envelope.ts }, Date.now()),
+    );
     // Frozen first, verified after: an unverifiable freeze is honoured all the same (safe direction).
     audit.append({
       event: 'freeze',
@@ -100,7 +116,7 @@ export class KillSwitch {
   freezeUnreachable(reason: string): void {
     if (this.state.frozen) return;
     const state = this.#changed(
-      this.#options.store.applyFreeze({ id: null, reason, cause: 'unreachable' }, Date.now()),
+      this.#options.store.applyFreeze({ id: null, reason, cause: 'unreachable', signedAt: null }, Date.now()),
     );
     this.#options.audit.append({ event: 'freeze', cause: 'unreachable', epoch: state.epoch, verified: true });
   }
@@ -174,7 +190,10 @@ export class KillSwitch {
     } else if (state.frozen) {
       if (current.frozen && current.cause !== 'unreachable') return;
       const frozen = this.#changed(
-        store.applyFreeze({ id: null, reason: state.reason ?? 'frozen', cause: 'relay' }, Date.now()),
+        store.applyFreeze(
+          { id: null, reason: state.reason ?? 'frozen', cause: 'relay', signedAt: null },
+          Date.now(),
+        ),
       );
       audit.append({
         event: 'freeze',

@@ -45,6 +45,8 @@ CREATE TABLE IF NOT EXISTS totp_used (step INTEGER PRIMARY KEY, used_at INTEGER 
 const ADDED_COLUMNS: readonly { table: string; column: string; type: string }[] = [
   // The id of the freeze in force (kill-switch/freezeId), which resume votes must name.
   { table: 'switch', column: 'freeze', type: 'TEXT' },
+  // When each freeze was signed (its envelope's ts): an older one never ends a newer one.
+  { table: 'freezes', column: 'signed_at', type: 'INTEGER' },
 ];
 
 /** Creates what is missing: the tables of a new file, the columns an older version lacked. */

@@ -153,6 +153,14 @@ export class StateStore implements SingleUseStore {
     return this.#switch.freezeEnded(id);
   }
 
+  freezeSignedAt(id: string): number | undefined {
+    return this.#switch.freezeSignedAt(id);
+  }
+
+  refuseStaleFreeze(id: string, signedAt: number, now: number): void {
+    this.#switch.refuseStaleFreeze(id, signedAt, now);
+  }
+
   noteReplay(id: string, now: number): boolean {
     return this.#switch.noteReplay(id, now);
   }

@@ -50,13 +50,21 @@ export class SwitchStore {
    * superseded), this one is remembered by its id (when it has one), and the epoch advances.
    */
   applyFreeze(
-    freeze: { id: string | null; reason: string; cause: NonNullable<SwitchState['cause']> },
+    freeze: {
+      id: string | null;
+      reason: string;
+      cause: NonNullable<SwitchState['cause']>;
+      /** The signed envelope's ts; null for a freeze without one (strict mode). */
+      signedAt: number | null;
+    },
     now: number,
   ): SwitchState {
     this.#db.transaction(() => {
       this.#statements.get('UPDATE freezes SET ended_at = ? WHERE ended_at IS NULL').run(now);
       if (freeze.id !== null)
-        this.#statements.get('INSERT INTO freezes (id, applied_at) VALUES (?, ?)').run(freeze.id, now);
+        this.#statements
+          .get('INSERT INTO freezes (id, applied_at, signed_at) VALUES (?, ?, ?)')
+          .run(freeze.id, now, freeze.signedAt);
       this.#statements
         .get(
           'UPDATE switch SET frozen = 1, epoch = epoch + 1, freeze = ?, reason = ?, cause = ? WHERE id = 1',
@@ -83,6 +91,23 @@ export class SwitchStore {
    */
   endFreeze(id: string, now: number): SwitchState | undefined {
     return this.#db.transaction(() => (this.state().freeze === id ? this.liftFreeze(now) : undefined));
+  }
+
+  /** When the freeze with this id was signed, if it was applied here and its envelope said. */
+  freezeSignedAt(id: string): number | undefined {
+    const row = this.#statements.get('SELECT signed_at FROM freezes WHERE id = ?').get(id) as
+      { signed_at: number | null } | undefined;
+    return row?.signed_at ?? undefined;
+  }
+
+  /**
+   * Remembers a freeze that was not applied because a newer one is in force, as ended: it never
+   * takes effect later, and no vote for it counts.
+   */
+  refuseStaleFreeze(id: string, signedAt: number, now: number): void {
+    this.#statements
+      .get('INSERT OR IGNORE INTO freezes (id, applied_at, ended_at, signed_at) VALUES (?, ?, ?, ?)')
+      .run(id, now, now, signedAt);
   }
 
   /** Whether this freeze was applied here and has ended since: anything about it now is a replay. */

@@ -10,6 +10,7 @@ import {
   initMachine,
   newMachine,
   pairPhoneDirectly,
+  runLatch,
   startDaemon,
   type LatchMachine,
   type RunningDaemon,
@@ -44,7 +45,7 @@ async function startFallbackHost(
 /** Asks as an interactive caller, answering the fallback with `answer(offer)`. */
 function ask(
   machine: LatchMachine,
-  answer: (offer: FallbackOffer) => string | undefined,
+  answer: (offer: FallbackOffer) => string | undefined | Promise<string | undefined>,
   offers: FallbackOffer[] = [],
   call: Pick<GateRequest, 'risk' | 'target'> = {},
 ) {
@@ -181,6 +182,24 @@ describe('the TOTP fallback', () => {
     });
     expect(auditLines(host.machine)).toContainEqual(
       expect.objectContaining({ via: 'totp', verified: 'a TOTP code, given on the connection that asked' }),
+    );
+  });
+
+  it('denies a valid code typed after the fleet froze: an allow is checked when it is given', async () => {
+    const own = await startFallbackHost('totp');
+    onTestFinished(() => own.daemon.stop());
+    const answer = await ask(own.machine, async () => {
+      // The relay is out of reach: latch panic exits 1, and this host is frozen all the same.
+      expect((await runLatch(own.machine, ['panic', 'stop', 'everything'])).code).toBe(1);
+      return currentCode();
+    });
+    expect(answer).toMatchObject({
+      decision: 'deny',
+      blockReason: 'kill_switch',
+      reason: 'kill_switch: the fleet is frozen (stop everything)',
+    });
+    expect(auditLines(own.machine)).toContainEqual(
+      expect.objectContaining({ event: 'decided', decision: 'deny', via: 'totp' }),
     );
   });
 

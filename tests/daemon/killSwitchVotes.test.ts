@@ -170,3 +170,39 @@ describe('the relay’s view of the fleet', () => {
     });
   });
 });
+
+describe('freezes the relay sends out of order', () => {
+  it('keep in force a freeze signed after the one the relay sends next, whose captured votes then lift nothing', async () => {
+    const older = await rig.phoneFreeze('an incident an hour ago', { signedAt: Date.now() - 3_600_000 });
+    const olderId = await freezeId(older);
+    const capturedVote = await rig.vote(olderId);
+    const newerId = await rig.frozenBy(await rig.phoneFreeze('the incident now'));
+    await rig.killSwitch.applyFreeze(older, 'relay');
+    await rig.killSwitch.onResumed(olderId, [capturedVote]);
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: newerId, reason: 'the incident now' });
+    expect(rig.auditEvents()).toContainEqual(
+      expect.objectContaining({ event: 'freeze_stale_ignored', freeze: olderId }),
+    );
+    await rig.killSwitch.onResumed(newerId, [await rig.vote(newerId)]);
+    expect(rig.killSwitch.state.frozen).toBe(false);
+    // Refused once, refused for good: the older freeze is a replay from now on.
+    await rig.killSwitch.applyFreeze(older, 'relay');
+    expect(rig.killSwitch.state.frozen).toBe(false);
+  });
+
+  it('let a freeze signed later take the place of the one in force, so that only its votes count', async () => {
+    const olderId = await rig.frozenBy(await rig.phoneFreeze('first', { signedAt: Date.now() - 60_000 }));
+    const staleVote = await rig.vote(olderId);
+    const newerId = await rig.frozenBy(await rig.phoneFreeze('second'));
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: newerId });
+    await rig.killSwitch.onResumed(olderId, [staleVote]);
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: newerId });
+  });
+
+  it('let this host’s own panic take the place of a freeze stamped later by a phone’s fast clock', async () => {
+    await rig.frozenBy(await rig.phoneFreeze('phone clock ahead', { signedAt: Date.now() + 300_000 }));
+    const panic = await rig.phoneFreeze('latch panic here');
+    await rig.killSwitch.applyFreeze(panic, 'panic');
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: await freezeId(panic) });
+  });
+});

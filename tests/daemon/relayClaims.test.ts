@@ -128,3 +128,32 @@ describe('the relay’s word on a decision', () => {
       .toEqual([expect.objectContaining({ code: 'already_decided' })]);
   });
 });
+
+describe('a freeze while the relay sits on its answer to a new request', () => {
+  it('refuses the request once the answer comes, withdraws it, and refuses the phone’s approval of it', async () => {
+    let answerNow!: () => void;
+    relay.answerRequest = (request) =>
+      new Promise((resolve) => (answerNow = () => resolve({ requestId: request.requestId, joined: false })));
+    const hook = bash('rm -rf /srv/important');
+    const asked = await relay.nextRequest(0);
+    await runLatch(machine, ['panic', 'stop', 'everything']);
+    answerNow();
+    expect((await hook).output).toMatchObject({
+      hookSpecificOutput: {
+        permissionDecision: 'deny',
+        permissionDecisionReason: 'latch: kill_switch: the fleet is frozen (stop everything)',
+      },
+    });
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({ event: 'withdrawn', requestId: asked.requestId, why: 'frozen' }),
+    );
+    relay.sendApproval(asked.requestId, (await phoneApproves(phone, asked, relay.origin)).token);
+    await expect
+      .poll(() =>
+        auditLines(machine).filter(
+          (line) => line['event'] === 'token_refused' && line['requestId'] === asked.requestId,
+        ),
+      )
+      .toEqual([expect.objectContaining({ code: 'withdrawn' })]);
+  });
+});

@@ -127,9 +127,9 @@ describe('request retention', () => {
 
   it('forgets old votes toward ended freezes, never those toward the freeze in force, and keeps every freeze', () => {
     const longAgo = NOW - RETENTION_MS - DAY_MS;
-    store.applyFreeze({ id: 'freeze-ended', reason: 'r', cause: 'relay' }, longAgo);
+    store.applyFreeze({ id: 'freeze-ended', reason: 'r', cause: 'relay', signedAt: longAgo }, longAgo);
     store.countResumeVote('freeze-ended', 'phone-1', longAgo);
-    store.applyFreeze({ id: 'freeze-in-force', reason: 'r', cause: 'relay' }, longAgo);
+    store.applyFreeze({ id: 'freeze-in-force', reason: 'r', cause: 'relay', signedAt: longAgo }, longAgo);
     store.countResumeVote('freeze-in-force', 'phone-1', longAgo);
 
     pruneState(store, RETENTION_MS, NOW);

@@ -31,7 +31,10 @@ export interface InProcessKillSwitch {
   quorum: number;
   auditEvents(): Record<string, unknown>[];
   /** The paired phone's freeze, or one for another fleet or signed with another key. */
-  phoneFreeze(reason: string, overrides?: { fleet?: string; key?: CryptoKey }): Promise<FreezeEnvelope>;
+  phoneFreeze(
+    reason: string,
+    overrides?: { fleet?: string; key?: CryptoKey; signedAt?: number },
+  ): Promise<FreezeEnvelope>;
   /** The paired phone's vote to end the freeze with this id. */
   vote(freeze: string): Promise<ResumeVote>;
   /** The relay's view, as a frame brings it: only what the host reads is given. */
@@ -56,6 +59,7 @@ export function inProcessKillSwitchForEachTest(): InProcessKillSwitch {
         { fleet: overrides.fleet ?? rig.fleet.fleet, reason },
         { role: 'device', id: rig.fleet.phone.id },
         overrides.key ?? rig.fleet.phone.deviceKeys.privateKey,
+        overrides.signedAt,
       ),
     vote: async (freeze) => {
       const { fleet, phone } = rig.fleet;

@@ -9,6 +9,12 @@ import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 
+/** What the relay answers to a new request. */
+interface RequestAnswer {
+  requestId: string;
+  joined: boolean;
+}
+
 /**
  * A relay the test controls completely, to play a hostile or broken relay against a real daemon:
  * it takes requests, and sends the daemon whatever frames the test writes, forged or replayed.
@@ -25,8 +31,11 @@ export class StandInRelay {
   #wss = new WebSocketServer({ noServer: true });
   #waiters: (() => void)[] = [];
   origin = '';
-  /** When set, what the relay claims about a new request (a lying relay: "joined" another). */
-  answerRequest: ((request: ApprovalRequest) => { requestId: string; joined: boolean }) | undefined;
+  /**
+   * When set, what the relay claims about a new request (a lying relay: "joined" another), and
+   * when it answers (a relay that sits on its answer).
+   */
+  answerRequest: ((request: ApprovalRequest) => RequestAnswer | Promise<RequestAnswer>) | undefined;
   /** When set, every HTTP call is answered with this status (503: "unreachable"). */
   failWith: number | undefined;
   state: FleetState = { v: PROTOCOL_VERSION, fleet: 'unset', frozen: false, epoch: 0, votes: [], needed: 1 };
@@ -151,7 +160,7 @@ export class StandInRelay {
       this.#wake();
       return json(201, {
         v: PROTOCOL_VERSION,
-        ...(this.answerRequest?.(approval) ?? { requestId: approval.requestId, joined: false }),
+        ...((await this.answerRequest?.(approval)) ?? { requestId: approval.requestId, joined: false }),
       });
     }
     if (request.method === 'POST' && path.endsWith('/freeze')) {

@@ -1,0 +1,140 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeEach, expect, it } from 'vitest';
+import { AuditLog } from '../../daemon/audit/auditLog.ts';
+import { deny } from '../../daemon/gate/deny.ts';
+import { PushFatigue } from '../../daemon/gate/pushFatigue.ts';
+import { RelayAnswers } from '../../daemon/gate/relayAnswers.ts';
+import { Waiting } from '../../daemon/gate/waiting.ts';
+import { recordWithdrawal } from '../../daemon/gate/withdrawal.ts';
+import { Grants } from '../../daemon/grants/grants.ts';
+import { StateStore } from '../../daemon/state/stateStore.ts';
+import { detailsBinding } from '../../shared/approvals/approvalBinding.ts';
+import {
+  pairedFleet,
+  requestDetails,
+  signToken,
+  type PairedFleet,
+} from '../../scripts/lib/approvalFixture.ts';
+import { TEST_ORIGIN, TEST_RP_ID } from '../../scripts/lib/softwarePhone.ts';
+
+/**
+ * A phone's approval takes a while to verify (signatures on the thread pool). What happened here
+ * meanwhile (a withdrawal, a freeze) decides: the record is read again when the answer is given.
+ */
+
+let fleet: PairedFleet;
+let store: StateStore;
+let auditPath: string;
+let grants: Grants;
+let waiting: Waiting;
+let answers: RelayAnswers;
+
+beforeEach(async () => {
+  fleet = await pairedFleet();
+  const directory = mkdtempSync(join(tmpdir(), 'latch-approval-races-'));
+  store = new StateStore(join(directory, 'state.db'));
+  store.addDevice(fleet.device, Date.now());
+  auditPath = join(directory, 'audit.log');
+  const audit = new AuditLog(auditPath, store, { redactContent: false });
+  const fatigue = new PushFatigue(store);
+  grants = new Grants(store.db);
+  waiting = new Waiting({ store, audit, fatigue, onAllGone: () => undefined });
+  answers = new RelayAnswers({
+    store,
+    audit,
+    relying: { origins: [TEST_ORIGIN], rpId: TEST_RP_ID },
+    freezeFleet: async () => undefined,
+    fatigue,
+    grants,
+    waiting,
+  });
+  return () => store.close();
+});
+
+const auditEvents = () =>
+  readFileSync(auditPath, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+/** A pending request whose caller waits, and the phone's approval of it with a half-hour grant. */
+async function askedAndApproved() {
+  const now = Date.now();
+  const details = requestDetails(fleet, {
+    risk: 'medium',
+    createdAt: now,
+    exp: now + 300_000,
+    similar: {
+      tool: 'Bash',
+      words: ['rm', '-rf', 'build'],
+      moreWords: false,
+      folder: '/home/dev/project',
+      policyRule: 'ask-rm',
+    },
+  });
+  const binding = await detailsBinding(details);
+  store.saveRequest({ requestId: details.requestId, dedupKey: 'k', details, binding, state: 'pending' }, now);
+  const answer = waiting.wait(details.requestId, details.exp);
+  return {
+    requestId: details.requestId,
+    answer,
+    token: await signToken(fleet.phone, { ...binding, grant: 'half_hour' }),
+  };
+}
+
+/** Runs `meanwhile` as the token's single use is recorded: in the middle of its verification. */
+function duringVerification(meanwhile: () => void): void {
+  const consume = store.consume.bind(store);
+  store.consume = (key, exp) => {
+    meanwhile();
+    return consume(key, exp);
+  };
+}
+
+it('refuses an approval verified while its request was withdrawn, and adds no grant', async () => {
+  const { requestId, answer, token } = await askedAndApproved();
+  duringVerification(() => {
+    recordWithdrawal(
+      store,
+      new AuditLog(auditPath, store, { redactContent: false }),
+      requestId,
+      'caller_gone',
+    );
+    waiting.settle(requestId, deny('denied', 'withdrawn: every caller stopped waiting', requestId));
+  });
+  await answers.onApproved(requestId, token);
+  expect(await answer).toMatchObject({ decision: 'deny', reason: 'withdrawn: every caller stopped waiting' });
+  expect(store.request(requestId)?.state).toBe('withdrawn');
+  expect(grants.store.live(Date.now())).toEqual([]);
+  expect(auditEvents()).toContainEqual(
+    expect.objectContaining({ event: 'token_refused', requestId, code: 'withdrawn' }),
+  );
+  expect(auditEvents().map((line) => line['event'])).not.toContain('grant_added');
+});
+
+it('refuses an approval verified while the fleet froze: the caller hears kill_switch, and no grant is added', async () => {
+  const { requestId, answer, token } = await askedAndApproved();
+  duringVerification(() =>
+    store.applyFreeze({ id: null, reason: 'panic', cause: 'panic', signedAt: null }, Date.now()),
+  );
+  await answers.onApproved(requestId, token);
+  expect(await answer).toMatchObject({
+    decision: 'deny',
+    blockReason: 'kill_switch',
+    reason: 'kill_switch: the fleet is frozen (panic)',
+  });
+  expect(store.request(requestId)?.state).toBe('denied');
+  expect(grants.store.live(Date.now())).toEqual([]);
+  expect(auditEvents()).toContainEqual(
+    expect.objectContaining({ event: 'token_refused', requestId, code: 'kill_switch' }),
+  );
+});
+
+it('allows the same approval when nothing happened meanwhile, grant and all', async () => {
+  const { requestId, answer, token } = await askedAndApproved();
+  await answers.onApproved(requestId, token);
+  expect(await answer).toMatchObject({ decision: 'allow', via: 'phone' });
+  expect(grants.store.live(Date.now())).toHaveLength(1);
+});
