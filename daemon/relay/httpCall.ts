@@ -10,7 +10,11 @@ export class AnswerTooLargeError extends Error {}
 // node:http, not fetch: fetch made the daemon's memory grow by ~90 KB per call until a full GC.
 const agents = { 'http:': new HttpAgent({ keepAlive: true }), 'https:': new HttpsAgent({ keepAlive: true }) };
 
-/** One HTTP call; resolves with the status and the body as text, rejects if the relay is out of reach. */
+/**
+ * One HTTP call; resolves with the status and the body as text, rejects if the relay is out of
+ * reach or has not answered in full within `timeoutMs` (a deadline for the whole call: a relay
+ * that trickles its answer a byte at a time is out of reach too).
+ */
 export function httpCall(
   url: URL,
   options: { method: string; headers: Record<string, string>; body?: string; timeoutMs: number },
@@ -19,16 +23,19 @@ export function httpCall(
   const send = protocol === 'https:' ? httpsRequest : httpRequest;
   const headers = { ...options.headers };
   if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
-  return new Promise((resolve, reject) => {
+  let deadline: NodeJS.Timeout | undefined;
+  return new Promise<{ status: number; text: string }>((resolve, reject) => {
     const request = send(url, { method: options.method, headers, agent: agents[protocol] }, (response) =>
       readAnswer(response).then((text) => resolve({ status: response.statusCode ?? 0, text }), reject),
     );
-    request.setTimeout(options.timeoutMs, () =>
-      request.destroy(new Error(`no answer within ${options.timeoutMs / 1000} s`)),
-    );
+    deadline = setTimeout(() => {
+      const late = new Error(`no answer within ${options.timeoutMs / 1000} s`);
+      reject(late);
+      request.destroy(late);
+    }, options.timeoutMs);
     request.on('error', reject);
     request.end(options.body);
-  });
+  }).finally(() => clearTimeout(deadline));
 }
 
 function readAnswer(response: IncomingMessage): Promise<string> {

@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { hostFrameSchema, type HostFrame } from '../../shared/messages/relayViews.ts';
-import { parseJson } from '../../shared/schema/parse.ts';
+import { MAX_BODY_BYTES, parseJson } from '../../shared/schema/parse.ts';
 import type { RelayClient } from './relayClient.ts';
 
 export type ConnectionStatus = 'connecting' | 'connected' | 'disconnected';
@@ -65,6 +65,8 @@ export class RelayConnection {
       handshakeTimeout: 10_000,
       // Frames are small JSON; compression would cost latency and a zlib context's memory.
       perMessageDeflate: false,
+      // A frame over what any frame may be is refused as it arrives, before it is buffered whole.
+      maxPayload: MAX_BODY_BYTES,
     });
     this.#socket = socket;
     let heard = true;

@@ -46,3 +46,14 @@ describe('the daemon’s cursor into the relay’s event log', () => {
     expect(await reconnect()).toBe(2);
   });
 });
+
+describe('a frame larger than any frame may be', () => {
+  it('is refused as it arrives, unbuffered: the daemon drops the connection, comes back and goes on', async () => {
+    const { relay } = paired;
+    const seen = relay.cursors.length;
+    relay.sendText(`{"v":1,"seq":3,"event":${JSON.stringify('x'.repeat(8 * 1024 * 1024))}}`);
+    await relay.waitFor(() => relay.cursors.length > seen && relay.connected > 0);
+    const next = relay.send(expiry('after-the-big-one'));
+    await expect.poll(storedCursor).toBe(next);
+  });
+});

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { RelayClient } from '../../daemon/relay/relayClient.ts';
-import { MAX_ANSWER_BYTES } from '../../daemon/relay/httpCall.ts';
+import { httpCall, MAX_ANSWER_BYTES } from '../../daemon/relay/httpCall.ts';
 
 /** A relay that answers whatever the test sets, over real HTTP. */
 let answer: { status: number; body: string };
@@ -66,5 +66,28 @@ describe('the daemon’s calls to the relay', () => {
   it('reports a relay that is not there as unreachable', async () => {
     const gone = new RelayClient('http://127.0.0.1:1', 'fleet-1', () => undefined);
     expect(await gone.state()).toMatchObject({ ok: false, failure: { kind: 'unreachable' } });
+  });
+});
+
+describe('a relay that answers a byte at a time', () => {
+  it('is out of reach once the call’s deadline passes, however steadily the bytes come', async () => {
+    const trickle = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      const drip = setInterval(() => response.write(' '), 100);
+      response.on('close', () => clearInterval(drip));
+    });
+    await new Promise<void>((resolve) => trickle.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => {
+      trickle.closeAllConnections();
+      return new Promise<void>((resolve) => trickle.close(() => resolve()));
+    });
+    const { port } = trickle.address() as { port: number };
+    await expect(
+      httpCall(new URL(`http://127.0.0.1:${port}/v1/fleets/fleet-1/state`), {
+        method: 'GET',
+        headers: {},
+        timeoutMs: 1000,
+      }),
+    ).rejects.toThrow('no answer within 1 s');
   });
 });

@@ -78,9 +78,13 @@ export class StandInRelay {
    * in the log unless the test forges a number. Returns the frame's number.
    */
   send(event: HostEvent, seq = ++this.#seq): number {
-    const frame = JSON.stringify({ v: PROTOCOL_VERSION, seq, event });
-    for (const socket of this.#sockets) socket.send(frame);
+    this.sendText(JSON.stringify({ v: PROTOCOL_VERSION, seq, event }));
     return seq;
+  }
+
+  /** Sends every daemon a frame of any text at all. */
+  sendText(text: string): void {
+    for (const socket of this.#sockets) socket.send(text);
   }
 
   /** Drops every daemon's connection and waits until one has connected again (and had its state). */
