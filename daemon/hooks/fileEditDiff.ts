@@ -62,22 +62,36 @@ export function fileEditDiff(
     diff =
       after !== undefined
         ? unifiedDiff(current!, after, labels)
-        : `# ${name}: the file could not be read or the text to replace is not in it; the edit’s own text, lines counted from it\n` +
+        : `# ${name}: the file could not be read, the text to replace is not in it, or the edited file would be over 2 MiB; the edit’s own text, lines counted from it\n` +
           edits!.map((edit) => unifiedDiff(edit.old_string, edit.new_string, labels)).join('');
   }
   return keepStartAndEnd(diff || `# ${name}: no change\n`, MOST_DIFF_BYTES).text;
 }
 
-/** The edits applied in turn, as Claude Code applies them; undefined when one's old text is not there. */
+/**
+ * The edits applied in turn, as Claude Code applies them; undefined when one's old text is not
+ * there, or when the text would grow past MOST_FILE_BYTES: a short `replace_all` of one character
+ * can multiply a file a hundredfold, and the hook must answer, not run out of memory.
+ */
 function applyEdits(text: string, edits: Replacement[]): string | undefined {
   let result = text;
   for (const edit of edits) {
     if (edit.old_string === '' || !result.includes(edit.old_string)) return undefined;
+    const times = edit.replace_all ? occurrences(result, edit.old_string) : 1;
+    if (result.length + times * (edit.new_string.length - edit.old_string.length) > MOST_FILE_BYTES)
+      return undefined;
     result = edit.replace_all
       ? result.replaceAll(edit.old_string, () => edit.new_string)
       : result.replace(edit.old_string, () => edit.new_string);
   }
   return result;
+}
+
+/** How many times `part` occurs in `text`, without overlaps, as replaceAll counts them. */
+function occurrences(text: string, part: string): number {
+  let count = 0;
+  for (let at = text.indexOf(part); at !== -1; at = text.indexOf(part, at + part.length)) count++;
+  return count;
 }
 
 /**

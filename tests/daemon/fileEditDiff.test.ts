@@ -26,6 +26,25 @@ describe('fileEditDiff', () => {
     );
   });
 
+  it('shows the edit’s own text, not the whole file, when a replace_all would grow it past 2 MiB', () => {
+    // 200,000 lines of one character, each made 70: 14 MB, which the hook must not build.
+    writeFileSync(join(project, 'many.txt'), 'a\n'.repeat(200_000));
+    const diff = fileEditDiff(
+      'Edit',
+      {
+        file_path: join(project, 'many.txt'),
+        old_string: 'a',
+        new_string: 'b'.repeat(70),
+        replace_all: true,
+      },
+      project,
+    )!;
+    expect(diff).toBe(
+      '# many.txt: the file could not be read, the text to replace is not in it, or the edited file would be over 2 MiB; the edit’s own text, lines counted from it\n' +
+        `--- a/many.txt\n+++ b/many.txt\n@@ -1 +1 @@\n-a\n+${'b'.repeat(70)}\n`,
+    );
+  });
+
   it('names a file outside the project by its whole path', () => {
     expect(fileEditDiff('Write', { file_path: '/etc/latch-none/x.conf', content: 'x\n' }, project)).toBe(
       '--- /dev/null\n+++ /etc/latch-none/x.conf\n@@ -0,0 +1 @@\n+x\n',

@@ -1,7 +1,10 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../daemon/hooks/claudeCode.ts';
 import { codexHookReply } from '../../daemon/hooks/codex.ts';
 import { hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { LATCH_BIN } from '../support/latchCli.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 const POLICY = `
@@ -154,6 +157,17 @@ describe('latch hook claude-code', () => {
       output: undefined,
       stderr: 'latch: the hook input is over 1 MiB\n',
     });
+  });
+
+  it('blocks with exit 2, not 0, when its answer cannot be written (the reader hung up)', async () => {
+    const child = spawn(process.execPath, [LATCH_BIN, 'hook', 'claude-code'], {
+      env: machine.env,
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    child.stdout.destroy();
+    child.stdin.end(hookInput('PreToolUse', 'Read', { file_path: '/home/dev/project/README.md' }));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(2);
   });
 
   it('blocks with exit 2 on input it cannot read', async () => {

@@ -8,6 +8,7 @@ import {
   phoneWaitFor,
 } from '../../hooks/hookDeadline.ts';
 import { writeStderrLine } from '../../output/stderrLine.ts';
+import { writeStdoutWhole } from '../../output/stdoutWhole.ts';
 import { askDaemon } from '../../socket/askDaemon.ts';
 import type { GateAnswer } from '../../socket/localApi.ts';
 import { guardWithLastResort } from '../lastResort.ts';
@@ -94,7 +95,8 @@ export async function run(): Promise<void> {
   const reply =
     agent === 'codex' ? codexHookReply(event, answer) : { stdout: claudeCodeHookOutput(event, answer) };
   if ('block' in reply) block(reply.block);
+  // Written whole before the guard stands down: a write that fails ends in its deny (exit 2).
+  if ('stdout' in reply && reply.stdout) writeStdoutWhole(`${JSON.stringify(reply.stdout)}\n`);
   guard.answered();
-  if ('stdout' in reply && reply.stdout) process.stdout.write(`${JSON.stringify(reply.stdout)}\n`);
   process.exit(0);
 }
