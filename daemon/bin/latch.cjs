@@ -8,6 +8,12 @@
 const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 
+// Node opens its inspector on SIGUSR1 for anyone allowed to signal this process, an agent running
+// as the same user included, and code run through it could answer for a phone or read the keys.
+// A listener takes the signal instead (the hook's guard answers it with a deny). First, so that
+// the window before it, Node's own start-up, is as short as it can be.
+process.on('SIGUSR1', () => {});
+
 const [command, event] = process.argv.slice(2);
 const hook = command === 'hook' && (event === 'claude-code' || event === 'codex');
 const daemon = command === 'daemon' && process.argv.length === 3;

@@ -39,7 +39,9 @@ export function guardWithLastResort(options: LastResortOptions): LastResort {
     ['unhandledRejection', (error) => denyAndExit(`internal error: ${errorMessage(error)}`)],
     // The event loop drained with the answer still owed: a promise nobody will ever settle.
     ['beforeExit', () => denyAndExit('the conversation with the daemon ended without an answer')],
-    ...['SIGTERM', 'SIGINT', 'SIGHUP'].map(
+    // Each signal whose default would end the process without a word (SIGKILL cannot be caught:
+    // the failsafe of the agent's hook command answers that one, hookCommand.ts).
+    ...['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGALRM', 'SIGVTALRM'].map(
       (signal) => [signal, () => denyAndExit(`stopped by ${signal} before an answer`)] as const,
     ),
     // Anything else that ends the process (a stray process.exit) ends it with the deny's code.

@@ -104,7 +104,7 @@ export function hookChecks(needed: Needed | undefined): Check[] {
         found,
         (hook) => startProblem(parseHookCommand(hook.command)!),
         `starts without PATH: ${found[0]!.command}`,
-        'it writes the absolute paths of this Node and of Latch',
+        'it writes the absolute paths of this Node and of Latch, and the failsafe',
       ),
     );
     if (needed)

@@ -13,6 +13,15 @@ export function latchScriptPath(): string {
 }
 
 /**
+ * What the agent's shell runs when the hook ended without its answer: exit 2, the one code that
+ * blocks. The hook answers every failure it can see itself; this covers the deaths no JavaScript
+ * can catch (SIGKILL, V8 out of memory, a Node binary gone after an upgrade: exit 127), after
+ * which the agent would run the tool. It is the shortest form every shell agents use reads alike
+ * (sh, bash, zsh, fish; Codex runs hooks with the user's `$SHELL -lc`).
+ */
+export const HOOK_FAILSAFE = '|| exit 2';
+
+/**
  * The command an agent runs for Latch's hook. It needs no PATH: an agent started from a desktop
  * launcher or another shell may not have `latch` on its PATH, and a hook that exits 127 lets the
  * tool run. `--timeout` tells the hook when the agent kills it, so it answers deny before then.
@@ -25,5 +34,6 @@ export function hookCommand(agent: Agent, timeoutSeconds: number): string {
     agent,
     '--timeout',
     String(timeoutSeconds),
+    HOOK_FAILSAFE,
   ].join(' ');
 }

@@ -10,19 +10,25 @@ export interface LatchHookCommand {
   program: string[];
   /** Its `--timeout`, if it has one. */
   timeoutSeconds?: number;
-  /** False when the command holds shell syntax, so that its words are not all it runs. */
+  /** False when the command holds shell syntax (beyond the failsafe), so that its words are not all it runs. */
   plain: boolean;
+  /** Whether it ends in `|| exit 2`, so that a hook that dies without answering still blocks. */
+  failsafe: boolean;
 }
 
 const LATCH = /^latch(\.cjs)?$/;
+/** `HOOK_FAILSAFE` (hookCommand.ts) at the end of a command, however it is spaced. */
+const FAILSAFE_AT_END = /\s+\|\|\s*exit\s+2\s*$/;
 
 /**
  * Recognises Latch's hook in an agent's settings however it was written: `latch hook codex`,
  * `'/usr/bin/node' '/…/daemon/bin/latch.cjs' hook claude-code --timeout 615`, `npx latch hook
- * claude-code`. Anything else is another tool's hook, and undefined.
+ * claude-code`, each with or without the failsafe. Anything else is another tool's hook, and
+ * undefined.
  */
 export function parseHookCommand(command: string): LatchHookCommand | undefined {
-  const { words, plain } = splitShellWords(command);
+  const failsafe = FAILSAFE_AT_END.test(command);
+  const { words, plain } = splitShellWords(failsafe ? command.replace(FAILSAFE_AT_END, '') : command);
   const at = words.findIndex(
     (word, index) =>
       word === 'hook' &&
@@ -39,6 +45,7 @@ export function parseHookCommand(command: string): LatchHookCommand | undefined 
     agent: words[at + 1] as Agent,
     program: words.slice(0, at),
     plain,
+    failsafe,
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
   };
 }

@@ -1,5 +1,6 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+import { HOOK_FAILSAFE } from './hookCommand.ts';
 import type { LatchHookCommand } from './parseHookCommand.ts';
 
 function fileProblem(path: string, mode: number, what: string): string | undefined {
@@ -27,7 +28,8 @@ function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
 /**
  * Why Latch's hook would not start when the agent runs it, or undefined. An agent runs the tool
  * when its hook cannot start (exit 127 for a missing program), so each part must be in place:
- * the executable (a Node that moved after an upgrade is the usual fault) and the script it runs.
+ * the executable (a Node that moved after an upgrade is the usual fault), the script it runs,
+ * and the failsafe that blocks when the hook dies where it cannot answer.
  * A bare name depends on the agent's PATH, which is not this shell's: npx adds to it, and a
  * desktop launcher starts with a shorter one.
  */
@@ -48,6 +50,9 @@ export function startProblem(
   const script = program.length > 1 ? program.at(-1) : undefined;
   return (
     fileProblem(executable, constants.X_OK, 'an executable file') ??
-    (script?.includes('/') ? fileProblem(script, constants.R_OK, 'a readable file') : undefined)
+    (script?.includes('/') ? fileProblem(script, constants.R_OK, 'a readable file') : undefined) ??
+    (hook.failsafe
+      ? undefined
+      : `it does not end in ${HOOK_FAILSAFE}: a hook killed or out of memory before it answers lets the agent run the tool`)
   );
 }

@@ -72,8 +72,30 @@ describe('latch doctor checks the agents’ hooks', () => {
     expect(lines.get('Claude Code hook command')).toEqual({
       ok: false,
       detail: `PreToolUse in ${path}: /opt/node-18/bin/node does not exist; PermissionRequest in ${path}: /opt/node-18/bin/node does not exist`,
-      fix: 'latch install claude-code (it writes the absolute paths of this Node and of Latch)',
+      fix: 'latch install claude-code (it writes the absolute paths of this Node and of Latch, and the failsafe)',
     });
+  });
+
+  it('names a command without the failsafe (as latch install wrote it before), and accepts it spaced another way', async () => {
+    const host = await newHost();
+    await host.run(['install', 'claude-code']);
+    const path = join(host.claude, 'settings.json');
+    const installed = readFileSync(path, 'utf8');
+    writeFileSync(path, installed.replaceAll(' || exit 2', ''));
+    const without = await doctor(host);
+    expect(without.ran.code).toBe(1);
+    expect(without.lines.get('Claude Code hook command')).toMatchObject({
+      ok: false,
+      detail: `PreToolUse in ${path}: it does not end in || exit 2: a hook killed or out of memory before it answers lets the agent run the tool; PermissionRequest in ${path}: it does not end in || exit 2: a hook killed or out of memory before it answers lets the agent run the tool`,
+    });
+
+    writeFileSync(path, installed.replaceAll(' || exit 2', '  ||exit  2 '));
+    expect((await doctor(host)).lines.get('Claude Code hook command')).toMatchObject({ ok: true });
+    // Anything else after it is shell syntax doctor cannot follow.
+    writeFileSync(path, installed.replaceAll(' || exit 2', ' || exit 0'));
+    expect((await doctor(host)).lines.get('Claude Code hook command')?.detail).toMatch(
+      /it uses shell syntax, which latch doctor cannot follow/,
+    );
   });
 
   it('names a bare latch that is not on PATH', async () => {

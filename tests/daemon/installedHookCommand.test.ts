@@ -1,12 +1,56 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { shellQuote } from '../../daemon/install/shellWords.ts';
 import { hookInput, type Ran } from '../support/latchMachine.ts';
-import { newHost, readJson } from '../support/agentHooks.ts';
-import { runToEnd } from '../support/processes.ts';
+import { LATCH_SCRIPT, newHost, readJson, type Host } from '../support/agentHooks.ts';
+import { descendantsOf, killAll, runToEnd } from '../support/processes.ts';
 
 /** Runs an agent's hook command the way agents do (`sh -c`), with no PATH at all. */
 function runAsAgent(command: string, input: string, env: NodeJS.ProcessEnv): Promise<Ran> {
   return runToEnd(['/bin/sh', '-c', command], { env: { ...env, PATH: '' }, input });
+}
+
+type HookSettings = { hooks: Record<string, { hooks: { command: string }[] }[]> };
+
+async function installedPreToolUse(host: Host): Promise<string> {
+  await host.run(['install', 'claude-code']);
+  const settings = readJson(join(host.claude, 'settings.json')) as HookSettings;
+  return settings.hooks['PreToolUse']![0]!.hooks[0]!.command;
+}
+
+/**
+ * Runs a hook command as an agent does and SIGKILLs its Node while it reads the agent's input:
+ * what the OOM killer or a V8 out-of-memory abort does, and no handler of the hook can answer.
+ */
+async function killedWhileReading(command: string, env: NodeJS.ProcessEnv) {
+  const shell = spawn('/bin/sh', ['-c', command], {
+    env: { ...env, PATH: '' },
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
+  const ended = once(shell, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  let stderr = '';
+  shell.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const runsLatch = (pid: number) =>
+    readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1] === LATCH_SCRIPT;
+  try {
+    // Without `||`, sh runs the hook in its own process (exec); with it, as a child.
+    const hook = await vi.waitFor(
+      () => {
+        const pid = [shell.pid!, ...descendantsOf(shell.pid!).keys()].find(runsLatch);
+        if (pid === undefined) throw new Error('the hook has not started');
+        return pid;
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    process.kill(hook, 'SIGKILL');
+    const [code, signal] = await ended;
+    return { code, signal, stderr };
+  } finally {
+    killAll([shell.pid!, ...descendantsOf(shell.pid!).keys()]);
+  }
 }
 
 describe('the command latch install writes', () => {
@@ -50,5 +94,26 @@ describe('the command latch install writes', () => {
     );
     expect(codexPre.code).toBe(2);
     expect(codexPre.stderr).toMatch(/^latch: daemon_unreachable/);
+  });
+
+  it('blocks (exit 2) when its Node is killed before it answers, or is gone after an upgrade', async () => {
+    const host = await newHost();
+    const command = await installedPreToolUse(host);
+    const risky = hookInput('PreToolUse', 'Bash', { command: 'rm -rf build' });
+
+    const killed = await killedWhileReading(command, host.machine.env);
+    expect(killed).toMatchObject({ code: 2, signal: null });
+    // The same hook without the failsafe: the agent sees 137 (or SIGKILL itself, from a shell that
+    // execs its last command), and runs the tool.
+    const bare = await killedWhileReading(command.replace(/ \|\| exit 2$/, ''), host.machine.env);
+    expect(String(bare.code ?? bare.signal)).toMatch(/^(137|SIGKILL)$/);
+
+    const movedNode = command.replace(shellQuote(process.execPath), '/opt/node-18/bin/node');
+    const gone = await runAsAgent(movedNode, risky, host.machine.env);
+    expect(gone.code).toBe(2);
+    expect(gone.stderr).toMatch(/not found/);
+    expect((await runAsAgent(movedNode.replace(/ \|\| exit 2$/, ''), risky, host.machine.env)).code).toBe(
+      127,
+    );
   });
 });

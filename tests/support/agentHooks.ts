@@ -12,7 +12,7 @@ const NO_RELAY = 'http://127.0.0.1:9';
 /** What `latch install` writes, for the default config and policy (a 300 s wait, plus 15 s). */
 export const latchHandler = (agent: 'claude-code' | 'codex', timeout = 315) => ({
   type: 'command',
-  command: `${shellQuote(process.execPath)} ${shellQuote(LATCH_SCRIPT)} hook ${agent} --timeout ${timeout}`,
+  command: `${shellQuote(process.execPath)} ${shellQuote(LATCH_SCRIPT)} hook ${agent} --timeout ${timeout} || exit 2`,
   timeout,
 });
 export const latchGroup = (agent: 'claude-code' | 'codex', timeout = 315) => ({
