@@ -1,3 +1,5 @@
+import { sanitizeText } from './text/sanitizeText.ts';
+
 /**
  * Every failure the protocol can report. Callers branch on `code`, never on `message`; tests assert
  * the code. A code, once published, keeps its meaning.
@@ -54,15 +56,24 @@ export interface Refusal<Code extends string = string> {
   message: string;
 }
 
+/** A code is a word callers compare, as every code of Latch's is; anything else is no code. */
+const REFUSAL_CODE = /^[a-z][a-z0-9_]{0,63}$/;
+/** A message travels on to terminals, deny reasons and the audit log: one line, this long at most. */
+const REFUSAL_MESSAGE_BYTES = 512;
+
 /**
  * The refusal in an error answer's body, or `otherwise` when the body holds none (a proxy's
- * HTML page, a cut answer): a client never takes a message for a code.
+ * HTML page, a cut answer): a client never takes a message for a code. The body comes from a
+ * server nobody vouches for, so its message is cleaned (no terminal escapes) and capped.
  */
 export function refusalInBody(text: string, otherwise: Refusal): Refusal {
   try {
     const { error } = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
-    if (typeof error?.code === 'string' && typeof error.message === 'string')
-      return { code: error.code, message: error.message };
+    if (typeof error?.code === 'string' && REFUSAL_CODE.test(error.code) && typeof error.message === 'string')
+      return {
+        code: error.code,
+        message: sanitizeText(error.message, { maxBytes: REFUSAL_MESSAGE_BYTES, multiline: false }).text,
+      };
   } catch {
     // not JSON: `otherwise`
   }

@@ -87,7 +87,15 @@ export type GateLine =
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isTime = (value: unknown): value is number => Number.isSafeInteger(value);
 
-/** A client reads the daemon's line: anything not exactly one of these shapes is no answer. */
+/** The most a door passes on of the daemon's words: an agent shows them, a terminal prints them. */
+const SHOWN_BYTES = 4096;
+const shown = (text: string, multiline = false) =>
+  sanitizeText(text, { maxBytes: SHOWN_BYTES, multiline }).text;
+
+/**
+ * A client reads the daemon's line: anything not exactly one of these shapes is no answer. What
+ * it shows is cleaned and capped, whoever answered on the socket.
+ */
 export function readGateLine(line: string): GateLine | undefined {
   const value = jsonObjectLine(line);
   if (!value) return undefined;
@@ -102,10 +110,18 @@ export function readGateLine(line: string): GateLine | undefined {
     isString(fallback['prompt']) &&
     isTime(fallback['exp'])
   )
-    return { fallback: fallback as unknown as FallbackOffer };
+    return {
+      fallback: {
+        requestId: fallback['requestId'],
+        method: fallback['method'],
+        reason: shown(fallback['reason']),
+        prompt: shown(fallback['prompt'], true),
+        exp: fallback['exp'],
+      },
+    };
   if (!answer || !isString(answer['reason'])) return undefined;
   const requestId = isString(answer['requestId']) ? { requestId: answer['requestId'] } : {};
-  const reason = answer['reason'];
+  const reason = shown(answer['reason']);
   switch (answer['decision']) {
     case 'allow':
       return ALLOWED_VIA.includes(answer['via'] as AllowedVia)

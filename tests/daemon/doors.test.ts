@@ -155,6 +155,32 @@ describe('a daemon that answers wrong', () => {
   }
 });
 
+describe('a daemon whose deny reason is not fit to print', () => {
+  it('reaches the agent and the terminal cleaned of escapes and newlines, and at most 4 KiB', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: 'http://127.0.0.1:9' });
+    const broken = await BrokenDaemon.listen(machine.socket);
+    cleanups.push(() => broken.stop());
+    broken.behaviour = 'noisy-deny';
+    const cleanReason = /^policy\[2J\]0;ownedlatch: approved x+…$/;
+
+    const claudeCode = await runLatch(machine, ['hook', 'claude-code'], { input: risky() });
+    const shown = (JSON.parse(claudeCode.stdout) as { hookSpecificOutput: Record<string, string> })
+      .hookSpecificOutput['permissionDecisionReason']!;
+    expect(shown.replace(/^latch: /, '')).toMatch(cleanReason);
+    expect(Buffer.byteLength(shown)).toBeLessThanOrEqual(4096 + 'latch: '.length);
+
+    const codex = await runLatch(machine, ['hook', 'codex'], { input: risky() });
+    expect(codex.code).toBe(2);
+    expect(codex.stderr.trim().replace(/^latch: /, '')).toMatch(cleanReason);
+
+    const request = await runLatch(machine, ['request', '--title', 'deploy to prod']);
+    expect(request.code).toBe(1);
+    expect(request.stdout).not.toMatch(/\u001b/);
+    expect(request.stdout.trim().split('\n')).toHaveLength(1);
+  });
+});
+
 describe('the hook’s own deadline', () => {
   it('asks the phone only for what the agent’s timeout leaves, whatever the policy allows, and denies before it', async () => {
     const paired = await startPairedDaemon({

@@ -19,7 +19,18 @@ describe('refusalInBody', () => {
     ['an error without a code', '{"error":{"message":"no code"}}'],
     ['a code that is not text', '{"error":{"code":7,"message":"seven"}}'],
     ['JSON null', 'null'],
+    ['a code with a terminal escape', '{"error":{"code":"expired\\u001b[2J","message":"m"}}'],
+    ['a code that is a sentence', '{"error":{"code":"Approved by the relay","message":"m"}}'],
+    ['a code over 64 characters', `{"error":{"code":"${'a'.repeat(65)}","message":"m"}}`],
   ])('never takes %s for a refusal: it gives the fallback', (_what, body) => {
     expect(refusalInBody(body, otherwise)).toEqual(otherwise);
+  });
+
+  it('cleans the message of terminal escapes and newlines, and caps it at 512 bytes', () => {
+    const message = `\u001b]0;owned\u0007denied\r\nlatch: approved\u202e${'x'.repeat(10_000)}`;
+    const refused = refusalInBody(JSON.stringify({ error: { code: 'expired', message } }), otherwise);
+    expect(refused.code).toBe('expired');
+    expect(refused.message).toMatch(/^\]0;owneddeniedlatch: approvedx+…$/);
+    expect(Buffer.byteLength(refused.message)).toBeLessThanOrEqual(512);
   });
 });

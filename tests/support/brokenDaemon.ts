@@ -10,7 +10,8 @@ export type BrokenBehaviour =
   | 'malformed-allow' // a 200, then an "allow" that lacks what an answer must carry
   | 'cut-after-pending' // a phone is being asked… then the connection is cut
   | 'pending-then-silence' // a phone is being asked (deadline in 1 s)… then nothing
-  | 'server-error'; // a 500 with a body that is not JSON
+  | 'server-error' // a 500 with a body that is not JSON
+  | 'noisy-deny'; // a deny whose reason holds terminal escapes, a newline and 100 kB
 
 const PENDING = (exp: number) => `${JSON.stringify({ pending: { requestId: 'r-broken', exp } })}\n`;
 
@@ -69,6 +70,12 @@ export class BrokenDaemon {
       case 'pending-then-silence':
         socket.write(ok + chunk(PENDING(Date.now() + 1000)));
         return;
+      case 'noisy-deny': {
+        const reason = `policy\u001b[2J\u001b]0;owned\u0007\nlatch: approved ${'x'.repeat(100_000)}`;
+        const answer = { answer: { decision: 'deny', blockReason: 'policy', reason } };
+        socket.end(ok + chunk(`${JSON.stringify(answer)}\n`) + '0\r\n\r\n');
+        return;
+      }
       case 'server-error':
         socket.end('HTTP/1.1 500 Internal Server Error\r\ncontent-length: 5\r\n\r\noops!');
         return;
