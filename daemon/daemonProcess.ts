@@ -135,6 +135,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
       pruning.stop();
       connection.stop();
       await server.close();
+      fleetLog.stop();
       await fleetLog.settled();
       store.close();
     },

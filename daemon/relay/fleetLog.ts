@@ -13,16 +13,24 @@ export interface Cursor {
   write(seq: number): void;
 }
 
+/** A frame whose handler failed is tried again after this, doubling up to the cap. */
+const RETRY_FIRST_MS = 250;
+const RETRY_CAP_MS = 10_000;
+
 /**
  * Follows the fleet's event log as the relay streams it, from the cursor on: each frame is handled
  * to the end before the next, in order, and the cursor then moves past it, so a restart replays
- * nothing already handled and misses nothing decided meanwhile.
+ * nothing already handled and misses nothing decided meanwhile. A frame whose handler fails (a
+ * full disk, a busy database) is tried again until it is handled, the frames after it waiting:
+ * passed over, a freeze would be lost for good, as the cursor moves on with the next frame.
  */
 export class FleetLog {
   readonly #handlers: FleetLogHandlers;
   readonly #cursor: Cursor;
   readonly #log: (line: string) => void;
   #frames = Promise.resolve();
+  #stopped = false;
+  #wakeRetry = () => {};
   // A state frame sums up the relay's log so far; the frames replayed after it, up to its seq,
   // are that past. A freeze among them other than the one the state holds in force ended before
   // this connection (and this host never saw it): applied now, it would end the freeze in force,
@@ -38,14 +46,39 @@ export class FleetLog {
 
   /** Queues a frame from the relay connection. */
   receive(frame: HostFrame): void {
-    this.#frames = this.#frames
-      .then(() => this.#handle(frame))
-      .catch((error: unknown) => this.#log(`an event failed: ${(error as Error).message}`));
+    this.#frames = this.#frames.then(() => this.#handleUntilDone(frame));
   }
 
-  /** Resolves once every frame received so far has been handled. */
+  /** Resolves once every frame received so far has been handled, or given up at stop(). */
   settled(): Promise<void> {
     return this.#frames;
+  }
+
+  /** Stops trying failed frames again: what is left unhandled is replayed after a restart. */
+  stop(): void {
+    this.#stopped = true;
+    this.#wakeRetry();
+  }
+
+  async #handleUntilDone(frame: HostFrame): Promise<void> {
+    for (let attempt = 0; !this.#stopped; attempt++) {
+      try {
+        await this.#handle(frame);
+        return;
+      } catch (error) {
+        const delay = Math.min(RETRY_CAP_MS, RETRY_FIRST_MS * 2 ** attempt);
+        this.#log(
+          `the ${frame.event.type} event (seq ${frame.seq}) failed: ${(error as Error).message}; trying it again in ${delay} ms`,
+        );
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delay);
+          this.#wakeRetry = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    }
   }
 
   async #handle({ seq, event }: HostFrame): Promise<void> {
