@@ -1,4 +1,7 @@
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
+import { freezeId } from '../../shared/kill-switch/freezeId.ts';
+import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
+import type { FleetState } from '../../shared/messages/killSwitch.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
 import { sanitizeText } from '../../shared/text/sanitizeText.ts';
 import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
@@ -62,18 +65,30 @@ export async function panic(context: PanicContext, words: string, via?: string):
   await killSwitch.applyFreeze(envelope, 'panic', via);
   const held = killSwitch.state;
   const sent = await relay.freeze(envelope);
-  if (sent.ok) {
+  const error = sent.ok ? await notInForce(sent.value, fleet, envelope) : sent.failure.message;
+  if (error === undefined) {
     store.deleteMeta(NOT_TOLD);
     return { told: true };
   }
   store.setMeta(NOT_TOLD, reason);
-  audit.append({
-    event: 'fleet_not_told',
-    epoch: held.epoch,
-    freeze: held.freeze,
-    error: sent.failure.message,
-  });
-  return { told: false, error: sent.failure.message };
+  audit.append({ event: 'fleet_not_told', epoch: held.epoch, freeze: held.freeze, error });
+  return { told: false, error };
+}
+
+/**
+ * Why the relay's answer to a freeze does not show it in force over this fleet, or undefined. The
+ * relay answers with the state its freeze made; any other answer is a claim the fleet was told
+ * that this host does not take.
+ */
+async function notInForce(
+  state: FleetState,
+  fleet: string,
+  envelope: FreezeEnvelope,
+): Promise<string | undefined> {
+  if (state.fleet !== fleet) return `the relay answered for another fleet (${state.fleet})`;
+  if (!state.frozen || !state.freeze || (await freezeId(state.freeze)) !== (await freezeId(envelope)))
+    return 'the relay answered without this freeze in force';
+  return undefined;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
-import type { ResumeVote } from '../../shared/messages/killSwitch.ts';
+import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import type { StandInRelay } from '../support/standInRelay.ts';
@@ -221,6 +221,39 @@ describe('a relay that replays what ended', () => {
     await expect.poll(() => withStore(machine, (store) => store.switchState().freeze)).toBe(freshId);
     await resumeHonestly(freshId);
   });
+
+  it.each([
+    ['for another fleet', (state: FleetState) => ({ ...state, fleet: 'fleet-elsewhere' })],
+    ['not frozen', (state: FleetState) => ({ ...state, frozen: false, freeze: undefined })],
+    ['with an older freeze in force', (state: FleetState) => ({ ...state, freeze: relay.freezes[0] })],
+  ])(
+    'latch panic answered with a state %s: the fleet counts as not told, and is told again',
+    async (_what, lie) => {
+      // An earlier freeze, for the lie that shows it in force, ended so that the panic is news.
+      if (relay.freezes.length === 0) {
+        expect((await runLatch(machine, ['panic', 'first'])).code).toBe(0);
+        await resumeHonestly(withStore(machine, (store) => store.switchState().freeze)!);
+      }
+      relay.answerFreeze = lie;
+      const panic = await runLatch(machine, ['panic', 'lied', 'to']);
+      expect(panic.code).toBe(1);
+      expect(panic.stdout).toMatch(/^frozen: this host is frozen, but the fleet was not told/);
+      const untold = withStore(machine, (store) => store.switchState().freeze);
+      expect(audited(machine, 'fleet_not_told', untold!)).toMatchObject([
+        {
+          error: expect.stringMatching(
+            /^the relay answered (for another fleet|without this freeze in force)/,
+          ),
+        },
+      ]);
+
+      const told = relay.freezes.length;
+      relay.answerFreeze = undefined;
+      await relay.reconnect();
+      await relay.waitFor(() => relay.freezes.length > told);
+      expect(relay.freezes.at(-1)).toMatchObject({ body: { reason: 'lied to' } });
+    },
+  );
 
   it('latch panic without a daemon and without the relay: exits 1, and the daemon tells the fleet when it starts', async () => {
     await daemon.stop();

@@ -36,6 +36,8 @@ export class StandInRelay {
    * when it answers (a relay that sits on its answer).
    */
   answerRequest: ((request: ApprovalRequest) => RequestAnswer | Promise<RequestAnswer>) | undefined;
+  /** When set, what the relay answers to a freeze in place of the state it made (a lying relay). */
+  answerFreeze: ((state: FleetState) => FleetState) | undefined;
   /** When set, every HTTP call is answered with this status (503: "unreachable"). */
   failWith: number | undefined;
   state: FleetState = { v: PROTOCOL_VERSION, fleet: 'unset', frozen: false, epoch: 0, votes: [], needed: 1 };
@@ -170,9 +172,18 @@ export class StandInRelay {
     if (request.method === 'POST' && path.endsWith('/freeze')) {
       const envelope = body as FreezeEnvelope;
       this.freezes.push(envelope);
-      this.state = { ...this.state, frozen: true, epoch: this.state.epoch + 1, freeze: envelope, votes: [] };
+      // The fleet the path names, as the real relay answers.
+      const fleet = decodeURIComponent(path.split('/').at(-2)!);
+      this.state = {
+        ...this.state,
+        fleet,
+        frozen: true,
+        epoch: this.state.epoch + 1,
+        freeze: envelope,
+        votes: [],
+      };
       this.#wake();
-      return json(200, this.state);
+      return json(200, this.answerFreeze?.(this.state) ?? this.state);
     }
     if (request.method === 'GET' && path === '/v1/config')
       return json(200, { v: PROTOCOL_VERSION, vapidPublicKey: null });
