@@ -46,21 +46,24 @@ export class Asking {
 
   /** One request per call: a duplicate (same ids, same content: see dedupKey) joins the pending one. */
   askOnce(request: GateRequest, terms: AskTerms, conversation: Conversation = {}): Promise<GateAnswer> {
+    const { waiting } = this.#options;
     const key = dedupKey(request) ?? toBase64url(randomBytes(18));
-    return this.#options.waiting.once(key, conversation, (callers) =>
-      this.#ask(request, terms, key, conversation, callers),
+    const requestId = toBase64url(randomBytes(12));
+    return waiting.once(key, conversation, (callers) =>
+      // An answer that came early, on a path that then did not wait for it, is not kept.
+      this.#ask(request, terms, requestId, key, conversation, callers).finally(() => waiting.drop(requestId)),
     );
   }
 
   async #ask(
     request: GateRequest,
     terms: AskTerms,
+    requestId: string,
     dedupKey: string,
     conversation: Conversation,
     callers: Callers,
   ): Promise<GateAnswer> {
     const { store, relay, audit, hostId, fatigue, waiting } = this.#options;
-    const requestId = toBase64url(randomBytes(12));
     const details = requestDetails(request, terms, requestId, {
       config: this.#options.config(),
       hostId,

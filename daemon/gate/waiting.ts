@@ -28,6 +28,11 @@ export interface WaitingOptions {
 export class Waiting {
   readonly #options: WaitingOptions;
   readonly #waiting = new Map<string, Waiter>();
+  /**
+   * Answers that came before anyone waited: a phone (or the relay) quicker than the relay's reply
+   * to the request's POST, after which the asker starts waiting. Kept until it does, or drops it.
+   */
+  readonly #early = new Map<string, GateAnswer>();
   readonly #byDedupKey = new Map<string, Promise<GateAnswer>>();
   /** Who waits on each ask in #byDedupKey: when all have hung up, its request is withdrawn. */
   readonly #callersByDedupKey = new Map<string, Callers>();
@@ -73,6 +78,17 @@ export class Waiting {
 
   /** The answer to a request, or `expired` at its deadline; a second wait hears the same answer. */
   wait(requestId: string, exp: number): Promise<GateAnswer> {
+    const early = this.#early.get(requestId);
+    if (early) {
+      this.#early.delete(requestId);
+      this.#options.audit.append({
+        event: 'decided',
+        requestId,
+        decision: early.decision,
+        reason: early.reason,
+      });
+      return Promise.resolve(early);
+    }
     const already = this.#waiting.get(requestId);
     if (already) {
       return new Promise((resolve) => {
@@ -89,9 +105,15 @@ export class Waiting {
     });
   }
 
+  /** The asker will not wait for this request after all: an early answer to it is forgotten. */
+  drop(requestId: string): void {
+    this.#early.delete(requestId);
+  }
+
   /**
    * Records the answer (only a pending request changes state) and gives it to whoever waits, once
-   * the record is committed, with what the caller recorded before it in the same transaction.
+   * the record is committed, with what the caller recorded before it in the same transaction; one
+   * that settles a request nobody waits for yet is kept for its asker (#early).
    * A deny that cannot be recorded (a full disk) is given all the same: refusing is safe.
    */
   settle(requestId: string, answer: GateAnswer): void {
@@ -106,8 +128,11 @@ export class Waiting {
     try {
       store.db.transaction(
         () => {
-          store.settleRequest(requestId, state);
-          if (!waiter) return;
+          const settled = store.settleRequest(requestId, state);
+          if (!waiter) {
+            if (settled) store.db.afterCommit(() => this.#early.set(requestId, answer));
+            return;
+          }
           audit.append({ event: 'decided', requestId, decision: answer.decision, reason: answer.reason });
           // Should an outer transaction's commit fail, an allow's waiter stays for its deadline.
           store.db.afterCommit(() => this.#release(requestId, answer));

@@ -157,3 +157,60 @@ describe('a freeze while the relay sits on its answer to a new request', () => {
       .toEqual([expect.objectContaining({ code: 'withdrawn' })]);
   });
 });
+
+describe('a phone that answers before the relay’s reply to the new request arrives', () => {
+  /** The relay sits on its reply to the next request until `reply()`. */
+  function holdTheReply(): { reply: () => void } {
+    const held = { reply: () => {} };
+    relay.answerRequest = (request) =>
+      new Promise((resolve) => (held.reply = () => resolve({ requestId: request.requestId, joined: false })));
+    return held;
+  }
+  const audited = (event: string, requestId: string) =>
+    auditLines(machine).filter((line) => line['event'] === event && line['requestId'] === requestId);
+
+  it('gives the agent that approval once the reply comes, not an expiry at the deadline', async () => {
+    const held = holdTheReply();
+    const hook = bash('rm -rf build');
+    const asked = await relay.nextRequest(0);
+    relay.sendApproval(asked.requestId, (await phoneApproves(phone, asked, relay.origin)).token);
+    await expect.poll(() => audited('approved', asked.requestId)).toHaveLength(1);
+    held.reply();
+    expect((await hook).output).toMatchObject({
+      hookSpecificOutput: {
+        permissionDecision: 'allow',
+        permissionDecisionReason: expect.stringMatching(/^latch: approved on /),
+      },
+    });
+    expect(audited('decided', asked.requestId)).toEqual([expect.objectContaining({ decision: 'allow' })]);
+  });
+
+  it('gives the agent that deny, and a freeze that comes before the reply refuses an early approval', async () => {
+    const heldDeny = holdTheReply();
+    const denied = bash('rm -rf build');
+    const first = await relay.nextRequest(0);
+    await relay.sendDenial(phone, first);
+    await expect.poll(() => audited('denied', first.requestId)).toHaveLength(1);
+    heldDeny.reply();
+    expect((await denied).output).toMatchObject({
+      hookSpecificOutput: {
+        permissionDecision: 'deny',
+        permissionDecisionReason: expect.stringMatching(/^latch: denied on /),
+      },
+    });
+
+    const heldApproval = holdTheReply();
+    const approved = bash('rm -rf dist');
+    const second = await relay.nextRequest(1);
+    relay.sendApproval(second.requestId, (await phoneApproves(phone, second, relay.origin)).token);
+    await expect.poll(() => audited('approved', second.requestId)).toHaveLength(1);
+    await runLatch(machine, ['panic', 'stop', 'everything']);
+    heldApproval.reply();
+    expect((await approved).output).toMatchObject({
+      hookSpecificOutput: {
+        permissionDecision: 'deny',
+        permissionDecisionReason: 'latch: kill_switch: the fleet is frozen (stop everything)',
+      },
+    });
+  });
+});
