@@ -38,15 +38,36 @@ export function readEnrolment(body: unknown): Enrolment | { error: string } {
   return parsed.value;
 }
 
+type PhoneEnrolment = Extract<Enrolment, { kind: 'phone' }>;
+
+/**
+ * A hash of every key the new phone brings (its device and ECDH keys, its passkey) with its id
+ * and name: what a paired phone's approval is bound to, so that another enrolment under the same
+ * id and name, with keys of its own, is another request and never rides on this one's approval.
+ */
+function enrolmentHash({ device }: PhoneEnrolment): string {
+  const { id, name, deviceKey, ecdhKey, credential } = device;
+  return createHash('sha256')
+    .update(JSON.stringify([id, name, deviceKey, ecdhKey, credential.id, credential.publicKey]))
+    .digest('hex');
+}
+
+/** The start of that hash as people compare it: `latch pair` prints it, the phone asked shows it. */
+export function enrolmentFingerprint(enrolment: PhoneEnrolment): string {
+  return enrolmentHash(enrolment)
+    .slice(0, 12)
+    .replace(/(.{4})(?=.)/g, '$1 ');
+}
+
 /** How the phones are asked: what is added, to which host, and what it will be able to do. */
 export function enrolmentChange(enrolment: Enrolment, hostName: string): ChangeRequest {
   if (enrolment.kind === 'phone') {
     const { id, name } = enrolment.device;
     return {
       kind: 'phone',
-      key: id,
+      key: enrolmentHash(enrolment),
       title: `Add phone "${name}" to ${hostName}?`,
-      detail: `A phone named "${name}" (device ${id}) scanned ${hostName}'s pairing code. Once added, it approves this host's requests and votes to resume it. If you did not just pair a phone, deny.`,
+      detail: `A phone named "${name}" (device ${id}, keys ${enrolmentFingerprint(enrolment)}) scanned ${hostName}'s pairing code. Once added, it approves this host's requests and votes to resume it. Approve only if latch pair shows the same keys; if you did not just pair a phone, deny.`,
       risk: 'high',
       target: name,
     };

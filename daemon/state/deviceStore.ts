@@ -28,12 +28,14 @@ export class DeviceStore {
     this.#statements = statements;
   }
 
+  /** A phone paired again under its id (after a revocation, say) takes every key it brings now. */
   add(device: PairedDevice, now: number): void {
     this.#statements
       .get(
         `INSERT INTO devices (id, name, device_key, ecdh_key, credential_id, credential_key, counter, paired_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET name = excluded.name, credential_id = excluded.credential_id,
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name, device_key = excluded.device_key,
+           ecdh_key = excluded.ecdh_key, credential_id = excluded.credential_id,
            credential_key = excluded.credential_key, counter = excluded.counter, revoked_at = NULL`,
       )
       .run(

@@ -146,6 +146,12 @@ describe('latch pair against the real relay', () => {
       admittedBy: { phone, decision: 'approve' },
     });
     expect(added.admission).toMatchObject({ tool: 'latch.phone', risk: 'high' });
+    // The keys latch pair prints are the keys the approving phone is shown.
+    const keys = /^Approve adding Bob’s phone \(keys ([0-9a-f]{4} [0-9a-f]{4} [0-9a-f]{4})\)/m.exec(
+      added.stdout,
+    )?.[1];
+    expect(keys).toBeDefined();
+    expect(added.admission?.detail).toContain(`keys ${keys}`);
     expect(added.stdout).toContain('Paired Bob’s phone.');
     // Two phones now, one needed to resume: the line that raises it, which takes effect at once.
     expect(added.stdout).toContain(

@@ -15,7 +15,7 @@ import { loadHostIdentity } from '../../identity/hostIdentity.ts';
 import { relayClientFor, relyingPartyOf } from '../../relay/hostRelay.ts';
 import type { AuditLog } from '../../audit/auditLog.ts';
 import { canPromptOnTty, promptOnTty } from '../../fallback/ttyPrompt.ts';
-import type { Enrolment } from '../../pairing/enrolment.ts';
+import { enrolmentFingerprint, type Enrolment } from '../../pairing/enrolment.ts';
 import { pairingScreen } from '../../pairing/pairingScreen.ts';
 import { totpScreen } from '../../pairing/totpScreen.ts';
 import { callDaemon } from '../../socket/daemonClient.ts';
@@ -39,10 +39,11 @@ async function admit(
 ): Promise<void> {
   const { store, audit } = context;
   if (store.devices().length > 0) {
+    const enrolment = { kind: 'phone', device } as const;
     process.stdout.write(
-      `Approve adding ${device.name} on a phone already paired with this host (Face ID)…\n`,
+      `Approve adding ${device.name} (keys ${enrolmentFingerprint(enrolment)}) on a phone already paired with this host (Face ID)…\n`,
     );
-    await askDaemonToEnrol({ kind: 'phone', device }, context.approvalSeconds);
+    await askDaemonToEnrol(enrolment, context.approvalSeconds);
     return;
   }
   if (store.devices({ includeRevoked: true }).length > 0) {

@@ -1,0 +1,60 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { callDaemon } from '../../daemon/socket/daemonClient.ts';
+import type { GateAnswer } from '../../daemon/socket/localApi.ts';
+import { registrationChallenge } from '../../shared/pairing/registrationChallenge.ts';
+import { verifyPasskeyRegistration } from '../../shared/pairing/verifyPasskeyRegistration.ts';
+import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
+import { phoneApproves } from '../support/phoneApproves.ts';
+import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+import { withStore } from '../support/latchMachine.ts';
+
+/**
+ * A paired phone's "Add phone X?" approves that phone's keys, not its name or id: another
+ * enrolment under the same id and name with a passkey of its own (a local process racing
+ * `latch pair`, which learnt both from a hostile relay) is another request.
+ */
+
+let paired: PairedDaemon;
+beforeEach(async () => {
+  paired = await startPairedDaemon();
+});
+afterEach(() => paired.stop());
+
+/** What `latch pair` sends for `phone`, with the passkey made on `authenticatorOf`'s authenticator. */
+async function enrolmentOf(phone: TestPhone, authenticatorOf: TestPhone, origin: string) {
+  const rpId = new URL(origin).hostname;
+  const keys = { id: phone.id, deviceKey: phone.deviceKey, ecdhKey: phone.ecdhKey };
+  const registration = await authenticatorOf.authenticator.register({
+    rpId,
+    origin,
+    challenge: await registrationChallenge(keys),
+  });
+  const credential = await verifyPasskeyRegistration(keys, registration, { origins: [origin], rpId });
+  return { kind: 'phone', device: { ...keys, name: phone.name, credential } } as const;
+}
+
+describe('adding a phone through a paired phone’s approval', () => {
+  it('binds the approval to the new phone’s keys: a second enrolment under its id and name is asked apart', async () => {
+    const { relay, machine } = paired;
+    const [approver] = paired.phones;
+    const newPhone = await createPhone('Pixel 9');
+    const intruder = await createPhone('anything');
+    const genuine = await enrolmentOf(newPhone, newPhone, relay.origin);
+    const forged = await enrolmentOf(newPhone, intruder, relay.origin);
+    const options = { socketPath: machine.socket, timeoutMs: 60_000 };
+
+    const first = callDaemon<GateAnswer>('POST', '/v1/enrol', genuine, options);
+    const askedFirst = await relay.nextRequest(0);
+    const second = callDaemon<GateAnswer>('POST', '/v1/enrol', forged, options);
+    const askedSecond = await relay.nextRequest(1);
+    expect(askedSecond.requestId).not.toBe(askedFirst.requestId);
+
+    relay.sendApproval(askedFirst.requestId, (await phoneApproves(approver, askedFirst, relay.origin)).token);
+    expect(await first).toMatchObject({ decision: 'allow' });
+    await relay.sendDenial(approver, askedSecond);
+    expect(await second).toMatchObject({ decision: 'deny' });
+
+    const stored = withStore(machine, (store) => store.activeDevice(newPhone.id));
+    expect(stored?.credential.id).toBe(genuine.device.credential.id);
+  });
+});
