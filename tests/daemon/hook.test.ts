@@ -5,6 +5,7 @@ import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../daemon/hoo
 import { codexHookReply } from '../../daemon/hooks/codex.ts';
 import { hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
 import { LATCH_BIN } from '../support/latchCli.ts';
+import { runToEnd } from '../support/processes.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 const POLICY = `
@@ -168,6 +169,19 @@ describe('latch hook claude-code', () => {
     child.stdin.end(hookInput('PreToolUse', 'Read', { file_path: '/home/dev/project/README.md' }));
     const [code] = (await once(child, 'exit')) as [number | null];
     expect(code).toBe(2);
+  });
+
+  it('blocks with exit 2, not 0, when started without a stdout (Node points it at /dev/null)', async () => {
+    const input = hookInput('PreToolUse', 'Read', { file_path: '/home/dev/project/README.md' });
+    const ran = await runToEnd(
+      ['/bin/sh', '-c', `exec "$0" "$1" hook claude-code >&-`, process.execPath, LATCH_BIN],
+      {
+        env: machine.env,
+        input,
+      },
+    );
+    expect(ran.code).toBe(2);
+    expect(ran.stderr).toMatch(/^latch: internal error: stdout is \/dev\/null/m);
   });
 
   it('blocks with exit 2 on input it cannot read', async () => {
