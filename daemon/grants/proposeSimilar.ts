@@ -7,15 +7,19 @@ import { conversationId } from '../gate/conversationId.ts';
 import { plainCommandWords } from '../policy/plainCommandWords.ts';
 
 /**
- * Programs whose words are another command to run (`sudo rm …`, `env x=1 sh …`, `xargs rm`) or
- * code (`python -c`, `node -e`, `awk`, `sed`'s `e`, `find -exec`): for them "calls like this"
- * would be any command at all, so only this exact command is proposed.
+ * Programs whose words are another command to run (`sudo rm …`, `env x=1 sh …`, `xargs rm`),
+ * code (`python -c`, `node -e`, `awk`, `sed`'s `e`, `find -exec`), or a script, package or
+ * container to run (`npm exec …`, `uv run …`, `go run …`, `docker run -v …`): for them "calls
+ * like this" would be any command at all, so only this exact command is proposed.
  */
 const RUNS_WHAT_FOLLOWS = new Set([
   ...['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'eval', 'exec', 'command', 'builtin'],
   ...['env', 'sudo', 'doas', 'su', 'runuser', 'xargs', 'nohup', 'time', 'timeout', 'nice', 'ionice'],
   ...['stdbuf', 'setsid', 'chroot', 'watch', 'strace', 'ltrace', 'parallel', 'ssh', 'find'],
   ...['python', 'python3', 'node', 'deno', 'bun', 'perl', 'ruby', 'php', 'awk', 'gawk', 'sed', 'lua'],
+  // Runners and build tools, whose subcommand runs a script, a package or a container named next.
+  ...['npx', 'npm', 'pnpm', 'yarn', 'bunx', 'uv', 'uvx', 'pipx', 'poetry', 'pip', 'pip3', 'go', 'cargo'],
+  ...['docker', 'podman', 'kubectl', 'make', 'just', 'task', 'gradle', 'mvn', 'rake', 'bundle', 'dotnet'],
 ]);
 
 /** As many words as a rule holds (similarCallSchema). */

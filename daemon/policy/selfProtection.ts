@@ -60,7 +60,9 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
   const note: Note = (guard, target) => {
     if (!found.has(guard)) found.set(guard, target);
   };
-  for (const path of call.paths) {
+  // Grep without a path searches the folder it runs in, every file below it.
+  const paths = call.tool === 'Grep' && call.paths.length === 0 && cwd ? [cwd] : call.paths;
+  for (const path of paths) {
     // As given: a tool's path is a name, not a pattern (a `*` in it is a `*`).
     const pattern = pathPattern([{ text: withHome(path, places), glob: false }]);
     for (const touch of pathTouches(pattern, cwd, places, real)) {

@@ -88,6 +88,8 @@ function mayBeTheDaemon(text: string | undefined, target: Word, daemonPid: numbe
     const only = target.length === 1 ? target[0] : undefined;
     return !(only && 'computed' in only && ['$$', '$!', '$BASHPID'].includes(only.computed));
   }
-  if (/^\d+$/.test(text)) return Number(text) === daemonPid || Number(text) === 0;
-  return /^-\d+$/.test(text);
+  // As kill reads a number: blanks around it and a sign allowed (`kill ' 42'`, `kill +42`).
+  const pid = /^\s*([+-]?)(\d+)\s*$/.exec(text);
+  if (!pid) return false;
+  return pid[1] === '-' || Number(pid[2]) === daemonPid || Number(pid[2]) === 0;
 }

@@ -33,6 +33,12 @@ describe('a command that could stop the daemon', () => {
     'kill -1',
     'kill -9 -4242',
     'kill -9 -4243 123',
+    // Numbers as kill reads them: blanks around, a sign.
+    "kill ' 4242'",
+    'kill +4242',
+    "kill $'\\t4242'",
+    "/usr/bin/kill -9 ' 4242 '",
+    "kill -9 ' -1'",
     'kill -- -42',
     // Only -l, -L, --list and --table only list: another option is a signal.
     'kill -list 4242',

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Guard, ProtectedCall } from '../../daemon/policy/selfProtection.ts';
-import { expected, judged, makeProtectedHome, removeProtectedHome, tool } from '../support/protectedHome.ts';
+import {
+  at,
+  expected,
+  judged,
+  makeProtectedHome,
+  removeProtectedHome,
+  tool,
+} from '../support/protectedHome.ts';
 
 beforeAll(makeProtectedHome);
 afterAll(removeProtectedHome);
@@ -37,6 +44,13 @@ describe('self-protection: tools that read', () => {
       undefined,
     ],
     ['Grep in the project', () => tool('Grep', 'P'), undefined],
+    [
+      'Grep without a path, run in Latch’s home, which searches it',
+      () => ({ tool: 'Grep', paths: [], cwd: at('H/.latch') }),
+      'secrets',
+    ],
+    ['Grep without a path, run from ~', () => ({ tool: 'Grep', paths: [], cwd: at('H') }), 'files'],
+    ['Grep without a path, run in the project', () => ({ tool: 'Grep', paths: [], cwd: at('P') }), undefined],
     ['Read of ~/.latch/policy.toml', () => tool('Read', 'H/.latch/policy.toml'), undefined],
     ['Read of ~/.latch/config.toml', () => tool('Read', 'H/.latch/config.toml'), undefined],
     ['Read of the audit log', () => tool('Read', 'H/.latch/audit.log'), undefined],

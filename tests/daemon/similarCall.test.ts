@@ -33,6 +33,13 @@ describe('the rule proposed for "calls like this"', () => {
     ['python3 manage.py migrate', ['python3', 'manage.py', 'migrate']],
     ['bash deploy.sh', ['bash', 'deploy.sh']],
     ['/usr/bin/xargs rm', ['/usr/bin/xargs', 'rm']],
+    // Runners whose subcommand runs a script, package or container named next.
+    ['uv run pytest', ['uv', 'run', 'pytest']],
+    ['go run ./cmd/server', ['go', 'run', './cmd/server']],
+    ['npx tsx scripts/build.ts', ['npx', 'tsx', 'scripts/build.ts']],
+    ['npm exec prettier', ['npm', 'exec', 'prettier']],
+    ['docker run alpine', ['docker', 'run', 'alpine']],
+    ['cargo run --bin tool', ['cargo', 'run', '--bin', 'tool']],
   ])('is exactly %j where a subcommand would say too little', (command, words) => {
     expect(proposeSimilar(bash(command), asked)).toMatchObject({ words, moreWords: false });
   });
