@@ -1,15 +1,27 @@
-import { literalText, type SimpleCommand } from './commandWords.ts';
+import { literalText, type SimpleCommand, type Word } from './commandWords.ts';
+import { namesOne, pathPattern } from './pathPattern.ts';
 
 /** `latch` subcommands that change what gates the agent: its keys, its phones, its hooks, its daemon. */
 const LEASH = new Set(['init', 'pair', 'install', 'uninstall', 'daemon']);
 
 /**
  * Latch's command line however it is started: `latch`, `npx latch@1`, `…/bin/latch.cjs`, or a
- * bundle in a folder named latch (`node dist/latch/main.mjs`).
+ * bundle in a folder named latch (`node dist/latch/main.mjs`); spelt as a glob too
+ * (`…/lat?h.cjs`), which the shell expands to the file that is there.
  */
-const isLatch = (text: string) =>
-  /^latch(@[^/]*)?(\.[cm]?js)?$/.test(text.split('/').at(-1)!.toLowerCase()) ||
-  /(^|\/)latch\/[^/]+\.[cm]?js$/i.test(text);
+const isLatch = (word: Word) => {
+  const segment = pathPattern(word).segments.at(-1);
+  const names = (name: string) =>
+    segment !== undefined &&
+    namesOne(segment) &&
+    (typeof segment === 'string' ? segment.toLowerCase() === name : segment.test(name));
+  const text = literalText(word);
+  return (
+    ['latch', 'latch.cjs', 'latch.js', 'latch.mjs'].some(names) ||
+    (text !== undefined &&
+      (/^latch@[^/]*$/i.test(text.split('/').at(-1)!) || /(^|\/)latch\/[^/]+\.[cm]?js$/i.test(text)))
+  );
+};
 
 /**
  * The `latch` subcommand in a command that changes the leash (`init`, `pair`, `install`,
@@ -24,8 +36,7 @@ export function changesTheLeash(command: SimpleCommand): string | undefined {
   for (let i = texts.length - 1; i >= 0; i--)
     revokes[i] = revokes[i + 1]! || texts[i] === undefined || /^--revoke(=|$)/.test(texts[i]!);
   for (let i = 0; i < texts.length; i++) {
-    const text = texts[i];
-    if (text === undefined || !isLatch(text)) continue;
+    if (!isLatch(command[i]!)) continue;
     // Its subcommand is the first word after it that is no option.
     let at = i + 1;
     while (texts[at]?.startsWith('-')) at++;

@@ -1,3 +1,4 @@
+import { expandBraces } from './braceExpansion.ts';
 import { ansiCEnd, closingBrace, decodeAnsiC } from './shellSpans.ts';
 
 /**
@@ -15,6 +16,8 @@ const COMMAND_BREAKS = '\n;&|()';
 const MAY_BE_COMMAND = /[\s;&|<>()`$]/;
 const VARIABLE = /[A-Za-z_][A-Za-z0-9_]*|[0-9$!?#@*-]/y;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** What may follow `~` in a tilde prefix: a user's name, `+` or `-`. */
+const TILDE_PREFIX = /[A-Za-z0-9._-]*|\+/y;
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=/;
 /**
  * How deep quoted strings and substitutions are unwrapped: each level is a shell running a
@@ -25,7 +28,8 @@ const MAX_DEPTH = 16;
 /**
  * The commands in `text` and their words, read as a POSIX shell (bash, zsh, dash) would: quotes
  * and backslashes undone (`.la''tch`, `tot\p.json`), `$'…'` decoded, `~` and the `variables`
- * given expanded, and the variables the text itself assigns (`d=~/.latch; cat $d/x`). What a
+ * given expanded, the variables the text itself assigns (`d=~/.latch; cat $d/x`), and braces
+ * (`.la{tch,x}`, `ke{y..y}`: braceExpansion.ts), each word becoming the words it expands to. What a
  * shell would run again is read again as commands of its own: `$(…)`, backticks, and a quoted
  * string with spaces or shell syntax in it (`bash -c 'cat x'` holds the command `cat x`).
  *
@@ -102,15 +106,24 @@ class Lexer {
         return this.#backticks(i + 1);
       case '$':
         return this.#dollar(i, false);
-      case '~':
+      case '~': {
         // At a word's start, or after the = or : of an assignment (`--dir=~/x`, `PATH=~/bin:~/y`).
-        if (
-          this.#tildeCanStart() &&
-          (next === undefined || '/:'.includes(next) || WORD_BREAKS.includes(next))
-        ) {
-          this.#expand('HOME', '~');
+        if (!this.#tildeCanStart()) break;
+        TILDE_PREFIX.lastIndex = i + 1;
+        const prefix = TILDE_PREFIX.exec(text)?.[0] ?? '';
+        const after = text[i + 1 + prefix.length];
+        // zsh reads `~$user` as a user's folder, where bash leaves it as it is: any folder.
+        if (prefix === '' && after === '$') {
+          this.#computed('~');
           return i + 1;
         }
+        if (after !== undefined && !'/:'.includes(after) && !WORD_BREAKS.includes(after)) break;
+        // `~` is HOME and `~+` the folder it runs in; `~dev`, `~-` may be any folder.
+        if (prefix === '') this.#expand('HOME', '~');
+        else if (prefix === '+') this.#expand('PWD', '~+');
+        else this.#computed(`~${prefix}`);
+        return i + 1 + prefix.length;
+      }
     }
     this.#add(text[i]!, true);
     return i + 1;
@@ -256,7 +269,7 @@ class Lexer {
 
   #endCommand(): void {
     this.#endWord();
-    if (this.#words.length > 0) this.#commands.push(this.#words);
+    if (this.#words.length > 0) this.#commands.push(this.#words.flatMap(expandBraces));
     this.#words = [];
   }
 }

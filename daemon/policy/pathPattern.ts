@@ -9,12 +9,19 @@ export interface PathPattern {
   segments: PathSegment[];
 }
 
+/** A segment that is nothing but a computed value: it is not guessed at, and matches no name. */
+export const UNKNOWN_SEGMENT = /(?!)/;
+
+/** A segment that names one thing, not anything (`.lat?h`, `lat?h.cjs`; not `.*` or `*`). */
+export const namesOne = (segment: PathSegment) =>
+  typeof segment === 'string' || !['.x', 'x', '.xy-z'].some((name) => segment.test(name));
+
 /** A run of a segment: literal text, or regular-expression source for what a glob or value matches. */
 type Run = string | { source: string; hidesDot: boolean };
 const COMPUTED: Run = { source: '.*', hidesDot: false };
 
 /**
- * The paths a shell word can name. A glob (`*`, `?`, `[…]`, `{a,b}`) matches within one path
+ * The paths a shell word can name. A glob (`*`, `?`, `[…]`) matches within one path
  * segment and, as in the shell, not a leading dot unless spelt (`*` is not `.latch`, `.*` is).
  * A computed value (`$x`, `$(…)`) beside visible text may be any name (`tot$x.json`); a segment
  * that is nothing but computed is not guessed at, and matches no name: only running tells.
@@ -36,7 +43,7 @@ export function pathPattern(word: Word): PathPattern {
     }
     piece.text.split('/').forEach((part, index) => {
       if (index > 0) endSegment();
-      if (part) for (const run of piece.glob ? globRuns(part, true) : [part]) runs.push(run);
+      if (part) for (const run of piece.glob ? globRuns(part) : [part]) runs.push(run);
     });
   }
   endSegment();
@@ -45,7 +52,7 @@ export function pathPattern(word: Word): PathPattern {
 
 function segment(runs: Run[]): PathSegment {
   if (runs.every((run) => typeof run === 'string')) return runs.join('');
-  if (runs.every((run) => run === COMPUTED)) return /(?!)/;
+  if (runs.every((run) => run === COMPUTED)) return UNKNOWN_SEGMENT;
   const first = runs[0]!;
   const source = `^${typeof first !== 'string' && first.hidesDot ? '(?!\\.)' : ''}${sourceOf(runs)}$`;
   try {
@@ -61,43 +68,28 @@ const sourceOf = (runs: Run[]) =>
     .join('');
 
 /**
- * The runs of unquoted text within one segment. Braces are read one level deep; a `[` or `{`
- * with no close is a character. Each close is searched once, so a long word costs one pass.
+ * The runs of unquoted text within one segment (braces were expanded before: commandWords). A
+ * `[` with no close is a character. A class holding a POSIX class (`[[:alpha:]]`, `[[=a=]]`)
+ * stands for any one character: JavaScript does not read those.
  */
-function globRuns(text: string, braces: boolean): Run[] {
+function globRuns(text: string): Run[] {
   const runs: Run[] = [];
-  const lastBracket = text.lastIndexOf(']');
-  const closes = braces ? braceCloses(text) : new Map<number, number>();
   for (let i = 0; i < text.length; i++) {
     const character = text[i]!;
     if (character === '*' || character === '?') {
       runs.push({ source: character === '*' ? '.*' : '.', hidesDot: true });
       continue;
     }
-    // A ] first in the class is one of its characters: []a] is ] or a.
-    if (character === '[' && lastBracket >= i + 2) {
-      const end = text.indexOf(']', i + 2);
-      const inside = text
-        .slice(i + 1, end)
-        .replace(/^[!^]/, '^')
-        .replace(/[\\[]|(?<=^\^?)\]/g, '\\$&');
-      runs.push({ source: `[${inside}]`, hidesDot: true });
+    const end = character === '[' ? classEnd(text, i) : undefined;
+    if (end !== undefined) {
+      const inside = text.slice(i + 1, end);
+      runs.push({
+        source: /\[[:=.]/.test(inside)
+          ? '.'
+          : `[${inside.replace(/^[!^]/, '^').replace(/[\\[]|(?<=^\^?)\]/g, '\\$&')}]`,
+        hidesDot: true,
+      });
       i = end;
-      continue;
-    }
-    const close = closes.get(i);
-    if (close !== undefined) {
-      const choices = topLevelChoices(text.slice(i + 1, close));
-      // {a} with no comma is no expansion: the text as it is, braces and all.
-      runs.push(
-        choices.length > 1
-          ? {
-              source: `(?:${choices.map((choice) => sourceOf(globRuns(choice, false))).join('|')})`,
-              hidesDot: false,
-            }
-          : text.slice(i, close + 1),
-      );
-      i = close;
       continue;
     }
     runs.push(character);
@@ -105,29 +97,21 @@ function globRuns(text: string, braces: boolean): Run[] {
   return runs;
 }
 
-/** Where each `{` closes, in one pass. */
-function braceCloses(text: string): Map<number, number> {
-  const closes = new Map<number, number>();
-  const open: number[] = [];
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] === '{') open.push(i);
-    else if (text[i] === '}' && open.length > 0) closes.set(open.pop()!, i);
-  }
-  return closes;
-}
-
-/** The comma-separated choices of a brace expansion's inside, nested braces kept whole. */
-function topLevelChoices(inside: string): string[] {
-  const choices: string[] = [];
-  let depth = 0;
-  let start = 0;
-  for (let i = 0; i < inside.length; i++) {
-    if (inside[i] === '{') depth++;
-    else if (inside[i] === '}') depth--;
-    else if (inside[i] === ',' && depth === 0) {
-      choices.push(inside.slice(start, i));
-      start = i + 1;
+/**
+ * Where the bracket expression opening at `open` closes, or undefined when it does not: a `]`
+ * first (after `!` or `^`) is one of its characters, and `[:…:]`, `[=…=]`, `[.….]` are read whole.
+ */
+function classEnd(text: string, open: number): number | undefined {
+  let i = open + 1;
+  if (text[i] === '!' || text[i] === '^') i++;
+  if (text[i] === ']') i++;
+  for (; i < text.length; i++) {
+    if (text[i] === ']') return i;
+    const kind = text[i + 1];
+    if (text[i] === '[' && kind !== undefined && ':=.'.includes(kind)) {
+      const close = text.indexOf(`${kind}]`, i + 2);
+      if (close >= 0) i = close + 1;
     }
   }
-  return [...choices, inside.slice(start)];
+  return undefined;
 }

@@ -1,4 +1,4 @@
-import type { PathPattern, PathSegment } from './pathPattern.ts';
+import { namesOne, UNKNOWN_SEGMENT, type PathPattern, type PathSegment } from './pathPattern.ts';
 import { sameName, type Place, type ProtectedPlaces } from './protectedPlaces.ts';
 
 /** How a path stands to a place: it is the place, inside it, or a folder above it. */
@@ -24,18 +24,51 @@ export function pathTouches(
     places.tails
       .filter((tail) => endsWith(path, tail.parts))
       .map((place): Touch => ({ place, relation: 'at' }));
+  // A path that does not start at the root may start anywhere: a command can move through
+  // folders no reading follows (`cd $HOME/.. && cd dev`, `~dev/…`, `${HOME%/}/…`).
+  const known = pattern.segments.slice(pattern.segments.findIndex((segment) => segment !== UNKNOWN_SEGMENT));
+  const anywhere = pattern.from === 'root' ? [] : placesNamedAt(normalise(known), places.places);
   // Where it starts is unknown: only a project's settings, named at its end, can be seen.
   if (pattern.from === 'computed' || (pattern.from === 'here' && base === undefined))
-    return tailsOf(pattern.segments);
+    return [...anywhere, ...tailsOf(pattern.segments)];
   const written = [...(pattern.from === 'here' ? base!.split('/').filter(Boolean) : []), ...pattern.segments];
-  return [normalise(written), resolved(written, realPath)].flatMap((path) => [
-    ...places.places.flatMap((place) => {
-      const relation = relationTo(path, place.parts);
-      return relation ? [{ place, relation }] : [];
-    }),
-    ...tailsOf(path),
-  ]);
+  return [
+    ...anywhere,
+    ...[normalise(written), resolved(written, realPath)].flatMap((path) => [
+      ...places.places.flatMap((place) => {
+        const relation = relationTo(path, place.parts);
+        return relation ? [{ place, relation }] : [];
+      }),
+      ...tailsOf(path),
+    ]),
+  ];
 }
+
+/**
+ * The places a path from an unknown folder names: its first segments are a place's last ones.
+ * It must name two of them (`.lat?h/host-ke?.json` is the host key wherever it stands), or
+ * the place's own folder by a name no other folder has (`.lat?h/x` is in Latch's home; `.*`
+ * names any folder), so that `dist/config.toml` or `$OUT/settings.json` is no place of Latch's.
+ */
+function placesNamedAt(path: PathSegment[], places: Place[]): Touch[] {
+  if (path.length === 0) return [];
+  return places.flatMap((place): Touch[] => {
+    const { parts } = place;
+    for (let at = 0; at < parts.length; at++) {
+      const aligned = Math.min(path.length, parts.length - at);
+      if (!path.slice(0, aligned).every((segment, i) => matches(segment, parts[at + i]!))) continue;
+      const folderByName =
+        aligned === 1 && at === parts.length - 1 && FOLDERS_BY_NAME.has(place.kind) && namesOne(path[0]!);
+      if (aligned < 2 && !folderByName) continue;
+      const rest = parts.length - at;
+      return [{ place, relation: path.length > rest ? 'inside' : path.length < rest ? 'above' : 'at' }];
+    }
+    return [];
+  });
+}
+
+/** Folders whose own name is theirs alone (`.latch`, `.claude`), unlike the socket's (`run`). */
+const FOLDERS_BY_NAME = new Set<Place['kind']>(['home', 'agent-dir']);
 
 const matches = (segment: PathSegment, name: string) =>
   typeof segment === 'string' ? sameName(segment) === name : segment.test(name);

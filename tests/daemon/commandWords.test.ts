@@ -76,9 +76,23 @@ describe('the words of a command, as a shell reads them', () => {
       [['cat', '{$1}', '{$?}', '{$$}', '{$@}', '{$x_1}']],
     ],
     [
-      '~ expands at a word’s start and after an assignment’s = or :',
-      'cat ~/x a~ ~ --dir=~/x PATH=~/bin:~/y ~user "~" x=a~',
-      [['cat', "'/h'/x", 'a~', "'/h'", "--dir='/h'/x", "PATH='/h'/bin:'/h'/y", '~user', "'~'", 'x=a~']],
+      '~ expands at a word’s start and after an assignment’s = or :; ~user and ~- may be any folder',
+      'cat ~/x a~ ~ --dir=~/x PATH=~/bin:~/y ~user/x ~- ~$U/x "~" x=a~',
+      [
+        [
+          'cat',
+          "'/h'/x",
+          'a~',
+          "'/h'",
+          "--dir='/h'/x",
+          "PATH='/h'/bin:'/h'/y",
+          '{~user}/x',
+          '{~-}',
+          '{~}{$U}/x',
+          "'~'",
+          'x=a~',
+        ],
+      ],
     ],
     [
       'a variable the command sets is known to its later words',

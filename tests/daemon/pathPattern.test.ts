@@ -48,19 +48,18 @@ describe('the paths a shell word can name', () => {
     ['a[b*', bare('a[b*'), ['a[b', 'a[bc'], ['ab']],
     ['[]*', bare('[]*'), ['[]', '[]x'], ['x']],
     ['a.b*', bare('a.b*'), ['a.b', 'a.bc'], ['aXb']],
-    [
-      '{totp,host-token}',
-      bare('{totp,host-token}.json'),
-      ['totp.json', 'host-token.json'],
-      ['{totp,host-token}.json'],
-    ],
-    ['{.latch,x} (a brace may spell a dot)', bare('{.latch,x}'), ['.latch', 'x'], ['.x']],
-    ['{a,{b,c}} (nested braces kept whole)', bare('{a,{b,c}}*'), ['a', '{b,c}'], ['{b', 'c}']],
-    ['{{a,b},c} (a comma after nested braces)', bare('{{a,b},c}'), ['c', '{a,b}'], ['a', '{{a,b},c}']],
-    ['{a,b*} (a glob inside braces)', bare('{a,b*}'), ['a', 'b', 'bc'], ['c', 'ab']],
     ['{a} (no comma: no expansion)', bare('x{a}*'), ['x{a}', 'x{a}y'], ['xa', 'x{b}']],
     ['{a,b (no close)', bare('{a,b*'), ['{a,b', '{a,bc'], ['a']],
-    ['}{a,b}', bare('}{a,b}'), ['}a', '}b'], ['a']],
+    // Braces expand before (braceExpansion.ts): what reaches a path is text.
+    ['{a,b} (already expanded, text)', bare('{a,b}'), ['{a,b}'], ['a']],
+    [
+      '[[:alpha:]] (a POSIX class: any one character)',
+      bare('.lat[[:alpha:]]h'),
+      ['.latch', '.lat9h'],
+      ['.lath'],
+    ],
+    ['x[[:digit:][:alpha:]]y', bare('x[[:digit:][:alpha:]]y'), ['x1y', 'xay'], ['xy', 'x1]y']],
+    ['[[=a=]]b', bare('[[=a=]]b'), ['ab'], ['b', '.b']],
     [
       'tot$x.json (a value beside text may be any name)',
       [quoted('tot'), computed, quoted('.json')],
@@ -139,7 +138,7 @@ describe('the protected places a path touches', () => {
       'a project’s hook settings, named alone',
       bare('.claude/settings.json'),
       undefined,
-      ['hook-file at settings.json'],
+      ['agent-dir inside .claude', 'hook-file at settings.json'],
     ],
     [
       'the socket’s folder',
@@ -177,9 +176,23 @@ describe('the protected places a path touches', () => {
       'hook settings after a value',
       [computed, quoted('/.claude/settings.local.json')],
       undefined,
-      ['hook-file at settings.local.json'],
+      ['agent-dir inside .claude', 'hook-file at settings.local.json'],
     ],
-    ['no more than a tail after a value', [computed, quoted('/.latch/totp.json')], undefined, []],
+    // Wherever it starts, two names of a place's are that place (`${HOME%/}/.latch/…`, `~dev/.latch/…`).
+    [
+      'a secret after a value',
+      [computed, quoted('/.latch/totp.json')],
+      undefined,
+      ['home inside .latch', 'secret at totp.json'],
+    ],
+    [
+      'Latch’s home by its name, after a value',
+      [computed, unquoted('/.lat?h/x')],
+      undefined,
+      ['home inside .latch'],
+    ],
+    ['no place after a value in a folder any name matches', [computed, unquoted('/.*/x')], undefined, []],
+    ['no place for a file named like a hook file', bare('out/settings.json'), '/srv', []],
   ])('%s', (_what, word, base, expected) => {
     expect([...new Set(touches(word, base))].sort()).toEqual([...expected].sort());
   });

@@ -25,8 +25,9 @@ describe('the paths a command’s words touch', () => {
     expect(touched('cat H/.latch/config.toml ../run', project)).toEqual(['files .latch']);
     expect(touched('cat H/.latch/config.toml/x ../../run', project)).toEqual(['files .latch']);
     expect(touched('cat H/.latch/missing ../run', project)).toEqual(['files .latch']);
-    // A folder that touches nothing of Latch's is no base: src/../../.latch is not where this runs.
-    expect(touched('ls src ../../.latch/run', project)).toEqual([]);
+    // A folder that touches nothing of Latch's is no base, but two names of a place's are that
+    // place wherever the command stands: ../../.latch/run is Latch's socket folder from two below ~.
+    expect(touched('ls src ../../.latch/run', project)).toEqual(['files .latch', 'files run']);
   });
 
   it('notes nothing for a folder above Latch’s places', () => {
@@ -38,6 +39,7 @@ describe('the paths a command’s words touch', () => {
     expect(touched('rm -rf H/.latch', undefined)).toEqual(['files .latch']);
     expect(touched('ls H/.latch totp.json', undefined)).toEqual(['files .latch', 'secrets totp.json']);
     expect(touched('rm app/.claude/settings.json', undefined)).toEqual(['hooks settings.json']);
-    expect(touched('rm .latch/config.toml', undefined)).toEqual([]);
+    expect(touched('rm .latch/config.toml', undefined)).toEqual(['files .latch']);
+    expect(touched('rm dist/config.toml', undefined)).toEqual([]);
   });
 });
