@@ -14,6 +14,8 @@ export interface Place {
   kind: PlaceKind;
   /** Its path's parts, in lower case (see `sameName`). */
   parts: string[];
+  /** Its path as configured; none for a project form (`.claude/settings.json`), which is anywhere. */
+  path?: string;
   /** What a person types to approve a change to it. */
   target: string;
 }
@@ -76,7 +78,7 @@ export function protectedPlaces(
   // Each as configured and as the file system resolves it: ~/.claude may be a link into dotfiles.
   const add = (kind: PlaceKind, path: string) => {
     for (const form of new Set([path, realPath(path)]))
-      places.push({ kind, parts: pathParts(form), target: basename(path) });
+      places.push({ kind, parts: pathParts(form), path: form, target: basename(path) });
   };
   for (const secret of secrets) add('secret', secret);
   add('home', home);

@@ -1,4 +1,4 @@
-import { isAbsolute } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { changesTheLeash } from './changesTheLeash.ts';
 import { commandWords, type Word } from './commandWords.ts';
@@ -8,6 +8,7 @@ import { namesTouch } from './namesTouch.ts';
 import { LONG_COMMAND_BYTES, type Verdict } from './policy.ts';
 import type { ProtectedPlaces } from './protectedPlaces.ts';
 import { realPath } from './realPath.ts';
+import { placeByIdentity } from './sameFile.ts';
 import { stopsTheDaemon } from './stopsTheDaemon.ts';
 import { mayWrite, wordsTouch } from './wordsTouch.ts';
 
@@ -64,8 +65,11 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
   const paths = call.tool === 'Grep' && call.paths.length === 0 && cwd ? [cwd] : call.paths;
   for (const path of paths) {
     // As given: a tool's path is a name, not a pattern (a `*` in it is a `*`).
-    const pattern = pathPattern([{ text: withHome(path, places), glob: false }]);
-    for (const touch of pathTouches(pattern, cwd, places, real)) {
+    const named = withHome(path, places);
+    const pattern = pathPattern([{ text: named, glob: false }]);
+    const absolute = isAbsolute(named) ? named : cwd && resolve(cwd, named);
+    const sameFile = absolute ? placeByIdentity(absolute, places.places) : undefined;
+    for (const touch of [...pathTouches(pattern, cwd, places, real), ...(sameFile ? [sameFile] : [])]) {
       const guard = READS.has(call.tool) ? onRead(call.tool, touch) : mayWrite(touch);
       if (guard) note(guard, touch.place.target);
     }

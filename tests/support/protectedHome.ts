@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { vi } from 'vitest';
@@ -52,6 +52,8 @@ export function makeProtectedHome(): void {
     writeFileSync(join(home, path), text);
   }
   symlinkSync(join(home, '.latch/totp.json'), join(project, 'x'));
+  // Another name for the same file, which no comparison of paths sees (as a bind mount is).
+  linkSync(join(home, '.latch/host-key.json'), join(project, 'key-copy.json'));
   symlinkSync(join(home, '.latch'), join(project, 'conf'));
   symlinkSync(join(home, '.claude/settings.json'), join(project, 'claude-link'));
   // Links to where a file would be: writing through one creates it.
