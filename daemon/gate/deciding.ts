@@ -13,7 +13,7 @@ import { proposeSimilar } from '../grants/proposeSimilar.ts';
 import type { KillSwitch } from '../kill-switch/killSwitch.ts';
 import { evaluatePolicy } from '../policy/policy.ts';
 import type { PolicyKeeper } from '../policy/policyKeeper.ts';
-import { protectedPlaces } from '../policy/protectedPlaces.ts';
+import { protectedPlaces, withAgentConfigDir } from '../policy/protectedPlaces.ts';
 import { selfProtection } from '../policy/selfProtection.ts';
 import type { GateAnswer, GateRequest } from '../socket/localApi.ts';
 import { deny, frozenDeny } from './deny.ts';
@@ -147,7 +147,15 @@ export class Deciding {
       ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
     });
     // Latch guarding itself (docs/policy.md) outranks any policy answer but a deny, and never defers.
-    const guarded = selfProtection(request, this.#protectedPlaces);
+    const places =
+      request.agentConfigDir === undefined
+        ? this.#protectedPlaces
+        : withAgentConfigDir(
+            this.#protectedPlaces,
+            request.agent === 'codex' ? 'codex' : 'claude-code',
+            request.agentConfigDir,
+          );
+    const guarded = selfProtection(request, places);
     const verdict = guarded && policyVerdict.action !== 'deny' ? guarded : policyVerdict;
     const rule = verdict === guarded ? `Latch's own rule "${verdict.rule}"` : `policy rule "${verdict.rule}"`;
     if (verdict.action === 'allow') {

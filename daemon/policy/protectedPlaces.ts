@@ -53,6 +53,35 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const anywhere = (names: string[]) =>
   new RegExp(`(?<![\\w.-])(${names.map(escape).join('|')})(?![\\w.-])`, 'i');
 
+/** A place as configured and as the file system resolves it: ~/.claude may be a link into dotfiles. */
+function placeForms(kind: PlaceKind, path: string): Place[] {
+  return [...new Set([path, realPath(path)])].map((form) => ({
+    kind,
+    parts: pathParts(form),
+    path: form,
+    target: basename(path),
+  }));
+}
+
+/** An agent's config folder and the files in it that hold hooks. */
+function agentPlaces(agent: Agent, folder: string): Place[] {
+  return [
+    ...placeForms('agent-dir', folder),
+    ...AGENT_FILES[agent].files.flatMap((file) => placeForms('hook-file', join(folder, file))),
+  ];
+}
+
+/**
+ * The places with an agent's config folder as the agent's own environment names it
+ * (CLAUDE_CONFIG_DIR, CODEX_HOME), which need not be the daemon's: the hook passes it on. It
+ * only adds places, so a caller that names another folder gains nothing.
+ */
+export function withAgentConfigDir(places: ProtectedPlaces, agent: Agent, folder: string): ProtectedPlaces {
+  const resolved = resolve(folder);
+  const known = places.places.some((place) => place.kind === 'agent-dir' && place.path === resolved);
+  return known ? places : { ...places, places: [...places.places, ...agentPlaces(agent, resolved)] };
+}
+
 export function protectedPlaces(
   env: NodeJS.ProcessEnv = process.env,
   daemonPid: number = process.pid,
@@ -75,18 +104,11 @@ export function protectedPlaces(
   };
 
   const places: Place[] = [];
-  // Each as configured and as the file system resolves it: ~/.claude may be a link into dotfiles.
-  const add = (kind: PlaceKind, path: string) => {
-    for (const form of new Set([path, realPath(path)]))
-      places.push({ kind, parts: pathParts(form), path: form, target: basename(path) });
-  };
+  const add = (kind: PlaceKind, path: string) => places.push(...placeForms(kind, path));
   for (const secret of secrets) add('secret', secret);
   add('home', home);
   add('socket', dirname(socket));
-  for (const agent of AGENTS) {
-    add('agent-dir', agentDirs[agent]);
-    for (const file of AGENT_FILES[agent].files) add('hook-file', join(agentDirs[agent], file));
-  }
+  for (const agent of AGENTS) places.push(...agentPlaces(agent, agentDirs[agent]));
   const tails = AGENTS.flatMap((agent): Place[] => {
     const { folder, files } = AGENT_FILES[agent];
     return [

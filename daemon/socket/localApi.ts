@@ -24,6 +24,11 @@ export interface GateRequest {
   detail?: string;
   /** What a file edit changes, as a unified diff (hooks/fileEditDiff): start and end kept when long. */
   diff?: string;
+  /**
+   * The agent's config folder as its own environment names it (CLAUDE_CONFIG_DIR, CODEX_HOME, or
+   * the default under its HOME): its hook settings are guarded there too (policy/protectedPlaces).
+   */
+  agentConfigDir?: string;
   /** The caller's own risk estimate: the stricter of it and the policy's counts. */
   risk?: RiskLevel;
   target?: string;
@@ -195,6 +200,7 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     raw['timeoutSeconds'] > 0
       ? raw['timeoutSeconds']
       : undefined;
+  const absolute = (path: string | undefined) => (path?.startsWith('/') ? path : undefined);
   const optional = (key: keyof GateRequest, value: string | number | undefined) =>
     value === undefined || value === '' ? {} : { [key]: value };
   const request = {
@@ -207,6 +213,7 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     // must judge what runs, not a cleaned or cut copy. It is cleaned and cut for display later.
     ...optional('command', typeof raw['command'] === 'string' ? raw['command'] : undefined),
     ...optional('cwd', text(raw['cwd'], MAX.path)),
+    ...optional('agentConfigDir', absolute(text(raw['agentConfigDir'], MAX.path))),
     ...optional(
       'input',
       typeof raw['input'] === 'string'

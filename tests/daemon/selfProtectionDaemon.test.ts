@@ -24,8 +24,8 @@ describe.each([
 
   afterAll(() => paired.stop());
 
-  const hook = (tool: string, input: Record<string, unknown>) =>
-    startHook(paired.machine, hookInput('PreToolUse', tool, input));
+  const hook = (tool: string, input: Record<string, unknown>, env?: NodeJS.ProcessEnv) =>
+    startHook(paired.machine, hookInput('PreToolUse', tool, input), 60_000, env);
 
   const refusedWith = (rule: string) => ({
     code: 0,
@@ -38,10 +38,10 @@ describe.each([
   });
 
   /** Starts the call, checks the phone is asked at critical risk, and has the phone deny it. */
-  async function askedAtCriticalRisk(tool: string, input: Record<string, unknown>) {
+  async function askedAtCriticalRisk(tool: string, input: Record<string, unknown>, env?: NodeJS.ProcessEnv) {
     const { relay, phones } = paired;
     const before = relay.requests.length;
-    const answered = hook(tool, input);
+    const answered = hook(tool, input, env);
     const request = await relay.nextRequest(before);
     expect(request.risk).toBe('critical');
     await relay.sendDenial(phones[0], request);
@@ -102,6 +102,15 @@ describe.each([
       old_string: '"PreToolUse"',
       new_string: '"Nothing"',
     });
+  });
+
+  it('asks a phone at critical risk before a Write of the settings where the agent’s CLAUDE_CONFIG_DIR points, not the daemon’s', async () => {
+    const agentConfig = join(userHome, '.config', 'claude');
+    await askedAtCriticalRisk(
+      'Write',
+      { file_path: join(agentConfig, 'settings.json'), content: '{}' },
+      { CLAUDE_CONFIG_DIR: agentConfig },
+    );
   });
 
   it('asks a phone at critical risk before a command that could stop the daemon', async () => {

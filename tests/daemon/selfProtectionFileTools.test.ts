@@ -1,10 +1,13 @@
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withAgentConfigDir } from '../../daemon/policy/protectedPlaces.ts';
 import type { Guard, ProtectedCall } from '../../daemon/policy/selfProtection.ts';
 import {
   at,
   expected,
   judged,
   makeProtectedHome,
+  places,
   removeProtectedHome,
   tool,
 } from '../support/protectedHome.ts';
@@ -101,5 +104,18 @@ describe('self-protection: tools that write', () => {
     ['Write of a folder that only starts like Latch’s', () => tool('Write', 'H/.latch2/x'), undefined],
   ])('%s', (_name, call, guard) => {
     expect(judged(call())).toEqual(expected(guard));
+  });
+});
+
+describe('self-protection: the agent’s config folder as the agent’s environment names it', () => {
+  it('guards the hook settings there once the call names the folder, and not before', () => {
+    const folder = at('H/.config/claude');
+    const write = { tool: 'Write', paths: [join(folder, 'settings.json')], cwd: at('P') };
+    expect(judged(write)).toBeUndefined();
+    expect(judged(write, withAgentConfigDir(places, 'claude-code', folder))).toEqual(expected('hooks'));
+    // It only adds: the daemon's own places stay guarded whatever folder a call names.
+    expect(
+      judged(tool('Write', 'H/.claude/settings.json'), withAgentConfigDir(places, 'claude-code', folder)),
+    ).toEqual(expected('hooks'));
   });
 });

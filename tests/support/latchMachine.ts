@@ -218,11 +218,14 @@ export function startHook(
   machine: LatchMachine,
   input: string,
   timeoutMs = 60_000,
+  env?: NodeJS.ProcessEnv,
 ): Promise<Ran & { output: Record<string, unknown> | undefined }> {
-  return runLatch(machine, ['hook', 'claude-code'], { input, timeoutMs }).then((ran) => ({
-    ...ran,
-    output: ran.stdout.trim() ? (JSON.parse(ran.stdout) as Record<string, unknown>) : undefined,
-  }));
+  return runLatch(machine, ['hook', 'claude-code'], { input, timeoutMs, ...(env ? { env } : {}) }).then(
+    (ran) => ({
+      ...ran,
+      output: ran.stdout.trim() ? (JSON.parse(ran.stdout) as Record<string, unknown>) : undefined,
+    }),
+  );
 }
 
 /** What Claude Code hears from a PreToolUse hook. */

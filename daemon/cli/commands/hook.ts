@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { isInitialised } from '../../config/paths.ts';
 import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../hooks/claudeCode.ts';
 import { codexHookReply } from '../../hooks/codex.ts';
@@ -9,6 +10,7 @@ import {
 } from '../../hooks/hookDeadline.ts';
 import { writeStderrLine } from '../../output/stderrLine.ts';
 import { writeStdoutWhole } from '../../output/stdoutWhole.ts';
+import { agentConfigDir } from '../../install/settingsPath.ts';
 import { askDaemon } from '../../socket/askDaemon.ts';
 import type { GateAnswer } from '../../socket/localApi.ts';
 import { guardWithLastResort } from '../lastResort.ts';
@@ -83,6 +85,8 @@ export async function run(): Promise<void> {
         {
           ...question,
           agent,
+          // The agent's environment, not the daemon's, says where its hook settings are.
+          agentConfigDir: resolve(agentConfigDir(agent, process.env)),
           timeoutSeconds: Math.min(question.timeoutSeconds ?? Infinity, phoneWaitFor(agentTimeout)),
         },
         { deadline: startedAt + backstopAfterMs(agentTimeout) - 500 },
