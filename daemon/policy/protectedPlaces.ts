@@ -63,11 +63,11 @@ function placeForms(kind: PlaceKind, path: string): Place[] {
   }));
 }
 
-/** An agent's config folder and the files in it that hold hooks. */
+/** The files in an agent's config folder that hold hooks, and the folder: the closest named first. */
 function agentPlaces(agent: Agent, folder: string): Place[] {
   return [
-    ...placeForms('agent-dir', folder),
     ...AGENT_FILES[agent].files.flatMap((file) => placeForms('hook-file', join(folder, file))),
+    ...placeForms('agent-dir', folder),
   ];
 }
 
@@ -109,6 +109,8 @@ export function protectedPlaces(
   add('home', home);
   add('socket', dirname(socket));
   for (const agent of AGENTS) places.push(...agentPlaces(agent, agentDirs[agent]));
+  // Claude Code's user-wide MCP servers, which it starts outside any gate, live beside ~/.claude.
+  add('hook-file', join(homeFolder(env), '.claude.json'));
   const tails = AGENTS.flatMap((agent): Place[] => {
     const { folder, files } = AGENT_FILES[agent];
     return [

@@ -214,10 +214,14 @@ describe('what writing to a place means', () => {
     // A folder made where a hook file would be keeps the agent from its hooks.
     ['hook-file', 'inside', 'hooks'],
     ['agent-dir', 'at', 'hooks'],
-    // Its folder is guarded whole, not what else is in it (a command or a note).
-    ['agent-dir', 'inside', undefined],
   ] as const)('writing to a %s, %s it, is guarded as %s', (kind, relation, guard) => {
     expect(mayWrite({ place: place(kind), relation })).toBe(guard);
+  });
+
+  it('guards what is in an agent’s user folder (plugins, hook scripts), and not in a project’s', () => {
+    const user = { ...place('agent-dir'), path: '/home/ada/.claude' };
+    expect(mayWrite({ place: user, relation: 'inside' })).toBe('hooks');
+    expect(mayWrite({ place: place('agent-dir'), relation: 'inside' })).toBeUndefined();
   });
 });
 

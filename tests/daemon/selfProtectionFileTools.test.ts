@@ -94,7 +94,12 @@ describe('self-protection: tools that write', () => {
     ['Write of a project’s Codex hooks', () => tool('Write', '/srv/app/.codex/hooks.json'), 'hooks'],
     ['Write through a link to the settings', () => tool('Write', 'claude-link'), 'hooks'],
     ['Write through a link to a file not made yet', () => tool('Write', 'new-policy'), 'files'],
-    ['Write of a Claude Code command', () => tool('Write', 'H/.claude/commands/deploy.md'), undefined],
+    // What is in Claude Code's user folder: plugins add hooks, hook scripts run outside any gate.
+    ['Write of a Claude Code command', () => tool('Write', 'H/.claude/commands/deploy.md'), 'hooks'],
+    ['Write of a hook script', () => tool('Write', 'H/.claude/hooks/format.sh'), 'hooks'],
+    ['Write of a plugin’s hooks', () => tool('Write', 'H/.claude/plugins/x/hooks/hooks.json'), 'hooks'],
+    ['Write of Claude Code’s MCP servers', () => tool('Write', 'H/.claude.json'), 'hooks'],
+    ['Write of a project’s Claude Code command', () => tool('Write', 'P/.claude/commands/deploy.md'), undefined],
     ['Write in the project', () => tool('Write', 'P/src/latch.ts'), undefined],
     [
       'Edit of a file named settings.json elsewhere',
