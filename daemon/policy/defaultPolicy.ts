@@ -87,6 +87,15 @@ command_regex = [
 action = "allow"
 risk = "low"
 
+# A repository's config and hooks run code: core.fsmonitor on git status, diff.external on git
+# diff, its hooks on commit. Edited, they would turn the read-only git commands above into any code.
+[[rule]]
+name = "repository config that runs code"
+tool = ["Edit", "MultiEdit", "Write", "NotebookEdit"]
+path = ["*/.git/config", ".git/config", "*/.git/hooks/*", ".git/hooks/*"]
+action = "ask"
+risk = "high"
+
 [[rule]]
 name = "file edits"
 tool = ["Edit", "MultiEdit", "Write", "NotebookEdit"]

@@ -36,6 +36,22 @@ describe('the default policy', () => {
     expect(evaluatePolicy(policy, call(tool, command)).action).toBe(action);
   });
 
+  it('asks a phone before an edit of a repository’s config or hooks, which git status would run', () => {
+    for (const [tool, path] of [
+      ['Edit', '/home/dev/project/.git/config'],
+      ['Write', '.git/hooks/pre-commit'],
+      ['MultiEdit', '/home/dev/project/sub/.git/hooks/post-checkout'],
+    ] as const)
+      expect(evaluatePolicy(policy, call(tool, undefined, [path])), path).toMatchObject({
+        action: 'ask',
+        risk: 'high',
+        rule: 'repository config that runs code',
+      });
+    expect(
+      evaluatePolicy(policy, call('Edit', undefined, ['/home/dev/project/src/git/config.ts'])).action,
+    ).toBe('defer');
+  });
+
   it('rates destructive shell commands high', () => {
     expect(evaluatePolicy(policy, call('Bash', 'sudo rm -rf /var/lib/postgres'))).toMatchObject({
       action: 'ask',
