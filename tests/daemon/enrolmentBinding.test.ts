@@ -1,12 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { callDaemon } from '../../daemon/socket/daemonClient.ts';
 import type { GateAnswer } from '../../daemon/socket/localApi.ts';
-import { registrationChallenge } from '../../shared/pairing/registrationChallenge.ts';
-import { verifyPasskeyRegistration } from '../../shared/pairing/verifyPasskeyRegistration.ts';
 import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
-import { withStore } from '../support/latchMachine.ts';
+import { pairedDeviceOf, withStore } from '../support/latchMachine.ts';
 
 /**
  * A paired phone's "Add phone X?" approves that phone's keys, not its name or id: another
@@ -21,17 +19,8 @@ beforeEach(async () => {
 afterEach(() => paired.stop());
 
 /** What `latch pair` sends for `phone`, with the passkey made on `authenticatorOf`'s authenticator. */
-async function enrolmentOf(phone: TestPhone, authenticatorOf: TestPhone, origin: string) {
-  const rpId = new URL(origin).hostname;
-  const keys = { id: phone.id, deviceKey: phone.deviceKey, ecdhKey: phone.ecdhKey };
-  const registration = await authenticatorOf.authenticator.register({
-    rpId,
-    origin,
-    challenge: await registrationChallenge(keys),
-  });
-  const credential = await verifyPasskeyRegistration(keys, registration, { origins: [origin], rpId });
-  return { kind: 'phone', device: { ...keys, name: phone.name, credential } } as const;
-}
+const enrolmentOf = async (phone: TestPhone, authenticatorOf: TestPhone, origin: string) =>
+  ({ kind: 'phone', device: await pairedDeviceOf(phone, origin, authenticatorOf.authenticator) }) as const;
 
 describe('adding a phone through a paired phone’s approval', () => {
   it('binds the approval to the new phone’s keys: a second enrolment under its id and name is asked apart', async () => {

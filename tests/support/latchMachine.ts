@@ -124,6 +124,26 @@ export function withStore<T>(machine: LatchMachine, body: (store: StateStore, au
 }
 
 /**
+ * What pairing stores of `phone`: its keys, and a passkey registered (and verified) for `origin`
+ * on `authenticator`, the phone's own unless a test puts another's in its place.
+ */
+export async function pairedDeviceOf(
+  phone: TestPhone,
+  origin: string,
+  authenticator = phone.authenticator,
+): Promise<PairedDevice> {
+  const rpId = new URL(origin).hostname;
+  const keys = { id: phone.id, deviceKey: phone.deviceKey, ecdhKey: phone.ecdhKey };
+  const registration = await authenticator.register({
+    rpId,
+    origin,
+    challenge: await registrationChallenge(keys),
+  });
+  const credential = await verifyPasskeyRegistration(keys, registration, { origins: [origin], rpId });
+  return { ...keys, name: phone.name, credential };
+}
+
+/**
  * A phone paired with this machine, set up as `latch pair` leaves it: the passkey's public key
  * (from a real registration, verified), its device and encryption keys, and a host token.
  */
@@ -136,15 +156,7 @@ export async function pairPhoneDirectly(
     options.name ?? 'Test phone',
     options.counter ? { counter: options.counter } : {},
   );
-  const rpId = new URL(origin).hostname;
-  const keys = { id: phone.id, deviceKey: phone.deviceKey, ecdhKey: phone.ecdhKey };
-  const registration = await phone.authenticator.register({
-    rpId,
-    origin,
-    challenge: await registrationChallenge(keys),
-  });
-  const credential = await verifyPasskeyRegistration(keys, registration, { origins: [origin], rpId });
-  const device: PairedDevice = { ...keys, name: phone.name, credential };
+  const device = await pairedDeviceOf(phone, origin);
   withStore(machine, (store) => store.addDevice(device, Date.now()));
   if (!existsSync(machine.files.hostToken))
     writeFileSync(machine.files.hostToken, `${'t'.repeat(43)}\n`, { mode: 0o600 });
