@@ -1,82 +1,83 @@
-import type { Piece, Word } from './commandWords.ts';
+import type { Word } from './commandWords.ts';
+import { tokensOf, unquoted, wordOf, type Token } from './wordTokens.ts';
 
 /** More words than this from one word, and its braces are taken as "could be anything". */
 const MOST_WORDS = 64;
-
-/** A brace's choices, or more of them than MOST_WORDS. */
-type Choices = string[] | 'too many';
+/** More braces expanded than this in one word (`{a..a}` many times over), and the same. */
+const MOST_EXPANSIONS = 256;
 
 /**
  * The words a shell makes of one word by brace expansion, before any other reading of it:
  * `~/.la{tch,x}/t*` is `~/.latch/t*` and `~/.lax/t*`, `host-ke{y..y}.json` is `host-key.json`,
- * and a list may span slashes. Only unquoted braces expand (quoted ones are text); a brace with
- * neither a comma nor a sequence inside (`{a}`) is text too. Past MOST_WORDS, the braces of the
- * word stand for a computed value: any text at all.
+ * a list may span slashes, and its choices may be quoted (`{"tch",x}`). Only unquoted braces
+ * and commas count; a brace with neither a comma nor a sequence inside (`{a}`) is text. Past
+ * MOST_WORDS or MOST_EXPANSIONS, each unquoted brace of the word stands for any text at all.
  */
 export function expandBraces(word: Word): Word[] {
-  return expand(word, MOST_WORDS) ?? [withBracesComputed(word)];
-}
-
-/** The expansions of `word`, or undefined when there would be more than `most`. */
-function expand(word: Word, most: number): Word[] | undefined {
-  const found = firstBrace(word);
-  if (!found) return most >= 1 ? [word] : undefined;
-  const { piece, open, close, choices } = found;
-  if (choices === 'too many') return undefined;
-  const text = (word[piece] as { text: string }).text;
-  const words: Word[] = [];
-  for (const choice of choices) {
-    const next = joined([
-      ...word.slice(0, piece),
-      { text: text.slice(0, open) + choice + text.slice(close + 1), glob: true },
-      ...word.slice(piece + 1),
-    ]);
-    const expanded = expand(next, most - words.length);
-    if (!expanded) return undefined;
-    words.push(...expanded);
-  }
-  return words;
-}
-
-/** The first outermost brace that expands, in the word's unquoted pieces, with its choices. */
-function firstBrace(
-  word: Word,
-): { piece: number; open: number; close: number; choices: Choices } | undefined {
-  for (const [piece, part] of word.entries()) {
-    if (!('text' in part) || !part.glob) continue;
-    const opens: number[] = [];
-    for (let i = 0; i < part.text.length; i++) {
-      if (part.text[i] === '{') opens.push(i);
-      else if (part.text[i] === '}' && opens.length > 0) {
-        const open = opens.pop()!;
-        // An inner brace expands when its outer one's choices are read again.
-        if (opens.length > 0) continue;
-        const choices = braceChoices(part.text.slice(open + 1, i));
-        if (choices) return { piece, open, close: i, choices };
+  if (!word.some((piece) => 'text' in piece && piece.glob && piece.text.includes('{'))) return [word];
+  let words = [tokensOf(word)];
+  for (let expansions = 0; ; expansions++) {
+    const next: Token[][] = [];
+    let expanded = false;
+    for (const tokens of words) {
+      const brace = firstBrace(tokens);
+      if (!brace || brace.choices === 'too many') {
+        if (brace) return [withBracesComputed(word)];
+        next.push(tokens);
+        continue;
       }
+      expanded = true;
+      for (const choice of brace.choices)
+        next.push([...tokens.slice(0, brace.open), ...choice, ...tokens.slice(brace.close + 1)]);
+    }
+    if (next.length > MOST_WORDS || expansions > MOST_EXPANSIONS) return [withBracesComputed(word)];
+    words = next;
+    if (!expanded) return words.map(wordOf);
+  }
+}
+
+/** The first outermost brace that expands, with its choices. */
+function firstBrace(
+  tokens: Token[],
+): { open: number; close: number; choices: Token[][] | 'too many' } | undefined {
+  const opens: number[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    if (unquoted(tokens[i], '{')) opens.push(i);
+    else if (unquoted(tokens[i], '}') && opens.length > 0) {
+      const open = opens.pop()!;
+      // An inner brace expands when its outer one's choices are read again.
+      if (opens.length > 0) continue;
+      const choices = braceChoices(tokens.slice(open + 1, i));
+      if (choices) return { open, close: i, choices };
     }
   }
   return undefined;
 }
 
 /** `a,b{c,d}`: its top-level choices; `x..y[..step]`: the sequence; anything else is no brace. */
-function braceChoices(inside: string): Choices | undefined {
-  const choices: string[] = [];
+function braceChoices(inside: Token[]): Token[][] | 'too many' | undefined {
+  const choices: Token[][] = [];
   let depth = 0;
   let start = 0;
   for (let i = 0; i < inside.length; i++) {
-    if (inside[i] === '{') depth++;
-    else if (inside[i] === '}') depth--;
-    else if (inside[i] === ',' && depth === 0) {
+    if (unquoted(inside[i], '{')) depth++;
+    else if (unquoted(inside[i], '}')) depth--;
+    else if (unquoted(inside[i], ',') && depth === 0) {
       choices.push(inside.slice(start, i));
       start = i + 1;
     }
   }
-  return choices.length > 0 ? [...choices, inside.slice(start)] : sequence(inside);
+  if (choices.length > 0) return [...choices, inside.slice(start)];
+  // A sequence is spelt unquoted, all of it.
+  if (!inside.every((token) => 'character' in token && token.glob)) return undefined;
+  const values = sequence(inside.map((token) => (token as { character: string }).character).join(''));
+  return values === 'too many' || values === undefined
+    ? values
+    : values.map((value) => [...value].map((character) => ({ character, glob: true })));
 }
 
 /** `{1..10}`, `{01..9..2}`, `{a..e}`, counted as the shell counts them. */
-function sequence(inside: string): Choices | undefined {
+function sequence(inside: string): string[] | 'too many' | undefined {
   const numbers = /^(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?$/.exec(inside);
   const letters = /^([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?\d+))?$/.exec(inside);
   const match = numbers ?? letters;
@@ -86,7 +87,7 @@ function sequence(inside: string): Choices | undefined {
     number,
   ];
   const step = Math.abs(Number(match[3] ?? 1)) || 1;
-  if (Math.abs(to - from) / step >= MOST_WORDS) return 'too many';
+  if (!(Math.abs(to - from) / step < MOST_WORDS)) return 'too many';
   // A leading zero pads every number to that width (`{01..10}`).
   const width = numbers && /^-?0\d/.test(match[1]!) ? match[1]!.replace('-', '').length : 0;
   const values: string[] = [];
@@ -96,31 +97,10 @@ function sequence(inside: string): Choices | undefined {
   return values;
 }
 
-/** Adjacent unquoted texts as one piece, as the lexer makes them. */
-function joined(word: Word): Word {
-  const pieces: Piece[] = [];
-  for (const piece of word) {
-    const last = pieces.at(-1);
-    if ('text' in piece && last && 'text' in last && last.glob === piece.glob)
-      pieces[pieces.length - 1] = { text: last.text + piece.text, glob: piece.glob };
-    else if (!('text' in piece) || piece.text !== '') pieces.push(piece);
-  }
-  return pieces;
-}
-
-/** The word with the text from the first unquoted `{` to the last `}` of each piece computed. */
+/** The word with every unquoted brace, and what stands between braces, computed: any text. */
 function withBracesComputed(word: Word): Word {
-  return joined(
-    word.flatMap((piece): Piece[] => {
-      if (!('text' in piece) || !piece.glob) return [piece];
-      const open = piece.text.indexOf('{');
-      const close = piece.text.lastIndexOf('}');
-      if (open < 0 || close < open) return [piece];
-      return [
-        { text: piece.text.slice(0, open), glob: true },
-        { computed: '{…}' },
-        { text: piece.text.slice(close + 1), glob: true },
-      ];
-    }),
-  );
+  const tokens = tokensOf(word);
+  const braces = tokens.flatMap((token, i) => (unquoted(token, '{') || unquoted(token, '}') ? [i] : []));
+  const [first, last] = [braces[0]!, braces.at(-1)!];
+  return wordOf([...tokens.slice(0, first), { computed: '{…}' }, ...tokens.slice(last + 1)]);
 }

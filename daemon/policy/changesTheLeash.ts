@@ -1,5 +1,5 @@
 import { literalText, type SimpleCommand, type Word } from './commandWords.ts';
-import { namesOne, pathPattern } from './pathPattern.ts';
+import { namesOne, pathPattern, segmentMatches } from './pathPattern.ts';
 
 /** `latch` subcommands that change what gates the agent: its keys, its phones, its hooks, its daemon. */
 const LEASH = new Set(['init', 'pair', 'install', 'uninstall', 'daemon']);
@@ -11,10 +11,7 @@ const LEASH = new Set(['init', 'pair', 'install', 'uninstall', 'daemon']);
  */
 const isLatch = (word: Word) => {
   const segment = pathPattern(word).segments.at(-1);
-  const names = (name: string) =>
-    segment !== undefined &&
-    namesOne(segment) &&
-    (typeof segment === 'string' ? segment.toLowerCase() === name : segment.test(name));
+  const names = (name: string) => segment !== undefined && namesOne(segment) && segmentMatches(segment, name);
   const text = literalText(word);
   return (
     ['latch', 'latch.cjs', 'latch.js', 'latch.mjs'].some(names) ||

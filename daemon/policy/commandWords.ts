@@ -209,13 +209,14 @@ class Lexer {
   #variable(name: string, quoted: boolean): void {
     // Unquoted, $IFS splits words: `cat${IFS}~/.latch/x` is two words.
     if (name === 'IFS' && !quoted) this.#endWord();
-    else this.#expand(name, `$${name}`);
+    else this.#expand(name, `$${name}`, !quoted);
   }
 
-  #expand(name: string, computed: string): void {
+  /** A known variable's value, as a glob when unquoted (`p=.lat?h; cat ~/$p/x`), else computed. */
+  #expand(name: string, computed: string, glob = false): void {
     const value = this.#variables.get(name);
     if (value === undefined) this.#computed(computed);
-    else this.#add(value, false);
+    else this.#add(value, glob);
   }
 
   #tildeCanStart(): boolean {

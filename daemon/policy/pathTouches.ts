@@ -1,4 +1,10 @@
-import { namesOne, UNKNOWN_SEGMENT, type PathPattern, type PathSegment } from './pathPattern.ts';
+import {
+  namesOne,
+  segmentMatches,
+  UNKNOWN_SEGMENT,
+  type PathPattern,
+  type PathSegment,
+} from './pathPattern.ts';
 import { sameName, type Place, type ProtectedPlaces } from './protectedPlaces.ts';
 
 /** How a path stands to a place: it is the place, inside it, or a folder above it. */
@@ -19,15 +25,17 @@ export function pathTouches(
   base: string | undefined,
   places: ProtectedPlaces,
   realPath: (path: string) => string,
+  /** A shell word's path may mean another place than it spells; a file tool's names one file. */
+  spelt: 'by a command' | 'exactly' = 'by a command',
 ): Touch[] {
   const tailsOf = (path: PathSegment[]) =>
     places.tails
       .filter((tail) => endsWith(path, tail.parts))
       .map((place): Touch => ({ place, relation: 'at' }));
-  // A path that does not start at the root may start anywhere: a command can move through
-  // folders no reading follows (`cd $HOME/.. && cd dev`, `~dev/…`, `${HOME%/}/…`).
-  const known = pattern.segments.slice(pattern.segments.findIndex((segment) => segment !== UNKNOWN_SEGMENT));
-  const anywhere = pattern.from === 'root' ? [] : placesNamedAt(normalise(known), places.places);
+  // Two names of a place's in a row are that place, wherever the path puts them: a command can
+  // move through folders no reading follows (`cd $HOME/.. && cd dev`, `~dev/…`, `${HOME%/}/…`)
+  // or make a link first (`ln -s ~ h && cat h/.lat?h/…`).
+  const anywhere = spelt === 'exactly' ? [] : placesNamedIn(normalise(pattern.segments), places.places);
   // Where it starts is unknown: only a project's settings, named at its end, can be seen.
   if (pattern.from === 'computed' || (pattern.from === 'here' && base === undefined))
     return [...anywhere, ...tailsOf(pattern.segments)];
@@ -45,33 +53,42 @@ export function pathTouches(
 }
 
 /**
- * The places a path from an unknown folder names: its first segments are a place's last ones.
- * It must name two of them (`.lat?h/host-ke?.json` is the host key wherever it stands), or
- * the place's own folder by a name no other folder has (`.lat?h/x` is in Latch's home; `.*`
- * names any folder), so that `dist/config.toml` or `$OUT/settings.json` is no place of Latch's.
+ * The places named inside a path, wherever they start in it: some of its segments in a row are a
+ * place's last ones. They must be two (`.lat?h/host-ke?.json` is the host key wherever it
+ * stands), or Latch's home's own name by a pattern that names no other folder (`.lat?h/x` is
+ * in it; `.*` names any folder), so that `dist/config.toml` or `$OUT/settings.json` is no place.
  */
-function placesNamedAt(path: PathSegment[], places: Place[]): Touch[] {
-  if (path.length === 0) return [];
+function placesNamedIn(path: PathSegment[], places: Place[]): Touch[] {
   return places.flatMap((place): Touch[] => {
     const { parts } = place;
-    for (let at = 0; at < parts.length; at++) {
-      const aligned = Math.min(path.length, parts.length - at);
-      if (!path.slice(0, aligned).every((segment, i) => matches(segment, parts[at + i]!))) continue;
-      const folderByName =
-        aligned === 1 && at === parts.length - 1 && FOLDERS_BY_NAME.has(place.kind) && namesOne(path[0]!);
-      if (aligned < 2 && !folderByName) continue;
-      const rest = parts.length - at;
-      return [{ place, relation: path.length > rest ? 'inside' : path.length < rest ? 'above' : 'at' }];
+    for (let from = 0; from < path.length; from++) {
+      if (path[from] === UNKNOWN_SEGMENT) continue;
+      for (let at = 0; at < parts.length; at++) {
+        const aligned = Math.min(path.length - from, parts.length - at);
+        if (!path.slice(from, from + aligned).every((segment, i) => matches(segment, parts[at + i]!)))
+          continue;
+        const folderByName =
+          aligned === 1 &&
+          at === parts.length - 1 &&
+          FOLDERS_BY_NAME.has(place.kind) &&
+          namesOne(path[from]!);
+        if (aligned < 2 && !folderByName) continue;
+        const length = path.length - from;
+        const rest = parts.length - at;
+        return [{ place, relation: length > rest ? 'inside' : length < rest ? 'above' : 'at' }];
+      }
     }
     return [];
   });
 }
 
-/** Folders whose own name is theirs alone (`.latch`, `.claude`), unlike the socket's (`run`). */
-const FOLDERS_BY_NAME = new Set<Place['kind']>(['home', 'agent-dir']);
+/**
+ * Folders whose own name is theirs alone (`.latch`), unlike the socket's (`run`) or an agent's,
+ * whose name a project's folder shares (`.claude/commands` is the project's as often).
+ */
+const FOLDERS_BY_NAME = new Set<Place['kind']>(['home']);
 
-const matches = (segment: PathSegment, name: string) =>
-  typeof segment === 'string' ? sameName(segment) === name : segment.test(name);
+const matches = segmentMatches;
 
 function relationTo(path: PathSegment[], place: string[]): Touch['relation'] | undefined {
   const shared = Math.min(path.length, place.length);

@@ -69,7 +69,8 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
     const pattern = pathPattern([{ text: named, glob: false }]);
     const absolute = isAbsolute(named) ? named : cwd && resolve(cwd, named);
     const sameFile = absolute ? placeByIdentity(absolute, places.places) : undefined;
-    for (const touch of [...pathTouches(pattern, cwd, places, real), ...(sameFile ? [sameFile] : [])]) {
+    const touches = pathTouches(pattern, cwd, places, real, 'exactly');
+    for (const touch of [...touches, ...(sameFile ? [sameFile] : [])]) {
       const guard = READS.has(call.tool) ? onRead(call.tool, touch) : mayWrite(touch);
       if (guard) note(guard, touch.place.target);
     }

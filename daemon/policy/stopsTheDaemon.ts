@@ -88,8 +88,10 @@ function mayBeTheDaemon(text: string | undefined, target: Word, daemonPid: numbe
     const only = target.length === 1 ? target[0] : undefined;
     return !(only && 'computed' in only && ['$$', '$!', '$BASHPID'].includes(only.computed));
   }
-  // As kill reads a number: blanks around it and a sign allowed (`kill ' 42'`, `kill +42`).
-  const pid = /^\s*([+-]?)(\d+)\s*$/.exec(text);
-  if (!pid) return false;
-  return pid[1] === '-' || Number(pid[2]) === daemonPid || Number(pid[2]) === 0;
+  // As kill reads a number: blanks around it and a sign allowed (`kill ' 42'`, `kill +42`), and,
+  // for procps's kill, taken as a 32-bit pid (4294967296 + 42 is 42, 4294967295 is -1: all).
+  const pid = /^\s*([+-]?\d+)\s*$/.exec(text)?.[1];
+  if (pid === undefined) return false;
+  const as32Bits = Number(BigInt.asIntN(32, BigInt(pid)));
+  return pid.startsWith('-') || as32Bits <= 0 || as32Bits === daemonPid;
 }

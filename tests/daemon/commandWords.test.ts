@@ -28,7 +28,7 @@ describe('the words of a command, as a shell reads them', () => {
       'a double-quoted string is read again, $HOME expanded',
       'echo "a $HOME b"',
       [
-        ['a', "'/h'", 'b'],
+        ['a', '/h', 'b'],
         ['echo', "'a /h b'"],
       ],
     ],
@@ -58,7 +58,8 @@ describe('the words of a command, as a shell reads them', () => {
     [
       '${NAME} is expanded, ${x:-…} read for its words',
       'cat ${HOME}/x ${x:-~/.latch}',
-      [['x:-~/.latch'], ['cat', "'/h'/x", '{${…}}']],
+      // Unquoted, a value is globbed as the shell globs it: it reads as unquoted text.
+      [['x:-~/.latch'], ['cat', '/h/x', '{${…}}']],
     ],
     [
       '$\'…\' is decoded, $"…" is a string',
@@ -97,7 +98,7 @@ describe('the words of a command, as a shell reads them', () => {
     [
       'a variable the command sets is known to its later words',
       'd=~/.latch; cat $d/t',
-      [["d='/h'/.latch"], ['cat', "'/h/.latch'/t"]],
+      [["d='/h'/.latch"], ['cat', '/h/.latch/t']],
     ],
     ['an assignment of a value is not known', 'b=$x; cat $b', [['b={$x}'], ['cat', '{$b}']]],
     [

@@ -39,6 +39,10 @@ describe('a command that could stop the daemon', () => {
     "kill $'\\t4242'",
     "/usr/bin/kill -9 ' 4242 '",
     "kill -9 ' -1'",
+    // procps's kill takes a pid as 32 bits: 2^32 + 4242 is the daemon, 2^32 - 1 every process.
+    '/bin/kill 4294971538',
+    'env kill -9 4294967295',
+    '/bin/kill 4294967296',
     'kill -- -42',
     // Only -l, -L, --list and --table only list: another option is a signal.
     'kill -list 4242',

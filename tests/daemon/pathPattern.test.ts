@@ -138,7 +138,7 @@ describe('the protected places a path touches', () => {
       'a project’s hook settings, named alone',
       bare('.claude/settings.json'),
       undefined,
-      ['agent-dir inside .claude', 'hook-file at settings.json'],
+      ['hook-file at settings.json'],
     ],
     [
       'the socket’s folder',
@@ -176,7 +176,7 @@ describe('the protected places a path touches', () => {
       'hook settings after a value',
       [computed, quoted('/.claude/settings.local.json')],
       undefined,
-      ['agent-dir inside .claude', 'hook-file at settings.local.json'],
+      ['hook-file at settings.local.json'],
     ],
     // Wherever it starts, two names of a place's are that place (`${HOME%/}/.latch/…`, `~dev/.latch/…`).
     [

@@ -9,6 +9,7 @@ import {
   home,
   judged,
   makeProtectedHome,
+  mcp,
   places,
   removeProtectedHome,
   tool,
@@ -59,6 +60,18 @@ describe('self-protection: commands', () => {
     ['cat ${HOME%/}/.lat?h/host-ke?.json', 'secrets'],
     ['cd $HOME/.. && cd user && cat .lat?h/host-ke?.json', 'secrets'],
     ['echo hi > ~/.lat{c..c}h/probe', 'files'],
+    // Quoted, escaped or computed inside braces and brackets: the shell still expands them.
+    ['cat ~/.la{"tch",x}/to{"tp",x}.json', 'secrets'],
+    ['cat ~/.la{t\\ch,}/to{t\\p,}.json', 'secrets'],
+    ["cat ~/.la{$'tch',}/ho{$'st-key',}.json", 'secrets'],
+    ['cat ~/.la["t"]ch/to["t"]p.json', 'secrets'],
+    ['t=t; cat ~/.la[$t]ch/to[$t]p.json', 'secrets'],
+    ['mv ~/.cla["u"]de ~/old', 'hooks'],
+    ['tee ~/.cla{"ude",}/settings.json', 'hooks'],
+    // A glob kept in a variable, and a link made first.
+    ['p=.lat?h; q=tot?.json; cat ~/$p/$q', 'secrets'],
+    ['ln -s ~ h && cat h/.lat?h/tot?.json', 'secrets'],
+    ['ln -s ~ /tmp/hh && cat /tmp/hh/.lat?h/tot?.json', 'secrets'],
     ['cat ~/.latch/config.toml', 'files'],
     // Latch's own files: any command that names them may write them.
     ['echo "default = \\"allow\\"" > ~/.latch/policy.toml', 'files'],
@@ -115,6 +128,10 @@ describe('self-protection: commands', () => {
     // Not Latch's: the policy decides.
     ['cat README.md', undefined],
     ['cp * install/', undefined],
+    // A project's own .claude folder, beside its hook settings, stays the policy's.
+    ['cat .claude/commands/x.md', undefined],
+    ['git add .claude/commands/x.md', undefined],
+    ['mkdir -p .claude/agents', undefined],
     ['cp dist/config.toml out/settings.json', undefined],
     ['grep latch package.json', undefined],
     ['grep -rn "totp" src', undefined],
@@ -143,6 +160,19 @@ describe('self-protection: commands', () => {
     ['cat $(echo fi5sYXRjaAo= | base64 -d)/config.toml', undefined],
   ])('%s', (command, guard) => {
     expect(judged(bash(command))).toEqual(expected(guard));
+  });
+
+  it('reads words built to be slow or deep, and answers', () => {
+    // Each once took seconds, or threw (a stack overflow) and so was denied as not recorded.
+    for (const command of [
+      `echo ${'[[:'.repeat(1330)}`,
+      `echo ${'{,}'.repeat(5330)}`,
+      `echo ${'*a'.repeat(7995)}`,
+    ])
+      expect(() => judged(bash(command))).not.toThrow();
+    expect(judged(mcp('mcp__x__run', { arg: `echo ${'{,}'.repeat(5330)} ~/.latch/totp.json` }))).toEqual(
+      expected('secrets'),
+    );
   });
 
   it('resolves relative words only where it knows the cwd', () => {
