@@ -16,8 +16,8 @@ const COMMAND_BREAKS = '\n;&|()';
 const MAY_BE_COMMAND = /[\s;&|<>()`$]/;
 const VARIABLE = /[A-Za-z_][A-Za-z0-9_]*|[0-9$!?#@*-]/y;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** What may follow `~` in a tilde prefix: a user's name, `+` or `-`. */
-const TILDE_PREFIX = /[A-Za-z0-9._-]*|\+/y;
+/** What may follow `~` in a tilde prefix: `+` or `-` and a place in the folder stack, or a user's name. */
+const TILDE_PREFIX = /[+-]\d*|[A-Za-z0-9._][A-Za-z0-9._-]*|/y;
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=/;
 /**
  * How deep quoted strings and substitutions are unwrapped: each level is a shell running a
@@ -118,7 +118,7 @@ class Lexer {
           return i + 1;
         }
         if (after !== undefined && !'/:'.includes(after) && !WORD_BREAKS.includes(after)) break;
-        // `~` is HOME and `~+` the folder it runs in; `~dev`, `~-` may be any folder.
+        // `~` is HOME and `~+` the folder it runs in; `~dev`, `~-`, `~+2` may be any folder.
         if (prefix === '') this.#expand('HOME', '~');
         else if (prefix === '+') this.#expand('PWD', '~+');
         else this.#computed(`~${prefix}`);

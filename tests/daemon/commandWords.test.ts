@@ -78,7 +78,7 @@ describe('the words of a command, as a shell reads them', () => {
     ],
     [
       '~ expands at a word’s start and after an assignment’s = or :; ~user and ~- may be any folder',
-      'cat ~/x a~ ~ --dir=~/x PATH=~/bin:~/y ~user/x ~- ~$U/x "~" x=a~',
+      'cat ~/x a~ ~ --dir=~/x PATH=~/bin:~/y ~user/x ~- ~+1/x ~+/x ~$U/x "~" x=a~',
       [
         [
           'cat',
@@ -89,6 +89,8 @@ describe('the words of a command, as a shell reads them', () => {
           "PATH='/h'/bin:'/h'/y",
           '{~user}/x',
           '{~-}',
+          '{~+1}/x',
+          '{~+}/x',
           '{~}{$U}/x',
           "'~'",
           'x=a~',
