@@ -65,7 +65,7 @@ function placesNamedIn(path: PathSegment[], places: Place[]): Touch[] {
       if (path[from] === UNKNOWN_SEGMENT) continue;
       for (let at = 0; at < parts.length; at++) {
         const aligned = Math.min(path.length - from, parts.length - at);
-        if (!path.slice(from, from + aligned).every((segment, i) => matches(segment, parts[at + i]!)))
+        if (!path.slice(from, from + aligned).every((segment, i) => segmentMatches(segment, parts[at + i]!)))
           continue;
         const folderByName =
           aligned === 1 &&
@@ -88,11 +88,9 @@ function placesNamedIn(path: PathSegment[], places: Place[]): Touch[] {
  */
 const FOLDERS_BY_NAME = new Set<Place['kind']>(['home']);
 
-const matches = segmentMatches;
-
 function relationTo(path: PathSegment[], place: string[]): Touch['relation'] | undefined {
   const shared = Math.min(path.length, place.length);
-  for (let i = 0; i < shared; i++) if (!matches(path[i]!, place[i]!)) return undefined;
+  for (let i = 0; i < shared; i++) if (!segmentMatches(path[i]!, place[i]!)) return undefined;
   return path.length < place.length ? 'above' : path.length > place.length ? 'inside' : 'at';
 }
 
@@ -103,7 +101,7 @@ function relationTo(path: PathSegment[], place: string[]): Touch['relation'] | u
 function endsWith(path: PathSegment[], tail: string[]): boolean {
   const offset = path.length - tail.length;
   if (tail.length === 1) return typeof path[offset] === 'string' && sameName(path[offset]) === tail[0];
-  return offset >= 0 && tail.every((name, i) => matches(path[offset + i]!, name));
+  return offset >= 0 && tail.every((name, i) => segmentMatches(path[offset + i]!, name));
 }
 
 /** `.` dropped and `..` taking the segment before it away, as path.resolve does. */

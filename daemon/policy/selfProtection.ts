@@ -63,12 +63,13 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
   };
   // Grep without a path searches the folder it runs in, every file below it.
   const paths = call.tool === 'Grep' && call.paths.length === 0 && cwd ? [cwd] : call.paths;
+  const sameFileAs = paths.length > 0 ? placeByIdentity(places.places) : undefined;
   for (const path of paths) {
     // As given: a tool's path is a name, not a pattern (a `*` in it is a `*`).
     const named = withHome(path, places);
     const pattern = pathPattern([{ text: named, glob: false }]);
     const absolute = isAbsolute(named) ? named : cwd && resolve(cwd, named);
-    const sameFile = absolute ? placeByIdentity(absolute, places.places) : undefined;
+    const sameFile = absolute ? sameFileAs!(absolute) : undefined;
     const touches = pathTouches(pattern, cwd, places, real, 'exactly');
     for (const touch of [...touches, ...(sameFile ? [sameFile] : [])]) {
       const guard = READS.has(call.tool) ? onRead(call.tool, touch) : mayWrite(touch);
