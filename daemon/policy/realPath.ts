@@ -2,7 +2,7 @@ import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /** The longest path the kernel resolves (PATH_MAX on Linux): a longer one cannot be opened at all. */
-const PATH_MAX = 4096;
+export const PATH_MAX = 4096;
 /** How many links the kernel follows in one path (Linux's MAXSYMLINKS) before it gives up. */
 const MAX_LINKS = 40;
 

@@ -7,7 +7,7 @@ import { pathTouches, type Touch } from './pathTouches.ts';
 import { namesTouch } from './namesTouch.ts';
 import { LONG_COMMAND_BYTES, type Verdict } from './policy.ts';
 import type { ProtectedPlaces } from './protectedPlaces.ts';
-import { realPath } from './realPath.ts';
+import { PATH_MAX, realPath } from './realPath.ts';
 import { placeByIdentity } from './sameFile.ts';
 import { stopsTheDaemon } from './stopsTheDaemon.ts';
 import { mayWrite, wordsTouch } from './wordsTouch.ts';
@@ -34,6 +34,14 @@ export const SELF_PROTECTION_RULES: Record<Guard, string> = {
   stop: 'latch: stopping the daemon',
   commands: 'latch: its own commands',
 };
+
+/**
+ * The longest tool input whose strings are read as shell words: reading them costs up to 0.3 s
+ * at this size when built to be slow, and an input may be a MiB.
+ */
+const MOST_INPUT_READ_AS_WORDS = 16_000;
+/** How many of a longer input's strings are followed as paths (links, `..`): about 15 ms. */
+const MOST_LONG_INPUT_PATHS = 512;
 
 /** Claude Code's tools that only read what their path names; Grep also reads every file below it. */
 const READS = new Set(['Read', 'NotebookRead', 'LS', 'Glob', 'Grep']);
@@ -82,8 +90,7 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
     // names: only a secret's name can still make that a deny. Its text is searched as sent and
     // with its quotes and backslashes taken out; reading up to a MiB of it as shell words would
     // hold every other call up.
-    const text = (value: string): Word => [{ text: value, glob: false }];
-    namesTouch([text(call.command), text(call.command.replace(/['"\\]/g, ''))], places, note);
+    namesTouch(searchedAsText(call.command), places, note);
   } else if (call.command !== undefined) {
     const commands = commandWords(call.command, variables);
     const words = uniqueWords(commands.flat());
@@ -93,16 +100,30 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
     const leash = commands.map(changesTheLeash).find(Boolean);
     if (leash) note('commands', leash);
   }
-  // An MCP or unknown tool may write anywhere: each string in its input is read as a command's words are.
+  // An MCP or unknown tool may write anywhere: each string in its input is read as a command's
+  // words are. A longer input's strings are searched for Latch's names as one text, and followed
+  // as paths, each as it is, up to a number: reading up to a MiB as shell words would hold every
+  // other call up.
   if (call.input !== undefined && !KNOWN.has(call.tool)) {
-    const strings: Word[] = [];
-    for (const text of inputStrings(call.input)) {
-      strings.push([{ text: withHome(text, places), glob: false }]);
-      for (const command of commandWords(text, variables)) for (const word of command) strings.push(word);
+    const strings = inputStrings(call.input);
+    if (utf8Length(call.input) > MOST_INPUT_READ_AS_WORDS) {
+      namesTouch(searchedAsText(strings.join('\n')), places, note);
+      const paths = [...new Set(strings.filter((text) => text !== '' && utf8Length(text) <= PATH_MAX))];
+      if (paths.length > MOST_LONG_INPUT_PATHS) note('files', 'more strings than Latch follows as paths');
+      const words = paths
+        .slice(0, MOST_LONG_INPUT_PATHS)
+        .map((text): Word => [{ text: withHome(text, places), glob: false }]);
+      wordsTouch(words, cwd, places, real, note);
+    } else {
+      const words: Word[] = [];
+      for (const text of strings) {
+        words.push([{ text: withHome(text, places), glob: false }]);
+        for (const command of commandWords(text, variables)) for (const word of command) words.push(word);
+      }
+      const unique = uniqueWords(words);
+      namesTouch(unique, places, note);
+      wordsTouch(unique, cwd, places, real, note);
     }
-    const words = uniqueWords(strings);
-    namesTouch(words, places, note);
-    wordsTouch(words, cwd, places, real, note);
   }
   for (const guard of Object.keys(SELF_PROTECTION_RULES) as Guard[]) {
     const target = found.get(guard);
@@ -151,6 +172,12 @@ function inputStrings(input: string): string[] {
   }
   return strings;
 }
+
+/** A text too long to read as shell words, as sent and with its quotes and backslashes taken out. */
+const searchedAsText = (text: string): Word[] => [
+  [{ text, glob: false }],
+  [{ text: text.replace(/['"\\]/g, ''), glob: false }],
+];
 
 /** Each word once: `cat a a a …` is judged as `cat a`. */
 const uniqueWords = (words: Word[]) => [

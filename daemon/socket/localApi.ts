@@ -1,14 +1,18 @@
+import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
 import { keepStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
 import { sanitizeText } from '../../shared/text/sanitizeText.ts';
 import { MOST_DIFF_BYTES } from '../hooks/fileEditDiff.ts';
+import { PATH_MAX } from '../policy/realPath.ts';
 import { jsonObjectLine } from './jsonObjectLine.ts';
 
 /**
  * The daemon's local API, spoken over its Unix socket by hooks, `latch request`, `latch exec`,
- * the SDK and the MCP gate. Callers are agents: every string is cleaned here, every size capped,
- * except the command, which the policy reads exactly as it will run.
+ * the SDK and the MCP gate. Callers are agents: every string shown is cleaned here, every size
+ * capped. What the policy and self-protection judge (the tool, its paths, folder, command and
+ * input) is kept exactly as sent: over its cap a request is refused, never cut, since a cut path
+ * or input names another file than the one the tool opens.
  */
 export interface GateRequest {
   /** Which agent asks, e.g. "claude-code". */
@@ -16,9 +20,10 @@ export interface GateRequest {
   tool: string;
   /** As sent, neither cleaned nor cut: the gatekeeper cleans and cuts it for display. */
   command?: string;
+  /** As sent, like the folder: each one at most PATH_MAX bytes. */
   paths: string[];
   cwd?: string;
-  /** The tool's input as JSON text, shown when there is no command. */
+  /** The tool's input as JSON text, shown when there is no command; as sent, like the command. */
   input?: string;
   title?: string;
   detail?: string;
@@ -151,8 +156,9 @@ export function readGateLine(line: string): GateLine | undefined {
 }
 
 /**
- * Caps on what an agent sends. Text shown as sent takes the wire's caps; the rest is kept longer
- * on purpose: the policy reads tools, paths and ids whole, and the gatekeeper cuts what it shows.
+ * Caps on what an agent sends. Text shown as sent takes the wire's caps; what is judged is
+ * refused beyond its cap (a longer path cannot be opened, no tool has more paths), and the
+ * gatekeeper cuts what it shows.
  */
 const MAX = {
   name: LIMITS.nameBytes,
@@ -160,9 +166,8 @@ const MAX = {
   detail: LIMITS.detailBytes,
   target: LIMITS.targetBytes,
   tool: 128,
-  path: 1024,
+  path: PATH_MAX,
   paths: 32,
-  input: 16_000,
   diff: MOST_DIFF_BYTES,
   id: 256,
 };
@@ -185,14 +190,20 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     shortened ||= kept.changed;
     return kept.text;
   };
-  const tool = text(raw['tool'], MAX.tool);
-  if (!tool) return { error: 'tool is required' };
+  const tool = raw['tool'];
+  if (typeof tool !== 'string' || tool === '') return { error: 'tool is required' };
+  if (sanitizeText(tool, { maxBytes: MAX.tool, multiline: false }).changed)
+    return {
+      error: `tool must be a name of at most ${MAX.tool} bytes, without control or invisible characters`,
+    };
   const paths = Array.isArray(raw['paths'])
-    ? raw['paths']
-        .slice(0, MAX.paths)
-        .map((path) => text(path, MAX.path))
-        .filter((path): path is string => !!path)
+    ? raw['paths'].filter((path): path is string => typeof path === 'string' && path !== '')
     : [];
+  if (paths.length > MAX.paths) return { error: `a request names at most ${MAX.paths} paths` };
+  const cwd = typeof raw['cwd'] === 'string' ? raw['cwd'] : undefined;
+  const agentConfigDir = typeof raw['agentConfigDir'] === 'string' ? raw['agentConfigDir'] : undefined;
+  if ([...paths, cwd ?? '', agentConfigDir ?? ''].some((path) => utf8Length(path) > MAX.path))
+    return { error: `a path is at most ${MAX.path} bytes (PATH_MAX): a longer one cannot be opened` };
   const risk = RISK_LEVELS.includes(raw['risk'] as RiskLevel) ? (raw['risk'] as RiskLevel) : undefined;
   const timeout =
     typeof raw['timeoutSeconds'] === 'number' &&
@@ -200,7 +211,6 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     raw['timeoutSeconds'] > 0
       ? raw['timeoutSeconds']
       : undefined;
-  const absolute = (path: string | undefined) => (path?.startsWith('/') ? path : undefined);
   const optional = (key: keyof GateRequest, value: string | number | undefined) =>
     value === undefined || value === '' ? {} : { [key]: value };
   const request = {
@@ -212,14 +222,14 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     // The command stays exactly as sent, whole (the socket caps a request at 1 MiB): the policy
     // must judge what runs, not a cleaned or cut copy. It is cleaned and cut for display later.
     ...optional('command', typeof raw['command'] === 'string' ? raw['command'] : undefined),
-    ...optional('cwd', text(raw['cwd'], MAX.path)),
-    ...optional('agentConfigDir', absolute(text(raw['agentConfigDir'], MAX.path))),
+    ...optional('cwd', cwd),
+    ...optional('agentConfigDir', agentConfigDir?.startsWith('/') ? agentConfigDir : undefined),
     ...optional(
       'input',
       typeof raw['input'] === 'string'
-        ? shown(raw['input'], MAX.input)
+        ? raw['input']
         : raw['input'] !== undefined
-          ? shown(JSON.stringify(raw['input'], null, 2), MAX.input)
+          ? JSON.stringify(raw['input'], null, 2)
           : undefined,
     ),
     ...optional('title', text(raw['title'], MAX.title)),

@@ -77,6 +77,27 @@ describe.each([
     expect(await hook('Read', { file_path: link })).toMatchObject(refusedWith('latch: its secrets'));
   });
 
+  it('judges a path and an input whole: longer than a phone shows, they are not cut before the guards read them', async () => {
+    // 1,200 bytes of `./` before the secret's path: the file Read opens.
+    const longPath = `/${'./'.repeat(600)}${paired.machine.files.totp.slice(1)}`;
+    expect(await hook('Read', { file_path: longPath })).toMatchObject(refusedWith('latch: its secrets'));
+    const padded = { a: 'x'.repeat(10_000), path: paired.machine.files.totp, b: 'y'.repeat(10_000) };
+    expect(await hook('mcp__fs__read_file', padded)).toMatchObject(refusedWith('latch: its secrets'));
+  });
+
+  it('refuses a path no tool could open (over PATH_MAX) as an invalid request, not a cut one', async () => {
+    const answer = await hook('Read', { file_path: `/${'a/'.repeat(2100)}x` });
+    expect(answer).toMatchObject({
+      code: 0,
+      output: {
+        hookSpecificOutput: {
+          permissionDecision: 'deny',
+          permissionDecisionReason: expect.stringContaining('a path is at most 4096 bytes'),
+        },
+      },
+    });
+  });
+
   it('refuses an MCP tool that reads the secret, through the hook and through the MCP gate’s request', async () => {
     expect(await hook('mcp__fs__read_file', { path: paired.machine.files.totp })).toMatchObject(
       refusedWith('latch: its secrets'),

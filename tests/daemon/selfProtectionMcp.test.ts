@@ -51,7 +51,36 @@ describe('self-protection: MCP and unknown tools', () => {
     ],
     ['an SDK call naming a path', () => ({ tool: 'deploy', paths: [at('H/.latch/policy.toml')] }), 'files'],
     [
-      'input cut short, so no longer JSON',
+      'a long input naming the secret between 20 kB of padding',
+      () =>
+        mcp('mcp__fs__write_file', {
+          a: 'x'.repeat(10_000),
+          path: '~/.latch/totp.json',
+          b: 'y'.repeat(10_000),
+        }),
+      'secrets',
+    ],
+    [
+      'a long input whose path reaches Latch’s home through a link',
+      () => mcp('mcp__fs__write_file', { content: 'x'.repeat(20_000), path: at('P/conf/config.toml') }),
+      'files',
+    ],
+    [
+      'a long input with more strings than are followed as paths',
+      () =>
+        mcp('mcp__db__insert', {
+          rows: Array.from({ length: 600 }, (_, row) => `row ${row}`),
+          note: 'x'.repeat(20_000),
+        }),
+      'files',
+    ],
+    [
+      'a long input that names nothing of Latch’s',
+      () => mcp('mcp__fs__write_file', { path: at('P/big.txt'), content: 'x'.repeat(20_000) }),
+      undefined,
+    ],
+    [
+      'input that is not JSON (an SDK call may send any text)',
       () => ({
         tool: 'mcp__fs__read_file',
         paths: [],

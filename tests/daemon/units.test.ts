@@ -256,20 +256,43 @@ describe('the config file', () => {
 });
 
 describe('reading an agent’s gate request', () => {
-  it('cleans every string and caps every size, but the command', () => {
+  it('cleans every string shown and caps its size', () => {
     const read = readGateRequest({
-      tool: 'Bash\u202e',
+      tool: 'Bash',
       title: `r\u200bm${'x'.repeat(300)}`,
-      paths: Array(100).fill('/a'),
       risk: 'extreme',
       session: 's',
     });
-    expect(read).toMatchObject({ tool: 'Bash', paths: expect.any(Array), shortened: true });
     if ('error' in read) throw new Error(read.error);
     expect(read.title!.startsWith('rmxxx')).toBe(true);
     expect(read.title!.endsWith('…')).toBe(true);
-    expect(read.paths).toHaveLength(32);
+    expect(read.shortened).toBe(true);
     expect(read.risk).toBeUndefined();
+  });
+
+  it('keeps what the guards judge as sent, and refuses it past its cap rather than cut it', () => {
+    // Cut at 1,024 bytes, `/./././…/.latch/totp.json` named a folder, not the secret Read opens.
+    const paths = [`/${'./'.repeat(600)}home/u/.latch/totp.json`, '/tmp/a\u200bb'];
+    const input = JSON.stringify({
+      a: 'x'.repeat(10_000),
+      path: '/home/u/.latch/totp.json',
+      b: 'y'.repeat(10_000),
+    });
+    const read = readGateRequest({ tool: 'mcp__fs__read', paths, cwd: '/tmp/\u202e', input });
+    if ('error' in read) throw new Error(read.error);
+    expect(read).toMatchObject({ paths, cwd: '/tmp/\u202e', input, shortened: false });
+
+    expect(readGateRequest({ tool: 'Bash\u202e' })).toEqual({
+      error: 'tool must be a name of at most 128 bytes, without control or invisible characters',
+    });
+    expect(readGateRequest({ tool: 'x'.repeat(129) })).toHaveProperty('error');
+    expect(readGateRequest({ tool: 'Read', paths: Array(33).fill('/a') })).toEqual({
+      error: 'a request names at most 32 paths',
+    });
+    const tooLong = { error: 'a path is at most 4096 bytes (PATH_MAX): a longer one cannot be opened' };
+    expect(readGateRequest({ tool: 'Read', paths: [`/${'a'.repeat(4096)}`] })).toEqual(tooLong);
+    expect(readGateRequest({ tool: 'Read', cwd: `/${'a'.repeat(4096)}` })).toEqual(tooLong);
+    expect(readGateRequest({ tool: 'Read', paths: [`/${'a'.repeat(4095)}`] })).not.toHaveProperty('error');
   });
 
   it('keeps the command exactly as sent and whole, for the policy to judge what runs', () => {
@@ -282,14 +305,14 @@ describe('reading an agent’s gate request', () => {
     expect(read.shortened).toBe(false);
   });
 
-  it('cleans a diff and an input, keeping the start and the end of a long one', () => {
+  it('cleans a diff, keeping the start and the end of a long one, and keeps an input whole', () => {
     const diff = `--- a/x\n+++ b/x\n@@ -1 +1 @@\n-${'a'.repeat(70_000)}\n+b\u202e\n`;
     const read = readGateRequest({ tool: 'Write', diff, input: { content: `${'c'.repeat(20_000)}END` } });
     if ('error' in read) throw new Error(read.error);
     expect(read.diff!.startsWith('--- a/x\n+++ b/x\n')).toBe(true);
     expect(read.diff!).toMatch(/\n… [\d,]+ bytes not shown …\n/);
     expect(read.diff!.endsWith('\n+b\n')).toBe(true);
-    expect(read.input!.endsWith('END"\n}')).toBe(true);
+    expect(read.input).toBe(JSON.stringify({ content: `${'c'.repeat(20_000)}END` }, null, 2));
     expect(read.shortened).toBe(true);
   });
 
