@@ -17,7 +17,7 @@ import type { GateAnswer } from '../socket/localApi.ts';
 /**
  * `latch mcp -- <server…>`: a stdio MCP proxy. It starts the real server and forwards every
  * message both ways, byte for byte, except `tools/call`: each is held until the policy or a
- * phone decides. Allowed, it goes on unchanged; refused, the client gets a tool error with the
+ * phone decides, and what it cannot read whole is refused (judgeMessage). Allowed, it goes on unchanged; refused, the client gets a tool error with the
  * reason, and the server never sees it. A call the client cancels while it waits is dropped:
  * the server never sees it either, whatever the phone answers later.
  */
@@ -41,17 +41,26 @@ export async function runMcpGate(command: string[], options: { name?: string } =
   const undecided = new Map<RequestId, Promise<void>>();
   const cancelled = new Set<RequestId>();
   for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+    if (line.trim() === '') continue;
     const message = readMessage(line);
     const cancelledId = cancelledCall(message);
     if (cancelledId !== undefined && undecided.has(cancelledId)) {
       cancelled.add(cancelledId);
       continue;
     }
-    const held = toolCall(message);
-    if (!held) {
+    const judged = judgeMessage(message);
+    if (judged.kind === 'forward') {
       server.stdin.write(`${line}\n`);
       continue;
     }
+    if (judged.kind === 'refuse') {
+      // Never forwarded: a server more lenient than this parser could run what it could not read.
+      process.stdout.write(
+        `${JSON.stringify({ jsonrpc: '2.0', id: judged.id, error: { code: -32600, message: `latch mcp: ${judged.why}` } })}\n`,
+      );
+      continue;
+    }
+    const held = judged.call;
     // askDaemon always resolves (a deny for anything that goes wrong); the catch is for the rest.
     const decided = decide(serverName, held)
       .catch((error: unknown): GateAnswer => ({
@@ -68,7 +77,9 @@ export async function runMcpGate(command: string[], options: { name?: string } =
           return;
         }
         if (answer.decision === 'allow') {
-          server.stdin.write(`${line}\n`);
+          // What was judged, as this parser read it: no duplicate key or other spelling left for
+          // the server to read otherwise.
+          server.stdin.write(`${JSON.stringify(message)}\n`);
           return;
         }
         reply({
@@ -112,7 +123,7 @@ function readMessage(line: string): unknown {
   try {
     return JSON.parse(line);
   } catch {
-    return undefined; // not ours to judge: the server answers malformed input itself
+    return undefined;
   }
 }
 
@@ -122,14 +133,40 @@ function cancelledCall(message: unknown): RequestId | undefined {
   return parsed.success ? parsed.data.params.requestId : undefined;
 }
 
-function toolCall(message: unknown): HeldCall | undefined {
-  if (!isJSONRPCRequest(message) || message.method !== 'tools/call') return undefined;
-  const parsed = CallToolRequestSchema.safeParse(message);
-  const params = parsed.success
-    ? parsed.data.params
-    : { name: String((message.params as { name?: unknown } | undefined)?.name ?? '?'), arguments: {} };
-  return { id: message.id, tool: params.name, args: (params.arguments ?? {}) as Record<string, unknown> };
+type Judged =
+  | { kind: 'forward' }
+  | { kind: 'refuse'; id: RequestId | null; why: string }
+  | { kind: 'call'; call: HeldCall };
+
+/**
+ * What to do with a client's message. Only what is surely not a tool call passes unread: a line
+ * that is not JSON, a batch holding a call, or a call this parser does not take whole is refused,
+ * since a server that reads it more leniently (extra members, NaN) would run it unasked.
+ */
+function judgeMessage(message: unknown): Judged {
+  if (message === undefined) return { kind: 'refuse', id: null, why: 'not JSON: not forwarded' };
+  if (Array.isArray(message))
+    return message.some(namesToolCall)
+      ? { kind: 'refuse', id: null, why: 'a batch with a tools/call is not forwarded: send each call alone' }
+      : { kind: 'forward' };
+  if (!namesToolCall(message)) return { kind: 'forward' };
+  const parsed = isJSONRPCRequest(message) ? CallToolRequestSchema.safeParse(message) : undefined;
+  if (!parsed?.success) {
+    const id = (message as { id?: unknown }).id;
+    return {
+      kind: 'refuse',
+      id: typeof id === 'string' || typeof id === 'number' ? id : null,
+      why: 'a tools/call that is not a valid JSON-RPC request is not forwarded',
+    };
+  }
+  const { name, arguments: args } = parsed.data.params;
+  return { kind: 'call', call: { id: (message as { id: RequestId }).id, tool: name, args: args ?? {} } };
 }
+
+const namesToolCall = (message: unknown) =>
+  typeof message === 'object' &&
+  message !== null &&
+  (message as { method?: unknown }).method === 'tools/call';
 
 /** The tool's name and arguments are an agent's text: the daemon cleans them before anyone sees them. */
 async function decide(serverName: string, call: HeldCall): Promise<GateAnswer> {

@@ -38,7 +38,7 @@ afterAll(() => paired.stop());
 /** Speaks raw JSON-RPC lines to an MCP server over stdio, and reads raw lines back. */
 class RawSession {
   readonly child: ChildProcessWithoutNullStreams;
-  readonly #lines: string[] = [];
+  readonly lines: string[] = [];
   stderr = '';
   #waiters: (() => void)[] = [];
   #nextId = 1;
@@ -48,7 +48,7 @@ class RawSession {
     // Made inside a test: closed when it ends, pass or fail, so no server outlives it.
     onTestFinished(() => this.close());
     createInterface({ input: this.child.stdout }).on('line', (line) => {
-      this.#lines.push(line);
+      this.lines.push(line);
       for (const wake of this.#waiters.splice(0)) wake();
     });
     this.child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
@@ -66,9 +66,14 @@ class RawSession {
     return this.answerTo(this.send(method, params));
   }
 
-  async answerTo(id: number): Promise<string> {
+  /** Writes one line as given, valid JSON-RPC or not. */
+  sendLine(line: string): void {
+    this.child.stdin.write(`${line}\n`);
+  }
+
+  async answerTo(id: number | null): Promise<string> {
     for (;;) {
-      const found = this.#lines.find((line) => (JSON.parse(line) as { id?: number }).id === id);
+      const found = this.lines.find((line) => (JSON.parse(line) as { id?: number | null }).id === id);
       if (found) return found;
       await new Promise<void>((resolve) => this.#waiters.push(resolve));
     }
@@ -179,6 +184,44 @@ describe('latch mcp', () => {
       .poll(() => gated.stderr)
       .toContain(`dropped delete_note (call ${id}): the client cancelled it`);
     expect(await noteText(gated)).toBe('buy milk');
+  });
+
+  it('refuses, unforwarded, a tools/call it cannot read whole, which a lenient server would run', async () => {
+    // A server that takes any line, as Python's pydantic or Go's encoding/json would: it ran
+    // delete_note from a call with one member too many, unasked, under a policy that denies it.
+    const lenient = `require('readline').createInterface({ input: process.stdin }).on('line', (line) => process.stderr.write('server saw: ' + line + '\\n'))`;
+    const gated = new RawSession(
+      [process.execPath, LATCH_BIN, 'mcp', '--name', 'notes', '--', process.execPath, '-e', lenient],
+      machine.env,
+    );
+    const call = (id: number | undefined, extra = '') =>
+      `{"jsonrpc":"2.0",${id === undefined ? '' : `"id":${id},`}"method":"tools/call","params":{"name":"delete_note","arguments":{"id":"1"}}${extra}}`;
+    const refused = (id: number | null, why: string) => ({
+      jsonrpc: '2.0',
+      id,
+      error: { code: -32600, message: `latch mcp: ${why}` },
+    });
+    const invalid = 'a tools/call that is not a valid JSON-RPC request is not forwarded';
+    gated.sendLine(call(1, ',"x":1'));
+    gated.sendLine(call(2, ',"result":{}'));
+    gated.sendLine(call(3).replace('"1"}', '"1","n":NaN}'));
+    gated.sendLine(`[${call(4)}]`);
+    gated.sendLine(call(undefined));
+    expect(JSON.parse(await gated.answerTo(1))).toEqual(refused(1, invalid));
+    expect(JSON.parse(await gated.answerTo(2))).toEqual(refused(2, invalid));
+    const nulls = () => gated.lines.filter((line) => (JSON.parse(line) as { id?: unknown }).id === null);
+    await expect.poll(() => nulls().length).toBe(3);
+    expect(nulls().map((line) => JSON.parse(line))).toEqual([
+      refused(null, 'not JSON: not forwarded'),
+      refused(null, 'a batch with a tools/call is not forwarded: send each call alone'),
+      refused(null, invalid),
+    ]);
+    // What is surely no tool call still passes, and after it the server has seen nothing else.
+    gated.notify('notifications/initialized');
+    await expect
+      .poll(() => gated.stderr)
+      .toContain('server saw: {"jsonrpc":"2.0","method":"notifications/initialized"}');
+    expect(gated.stderr).not.toContain('tools/call');
   });
 
   it('refuses every call while frozen, with kill_switch', async () => {
