@@ -14,12 +14,15 @@ export function latchScriptPath(): string {
 
 /**
  * What the agent's shell runs when the hook ended without its answer: exit 2, the one code that
- * blocks. The hook answers every failure it can see itself; this covers the deaths no JavaScript
- * can catch (SIGKILL, V8 out of memory, a Node binary gone after an upgrade: exit 127), after
- * which the agent would run the tool. It is the shortest form every shell agents use reads alike
- * (sh, bash, zsh, fish; Codex runs hooks with the user's `$SHELL -lc`).
+ * blocks, with a reason on stderr, without which Codex runs the tool all the same (zsh and fish
+ * print nothing for a killed child). The hook answers every failure it can see itself; this
+ * covers the deaths no JavaScript can catch (SIGKILL, V8 out of memory, a Node binary gone after
+ * an upgrade: exit 127), after which the agent would run the tool. Every shell agents use reads
+ * it alike (sh, bash, zsh, fish; Codex runs hooks with the user's `$SHELL -lc`): fish has no
+ * `{ …; }`, and `a || b && c` would exit 2 after a hook that answered.
  */
-export const HOOK_FAILSAFE = '|| exit 2';
+export const HOOK_FAILSAFE =
+  '|| /bin/sh -c \'echo "latch: the hook ended without an answer: blocked" >&2; exit 2\'';
 
 /**
  * The command an agent runs for Latch's hook. It needs no PATH: an agent started from a desktop

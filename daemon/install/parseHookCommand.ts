@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
 import { AGENTS, type Agent } from './agents.ts';
+import { HOOK_FAILSAFE } from './hookCommand.ts';
 import { splitShellWords } from './shellWords.ts';
 
 /** A hook command that runs Latch's hook, read into its parts. */
@@ -12,13 +13,20 @@ export interface LatchHookCommand {
   timeoutSeconds?: number;
   /** False when the command holds shell syntax (beyond the failsafe), so that its words are not all it runs. */
   plain: boolean;
-  /** Whether it ends in `|| exit 2`, so that a hook that dies without answering still blocks. */
+  /** Whether it ends in HOOK_FAILSAFE, so that a hook that dies without answering still blocks. */
   failsafe: boolean;
 }
 
 const LATCH = /^latch(\.cjs)?$/;
-/** `HOOK_FAILSAFE` (hookCommand.ts) at the end of a command, however it is spaced. */
-const FAILSAFE_AT_END = /\s+\|\|\s*exit\s+2\s*$/;
+/**
+ * A failsafe at the end of a command, however it is spaced: HOOK_FAILSAFE (hookCommand.ts), or
+ * the `|| exit 2` of earlier installs, which Codex does not take as a block (no reason on stderr)
+ * and so does not count as one.
+ */
+const FAILSAFE_AT_END = new RegExp(
+  `\\s+${HOOK_FAILSAFE.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ /g, '\\s+')}\\s*$`,
+);
+const EARLIER_FAILSAFE_AT_END = /\s+\|\|\s*exit\s+2\s*$/;
 
 /**
  * Recognises Latch's hook in an agent's settings however it was written: `latch hook codex`,
@@ -28,7 +36,9 @@ const FAILSAFE_AT_END = /\s+\|\|\s*exit\s+2\s*$/;
  */
 export function parseHookCommand(command: string): LatchHookCommand | undefined {
   const failsafe = FAILSAFE_AT_END.test(command);
-  const { words, plain } = splitShellWords(failsafe ? command.replace(FAILSAFE_AT_END, '') : command);
+  const { words, plain } = splitShellWords(
+    command.replace(FAILSAFE_AT_END, '').replace(EARLIER_FAILSAFE_AT_END, ''),
+  );
   const at = words.findIndex(
     (word, index) =>
       word === 'hook' &&

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { HOOK_FAILSAFE } from '../../daemon/install/hookCommand.ts';
 import { shellQuote } from '../../daemon/install/shellWords.ts';
 import { latchGroup, newHost, type Host } from '../support/agentHooks.ts';
 
@@ -76,23 +77,29 @@ describe('latch doctor checks the agents’ hooks', () => {
     });
   });
 
-  it('names a command without the failsafe (as latch install wrote it before), and accepts it spaced another way', async () => {
+  it('names a command without the failsafe, or with the one latch install wrote before, and accepts it spaced another way', async () => {
     const host = await newHost();
     await host.run(['install', 'claude-code']);
     const path = join(host.claude, 'settings.json');
     const installed = readFileSync(path, 'utf8');
-    writeFileSync(path, installed.replaceAll(' || exit 2', ''));
-    const without = await doctor(host);
-    expect(without.ran.code).toBe(1);
-    expect(without.lines.get('Claude Code hook command')).toMatchObject({
-      ok: false,
-      detail: `PreToolUse in ${path}: it does not end in || exit 2: a hook killed or out of memory before it answers lets the agent run the tool; PermissionRequest in ${path}: it does not end in || exit 2: a hook killed or out of memory before it answers lets the agent run the tool`,
-    });
+    const failsafe = ` ${JSON.stringify(HOOK_FAILSAFE).slice(1, -1)}`;
+    const missing = (event: string) =>
+      `${event} in ${path}: it does not end in ${HOOK_FAILSAFE}: a hook killed or out of memory before it answers lets the agent run the tool`;
+    // `|| exit 2` alone blocks with no reason on stderr, which Codex runs the tool after.
+    for (const written of ['', ' || exit 2']) {
+      writeFileSync(path, installed.replaceAll(failsafe, written));
+      const without = await doctor(host);
+      expect(without.ran.code).toBe(1);
+      expect(without.lines.get('Claude Code hook command')).toMatchObject({
+        ok: false,
+        detail: `${missing('PreToolUse')}; ${missing('PermissionRequest')}`,
+      });
+    }
 
-    writeFileSync(path, installed.replaceAll(' || exit 2', '  ||exit  2 '));
+    writeFileSync(path, installed.replaceAll(failsafe, `  ${failsafe.trim().replaceAll(' ', '  ')} `));
     expect((await doctor(host)).lines.get('Claude Code hook command')).toMatchObject({ ok: true });
     // Anything else after it is shell syntax doctor cannot follow.
-    writeFileSync(path, installed.replaceAll(' || exit 2', ' || exit 0'));
+    writeFileSync(path, installed.replaceAll(failsafe, ' || exit 0'));
     expect((await doctor(host)).lines.get('Claude Code hook command')?.detail).toMatch(
       /it uses shell syntax, which latch doctor cannot follow/,
     );

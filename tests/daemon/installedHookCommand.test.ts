@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import { HOOK_FAILSAFE } from '../../daemon/install/hookCommand.ts';
 import { shellQuote } from '../../daemon/install/shellWords.ts';
 import { hookInput, type Ran } from '../support/latchMachine.ts';
 import { LATCH_SCRIPT, newHost, readJson, type Host } from '../support/agentHooks.ts';
@@ -25,8 +26,8 @@ async function installedPreToolUse(host: Host): Promise<string> {
  * Runs a hook command as an agent does and SIGKILLs its Node while it reads the agent's input:
  * what the OOM killer or a V8 out-of-memory abort does, and no handler of the hook can answer.
  */
-async function killedWhileReading(command: string, env: NodeJS.ProcessEnv) {
-  const shell = spawn('/bin/sh', ['-c', command], {
+async function killedWhileReading(command: string, env: NodeJS.ProcessEnv, shellPath = '/bin/sh') {
+  const shell = spawn(shellPath, ['-c', command], {
     env: { ...env, PATH: '' },
     stdio: ['pipe', 'ignore', 'pipe'],
   });
@@ -52,6 +53,9 @@ async function killedWhileReading(command: string, env: NodeJS.ProcessEnv) {
     killAll([shell.pid!, ...descendantsOf(shell.pid!).keys()]);
   }
 }
+
+/** The shells on this machine that agents run hooks with: sh always, the others where installed. */
+const SHELLS = ['/bin/sh', '/bin/bash', '/usr/bin/zsh', '/usr/bin/fish'].filter((path) => existsSync(path));
 
 describe('the command latch install writes', () => {
   it('answers an explicit deny with no PATH and no daemon, where a bare latch exits 127', async () => {
@@ -101,18 +105,24 @@ describe('the command latch install writes', () => {
     const command = await installedPreToolUse(host);
     const risky = hookInput('PreToolUse', 'Bash', { command: 'rm -rf build' });
 
-    const killed = await killedWhileReading(command, host.machine.env);
-    expect(killed).toMatchObject({ code: 2, signal: null });
+    // In every shell here that agents run hooks with, and with a reason on stderr: without one,
+    // Codex runs the tool after exit 2 too, and zsh and fish print nothing for a killed child.
+    for (const shellPath of SHELLS) {
+      const killed = await killedWhileReading(command, host.machine.env, shellPath);
+      expect(killed, shellPath).toMatchObject({ code: 2, signal: null });
+      expect(killed.stderr, shellPath).toContain('latch: the hook ended without an answer: blocked');
+    }
     // The same hook without the failsafe: the agent sees 137 (or SIGKILL itself, from a shell that
     // execs its last command), and runs the tool.
-    const bare = await killedWhileReading(command.replace(/ \|\| exit 2$/, ''), host.machine.env);
+    const bare = await killedWhileReading(command.replace(` ${HOOK_FAILSAFE}`, ''), host.machine.env);
     expect(String(bare.code ?? bare.signal)).toMatch(/^(137|SIGKILL)$/);
 
     const movedNode = command.replace(shellQuote(process.execPath), '/opt/node-18/bin/node');
     const gone = await runAsAgent(movedNode, risky, host.machine.env);
     expect(gone.code).toBe(2);
     expect(gone.stderr).toMatch(/not found/);
-    expect((await runAsAgent(movedNode.replace(/ \|\| exit 2$/, ''), risky, host.machine.env)).code).toBe(
+    expect(gone.stderr).toContain('latch: the hook ended without an answer: blocked');
+    expect((await runAsAgent(movedNode.replace(` ${HOOK_FAILSAFE}`, ''), risky, host.machine.env)).code).toBe(
       127,
     );
   });
