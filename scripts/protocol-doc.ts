@@ -185,7 +185,7 @@ async function workedExample(): Promise<string> {
     '**4. Deny, freeze, resume.** A deny and a freeze signed with the device key:',
     block('DenyEnvelope', deny),
     block('FreezeEnvelope', freeze),
-    'The id of that freeze, SHA-256 of its canonical JSON (`freezeId`), and a vote to end it:',
+    'The id of that freeze, SHA-256 of its canonical JSON without `sig` (`freezeId`), and a vote to end it:',
     text('FreezeId', freezeInForce),
     block('ResumeVote', vote),
     'The pairing secret of this example, for checking the MACs:',

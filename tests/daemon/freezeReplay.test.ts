@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fromBase64url, toBase64url } from '../../shared/encoding/base64url.ts';
 import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
 import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts';
@@ -141,6 +142,16 @@ describe('a relay that replays what ended', () => {
     expect(audited(machine, 'freeze_replay_ignored', first.id)).toHaveLength(1);
   });
 
+  it('knows an ended freeze whose signature the relay flipped to its other valid form, (r, n − s)', async () => {
+    const first = await endedFreeze();
+    const flipped = { ...first.envelope, sig: otherFormOf(first.envelope.sig) };
+    expect(flipped.sig).not.toBe(first.envelope.sig);
+    sendFreeze(relay, flipped, 7);
+    await framesHandled(machine, relay);
+    expect(await statusCode(machine)).toBe(0);
+    expect(audited(machine, 'freeze_replay_ignored', first.id)).toHaveLength(1);
+  });
+
   it('does not let a freeze from before its connection replace the one the relay’s state holds', async () => {
     const current = await signFreeze(machine, phone, 'in force');
     const currentId = await freezeId(current);
@@ -274,3 +285,14 @@ describe('a relay that replays what ended', () => {
     expect(await statusCode(machine)).toBe(1);
   });
 });
+
+/** P-256's group order: an ECDSA signature (r, s) verifies as (r, n − s) too. */
+const P256_ORDER = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+
+/** The same signature in its other form, which verifies all the same. */
+function otherFormOf(signature: string): string {
+  const bytes = fromBase64url(signature);
+  const s = BigInt(`0x${Buffer.from(bytes.subarray(32)).toString('hex')}`);
+  const flipped = Buffer.from((P256_ORDER - s).toString(16).padStart(64, '0'), 'hex');
+  return toBase64url(new Uint8Array([...bytes.subarray(0, 32), ...flipped]));
+}
