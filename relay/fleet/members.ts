@@ -37,7 +37,8 @@ export function renameDevice(ctx: FleetContext, id: string, name: string): Relay
 }
 
 /**
- * Revokes a phone at the relay: it can no longer sign in, decide, vote or receive pushes.
+ * Revokes a phone at the relay: it can no longer sign in, decide, vote or receive pushes, and a
+ * vote it cast in the freeze in force no longer counts toward resuming.
  * Each daemon keeps its own list of trusted phones (`latch devices`), so revoke there too.
  */
 export function revokeDevice(ctx: FleetContext, id: string): RelayResult<Unversioned<Members>> {
@@ -49,6 +50,7 @@ export function revokeDevice(ctx: FleetContext, id: string): RelayResult<Unversi
     ctx.now(),
     id,
   );
+  ctx.sql.exec('DELETE FROM votes WHERE device = ?', id);
   return { ok: true, value: listMembers(ctx) };
 }
 

@@ -75,6 +75,14 @@ export async function createOffer(
   return { ok: true, value: { offerId: offer.offerId, exp: offer.exp } };
 }
 
+/** A passkey is one device's: a second device with it would answer for the first. */
+const passkeyOfAnotherDevice = (ctx: FleetContext, credentialId: string, device: string) =>
+  row(ctx.sql, 'SELECT 1 FROM devices WHERE credential_id = ? AND id != ?', credentialId, device) !==
+  undefined;
+
+const passkeyTaken = () =>
+  refusal('registration_failed', 'this passkey is already paired with another device of the fleet');
+
 /** The offer for whoever holds its token (the phone that scanned it, the daemon that made it). */
 async function openOffer(
   ctx: FleetContext,
@@ -150,6 +158,7 @@ export async function completeOffer(
     verifyPasskeyRegistration(device, completion.registration, relying),
   );
   if (!registration.ok) return refuseWith(registration.error);
+  if (passkeyOfAnotherDevice(ctx, registration.value.id, device.id)) return passkeyTaken();
   // Re-read: another completion may have landed while the checks above awaited.
   if (row(ctx.sql, 'SELECT 1 FROM offers WHERE offer_id = ? AND completion IS NOT NULL', offerId)) {
     return refusal('offer_closed', 'this offer was already answered');
@@ -211,6 +220,10 @@ export async function confirmOffer(
   if (row(ctx.sql, 'SELECT 1 FROM offers WHERE offer_id = ? AND confirmed_at IS NOT NULL', offerId)) {
     return refusal('offer_closed', 'this offer was already confirmed');
   }
+  // Since the phone answered, it may have been revoked, or its passkey paired by another device.
+  if (row(ctx.sql, 'SELECT 1 FROM devices WHERE id = ? AND revoked_at IS NOT NULL', device.id))
+    return refusal('forbidden', 'this device was revoked from the fleet');
+  if (passkeyOfAnotherDevice(ctx, credential.id, device.id)) return passkeyTaken();
   ctx.sql.exec('UPDATE offers SET confirmed_at = ? WHERE offer_id = ?', now, offerId);
   if (!activeDevice(ctx, device.id)) {
     ctx.sql.exec(

@@ -18,6 +18,7 @@ import {
   newFleet,
   ORIGIN,
   pairPhone,
+  phoneCall,
   type TestFleet,
 } from './harness.ts';
 
@@ -139,6 +140,25 @@ describe('kill switch', () => {
       ).toBe(true);
     }
     daemon.close();
+  });
+
+  it('no longer counts the vote of a phone revoked while the fleet is frozen', async () => {
+    const test = await newFleet({ phones: 2, quorum: 2, push: false });
+    const [first, second] = test.phones.map((paired) => paired.phone) as [TestPhone, TestPhone];
+    const { id: freeze } = await freezeBy(test, first);
+    expect((await vote(test, await ballot(test, second, freeze))).body).toMatchObject({ votes: [second.id] });
+
+    const revoked = await phoneCall(first, 'DELETE', `/v1/fleets/${test.fleet}/devices/${second.id}`);
+    expect(revoked.status).toBe(200);
+    expect(
+      (await call<FleetState>('GET', `/v1/fleets/${test.fleet}/state`, { headers: bearer(test.hostToken) }))
+        .body,
+    ).toMatchObject({ frozen: true, votes: [], needed: 2 });
+    expect((await vote(test, await ballot(test, first, freeze))).body).toMatchObject({
+      frozen: true,
+      votes: [first.id],
+      needed: 2,
+    });
   });
 
   it('refuses a vote for an earlier freeze after a new one (stale_freeze), and one relabelled with the new freeze', async () => {

@@ -10,7 +10,16 @@ import {
   createPhone,
   type TestPhone,
 } from '../../scripts/lib/softwarePhone.ts';
-import { call, fileOffer, fleetForTheseTests, pairPhone, sendCompletion } from './harness.ts';
+import type { OfferStatus } from '../../shared/messages/relayViews.ts';
+import {
+  call,
+  fileOffer,
+  fleetForTheseTests,
+  newFleet,
+  pairPhone,
+  phoneCall,
+  sendCompletion,
+} from './harness.ts';
 
 const { fleet, phone, path } = fleetForTheseTests();
 
@@ -75,6 +84,44 @@ describe('pairing routes', () => {
     const secondHost = await createHost();
     const { hostToken } = await pairPhone(fleet().fleet, secondHost, { phone: phone(), push: false });
     expect(hostToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('refuses a new device that brings a passkey the fleet already has (another device’s)', async () => {
+    const { offer, secret } = await fileOffer(fleet());
+    const borrower = { ...(await createPhone()), authenticator: phone().authenticator };
+    expectRefusedReply(await answerOffer(borrower, offer, secret), 403, 'registration_failed');
+  });
+
+  it('refuses to confirm a phone revoked after it answered the offer, and adds nothing', async () => {
+    const own = await newFleet({ phones: 2, push: false });
+    const [first, second] = own.phones.map((paired) => paired.phone) as [TestPhone, TestPhone];
+    const newHost = await createHost();
+    const { offer, secret } = await createOffer(newHost, { fleet: own.fleet });
+    expect((await call('POST', `/v1/fleets/${own.fleet}/pairing`, { json: offer })).status).toBe(201);
+    const completion = await completePairing(second, offer, secret);
+    expect(
+      (await sendCompletion(second, own.fleet, offer.offerId, offer.offerToken, completion)).status,
+    ).toBe(202);
+    expect((await phoneCall(first, 'DELETE', `/v1/fleets/${own.fleet}/devices/${second.id}`)).status).toBe(
+      200,
+    );
+
+    const envelope = await signEnvelope(
+      'pair-confirm',
+      { fleet: own.fleet, offerId: offer.offerId, device: second.id },
+      { role: 'host', id: newHost.id },
+      newHost.hostKeys.privateKey,
+    );
+    const confirm = () =>
+      call('POST', `/v1/fleets/${own.fleet}/pairing/${offer.offerId}/confirm`, {
+        json: { v: PROTOCOL_VERSION, envelope, quorum: 1 },
+      });
+    expectRefusedReply(await confirm(), 403, 'forbidden');
+    // Nothing was half done: the offer is still open, and the new host holds no token.
+    const status = await call<OfferStatus>('GET', `/v1/fleets/${own.fleet}/pairing/${offer.offerId}`, {
+      headers: { 'latch-offer-token': offer.offerToken },
+    });
+    expect(status.body).toMatchObject({ confirmed: false });
   });
 
   it('refuses a confirmation signed by another host key', async () => {
