@@ -20,6 +20,8 @@ export interface ConnectionOptions {
 
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_CAP_MS = 10_000;
+/** How often the quorum in force is compared with the one the relay was told (one stat). */
+const QUORUM_CHECK_MS = 1000;
 
 /**
  * The daemon's WebSocket to its fleet. Reconnects with capped exponential backoff and full
@@ -34,6 +36,9 @@ export class RelayConnection {
   #stopped = false;
   #retry: NodeJS.Timeout | undefined;
   #ping: NodeJS.Timeout | undefined;
+  #quorumCheck: NodeJS.Timeout | undefined;
+  /** The quorum the open connection told the relay. */
+  #toldQuorum: number | undefined;
 
   constructor(options: ConnectionOptions) {
     this.#options = options;
@@ -42,12 +47,23 @@ export class RelayConnection {
   start(): void {
     this.#stopped = false;
     this.#connect();
+    // A quorum raised in config.toml applies here at once; the relay, which shows phones how many
+    // votes to give, hears it when told at a connection. Until then phones would resume the
+    // fleet with too few votes, and show it armed while this host stays frozen.
+    this.#quorumCheck = setInterval(() => {
+      const socket = this.#socket;
+      if (socket?.readyState !== WebSocket.OPEN || this.#options.quorum() === this.#toldQuorum) return;
+      this.#options.log(`the quorum is now ${this.#options.quorum()}; reconnecting to tell the relay`);
+      socket.close(1000, 'quorum changed');
+    }, QUORUM_CHECK_MS);
+    this.#quorumCheck.unref();
   }
 
   stop(): void {
     this.#stopped = true;
     clearTimeout(this.#retry);
     clearInterval(this.#ping);
+    clearInterval(this.#quorumCheck);
     this.#socket?.close(1000, 'daemon stopping');
   }
 
@@ -60,7 +76,8 @@ export class RelayConnection {
       return;
     }
     this.#options.onStatus('connecting');
-    const socket = new WebSocket(client.connectUrl(this.#options.cursor(), this.#options.quorum()), {
+    const quorum = this.#options.quorum();
+    const socket = new WebSocket(client.connectUrl(this.#options.cursor(), quorum), {
       headers: client.authorization(),
       handshakeTimeout: 10_000,
       // Frames are small JSON; compression would cost latency and a zlib context's memory.
@@ -72,6 +89,7 @@ export class RelayConnection {
     let heard = true;
     socket.on('open', () => {
       this.#attempt = 0;
+      this.#toldQuorum = quorum;
       this.#options.onStatus('connected');
       this.#ping = setInterval(() => {
         if (!heard) {

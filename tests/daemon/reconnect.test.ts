@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostEvent } from '../../shared/messages/events.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
@@ -44,6 +45,17 @@ describe('the daemon’s cursor into the relay’s event log', () => {
     // That connection's state frame said the log ends at 2: the cursor follows the relay's log.
     await expect.poll(storedCursor).toBe(2);
     expect(await reconnect()).toBe(2);
+  });
+});
+
+describe('the quorum the relay is told', () => {
+  it('follows a quorum raised in config.toml while the daemon runs: it reconnects to tell the relay', async () => {
+    const { relay, machine } = paired;
+    expect(relay.quorums.at(-1)).toBe(1);
+    const config = readFileSync(machine.files.config, 'utf8');
+    writeFileSync(machine.files.config, config.replace(/^quorum = 1$/m, 'quorum = 2'));
+    await expect.poll(() => relay.quorums.at(-1), { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => relay.connected).toBe(1);
   });
 });
 

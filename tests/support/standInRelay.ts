@@ -25,6 +25,8 @@ export class StandInRelay {
   readonly freezes: FreezeEnvelope[] = [];
   /** The cursor (`after`) each daemon connection asked to be replayed from. */
   readonly cursors: number[] = [];
+  /** The quorum each connection told (`quorum=`), in order. */
+  readonly quorums: number[] = [];
   readonly #sockets = new Set<WebSocket>();
   #seq = 0;
   #server = createServer((request, response) => void this.#handle(request, response));
@@ -49,7 +51,9 @@ export class StandInRelay {
         socket.destroy();
         return;
       }
-      relay.cursors.push(Number(new URL(request.url ?? '/', relay.origin).searchParams.get('after')));
+      const asked = new URL(request.url ?? '/', relay.origin).searchParams;
+      relay.cursors.push(Number(asked.get('after')));
+      relay.quorums.push(Number(asked.get('quorum')));
       relay.#wss.handleUpgrade(request, socket, head, (ws) => {
         relay.#sockets.add(ws);
         ws.on('close', () => relay.#sockets.delete(ws));
