@@ -31,7 +31,8 @@ export function requestCard(request: GateRequest): RequestCard {
     const [firstLine = '', ...moreLines] = request.command.trim().split('\n');
     const more =
       moreLines.length > 0 ? ` (+${moreLines.length} more line${moreLines.length > 1 ? 's' : ''})` : '';
-    const title = `${firstLine || request.tool}${more}`;
+    // Runs of spaces are one in a title: `ls` and 400 spaces would push `; rm -rf ~` out of it.
+    const title = `${firstLine.replace(/\s+/g, ' ') || request.tool}${more}`;
     const description = request.title && request.title !== title ? { description: request.title } : {};
     const detail =
       request.detail && request.detail !== request.command

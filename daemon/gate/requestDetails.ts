@@ -3,7 +3,7 @@ import { randomBytes } from '../../shared/encoding/bytes.ts';
 import type { RequestDetails, SimilarCall } from '../../shared/messages/approvals.ts';
 import type { RiskLevel } from '../../shared/messages/common.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
-import { keepStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
+import { keepLineStartAndEnd, keepStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
 import { sanitizeText } from '../../shared/text/sanitizeText.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import type { LatchConfig } from '../config/config.ts';
@@ -38,8 +38,8 @@ export function requestDetails(
     return cleaned.text;
   };
   // Long texts keep their start and their end, so what hides at the end of a command shows.
-  const shown = (value: string, maxBytes: number) => {
-    const kept = keepStartAndEnd(value, maxBytes);
+  const shown = (value: string, maxBytes: number, keep = keepStartAndEnd) => {
+    const kept = keep(value, maxBytes);
     shortened ||= kept.changed;
     return kept.text;
   };
@@ -52,10 +52,10 @@ export function requestDetails(
     requestId,
     agent: clean(request.agent, LIMITS.nameBytes),
     tool: clean(request.tool, LIMITS.nameBytes),
-    title: clean(card.title, LIMITS.titleBytes),
+    title: shown(card.title, LIMITS.titleBytes, keepLineStartAndEnd),
     ...(card.description ? { description: clean(card.description, LIMITS.titleBytes) } : {}),
     detail: shown(card.detail, LIMITS.detailBytes),
-    ...(request.cwd ? { cwd: clean(request.cwd, LIMITS.cwdBytes) } : {}),
+    ...(request.cwd ? { cwd: shown(request.cwd, LIMITS.cwdBytes, keepLineStartAndEnd) } : {}),
     ...(card.project ? { project: clean(card.project, LIMITS.nameBytes) } : {}),
     ...(card.session ? { session: clean(card.session, LIMITS.nameBytes) } : {}),
     ...(card.diff ? { diff: shown(card.diff, LIMITS.diffBytes) } : {}),

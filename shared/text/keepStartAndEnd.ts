@@ -36,6 +36,25 @@ export function keepStartAndEnd(text: string, maxBytes: number): SanitizedText {
   return { text: shown, changed: true };
 }
 
+/** What stands for the middle of a line that was cut out of it. */
+const LINE_GAP = ' … ';
+
+/**
+ * keepStartAndEnd for one line (a title, a folder): cleaned as a line is, and when over
+ * `maxBytes`, its start and its end around " … ". The end of `ls; rm -rf ~` or of
+ * `/home/dev/…/real-target` is what a person must not miss.
+ */
+export function keepLineStartAndEnd(text: string, maxBytes: number): SanitizedText {
+  const cleaned = sanitizeText(text, { maxBytes: Number.MAX_SAFE_INTEGER, multiline: false });
+  if (utf8Length(cleaned.text) <= maxBytes) return cleaned;
+  const bytes = utf8(cleaned.text);
+  const room = maxBytes - utf8Length(LINE_GAP);
+  const headEnd = characterStart(bytes, Math.ceil(room / 2));
+  const tailStart = characterStart(bytes, bytes.length - (room - Math.ceil(room / 2)), 'forward');
+  const shown = fromUtf8(bytes.subarray(0, headEnd)) + LINE_GAP + fromUtf8(bytes.subarray(tailStart));
+  return { text: shown, changed: true };
+}
+
 /** The nearest index at or before (or after) `index` where a UTF-8 character starts. */
 function characterStart(bytes: Uint8Array, index: number, direction: 'back' | 'forward' = 'back'): number {
   let at = index;

@@ -14,11 +14,14 @@ export interface SanitizedText {
 }
 
 const ELLIPSIS = '…';
+/** What ends or spaces a line: a space in a one-line text. */
+const LINE_BREAKS = new Set(['\n', '\r', '\t']);
 const ELLIPSIS_BYTES = 3;
 
 /**
  * Cleans a string from an agent before anyone sees or signs it (design.md, "Hard rules"):
- * removes controls, bidi and zero-width characters, tags and lone surrogates, then cuts to
+ * removes controls, bidi and zero-width characters, tags and lone surrogates (a one-line text's
+ * line breaks and tabs become spaces), then cuts to
  * `maxBytes` at a whole code point and ends with "…". Idempotent: cleaning clean text changes
  * nothing, which is how the wire parsers tell clean text from unclean.
  */
@@ -28,7 +31,11 @@ export function sanitizeText(text: string, options: SanitizeOptions): SanitizedT
   for (const character of text) {
     const codePoint = character.codePointAt(0)!;
     const allowedWhitespace = options.multiline && (character === '\n' || character === '\t');
-    if (
+    if (!options.multiline && LINE_BREAKS.has(character)) {
+      // A break in a line becomes a space: removed, `ls\nproject · host` read as one word.
+      removed = true;
+      kept.push(' ');
+    } else if (
       (isControl(codePoint) && !allowedWhitespace) ||
       isInvisible(codePoint) ||
       isLoneSurrogate(codePoint)

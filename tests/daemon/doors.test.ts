@@ -162,7 +162,7 @@ describe('a daemon whose deny reason is not fit to print', () => {
     const broken = await BrokenDaemon.listen(machine.socket);
     cleanups.push(() => broken.stop());
     broken.behaviour = 'noisy-deny';
-    const cleanReason = /^policy\[2J\]0;ownedlatch: approved x+…$/;
+    const cleanReason = /^policy\[2J\]0;owned latch: approved x+…$/;
 
     const claudeCode = await runLatch(machine, ['hook', 'claude-code'], { input: risky() });
     const shown = (JSON.parse(claudeCode.stdout) as { hookSpecificOutput: Record<string, string> })

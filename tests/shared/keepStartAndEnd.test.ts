@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
-import { keepStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
+import { keepLineStartAndEnd, keepStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
 import { sanitizeText } from '../../shared/text/sanitizeText.ts';
 
 const lines = (count: number, prefix: string) =>
@@ -45,5 +45,24 @@ describe('keepStartAndEnd', () => {
     const { text } = keepStartAndEnd(`${'x'.repeat(9000)}\u0007${'y'.repeat(9000)}`, LIMITS.detailBytes);
     expect(sanitizeText(text, { maxBytes: LIMITS.detailBytes, multiline: true }).changed).toBe(false);
     expect(keepStartAndEnd(text, LIMITS.detailBytes)).toEqual({ text, changed: false });
+  });
+});
+
+describe('keepLineStartAndEnd', () => {
+  it('leaves a line that fits as it is, cleaned as a line', () => {
+    expect(keepLineStartAndEnd('rm -rf build', 100)).toEqual({ text: 'rm -rf build', changed: false });
+    expect(keepLineStartAndEnd('rm\n-rf', 100)).toEqual({ text: 'rm -rf', changed: true });
+  });
+
+  it('keeps the start and the end of a long line, whole characters, within the bytes', () => {
+    const folder = `/home/dev/${'very-long-directory-name/'.repeat(40)}real-target`;
+    const { text, changed } = keepLineStartAndEnd(folder, LIMITS.cwdBytes);
+    expect(changed).toBe(true);
+    expect(utf8Length(text)).toBeLessThanOrEqual(LIMITS.cwdBytes);
+    expect(text).toMatch(/^\/home\/dev\/very-long-directory-name\/.* … .*\/real-target$/);
+    const wide = keepLineStartAndEnd('é😀'.repeat(500), 200).text;
+    expect(utf8Length(wide)).toBeLessThanOrEqual(200);
+    expect(wide).not.toContain('\uFFFD');
+    expect(sanitizeText(wide, { maxBytes: 200, multiline: false }).changed).toBe(false);
   });
 });

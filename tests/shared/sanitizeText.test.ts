@@ -39,9 +39,13 @@ describe('sanitizeText', () => {
     }
   });
 
-  it('keeps newline and tab in multi-line fields only', () => {
+  it('keeps newline and tab in multi-line fields only; in a line, each is a space, so words stay apart', () => {
     expect(sanitizeText('one\n\ttwo', block)).toEqual({ text: 'one\n\ttwo', changed: false });
-    expect(sanitizeText('one\n\ttwo', line)).toEqual({ text: 'onetwo', changed: true });
+    expect(sanitizeText('one\n\ttwo', line)).toEqual({ text: 'one  two', changed: true });
+    expect(sanitizeText('ls -la\rproject · host', line)).toEqual({
+      text: 'ls -la project · host',
+      changed: true,
+    });
     expect(sanitizeText('one\r\ntwo', block)).toEqual({ text: 'one\ntwo', changed: true });
   });
 
