@@ -40,6 +40,24 @@ const AGENT_FILES: Record<Agent, { folder: string; files: string[] }> = {
 };
 
 /**
+ * The shell start-up files that run before a hook command does, as the same user: Codex runs
+ * hooks with the user's `$SHELL -lc`, a login shell (sh's and bash's profiles, zsh's `.zshenv`,
+ * `.zprofile` and `.zlogin`, fish's config), and most profiles read the rc files. Edited, an
+ * `exit 0` in one lets every tool run before Latch's hook starts.
+ */
+function shellStartupFiles(env: NodeJS.ProcessEnv): string[] {
+  const home = homeFolder(env);
+  const zsh = env['ZDOTDIR'] || home;
+  const fish = join(env['XDG_CONFIG_HOME'] || join(home, '.config'), 'fish');
+  return [
+    ...['.profile', '.bash_profile', '.bash_login', '.bashrc'].map((file) => join(home, file)),
+    ...['.zshenv', '.zprofile', '.zlogin', '.zshrc'].map((file) => join(zsh, file)),
+    join(fish, 'config.fish'),
+    join(fish, 'conf.d'),
+  ];
+}
+
+/**
  * Paths are compared ignoring case on every platform: macOS's file system usually ignores it
  * (`~/.LATCH/TOTP.JSON` opens the secret there), and on Linux a path that differs from Latch's
  * only in case is rare enough that asking a phone about it costs nothing.
@@ -111,6 +129,7 @@ export function protectedPlaces(
   for (const agent of AGENTS) places.push(...agentPlaces(agent, agentDirs[agent]));
   // Claude Code's user-wide MCP servers, which it starts outside any gate, live beside ~/.claude.
   add('hook-file', join(homeFolder(env), '.claude.json'));
+  for (const file of shellStartupFiles(env)) add('hook-file', file);
   const tails = AGENTS.flatMap((agent): Place[] => {
     const { folder, files } = AGENT_FILES[agent];
     return [

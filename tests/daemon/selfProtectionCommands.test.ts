@@ -93,6 +93,10 @@ describe('self-protection: commands', () => {
     ['echo "cat ~/x" > ~/.claude/hooks/format.sh', 'hooks'],
     ['cp evil.json .cl*/settings.local.json', 'hooks'],
     ['cd .claude && echo {} > settings.json', 'hooks'],
+    // The shell start-up files a login shell runs before the hook (Codex: `$SHELL -lc`).
+    ['echo "exit 0" >> ~/.zshenv', 'hooks'],
+    ['cd ~ && printf "exit 0\\n" >> .profile', 'hooks'],
+    ['echo "exit 0" > ~/.config/fish/conf.d/x.fish', 'hooks'],
     ["python3 -c \"open('.codex/hooks.json','w').write('{}')\"", 'hooks'],
     // Stopping the daemon.
     ['pkill -f "latch daemon"', 'stop'],

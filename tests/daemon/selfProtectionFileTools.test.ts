@@ -99,7 +99,21 @@ describe('self-protection: tools that write', () => {
     ['Write of a hook script', () => tool('Write', 'H/.claude/hooks/format.sh'), 'hooks'],
     ['Write of a plugin’s hooks', () => tool('Write', 'H/.claude/plugins/x/hooks/hooks.json'), 'hooks'],
     ['Write of Claude Code’s MCP servers', () => tool('Write', 'H/.claude.json'), 'hooks'],
-    ['Write of a project’s Claude Code command', () => tool('Write', 'P/.claude/commands/deploy.md'), undefined],
+    // A login shell (Codex's `$SHELL -lc`) runs these before Latch's hook: `exit 0` lets the tool run.
+    ['Edit of the shell profile', () => tool('Edit', 'H/.profile'), 'hooks'],
+    ['Write of bash’s login profile', () => tool('Write', 'H/.bash_profile'), 'hooks'],
+    ['Edit of .bashrc, which profiles read', () => tool('Edit', 'H/.bashrc'), 'hooks'],
+    ['Write of zsh’s .zshenv, which every zsh reads', () => tool('Write', 'H/.zshenv'), 'hooks'],
+    ['Edit of zsh’s login profile', () => tool('Edit', 'H/.zprofile'), 'hooks'],
+    ['Write of fish’s config', () => tool('Write', 'H/.config/fish/config.fish'), 'hooks'],
+    ['Write of a fish snippet', () => tool('Write', 'H/.config/fish/conf.d/x.fish'), 'hooks'],
+    ['Read of the shell profile (left to the policy)', () => tool('Read', 'H/.profile'), undefined],
+    ['Write of a project’s .profile', () => tool('Write', 'P/.profile'), undefined],
+    [
+      'Write of a project’s Claude Code command',
+      () => tool('Write', 'P/.claude/commands/deploy.md'),
+      undefined,
+    ],
     ['Write in the project', () => tool('Write', 'P/src/latch.ts'), undefined],
     [
       'Edit of a file named settings.json elsewhere',
