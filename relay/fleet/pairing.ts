@@ -13,7 +13,11 @@ import { authenticateHost, mintHostToken, tokenHash } from './hostAuth.ts';
 
 /** An offer lives at most this long; `latch pair` uses ten minutes. */
 const MAX_OFFER_TTL_MS = 3600_000;
-/** Open offers per fleet: enough for any person, too few to fill storage. */
+/**
+ * Open offers per paired host, and from all unpaired hosts together: enough for any person, too
+ * few to fill storage. Counted apart, so that strangers who know the fleet id cannot use up a
+ * paired host's offers and keep it from pairing a phone.
+ */
 const MAX_OPEN_OFFERS = 20;
 
 interface OfferRow {
@@ -54,10 +58,16 @@ export async function createOffer(
     if (host.value.id !== offer.host) return refusal('forbidden', 'a host can only offer to pair itself');
   }
   ctx.sql.exec('DELETE FROM offers WHERE exp < ?', now);
-  const open = row<{ count: number }>(
-    ctx.sql,
-    'SELECT COUNT(*) AS count FROM offers WHERE confirmed_at IS NULL',
-  )!;
+  const open = registered
+    ? row<{ count: number }>(
+        ctx.sql,
+        'SELECT COUNT(*) AS count FROM offers WHERE confirmed_at IS NULL AND host = ?',
+        offer.host,
+      )!
+    : row<{ count: number }>(
+        ctx.sql,
+        'SELECT COUNT(*) AS count FROM offers WHERE confirmed_at IS NULL AND host NOT IN (SELECT id FROM hosts)',
+      )!;
   if (open.count >= MAX_OPEN_OFFERS) return refusal('too_many_offers', 'too many open pairing offers');
   if (row(ctx.sql, 'SELECT 1 FROM offers WHERE offer_id = ?', offer.offerId)) {
     return refusal('offer_closed', 'an offer with this id exists');

@@ -32,6 +32,21 @@ describe('pairing routes', () => {
     );
   });
 
+  it('keeps 20 open offers from strangers who know the fleet id apart from a paired host’s, which they cannot use up', async () => {
+    const own = await newFleet({ push: false });
+    const offerFrom = async (host: Awaited<ReturnType<typeof createHost>>, token?: string) => {
+      const { offer } = await createOffer(host, { fleet: own.fleet });
+      return call('POST', `/v1/fleets/${own.fleet}/pairing`, {
+        json: offer,
+        ...(token ? { headers: bearer(token) } : {}),
+      });
+    };
+    for (let stranger = 0; stranger < 20; stranger++)
+      expect((await offerFrom(await createHost())).status).toBe(201);
+    expectRefusedReply(await offerFrom(await createHost()), 429, 'too_many_offers');
+    expect((await offerFrom(own.host, own.hostToken)).status).toBe(201);
+  });
+
   it('refuses an offer whose host id is not its key’s', async () => {
     const other = await createHost();
     const { offer } = await createOffer({ ...other, id: fleet().host.id }, { fleet: fleet().fleet });
