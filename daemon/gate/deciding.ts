@@ -11,6 +11,7 @@ import { unifiedDiff } from '../diff/unifiedDiff.ts';
 import type { Grants } from '../grants/grants.ts';
 import { proposeSimilar } from '../grants/proposeSimilar.ts';
 import type { KillSwitch } from '../kill-switch/killSwitch.ts';
+import { plainCommandWords } from '../policy/plainCommandWords.ts';
 import { evaluatePolicy } from '../policy/policy.ts';
 import type { PolicyKeeper } from '../policy/policyKeeper.ts';
 import { protectedPlaces, withAgentConfigDir } from '../policy/protectedPlaces.ts';
@@ -205,8 +206,24 @@ export class Deciding {
     // The policy sets how long a phone may take; an agent may ask for less, never for more.
     const longest = verdict.timeoutSeconds ?? this.#config.approvals.timeoutSeconds;
     const timeoutSeconds = Math.min(request.timeoutSeconds ?? longest, longest);
-    const target =
-      verdict.target ?? request.target ?? (request.paths[0] ? basename(request.paths[0]) : request.tool);
+    const target = verdict.target ?? request.target ?? defaultTarget(request);
     return { kind: 'ask', terms: { risk, timeoutSeconds, target, ...(similar ? { similar } : {}) } };
   }
+}
+
+/**
+ * What a person types to approve a critical call no rule named a target for: the last part of
+ * its first path; for a plain command, the last part of its last word that is not an option
+ * (`rm -rf /var/lib/postgresql`: postgresql), which makes them read what it acts on, or its
+ * program; else the tool.
+ */
+function defaultTarget(request: GateRequest): string {
+  if (request.paths[0]) return basename(request.paths[0]);
+  const words = request.command === undefined ? undefined : plainCommandWords(request.command);
+  const object =
+    words
+      ?.slice(1)
+      .reverse()
+      .find((word) => !word.startsWith('-') && basename(word) !== '') ?? words?.[0];
+  return object ? basename(object) : request.tool;
 }

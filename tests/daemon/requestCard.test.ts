@@ -147,6 +147,15 @@ describe('the card a phone reads', () => {
     expect(padded.details.detail).toBe(`ls${' '.repeat(400)}; rm -rf ~`);
   });
 
+  it('asks a person to type what a plain command acts on, not the tool’s name', async () => {
+    const target = async (command: string) => (await cardOf('Bash', { command })).details.target;
+    expect(await target('rm -rf /var/lib/postgresql/')).toBe('postgresql');
+    expect(await target('kubectl delete namespace prod')).toBe('prod');
+    expect(await target('ls -la')).toBe('ls');
+    // Not plain (a quote, a second command): the tool, as before.
+    expect(await target('rm -rf "/srv/my data" && echo done')).toBe('Bash');
+  }, 30_000);
+
   it('shows the start and the end of a long folder: the folder itself is at its end', async () => {
     const deep = join(project, ...Array<string>(30).fill('very-long-directory-name'), 'real-target');
     mkdirSync(deep, { recursive: true });
