@@ -68,7 +68,13 @@ export function AllowSimilar({
           {approveLabel(grant)}
         </button>
       ))}
-      <button type="button" class="link" onClick={() => setOpen(false)}>
+      {/* Named apart from the report's Cancel, open beside it. */}
+      <button
+        type="button"
+        class="link"
+        aria-label="Cancel allowing calls like this"
+        onClick={() => setOpen(false)}
+      >
         Cancel
       </button>
     </fieldset>

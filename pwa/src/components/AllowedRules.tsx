@@ -39,7 +39,12 @@ export function AllowedRules({ identity }: { identity: DeviceIdentity | undefine
               </span>
             </span>
             <span class="member-actions">
-              <button type="button" class="deny" onClick={() => void revoke(rule)}>
+              <button
+                type="button"
+                class="deny"
+                aria-label={`Revoke ${rule.similar.tool} ${similarCommandText(rule.similar)}`}
+                onClick={() => void revoke(rule)}
+              >
                 Revoke
               </button>
             </span>

@@ -36,7 +36,8 @@ export function DenyAndReport({
       <button type="button" class="deny" disabled={disabled} onClick={() => onReport('fleet')}>
         Deny and freeze all agents
       </button>
-      <button type="button" class="link" onClick={() => setOpen(false)}>
+      {/* Named apart from the Cancel of "Allow calls like this", open beside it. */}
+      <button type="button" class="link" aria-label="Cancel the report" onClick={() => setOpen(false)}>
         Cancel
       </button>
     </fieldset>

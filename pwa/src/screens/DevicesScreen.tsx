@@ -92,10 +92,20 @@ export function DevicesScreen() {
             </span>
             {!device.revoked && (
               <span class="member-actions">
-                <button type="button" onClick={() => void rename(device.id, device.name)}>
+                {/* Each button names its phone: a screen reader lists buttons by their names alone. */}
+                <button
+                  type="button"
+                  aria-label={`Rename ${device.name}`}
+                  onClick={() => void rename(device.id, device.name)}
+                >
                   Rename
                 </button>
-                <button type="button" class="deny" onClick={() => void revoke(device.id, device.name)}>
+                <button
+                  type="button"
+                  class="deny"
+                  aria-label={`Revoke ${device.name}`}
+                  onClick={() => void revoke(device.id, device.name)}
+                >
                   Revoke
                 </button>
               </span>
