@@ -130,14 +130,14 @@ export async function openRequest(
   fleet: string,
   view: RequestView,
 ): Promise<OpenedRequest | { error: string }> {
-  if (!view.box) return { error: 'this request was not sealed for this phone' };
+  if (!view.box) return { error: 'This request was not sealed for this phone.' };
   const context = { fleet, host: view.host, requestId: view.requestId, device: identity.id };
   const opened = await openRequestDetails(
     view.box,
     { privateKey: identity.ecdh.privateKey, publicKeyRaw: fromBase64url(identity.ecdhKey) },
     context,
   );
-  if (!opened.ok) return { error: `the details cannot be opened (${opened.error.code})` };
+  if (!opened.ok) return { error: `Its details cannot be opened here (${opened.error.code}).` };
   const details = opened.value;
   // The box opened only for this fleet, host and request, so the details name them.
   return { fleet, view, details, binding: await detailsBinding(details) };

@@ -54,7 +54,7 @@ describe('approve, and allow calls like this', () => {
     const problems = await auditScreen(page, phone.browser.cdp, 'request-allow-similar', found);
 
     await rule.getByRole('button', { name: 'Approve, and allow calls like this for this session' }).click();
-    await page.getByRole('status').getByText('Approved').waitFor();
+    await page.getByRole('status').getByText('Approval sent').waitFor();
     await page.getByText(/run calls like this for this session without asking/).waitFor();
     expect(await first).toMatchObject({ permissionDecision: 'allow' });
     expect(faceIds).toBe(1);
@@ -81,7 +81,7 @@ describe('approve, and allow calls like this', () => {
     const listed = page.getByRole('listitem').filter({ hasText: 'git push …' });
     await listed.getByText(/for this session/).waitFor();
     problems.push(...(await auditScreen(page, phone.browser.cdp, 'devices-allowed-rules', found)));
-    await listed.getByRole('button', { name: 'Revoke' }).click();
+    await listed.getByRole('button', { name: 'Revoke Bash git push …', exact: true }).click();
     await page
       .getByRole('status')
       .getByText(/^Revoked: Bash git push … asks again\.$/)

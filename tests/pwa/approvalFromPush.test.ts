@@ -39,7 +39,7 @@ async function approveFromTap(requestId: string, command: string): Promise<strin
     await page.waitForURL(new RegExp(`/requests/[^/]+/${requestId}$`));
     await expect.poll(() => page.locator('.request-title').textContent()).toContain(command.slice(0, 40));
     await page.getByRole('button', { name: 'Approve with Face ID' }).click();
-    await page.getByRole('status').getByText('Approved').waitFor();
+    await page.getByRole('status').getByText('Approval sent').waitFor();
     return watched.calls;
   } finally {
     watched.stop();

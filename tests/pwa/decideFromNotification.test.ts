@@ -116,7 +116,7 @@ describe('deciding from a notification', () => {
     expect(decisions).toEqual([]);
     expect(settled).toBe(false);
     await approve.click();
-    await a.browser.page.getByRole('status').getByText('Approved').waitFor();
+    await a.browser.page.getByRole('status').getByText('Approval sent').waitFor();
     expect(await answer).toMatchObject({
       permissionDecision: 'allow',
       permissionDecisionReason: 'latch: approved on Phone A',

@@ -92,7 +92,7 @@ describe('the phone app', () => {
     await browser.screenshot('request');
     await expect.poll(() => approve.isDisabled()).toBe(false);
     await approve.click();
-    await browser.page.getByRole('status').getByText('Approved').waitFor();
+    await browser.page.getByRole('status').getByText('Approval sent').waitFor();
     // The relay took the token; the daemon verified it and let the call through.
     expect(await hook).toMatchObject({
       permissionDecision: 'allow',

@@ -114,7 +114,7 @@ describe('push-fatigue defences on the phone', () => {
     await page.getByRole('button', { name: /^Approve in \d/ }).waitFor();
     const problems = await auditScreen(page, phone.browser.cdp, 'request-burst-hold', found);
     await page.getByRole('button', { name: 'Approve with Face ID' }).click();
-    await page.getByRole('status').getByText('Approved').waitFor();
+    await page.getByRole('status').getByText('Approval sent').waitFor();
     expect(await held).toMatchObject({ permissionDecision: 'allow' });
     expect(problems).toEqual([]);
   });

@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
-import { askHook, hookInput, type LatchMachine } from '../support/latchMachine.ts';
+import { holdPanic, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
+import { askHook, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
 import { ASK_EVERY_BASH_CALL, startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 
 // Every Bash call and every `latch request` asks, at low risk: no cooling-off before Approve.
@@ -28,7 +29,7 @@ afterAll(async () => {
   await rig?.stop();
 });
 
-/** Phone B, added when first needed: Phone A approves it. */
+/** Phone B, added by the first test or, when a test runs alone (`-t`), here: Phone A approves it. */
 async function pairedPhoneB(): Promise<PairedBrowserPhone> {
   phoneB ??= await rig.pairPhone('Phone B');
   return phoneB;
@@ -38,7 +39,30 @@ async function pairedPhoneB(): Promise<PairedBrowserPhone> {
 const ask = (command: string, session = 'walk') =>
   askHook(machine, hookInput('PreToolUse', 'Bash', { command }, { session_id: session }));
 
+const fleetOf = (host: LatchMachine) =>
+  /^fleet\s*=\s*"([^"]+)"/m.exec(readFileSync(host.files.config, 'utf8'))![1]!;
+
 describe('what the phone says', () => {
+  it('says an Add phone approval was sent, and that the computer then adds the phone', async () => {
+    // The rig has Phone A approve "Add phone", and waits for its "Approval sent".
+    await pairedPhoneB();
+    const result = phoneA.browser.page.getByRole('status');
+    expect(await result.textContent()).toBe('Approval sentYour computer checks it, then adds the phone.');
+  }, 120_000);
+
+  it('says an approval was sent, not that the call may run: the computer checks it first', async () => {
+    const { page } = phoneA.browser;
+    const hook = ask('make deploy');
+    await openPending(phoneA.browser, origin, /make deploy/);
+    await page.getByRole('button', { name: 'Approve with Face ID' }).click();
+    const result = page.getByRole('status');
+    await result.getByRole('heading', { name: 'Approval sent' }).waitFor();
+    expect(await result.textContent()).toBe(
+      'Approval sentYour computer checks it, then the agent goes ahead, once.',
+    );
+    expect(await hook).toMatchObject({ permissionDecision: 'allow' });
+  }, 60_000);
+
   it('shows a long command whole in the page, its end before Approve, at 390×844 in light and dark', async () => {
     const { page } = phoneA.browser;
     await page.setViewportSize({ width: 390, height: 844 });
@@ -78,6 +102,32 @@ describe('what the phone says', () => {
     expect(await hook).toMatchObject({ permissionDecision: 'deny' });
   }, 60_000);
 
+  it('keeps Expired on screen when a refused approval comes back after it', async () => {
+    const { page } = phoneA.browser;
+    const request = runLatch(machine, ['request', '--title', 'Rotate the keys', '--timeout', '6'], {
+      timeoutMs: 30_000,
+    });
+    await openPending(phoneA.browser, origin, /Rotate the keys/);
+    // The approval reaches the relay only once the phone has shown Expired: the relay refuses it.
+    await page.route('**/decision', async (route) => {
+      await page.getByRole('status').getByText('Expired').waitFor();
+      await route.continue();
+    });
+    try {
+      const answered = page.waitForResponse((response) => response.url().endsWith('/decision'));
+      await page.getByRole('button', { name: 'Approve with Face ID' }).click();
+      expect((await answered).ok()).toBe(false);
+      // The refusal is read and handled within a moment; nothing else marks that it was.
+      await page.waitForTimeout(1_000);
+      expect(await page.getByRole('status').textContent()).toBe(
+        'ExpiredNo answer in time: the agent was refused.',
+      );
+    } finally {
+      await page.unroute('**/decision');
+    }
+    expect(await request).toMatchObject({ code: 1, stdout: expect.stringMatching(/^denied: expired/) });
+  }, 60_000);
+
   it('names each phone in its Rename and Revoke buttons, and tells the two Cancel buttons apart', async () => {
     await pairedPhoneB();
     const { page } = phoneA.browser;
@@ -97,4 +147,35 @@ describe('what the phone says', () => {
     await page.keyboard.press('Escape');
     expect(await hook).toMatchObject({ permissionDecision: 'deny' });
   }, 120_000);
+
+  it('says in plain words why a request link does not open', async () => {
+    const { page } = phoneA.browser;
+    const fleet = fleetOf(machine);
+    const cases = [
+      [`/requests/${fleet}/no-such-request`, 'This phone has no such request: check the link.'],
+      [`/requests/${fleet}/a%20b`, 'This link is broken: it names no request.'],
+      ['/requests/another-fleet/r1', 'This phone is not paired with this fleet, or no longer is.'],
+    ];
+    for (const [link, said] of cases) {
+      await page.goto(`${origin}${link}`);
+      const result = page.getByRole('status');
+      await result.getByRole('heading', { name: 'Cannot open' }).waitFor();
+      expect(await result.textContent()).toBe(`Cannot open${said}`);
+    }
+  }, 60_000);
+
+  it('says a revoked phone’s PANIC was refused because it is no longer paired, not that the relay was out of reach', async () => {
+    const b = await pairedPhoneB();
+    await phoneA.browser.page.goto(`${origin}/devices`);
+    phoneA.browser.page.once('dialog', (dialog) => void dialog.accept());
+    await phoneA.browser.page.getByRole('button', { name: 'Revoke Phone B', exact: true }).click();
+    await phoneA.browser.page.getByText('Phone B (revoked)').waitFor();
+
+    await holdPanic(b.browser, origin);
+    await b.browser.page
+      .getByRole('alert')
+      .getByText('Not frozen. This phone is not paired with this fleet, or no longer is.', { exact: true })
+      .waitFor();
+    expect((await runLatch(machine, ['status'])).code).toBe(0);
+  }, 60_000);
 });

@@ -96,7 +96,7 @@ export async function openPending(phone: BrowserPhone, origin: string, title: Re
 export async function approvePending(phone: BrowserPhone, origin: string, title: RegExp): Promise<void> {
   await openPending(phone, origin, title);
   await phone.page.getByRole('button', { name: 'Approve with Face ID' }).click({ timeout: 40_000 });
-  await phone.page.getByRole('status').getByText('Approved').waitFor();
+  await phone.page.getByRole('status').getByText('Approval sent').waitFor();
 }
 
 /** Holds the panic button long enough to fire it. */

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { similarCommandText } from '../../../shared/approvals/similarCallText.ts';
 import { GRANT_WORDS, liveRules, revokeRule, type AllowedRule } from '../allowedRules.ts';
 import type { DeviceIdentity } from '../keystore.ts';
+import { refusalText } from '../refusalText.ts';
 
 /**
  * "Rules you allowed": what this phone granted with an approval and has not lapsed, each
@@ -16,7 +17,7 @@ export function AllowedRules({ identity }: { identity: DeviceIdentity | undefine
   const revoke = async (rule: AllowedRule) => {
     if (!identity) return;
     const result = await revokeRule(identity, rule);
-    if (!result.ok) return setMessage(`Not revoked: ${result.message}`);
+    if (!result.ok) return setMessage(`Not revoked. ${refusalText(result)}`);
     setMessage(`Revoked: ${rule.similar.tool} ${similarCommandText(rule.similar)} asks again.`);
     setRules(await liveRules());
   };

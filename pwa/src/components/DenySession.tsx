@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { fetchRequest, type OpenedRequest } from '../actions.ts';
 import { denyConversation } from '../denyConversation.ts';
 import type { DeviceIdentity } from '../keystore.ts';
+import { refusalText } from '../refusalText.ts';
 
 /**
  * "Deny all waiting from this session": every pending request of this request's agent session on
@@ -30,15 +31,15 @@ export function DenySession({
       : await fetchRequest(identity, request.fleet, request.view.requestId);
     if (!view.ok) {
       setBusy(false);
-      return setProblem(view.message);
+      return setProblem(refusalText(view));
     }
     const result = await denyConversation(identity, request.fleet, {
       host: view.value.host,
       conversation: view.value.conversation,
     });
     setBusy(false);
-    if (result.ok) onDone(result.denied);
-    else setProblem(result.message);
+    if (result.ok) onDone(result.value);
+    else setProblem(refusalText(result));
   };
   return (
     <>

@@ -11,6 +11,7 @@ import {
 } from '../keystore.ts';
 import { AllowedRules } from '../components/AllowedRules.tsx';
 import { fleetPath, relayCall } from '../relayApi.ts';
+import { refusalText } from '../refusalText.ts';
 import { navigate } from '../router.ts';
 
 /** The fleet's phones and hosts: rename a phone, revoke one. */
@@ -31,7 +32,7 @@ export function DevicesScreen() {
       identity: me,
     });
     if (listed.ok) setMembers(listed.value);
-    else setMessage(listed.message);
+    else setMessage(refusalText(listed));
   };
   useEffect(() => void load(), []);
   useEffect(() => void loadLockScreenPrivacy().then(setLockScreenPrivacy), []);
@@ -52,7 +53,7 @@ export function DevicesScreen() {
       { identity, body: { v: 1, name } },
     );
     if (result.ok) setMembers(result.value);
-    else setMessage(result.message);
+    else setMessage(refusalText(result));
   };
 
   const revoke = async (id: string, name: string) => {
@@ -69,7 +70,7 @@ export function DevicesScreen() {
       { identity },
     );
     if (result.ok) setMembers(result.value);
-    else setMessage(result.message);
+    else setMessage(refusalText(result));
   };
 
   return (

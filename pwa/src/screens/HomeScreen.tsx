@@ -23,6 +23,7 @@ import {
   type Passkey,
 } from '../keystore.ts';
 import { requestPath } from '../paths.ts';
+import { refusalText } from '../refusalText.ts';
 import { relayNow } from '../relayClock.ts';
 import { cardContext } from '../requestCard.ts';
 import { navigate } from '../router.ts';
@@ -40,6 +41,8 @@ interface FleetView {
 
 const POLL_MS = 3000;
 
+const FROZEN = 'Frozen. Every agent is stopped.';
+
 async function loadFleet(identity: DeviceIdentity, membership: Membership): Promise<FleetView> {
   const [state, pending, recent] = await Promise.all([
     fetchState(identity, membership.fleet),
@@ -52,18 +55,9 @@ async function loadFleet(identity: DeviceIdentity, membership: Membership): Prom
           await Promise.all(list.value.requests.map((view) => openRequest(identity, membership.fleet, view)))
         ).filter((opened): opened is OpenedRequest => !('error' in opened))
       : [];
-  const problem = state.ok
-    ? undefined
-    : // The relay takes signed calls within ±60 s of its clock, and the app signs with the relay's time,
-      // learnt from its answers; still refused, the relay gave no time to learn (docs/security.md#clocks).
-      state.code === 'stale_timestamp'
-      ? 'This phone’s clock is more than a minute off: set it to the network time.'
-      : state.status === 401
-        ? 'This phone is no longer trusted by this fleet: it was revoked.'
-        : 'The relay cannot be reached.';
   return {
     membership,
-    ...(state.ok ? { state: state.value } : { problem }),
+    ...(state.ok ? { state: state.value } : { problem: refusalText(state) }),
     pending: await open(pending),
     recent: await open(recent),
   };
@@ -78,8 +72,8 @@ export function HomeScreen() {
   const [identity, setIdentity] = useState<DeviceIdentity>();
   const [passkey, setPasskey] = useState<Passkey>();
   const [fleets, setFleets] = useState<FleetView[]>();
-  /** What became of this phone's last panic: said until it no longer holds. */
-  const [panicked, setPanicked] = useState<'frozen' | 'not sent'>();
+  /** What became of this phone's last panic (frozen, or why not): said until it no longer holds. */
+  const [panicked, setPanicked] = useState<string>();
   // Offline, the list is the last one known and what needs the relay is off (OfflineBanner says why).
   const { offline } = useConnectivity();
 
@@ -92,7 +86,7 @@ export function HomeScreen() {
     setFleets(views);
     // A resume (voted here or on another phone) ends "Frozen" as soon as the relay says so.
     if (!views.some((fleet) => fleet.state?.frozen))
-      setPanicked((said) => (said === 'frozen' ? undefined : said));
+      setPanicked((said) => (said === FROZEN ? undefined : said));
   }, [identity]);
 
   useEffect(() => {
@@ -125,7 +119,8 @@ export function HomeScreen() {
     const results = await Promise.all(
       fleets.map((fleet) => freeze(identity, fleet.membership.fleet, 'panic button')),
     );
-    setPanicked(results.every((result) => result.ok) ? 'frozen' : 'not sent');
+    const refused = results.find((result) => !result.ok);
+    setPanicked(refused?.ok === false ? `Not frozen. ${refusalText(refused)}` : FROZEN);
     await refresh();
   };
 
@@ -147,14 +142,12 @@ export function HomeScreen() {
         // A freeze with no signed envelope cannot be voted away: freezing anew is the way out.
         disabled={offline || fleets.every((fleet) => fleet.state?.frozen && fleet.state.freeze)}
       />
-      {panicked === 'frozen' && (
-        <p class="notice" role="status">
-          Frozen. Every agent is stopped.
-        </p>
-      )}
-      {panicked === 'not sent' && (
-        <p class="notice error" role="alert">
-          The freeze did not reach the relay. Try again.
+      {panicked && (
+        <p
+          class={panicked === FROZEN ? 'notice' : 'notice error'}
+          role={panicked === FROZEN ? 'status' : 'alert'}
+        >
+          {panicked}
         </p>
       )}
       {/* Offline, the relay cannot be asked about push: the offline banner says why instead. */}
@@ -239,7 +232,7 @@ function FleetStatus({
         await resumeChallenge({ fleet: state.fleet, freeze: id }),
       );
       const result = await voteToResume(identity, state.fleet, id, assertion);
-      setMessage(result.ok ? 'Your vote is counted.' : `Vote refused: ${result.message}`);
+      setMessage(result.ok ? 'Your vote is counted.' : `Vote refused. ${refusalText(result)}`);
     } catch {
       setMessage('Face ID was cancelled. Nothing was sent.');
     }

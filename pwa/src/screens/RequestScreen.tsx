@@ -2,7 +2,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { approvalBinding } from '../../../shared/approvals/approvalBinding.ts';
 import { approvalChallenge } from '../../../shared/approvals/approvalChallenge.ts';
 import { REVIEW_SECONDS } from '../../../shared/approvals/reviewSeconds.ts';
-import type { Grant } from '../../../shared/messages/approvals.ts';
+import type { Grant, RequestDetails } from '../../../shared/messages/approvals.ts';
 import type { ReportScope } from '../../../shared/messages/envelopes.ts';
 import { approve, deny, fetchRequest, openRequest, tappedRequest, type OpenedRequest } from '../actions.ts';
 import { GRANT_WORDS, rememberRule } from '../allowedRules.ts';
@@ -13,13 +13,14 @@ import { FatigueNotes } from '../components/FatigueNotes.tsx';
 import { DiffView } from '../components/DiffView.tsx';
 import { RiskBadge } from '../components/RiskBadge.tsx';
 import { loadIdentity, loadPasskey, type DeviceIdentity, type Passkey } from '../keystore.ts';
+import { refusalText } from '../refusalText.ts';
 import { relayNow } from '../relayClock.ts';
 import { cardContext } from '../requestCard.ts';
 import { navigate } from '../router.ts';
 import { useConnectivity } from '../useConnectivity.ts';
 import { signWithPasskey } from '../webauthn.ts';
 
-type Outcome = 'approved' | 'denied' | 'expired' | 'already decided' | 'withdrawn' | 'failed';
+type Outcome = 'approved' | 'denied' | 'expired' | 'already decided' | 'withdrawn' | 'failed' | 'unopened';
 type Phase =
   | { name: 'loading' }
   | { name: 'ready'; request: OpenedRequest }
@@ -38,17 +39,32 @@ function refusedOutcome(result: { status: number; code: string; message: string 
   if (result.code === 'withdrawn') return ['withdrawn', NO_LONGER_WAITING];
   return [
     result.status === 409 ? 'already decided' : result.status === 410 ? 'expired' : 'failed',
-    result.message,
+    refusalText(result),
   ];
 }
 
+/**
+ * What an approval did: the relay took it, no more. The computer verifies it itself, and may be
+ * off or refuse it, so the screen never says the call was allowed.
+ */
+function sentText(details: RequestDetails, grant?: Grant): string {
+  const after =
+    details.tool === 'latch.phone'
+      ? 'adds the phone'
+      : grant
+        ? `the agent goes ahead, and may run calls like this ${GRANT_WORDS[grant]} without asking`
+        : 'the agent goes ahead, once';
+  return `Your computer checks it, then ${after}.`;
+}
+
 const OUTCOME_TEXT: Record<Outcome, string> = {
-  approved: 'Approved',
+  approved: 'Approval sent',
   denied: 'Denied',
   expired: 'Expired',
   'already decided': 'Already decided',
   withdrawn: 'No longer waiting',
   failed: 'Not sent',
+  unopened: 'Cannot open',
 };
 
 export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: string }) {
@@ -59,13 +75,13 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
   useEffect(() => {
     void (async () => {
       const me = await loadIdentity();
-      if (!me) return setPhase({ name: 'done', outcome: 'failed', message: 'This phone is not paired.' });
+      if (!me) return setPhase({ name: 'done', outcome: 'unopened', message: 'This phone is not paired.' });
       setIdentity(me);
       setPasskey(await loadPasskey());
       const pushed = await tappedRequest(me, fleet, requestId);
       if (pushed) return setPhase({ name: 'ready', request: pushed });
       const view = await fetchRequest(me, fleet, requestId);
-      if (!view.ok) return setPhase({ name: 'done', outcome: 'failed', message: view.message });
+      if (!view.ok) return setPhase({ name: 'done', outcome: 'unopened', message: refusalText(view) });
       if (view.value.state === 'withdrawn')
         return setPhase({ name: 'done', outcome: 'withdrawn', message: NO_LONGER_WAITING });
       if (view.value.state !== 'pending' || view.value.exp <= relayNow()) {
@@ -80,7 +96,7 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
       const opened = await openRequest(me, fleet, view.value);
       setPhase(
         'error' in opened
-          ? { name: 'done', outcome: 'failed', message: opened.error }
+          ? { name: 'done', outcome: 'unopened', message: opened.error }
           : { name: 'ready', request: opened },
       );
     })();
@@ -93,7 +109,15 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
       request={phase.request}
       identity={identity!}
       passkey={passkey}
-      onDone={(outcome, message) => setPhase({ name: 'done', outcome, message })}
+      onDone={(outcome, message) =>
+        // Once shown, a result stays, but for the relay taking the answer: a late refusal after
+        // Expired (this phone's reading of the clock) would only confuse.
+        setPhase((shown) =>
+          shown.name === 'done' && outcome !== 'approved' && outcome !== 'denied'
+            ? shown
+            : { name: 'done', outcome, message },
+        )
+      }
     />
   );
 }
@@ -170,13 +194,7 @@ function Review({
       const assertion = await signWithPasskey(passkey!, await approvalChallenge(binding));
       const result = await approve(identity, request, assertion, grant);
       if (result.ok && grant) await rememberRule(request, grant);
-      if (result.ok)
-        onDone(
-          'approved',
-          grant
-            ? `The agent may go ahead, and run calls like this ${GRANT_WORDS[grant]} without asking.`
-            : 'The agent may go ahead, once.',
-        );
+      if (result.ok) onDone('approved', sentText(details, grant));
       else onDone(...refusedOutcome(result));
     } catch {
       setBusy(false); // Face ID cancelled: nothing was sent, the request still waits.
