@@ -1,26 +1,20 @@
-import { fstatSync, statSync, writeSync } from 'node:fs';
-
-const oneMillisecond = new Int32Array(new SharedArrayBuffer(4));
+import { fstatSync, statSync } from 'node:fs';
 
 /**
- * Writes all of `text` to stdout before returning, waiting out a full pipe. Throws if stdout is
- * gone (EPIPE, a full disk): an answer the agent may not have read in full is not an answer.
- * (process.stdout on a pipe writes asynchronously, and process.exit drops what is still queued.)
- * Throws as well when stdout is /dev/null, which is where Node points a stdout it was started
- * without: written there, a deny is exit 0 with no decision, and the agent runs the tool.
+ * Writes all of `text` to stdout, resolving once the last byte is written: process.exit drops
+ * what is still queued. Rejects if stdout is gone (EPIPE, a full disk): an answer the agent may
+ * not have read in full is not an answer. A pipe nobody drains leaves the write waiting without
+ * blocking the event loop, where the hook's own deadline runs (a synchronous write would hold
+ * it, and the agent would kill the hook and run the tool). Rejects as well when stdout is
+ * /dev/null, which is where Node points a stdout it was started without: written there, a deny
+ * is exit 0 with no decision, and the agent runs the tool.
  */
-export function writeStdoutWhole(text: string): void {
+export async function writeStdoutWhole(text: string): Promise<void> {
   const stdout = fstatSync(1);
   if (stdout.isCharacterDevice() && stdout.rdev === statSync('/dev/null').rdev)
     throw new Error('stdout is /dev/null: nobody would read the answer');
-  const bytes = Buffer.from(text, 'utf8');
-  let written = 0;
-  while (written < bytes.length) {
-    try {
-      written += writeSync(1, bytes, written);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
-      Atomics.wait(oneMillisecond, 0, 0, 1); // a reader slower than us: let it drain the pipe
-    }
-  }
+  await new Promise<void>((resolve, reject) => {
+    process.stdout.once('error', reject);
+    process.stdout.write(text, (error) => (error ? reject(error) : resolve()));
+  });
 }

@@ -1,4 +1,7 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../daemon/hooks/claudeCode.ts';
@@ -169,6 +172,33 @@ describe('latch hook claude-code', () => {
     child.stdin.end(hookInput('PreToolUse', 'Read', { file_path: '/home/dev/project/README.md' }));
     const [code] = (await once(child, 'exit')) as [number | null];
     expect(code).toBe(2);
+  });
+
+  it('blocks with exit 2 at its deadline when its stdout stays full (nobody reads the pipe)', async () => {
+    // A pipe already full, that nobody drains: the hook's write waits on it, and that wait blocks
+    // the event loop, where its own deadline timer runs.
+    const fifo = join(mkdtempSync(join(tmpdir(), 'latch-full-pipe-')), 'stdout');
+    execFileSync('mkfifo', [fifo]);
+    const full = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+    try {
+      const chunk = Buffer.alloc(4096, 0x78);
+      for (;;) {
+        try {
+          writeSync(full, chunk);
+        } catch {
+          break; // EAGAIN: full
+        }
+      }
+      const child = spawn(process.execPath, [LATCH_BIN, 'hook', 'claude-code', '--timeout', '6'], {
+        env: machine.env,
+        stdio: ['pipe', full, 'ignore'],
+      });
+      child.stdin!.end(hookInput('PreToolUse', 'Read', { file_path: '/home/dev/project/README.md' }));
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect(code).toBe(2);
+    } finally {
+      closeSync(full);
+    }
   });
 
   it('blocks with exit 2, not 0, when started without a stdout (Node points it at /dev/null)', async () => {

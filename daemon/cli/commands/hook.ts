@@ -100,7 +100,7 @@ export async function run(): Promise<void> {
     agent === 'codex' ? codexHookReply(event, answer) : { stdout: claudeCodeHookOutput(event, answer) };
   if ('block' in reply) block(reply.block);
   // Written whole before the guard stands down: a write that fails ends in its deny (exit 2).
-  if ('stdout' in reply && reply.stdout) writeStdoutWhole(`${JSON.stringify(reply.stdout)}\n`);
+  if ('stdout' in reply && reply.stdout) await writeStdoutWhole(`${JSON.stringify(reply.stdout)}\n`);
   guard.answered();
   process.exit(0);
 }
