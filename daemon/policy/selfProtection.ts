@@ -7,7 +7,7 @@ import { pathTouches, type Touch } from './pathTouches.ts';
 import { namesTouch } from './namesTouch.ts';
 import { LONG_COMMAND_BYTES, type Verdict } from './policy.ts';
 import type { ProtectedPlaces } from './protectedPlaces.ts';
-import { PATH_MAX, realPath } from './realPath.ts';
+import { realPath } from './realPath.ts';
 import { placeByIdentity } from './sameFile.ts';
 import { stopsTheDaemon } from './stopsTheDaemon.ts';
 import { mayWrite, wordsTouch } from './wordsTouch.ts';
@@ -40,8 +40,6 @@ export const SELF_PROTECTION_RULES: Record<Guard, string> = {
  * at this size when built to be slow, and an input may be a MiB.
  */
 const MOST_INPUT_READ_AS_WORDS = 16_000;
-/** How many of a longer input's strings are followed as paths (links, `..`): about 15 ms. */
-const MOST_LONG_INPUT_PATHS = 512;
 
 /** Claude Code's tools that only read what their path names; Grep also reads every file below it. */
 const READS = new Set(['Read', 'NotebookRead', 'LS', 'Glob', 'Grep']);
@@ -101,19 +99,13 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
     if (leash) note('commands', leash);
   }
   // An MCP or unknown tool may write anywhere: each string in its input is read as a command's
-  // words are. A longer input's strings are searched for Latch's names as one text, and followed
-  // as paths, each as it is, up to a number: reading up to a MiB as shell words would hold every
-  // other call up.
+  // words are. A longer input is more than can be read so in time (16 kB built to be slow takes
+  // 0.3 s): like a long command, it is searched for Latch's names and asked about.
   if (call.input !== undefined && !KNOWN.has(call.tool)) {
     const strings = inputStrings(call.input);
     if (utf8Length(call.input) > MOST_INPUT_READ_AS_WORDS) {
       namesTouch(searchedAsText(strings.join('\n')), places, note);
-      const paths = [...new Set(strings.filter((text) => text !== '' && utf8Length(text) <= PATH_MAX))];
-      if (paths.length > MOST_LONG_INPUT_PATHS) note('files', 'more strings than Latch follows as paths');
-      const words = paths
-        .slice(0, MOST_LONG_INPUT_PATHS)
-        .map((text): Word => [{ text: withHome(text, places), glob: false }]);
-      wordsTouch(words, cwd, places, real, note);
+      note('files', `an input over ${MOST_INPUT_READ_AS_WORDS} bytes, more than Latch reads`);
     } else {
       const words: Word[] = [];
       for (const text of strings) {

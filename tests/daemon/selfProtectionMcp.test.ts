@@ -66,18 +66,14 @@ describe('self-protection: MCP and unknown tools', () => {
       'files',
     ],
     [
-      'a long input with more strings than are followed as paths',
-      () =>
-        mcp('mcp__db__insert', {
-          rows: Array.from({ length: 600 }, (_, row) => `row ${row}`),
-          note: 'x'.repeat(20_000),
-        }),
+      'a long input whose command moves an agent’s folder away (more than is read as words: asked)',
+      () => mcp('mcp__shell__run', { cmd: 'mv ~/.codex /tmp/old-codex', pad: ' '.repeat(17_000) }),
       'files',
     ],
     [
-      'a long input that names nothing of Latch’s',
+      'a long input that names nothing of Latch’s: asked all the same',
       () => mcp('mcp__fs__write_file', { path: at('P/big.txt'), content: 'x'.repeat(20_000) }),
-      undefined,
+      'files',
     ],
     [
       'input that is not JSON (an SDK call may send any text)',
