@@ -17,9 +17,10 @@ import type { GateAnswer } from '../socket/localApi.ts';
 /**
  * `latch mcp -- <server…>`: a stdio MCP proxy. It starts the real server and forwards every
  * message both ways, byte for byte, except `tools/call`: each is held until the policy or a
- * phone decides, and what it cannot read whole is refused (judgeMessage). Allowed, it goes on unchanged; refused, the client gets a tool error with the
- * reason, and the server never sees it. A call the client cancels while it waits is dropped:
- * the server never sees it either, whatever the phone answers later.
+ * phone decides. Allowed, it goes on as it was judged (rebuilt from what was read); refused, the
+ * client gets a tool error with the reason, and the server never sees it. What it cannot read
+ * whole is refused (judgeMessage). A call the client cancels while it waits is dropped: the
+ * server never sees it either, whatever the phone answers later.
  */
 export async function runMcpGate(command: string[], options: { name?: string } = {}): Promise<number> {
   const serverName = options.name ?? basename(command[0]!);
@@ -77,9 +78,7 @@ export async function runMcpGate(command: string[], options: { name?: string } =
           return;
         }
         if (answer.decision === 'allow') {
-          // What was judged, as this parser read it: no duplicate key or other spelling left for
-          // the server to read otherwise.
-          server.stdin.write(`${JSON.stringify(message)}\n`);
+          server.stdin.write(`${JSON.stringify(held.forwarded)}\n`);
           return;
         }
         reply({
@@ -117,6 +116,11 @@ interface HeldCall {
   id: RequestId;
   tool: string;
   args: Record<string, unknown>;
+  /**
+   * The call as judged, rebuilt from what the schema read: no member it left out (a `Name` that
+   * Go's case-blind decoding would take for `name`), no duplicate, no other spelling.
+   */
+  forwarded: object;
 }
 
 function readMessage(line: string): unknown {
@@ -141,32 +145,48 @@ type Judged =
 /**
  * What to do with a client's message. Only what is surely not a tool call passes unread: a line
  * that is not JSON, a batch holding a call, or a call this parser does not take whole is refused,
- * since a server that reads it more leniently (extra members, NaN) would run it unasked.
+ * since a server that reads it more leniently (extra members, NaN, `Method` for `method` in Go)
+ * would run it unasked.
  */
 function judgeMessage(message: unknown): Judged {
   if (message === undefined) return { kind: 'refuse', id: null, why: 'not JSON: not forwarded' };
   if (Array.isArray(message))
-    return message.some(namesToolCall)
+    return mayBeToolCall(message)
       ? { kind: 'refuse', id: null, why: 'a batch with a tools/call is not forwarded: send each call alone' }
       : { kind: 'forward' };
-  if (!namesToolCall(message)) return { kind: 'forward' };
+  if (!mayBeToolCall(message)) return { kind: 'forward' };
+  const id = (message as { id?: unknown }).id;
+  const refuse = (why: string): Judged => ({
+    kind: 'refuse',
+    id: typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : null,
+    why,
+  });
   const parsed = isJSONRPCRequest(message) ? CallToolRequestSchema.safeParse(message) : undefined;
-  if (!parsed?.success) {
-    const id = (message as { id?: unknown }).id;
-    return {
-      kind: 'refuse',
-      id: typeof id === 'string' || typeof id === 'number' ? id : null,
-      why: 'a tools/call that is not a valid JSON-RPC request is not forwarded',
-    };
-  }
+  if (!parsed?.success) return refuse('a tools/call that is not a valid JSON-RPC request is not forwarded');
+  const forwarded = { jsonrpc: '2.0', id: (message as { id: RequestId }).id, ...parsed.data };
+  // JSON.parse rounds an integer past 2^53: the server would get another number than was sent.
+  if (hasInexactInteger(forwarded))
+    return refuse(
+      'a tools/call with an integer beyond 2^53 is not forwarded: it would not reach the server as sent',
+    );
   const { name, arguments: args } = parsed.data.params;
-  return { kind: 'call', call: { id: (message as { id: RequestId }).id, tool: name, args: args ?? {} } };
+  return { kind: 'call', call: { id: forwarded.id, tool: name, args: args ?? {}, forwarded } };
 }
 
-const namesToolCall = (message: unknown) =>
-  typeof message === 'object' &&
-  message !== null &&
-  (message as { method?: unknown }).method === 'tools/call';
+/** A `method` of "tools/call" under any spelling a lenient decoder takes for it, in any batch. */
+function mayBeToolCall(message: unknown): boolean {
+  if (Array.isArray(message)) return message.some(mayBeToolCall);
+  if (typeof message !== 'object' || message === null) return false;
+  return Object.entries(message).some(
+    ([key, value]) => key.toLowerCase() === 'method' && value === 'tools/call',
+  );
+}
+
+function hasInexactInteger(value: unknown): boolean {
+  if (typeof value === 'number') return Number.isInteger(value) && !Number.isSafeInteger(value);
+  if (typeof value !== 'object' || value === null) return false;
+  return Object.values(value).some(hasInexactInteger);
+}
 
 /** The tool's name and arguments are an agent's text: the daemon cleans them before anyone sees them. */
 async function decide(serverName: string, call: HeldCall): Promise<GateAnswer> {

@@ -207,21 +207,47 @@ describe('latch mcp', () => {
     gated.sendLine(call(3).replace('"1"}', '"1","n":NaN}'));
     gated.sendLine(`[${call(4)}]`);
     gated.sendLine(call(undefined));
+    // Go's encoding/json matches members without regard to case, the last one winning.
+    gated.sendLine(call(5).replace('"method"', '"Method"'));
+    gated.sendLine('{"jsonrpc":"2.0","id":6,"method":"ping","METHOD":"tools/call"}');
+    gated.sendLine(`[[${call(7)}]]`);
+    // JSON.parse rounds an integer past 2^53: what was judged is not what was sent.
+    gated.sendLine(call(8).replace('"1"}', '"1","n":1234567890123456789}'));
     expect(JSON.parse(await gated.answerTo(1))).toEqual(refused(1, invalid));
     expect(JSON.parse(await gated.answerTo(2))).toEqual(refused(2, invalid));
+    expect(JSON.parse(await gated.answerTo(5))).toEqual(refused(5, invalid));
+    expect(JSON.parse(await gated.answerTo(6))).toEqual(refused(6, invalid));
+    expect(JSON.parse(await gated.answerTo(8))).toEqual(
+      refused(
+        8,
+        'a tools/call with an integer beyond 2^53 is not forwarded: it would not reach the server as sent',
+      ),
+    );
+    const batch = 'a batch with a tools/call is not forwarded: send each call alone';
     const nulls = () => gated.lines.filter((line) => (JSON.parse(line) as { id?: unknown }).id === null);
-    await expect.poll(() => nulls().length).toBe(3);
+    await expect.poll(() => nulls().length).toBe(4);
     expect(nulls().map((line) => JSON.parse(line))).toEqual([
       refused(null, 'not JSON: not forwarded'),
-      refused(null, 'a batch with a tools/call is not forwarded: send each call alone'),
+      refused(null, batch),
       refused(null, invalid),
+      refused(null, batch),
     ]);
+    // An allowed call goes on as it was judged: a `Name` beside `name` is not passed on.
+    gated.sendLine(
+      '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"read_note","arguments":{"id":"1"},"Name":"delete_note"}}',
+    );
+    await expect
+      .poll(() => gated.stderr)
+      .toContain(
+        'server saw: {"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"read_note","arguments":{"id":"1"}}}',
+      );
     // What is surely no tool call still passes, and after it the server has seen nothing else.
     gated.notify('notifications/initialized');
     await expect
       .poll(() => gated.stderr)
       .toContain('server saw: {"jsonrpc":"2.0","method":"notifications/initialized"}');
-    expect(gated.stderr).not.toContain('tools/call');
+    expect(gated.stderr.match(/tools\/call/g)).toHaveLength(1);
+    expect(gated.stderr).not.toContain('delete_note');
   });
 
   it('refuses every call while frozen, with kill_switch', async () => {
