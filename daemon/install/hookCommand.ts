@@ -19,10 +19,11 @@ export function latchScriptPath(): string {
  * covers the deaths no JavaScript can catch (SIGKILL, V8 out of memory, a Node binary gone after
  * an upgrade: exit 127), after which the agent would run the tool. Every shell agents use reads
  * it alike (sh, bash, zsh, fish; Codex runs hooks with the user's `$SHELL -lc`): fish has no
- * `{ …; }`, and `a || b && c` would exit 2 after a hook that answered.
+ * `{ …; }`, and `a || b && c` would exit 2 after a hook that answered. It also follows the hook's
+ * own exit 2 (Codex's deny, whose reason comes first), so its line is true of both.
  */
 export const HOOK_FAILSAFE =
-  '|| /bin/sh -c \'echo "latch: the hook ended without an answer: blocked" >&2; exit 2\'';
+  '|| /bin/sh -c \'echo "latch: blocked (with no reason above, the hook ended without an answer)" >&2; exit 2\'';
 
 /**
  * The command an agent runs for Latch's hook. It needs no PATH: an agent started from a desktop

@@ -24,9 +24,9 @@ const LATCH = /^latch(\.cjs)?$/;
  * and so does not count as one.
  */
 const FAILSAFE_AT_END = new RegExp(
-  `\\s+${HOOK_FAILSAFE.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ /g, '\\s+')}\\s*$`,
+  `[ \\t]+${HOOK_FAILSAFE.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ /g, '[ \\t]+')}[ \\t]*$`,
 );
-const EARLIER_FAILSAFE_AT_END = /\s+\|\|\s*exit\s+2\s*$/;
+const EARLIER_FAILSAFE_AT_END = /[ \t]+\|\|[ \t]*exit[ \t]+2[ \t]*$/;
 
 /**
  * Recognises Latch's hook in an agent's settings however it was written: `latch hook codex`,
@@ -36,8 +36,10 @@ const EARLIER_FAILSAFE_AT_END = /\s+\|\|\s*exit\s+2\s*$/;
  */
 export function parseHookCommand(command: string): LatchHookCommand | undefined {
   const failsafe = FAILSAFE_AT_END.test(command);
+  // Spaces and tabs only: a line break before `||` starts another command, which the shell runs
+  // apart (or refuses). One form is taken off, once: what is left must be the hook alone.
   const { words, plain } = splitShellWords(
-    command.replace(FAILSAFE_AT_END, '').replace(EARLIER_FAILSAFE_AT_END, ''),
+    failsafe ? command.replace(FAILSAFE_AT_END, '') : command.replace(EARLIER_FAILSAFE_AT_END, ''),
   );
   const at = words.findIndex(
     (word, index) =>

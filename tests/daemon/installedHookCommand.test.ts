@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { HOOK_FAILSAFE } from '../../daemon/install/hookCommand.ts';
+import { parseHookCommand } from '../../daemon/install/parseHookCommand.ts';
 import { shellQuote } from '../../daemon/install/shellWords.ts';
 import { hookInput, type Ran } from '../support/latchMachine.ts';
 import { LATCH_SCRIPT, newHost, readJson, type Host } from '../support/agentHooks.ts';
@@ -98,6 +99,10 @@ describe('the command latch install writes', () => {
     );
     expect(codexPre.code).toBe(2);
     expect(codexPre.stderr).toMatch(/^latch: daemon_unreachable/);
+    // The failsafe follows the hook's own exit 2 too: its line must stay true after a reason.
+    expect(codexPre.stderr).toMatch(
+      /\nlatch: blocked \(with no reason above, the hook ended without an answer\)\n$/,
+    );
   });
 
   it('blocks (exit 2) when its Node is killed before it answers, or is gone after an upgrade', async () => {
@@ -110,7 +115,9 @@ describe('the command latch install writes', () => {
     for (const shellPath of SHELLS) {
       const killed = await killedWhileReading(command, host.machine.env, shellPath);
       expect(killed, shellPath).toMatchObject({ code: 2, signal: null });
-      expect(killed.stderr, shellPath).toContain('latch: the hook ended without an answer: blocked');
+      expect(killed.stderr, shellPath).toContain(
+        'latch: blocked (with no reason above, the hook ended without an answer)',
+      );
     }
     // The same hook without the failsafe: the agent sees 137 (or SIGKILL itself, from a shell that
     // execs its last command), and runs the tool.
@@ -121,9 +128,30 @@ describe('the command latch install writes', () => {
     const gone = await runAsAgent(movedNode, risky, host.machine.env);
     expect(gone.code).toBe(2);
     expect(gone.stderr).toMatch(/not found/);
-    expect(gone.stderr).toContain('latch: the hook ended without an answer: blocked');
+    expect(gone.stderr).toContain('latch: blocked (with no reason above, the hook ended without an answer)');
     expect((await runAsAgent(movedNode.replace(` ${HOOK_FAILSAFE}`, ''), risky, host.machine.env)).code).toBe(
       127,
     );
+  });
+});
+
+describe('reading a hook command back (latch doctor, latch install)', () => {
+  const installed = `'/usr/bin/node' '/opt/latch/daemon/bin/latch.cjs' hook codex --timeout 315`;
+
+  it('counts the failsafe, however it is spaced on its line, and takes it off once', () => {
+    expect(parseHookCommand(`${installed} ${HOOK_FAILSAFE}`)).toMatchObject({ failsafe: true, plain: true });
+    expect(parseHookCommand(`${installed}\t${HOOK_FAILSAFE.replaceAll(' ', '  ')}  `)).toMatchObject({
+      failsafe: true,
+      plain: true,
+    });
+  });
+
+  it('does not count what a shell reads otherwise: a bare || exit 2, a line break, or both failsafes', () => {
+    // `|| exit 2` says nothing on stderr, and Codex runs the tool after it.
+    expect(parseHookCommand(`${installed} || exit 2`)).toMatchObject({ failsafe: false, plain: true });
+    // After a line break, `|| …` is another command: zsh refuses it, fish ignores it.
+    expect(parseHookCommand(`${installed}\n${HOOK_FAILSAFE}`)).toMatchObject({ failsafe: false });
+    // The first `|| exit 2` ends the shell silently before the failsafe could speak.
+    expect(parseHookCommand(`${installed} || exit 2 ${HOOK_FAILSAFE}`)).toMatchObject({ plain: false });
   });
 });
