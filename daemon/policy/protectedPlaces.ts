@@ -54,6 +54,8 @@ function shellStartupFiles(env: NodeJS.ProcessEnv): string[] {
     ...['.zshenv', '.zprofile', '.zlogin', '.zshrc'].map((file) => join(zsh, file)),
     join(fish, 'config.fish'),
     join(fish, 'conf.d'),
+    // Universal variables: `set -Ux NODE_OPTIONS …` there reaches every fish.
+    join(fish, 'fish_variables'),
   ];
 }
 

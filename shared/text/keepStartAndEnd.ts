@@ -49,6 +49,7 @@ export function keepLineStartAndEnd(text: string, maxBytes: number): SanitizedTe
   if (utf8Length(cleaned.text) <= maxBytes) return cleaned;
   const bytes = utf8(cleaned.text);
   const room = maxBytes - utf8Length(LINE_GAP);
+  if (room < 2) return sanitizeText(cleaned.text, { maxBytes, multiline: false });
   const headEnd = characterStart(bytes, Math.ceil(room / 2));
   const tailStart = characterStart(bytes, bytes.length - (room - Math.ceil(room / 2)), 'forward');
   const shown = fromUtf8(bytes.subarray(0, headEnd)) + LINE_GAP + fromUtf8(bytes.subarray(tailStart));

@@ -14,8 +14,8 @@ export interface SanitizedText {
 }
 
 const ELLIPSIS = '…';
-/** What ends or spaces a line: a space in a one-line text. */
-const LINE_BREAKS = new Set(['\n', '\r', '\t']);
+/** What ends or spaces a line (Unicode's line and paragraph separators too): a space in a one-line text. */
+const LINE_BREAKS = new Set(['\n', '\r', '\t', '\u2028', '\u2029']);
 const ELLIPSIS_BYTES = 3;
 
 /**

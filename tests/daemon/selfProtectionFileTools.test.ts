@@ -107,6 +107,7 @@ describe('self-protection: tools that write', () => {
     ['Edit of zsh’s login profile', () => tool('Edit', 'H/.zprofile'), 'hooks'],
     ['Write of fish’s config', () => tool('Write', 'H/.config/fish/config.fish'), 'hooks'],
     ['Write of a fish snippet', () => tool('Write', 'H/.config/fish/conf.d/x.fish'), 'hooks'],
+    ['Write of fish’s universal variables', () => tool('Write', 'H/.config/fish/fish_variables'), 'hooks'],
     ['Read of the shell profile (left to the policy)', () => tool('Read', 'H/.profile'), undefined],
     ['Write of a project’s .profile', () => tool('Write', 'P/.profile'), undefined],
     [

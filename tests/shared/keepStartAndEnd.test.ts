@@ -65,4 +65,12 @@ describe('keepLineStartAndEnd', () => {
     expect(wide).not.toContain('\uFFFD');
     expect(sanitizeText(wide, { maxBytes: 200, multiline: false }).changed).toBe(false);
   });
+
+  it('stays within a cap too small for the gap, as sanitizeText cuts', () => {
+    for (const maxBytes of [3, 4, 5]) {
+      const { text } = keepLineStartAndEnd('x'.repeat(30), maxBytes);
+      expect(utf8Length(text)).toBeLessThanOrEqual(maxBytes);
+      expect(sanitizeText(text, { maxBytes, multiline: false }).changed).toBe(false);
+    }
+  });
 });

@@ -100,10 +100,13 @@ describe('sanitizeText', () => {
 
   it('keeps the neighbours of the removed ranges', () => {
     const neighbours = [
-      0xa0, 0x200a, 0x2010, 0x2029, 0x202f, 0x2065, 0x206a, 0xfefe, 0xff00, 0xdffff, 0xe0080,
+      0xa0, 0x200a, 0x2010, 0x2027, 0x202f, 0x2065, 0x206a, 0xfefe, 0xff00, 0xdffff, 0xe0080,
     ];
     const text = neighbours.map((codePoint) => String.fromCodePoint(codePoint)).join('');
     expect(sanitizeText(text, line)).toEqual({ text, changed: false });
+    // The line and paragraph separators before 0x202a end a line: kept in a block, a space in a line.
+    expect(sanitizeText('a\u2028b\u2029c', block)).toEqual({ text: 'a\u2028b\u2029c', changed: false });
+    expect(sanitizeText('a\u2028b\u2029c', line)).toEqual({ text: 'a b c', changed: true });
   });
 
   it('unmasks the Trojan Source strings of CVE-2021-42574', () => {
