@@ -8,17 +8,12 @@ import { pairingLink } from '../../shared/pairing/pairingLink.ts';
 import { holdPanic, openPending } from '../support/browserFlows.ts';
 import { strangerBrowser, type BrowserPhone } from '../support/browserPhone.ts';
 import { runLatch, type LatchMachine, type Ran } from '../support/latchMachine.ts';
-import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
+import { ASK_EVERY_REQUEST, startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { auditScreen, SIZES, type ScreenFinding } from '../support/screenAudit.ts';
 
 const POLICY = `
 default = "ask"
-[[rule]]
-name = "requests"
-tool = "request"
-action = "ask"
-risk = "low"
-`;
+${ASK_EVERY_REQUEST}`;
 
 let rig: PhoneRig;
 let app: string;

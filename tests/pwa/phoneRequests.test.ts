@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush, shownNotifications, type BrowserPhone } from '../support/browserPhone.ts';
 import { askHook, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
-import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
+import { ASK_EVERY_REQUEST, startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 import { auditScreen, type ScreenFinding } from '../support/screenAudit.ts';
 
@@ -16,12 +16,7 @@ tool = "Bash"
 command = "rm *"
 action = "ask"
 risk = "high"
-[[rule]]
-name = "requests"
-tool = "request"
-action = "ask"
-risk = "low"
-`;
+${ASK_EVERY_REQUEST}`;
 
 let rig: PhoneRig;
 let state: string;

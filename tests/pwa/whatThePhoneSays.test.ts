@@ -2,16 +2,10 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdPanic, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { askHook, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
-import { ASK_EVERY_BASH_CALL, startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
+import { ASK_EVERY_BASH_CALL, ASK_EVERY_REQUEST, startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 
 // Every Bash call and every `latch request` asks, at low risk: no cooling-off before Approve.
-const POLICY = `${ASK_EVERY_BASH_CALL}
-[[rule]]
-name = "requests"
-tool = "request"
-action = "ask"
-risk = "low"
-`;
+const POLICY = `${ASK_EVERY_BASH_CALL}${ASK_EVERY_REQUEST}`;
 
 let rig: PhoneRig;
 let origin: string;

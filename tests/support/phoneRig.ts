@@ -26,6 +26,14 @@ action = "ask"
 risk = "low"
 `;
 
+/** A policy rule that asks about every `latch request` at low risk: no cooling-off before Approve. */
+export const ASK_EVERY_REQUEST = `[[rule]]
+name = "requests"
+tool = "request"
+action = "ask"
+risk = "low"
+`;
+
 /** How a host is set up: `initMachine`'s options, the relay aside (the rig's). */
 export type HostSetUp = Omit<Parameters<typeof initMachine>[1], 'relay'>;
 
