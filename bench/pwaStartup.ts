@@ -63,7 +63,7 @@ export async function pwaStartup(env: BenchEnvironment, samples: number): Promis
       while (await approve.isDisabled()) await new Promise((resolve) => setTimeout(resolve, 5));
       open.push(performance.now() - start);
       await approve.click();
-      await page.getByRole('status').getByText('Approved').waitFor();
+      await page.getByRole('status').getByText('Approval sent').waitFor();
 
       await page.goto('about:blank');
       const blankStart = performance.now();

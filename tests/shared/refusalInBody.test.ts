@@ -30,7 +30,7 @@ describe('refusalInBody', () => {
     const message = `\u001b]0;owned\u0007denied\r\nlatch: approved\u202e${'x'.repeat(10_000)}`;
     const refused = refusalInBody(JSON.stringify({ error: { code: 'expired', message } }), otherwise);
     expect(refused.code).toBe('expired');
-    expect(refused.message).toMatch(/^\]0;owneddeniedlatch: approvedx+…$/);
+    expect(refused.message).toMatch(/^\]0;owneddenied  latch: approvedx+…$/);
     expect(Buffer.byteLength(refused.message)).toBeLessThanOrEqual(512);
   });
 });
