@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import { escapeRegExp } from '../../shared/text/escapeRegExp.ts';
 import { AGENTS, type Agent } from './agents.ts';
 import { HOOK_FAILSAFE } from './hookCommand.ts';
 import { splitShellWords } from './shellWords.ts';
@@ -23,9 +24,7 @@ const LATCH = /^latch(\.cjs)?$/;
  * the `|| exit 2` of earlier installs, which Codex does not take as a block (no reason on stderr)
  * and so does not count as one.
  */
-const FAILSAFE_AT_END = new RegExp(
-  `[ \\t]+${HOOK_FAILSAFE.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ /g, '[ \\t]+')}[ \\t]*$`,
-);
+const FAILSAFE_AT_END = new RegExp(`[ \\t]+${escapeRegExp(HOOK_FAILSAFE).replace(/ /g, '[ \\t]+')}[ \\t]*$`);
 const EARLIER_FAILSAFE_AT_END = /[ \t]+\|\|[ \t]*exit[ \t]+2[ \t]*$/;
 
 /**

@@ -1,4 +1,5 @@
 import { basename, dirname, join, resolve } from 'node:path';
+import { escapeRegExp } from '../../shared/text/escapeRegExp.ts';
 import { homeFolder, latchFiles, latchHome, socketPath } from '../config/paths.ts';
 import { AGENTS, type Agent } from '../install/agents.ts';
 import { agentConfigDir } from '../install/settingsPath.ts';
@@ -68,10 +69,9 @@ export const sameName = (name: string) => name.toLowerCase();
 
 const pathParts = (path: string) => path.split('/').filter(Boolean).map(sameName);
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 // A name counts where it stands alone: `~/.latch/x`, `open(".latch")`, not `my.latch` or `.latchrc`.
 const anywhere = (names: string[]) =>
-  new RegExp(`(?<![\\w.-])(${names.map(escape).join('|')})(?![\\w.-])`, 'i');
+  new RegExp(`(?<![\\w.-])(${names.map(escapeRegExp).join('|')})(?![\\w.-])`, 'i');
 
 /** A place as configured and as the file system resolves it: ~/.claude may be a link into dotfiles. */
 function placeForms(kind: PlaceKind, path: string): Place[] {
