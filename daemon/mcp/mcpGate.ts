@@ -6,9 +6,12 @@ import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import {
   CallToolRequestSchema,
   CancelledNotificationSchema,
+  GetPromptRequestSchema,
   isJSONRPCNotification,
   isJSONRPCRequest,
   type JSONRPCMessage,
+  type JSONRPCRequest,
+  ReadResourceRequestSchema,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { askDaemon } from '../socket/askDaemon.ts';
@@ -16,11 +19,13 @@ import type { GateAnswer } from '../socket/localApi.ts';
 
 /**
  * `latch mcp -- <server…>`: a stdio MCP proxy. It starts the real server and forwards every
- * message both ways, byte for byte, except `tools/call`: each is held until the policy or a
- * phone decides. Allowed, it goes on as it was judged (rebuilt from what was read); refused, the
- * client gets a tool error with the reason, and the server never sees it. What it cannot read
- * whole is refused (judgeMessage). A call the client cancels while it waits is dropped: the
- * server never sees it either, whatever the phone answers later.
+ * message both ways, byte for byte, except a request that may make the server act (a
+ * `tools/call`, a `resources/read`, a `prompts/get`, any method it does not know): each is held
+ * until the policy or a phone decides. Allowed, it goes on as it was judged (rebuilt from what
+ * was read); refused, the client gets the reason (a tool error for a tool call, a JSON-RPC error
+ * otherwise), and the server never sees it. What it cannot read whole is refused
+ * (judgeMessage). A request the client cancels while it waits is dropped: the server never sees
+ * it either, whatever the phone answers later.
  */
 export async function runMcpGate(command: string[], options: { name?: string } = {}): Promise<number> {
   const serverName = options.name ?? basename(command[0]!);
@@ -37,7 +42,7 @@ export async function runMcpGate(command: string[], options: { name?: string } =
   // of the server's messages.
   forwardWholeLines(server.stdout, (bytes) => process.stdout.write(bytes));
 
-  // Client → server: line by line (MCP's stdio framing), held only for tool calls.
+  // Client → server: line by line (MCP's stdio framing), held only for what may make the server act.
   const reply = (message: JSONRPCMessage) => process.stdout.write(serializeMessage(message));
   const undecided = new Map<RequestId, Promise<void>>();
   const cancelled = new Set<RequestId>();
@@ -57,7 +62,7 @@ export async function runMcpGate(command: string[], options: { name?: string } =
     if (judged.kind === 'refuse') {
       // Never forwarded: a server more lenient than this parser could run what it could not read.
       process.stdout.write(
-        `${JSON.stringify({ jsonrpc: '2.0', id: judged.id, error: { code: -32600, message: `latch mcp: ${judged.why}` } })}\n`,
+        `${JSON.stringify({ jsonrpc: '2.0', id: judged.id, error: { code: UNREADABLE, message: `latch mcp: ${judged.why}` } })}\n`,
       );
       continue;
     }
@@ -81,11 +86,16 @@ export async function runMcpGate(command: string[], options: { name?: string } =
           server.stdin.write(`${JSON.stringify(held.forwarded)}\n`);
           return;
         }
-        reply({
-          jsonrpc: '2.0',
-          id: held.id,
-          result: { content: [{ type: 'text', text: `latch: ${answer.reason}` }], isError: true },
-        });
+        // A tool's refusal is a tool error the agent reads; any other method's, a JSON-RPC error.
+        reply(
+          held.method === 'tools/call'
+            ? {
+                jsonrpc: '2.0',
+                id: held.id,
+                result: { content: [{ type: 'text', text: `latch: ${answer.reason}` }], isError: true },
+              }
+            : { jsonrpc: '2.0', id: held.id, error: { code: REFUSED, message: `latch: ${answer.reason}` } },
+        );
       });
     undecided.set(held.id, decided);
   }
@@ -112,10 +122,18 @@ function forwardWholeLines(from: Readable, write: (bytes: Buffer) => void): void
   });
 }
 
+/** JSON-RPC's "Invalid Request": a message the gate cannot read whole. */
+const UNREADABLE = -32600;
+/** A request other than a tool call that the policy or a phone refused (JSON-RPC's server range). */
+const REFUSED = -32000;
+
 interface HeldCall {
   id: RequestId;
+  method: string;
+  /** What the policy sees after `mcp__<server>__`: the tool's name, or the method (`resources/read`). */
   tool: string;
-  args: Record<string, unknown>;
+  /** What the call acts on, as the phone shows it and self-protection reads it. */
+  input: Record<string, unknown>;
   /**
    * The call as judged, rebuilt from what the schema read: no member it left out (a `Name` that
    * Go's case-blind decoding would take for `name`), no duplicate, no other spelling.
@@ -143,42 +161,98 @@ type Judged =
   | { kind: 'call'; call: HeldCall };
 
 /**
- * What to do with a client's message. Only what is surely not a tool call passes unread: a line
- * that is not JSON, a batch holding a call, or a call this parser does not take whole is refused,
- * since a server that reads it more leniently (extra members, NaN, `Method` for `method` in Go)
- * would run it unasked.
+ * What a client asks that only lists, describes or tunes the session: the server reads or
+ * changes nothing for it that the agent could not see anyway (a completion offers names). A
+ * task's result is that of a `tools/call` judged when it was made. Every other method, one that
+ * is new or unknown included, is judged like a tool call.
+ */
+const UNJUDGED_METHODS = new Set([
+  'initialize',
+  'ping',
+  'tools/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/list',
+  'completion/complete',
+  'logging/setLevel',
+  'tasks/get',
+  'tasks/list',
+  'tasks/result',
+  'tasks/cancel',
+]);
+const isUnjudged = (method: unknown) =>
+  typeof method === 'string' && (UNJUDGED_METHODS.has(method) || method.startsWith('notifications/'));
+
+/**
+ * What to do with a client's message. Only what surely asks nothing of the server that acts
+ * passes unread: an answer to the server, or a method above under its one spelling. The rest is
+ * judged, and what this parser does not take whole is refused (a line that is not JSON, a batch
+ * with a method to judge, a request it cannot read), since a server that reads it more leniently
+ * (extra members, NaN, `Method` for `method` in Go) would act on it unasked.
  */
 function judgeMessage(message: unknown): Judged {
   if (message === undefined) return { kind: 'refuse', id: null, why: 'not JSON: not forwarded' };
+  if (!mayAct(message)) return { kind: 'forward' };
   if (Array.isArray(message))
-    return mayBeToolCall(message)
-      ? { kind: 'refuse', id: null, why: 'a batch with a tools/call is not forwarded: send each call alone' }
-      : { kind: 'forward' };
-  if (!mayBeToolCall(message)) return { kind: 'forward' };
+    return {
+      kind: 'refuse',
+      id: null,
+      why: 'a batch that asks the server to act is not forwarded: send each request alone',
+    };
   const id = (message as { id?: unknown }).id;
   const refuse = (why: string): Judged => ({
     kind: 'refuse',
     id: typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : null,
     why,
   });
-  const parsed = isJSONRPCRequest(message) ? CallToolRequestSchema.safeParse(message) : undefined;
-  if (!parsed?.success) return refuse('a tools/call that is not a valid JSON-RPC request is not forwarded');
-  const forwarded = { jsonrpc: '2.0', id: (message as { id: RequestId }).id, ...parsed.data };
+  const call = isJSONRPCRequest(message) ? heldCall(message) : undefined;
+  if (!call) return refuse('not a valid JSON-RPC request for its method: not forwarded');
   // JSON.parse rounds an integer past 2^53: the server would get another number than was sent.
-  if (hasInexactInteger(forwarded))
+  if (hasInexactInteger(call.forwarded))
     return refuse(
-      'a tools/call with an integer beyond 2^53 is not forwarded: it would not reach the server as sent',
+      'a request with an integer beyond 2^53 is not forwarded: it would not reach the server as sent',
     );
-  const { name, arguments: args } = parsed.data.params;
-  return { kind: 'call', call: { id: forwarded.id, tool: name, args: args ?? {}, forwarded } };
+  return { kind: 'call', call };
 }
 
-/** A `method` of "tools/call" under any spelling a lenient decoder takes for it, in any batch. */
-function mayBeToolCall(message: unknown): boolean {
-  if (Array.isArray(message)) return message.some(mayBeToolCall);
+/** A request to judge, read by its method's schema; undefined when that schema refuses it. */
+function heldCall(request: JSONRPCRequest): HeldCall | undefined {
+  const envelope = { jsonrpc: '2.0', id: request.id };
+  const held = { id: request.id, method: request.method, tool: request.method };
+  switch (request.method) {
+    case 'tools/call': {
+      const parsed = CallToolRequestSchema.safeParse(request);
+      if (!parsed.success) return undefined;
+      const { name, arguments: args } = parsed.data.params;
+      return { ...held, tool: name, input: args ?? {}, forwarded: { ...envelope, ...parsed.data } };
+    }
+    case 'resources/read': {
+      const parsed = ReadResourceRequestSchema.safeParse(request);
+      if (!parsed.success) return undefined;
+      const { uri } = parsed.data.params;
+      return { ...held, input: { uri }, forwarded: { ...envelope, ...parsed.data } };
+    }
+    case 'prompts/get': {
+      const parsed = GetPromptRequestSchema.safeParse(request);
+      if (!parsed.success) return undefined;
+      const { name, arguments: args } = parsed.data.params;
+      const input = { name, arguments: args ?? {} };
+      return { ...held, input, forwarded: { ...envelope, ...parsed.data } };
+    }
+    default:
+      // A method this gate does not know: judged by its name, with its parameters as sent.
+      return { ...held, input: request.params ?? {}, forwarded: request };
+  }
+}
+
+/** A `method` the server may act on, under any spelling a lenient decoder reads, in any batch. */
+function mayAct(message: unknown): boolean {
+  if (Array.isArray(message)) return message.some(mayAct);
   if (typeof message !== 'object' || message === null) return false;
   return Object.entries(message).some(
-    ([key, value]) => key.toLowerCase() === 'method' && value === 'tools/call',
+    ([key, value]) => key.toLowerCase() === 'method' && (key !== 'method' || !isUnjudged(value)),
   );
 }
 
@@ -188,11 +262,11 @@ function hasInexactInteger(value: unknown): boolean {
   return Object.values(value).some(hasInexactInteger);
 }
 
-/** The tool's name and arguments are an agent's text: the daemon cleans them before anyone sees them. */
+/** The tool's name and input are an agent's text: the daemon cleans them before anyone sees them. */
 async function decide(serverName: string, call: HeldCall): Promise<GateAnswer> {
   const tool = `mcp__${serverName}__${call.tool}`;
   return askDaemon(
-    { agent: 'mcp', tool, title: `${serverName}: ${call.tool}`, input: JSON.stringify(call.args, null, 2) },
+    { agent: 'mcp', tool, title: `${serverName}: ${call.tool}`, input: JSON.stringify(call.input, null, 2) },
     // The client's interface owns the terminal: no prompt there.
     { spinner: false, interactive: false },
   );

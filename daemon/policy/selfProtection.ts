@@ -102,7 +102,7 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
   // words are. A longer input is more than can be read so in time (16 kB built to be slow takes
   // 0.3 s): like a long command, it is searched for Latch's names and asked about.
   if (call.input !== undefined && !KNOWN.has(call.tool)) {
-    const strings = inputStrings(call.input);
+    const strings = inputStrings(call.input).flatMap(readings);
     if (utf8Length(call.input) > MOST_INPUT_READ_AS_WORDS) {
       namesTouch(searchedAsText(strings.join('\n')), places, note);
       note('files', `an input over ${MOST_INPUT_READ_AS_WORDS} bytes, more than Latch reads`);
@@ -163,6 +163,27 @@ function inputStrings(input: string): string[] {
       for (const value of Object.values(next)) stack.push(value);
   }
   return strings;
+}
+
+/**
+ * A string of a tool's input as its server may read it: percent escapes decoded (twice encoded
+ * too), and a `file:` URI as its path. Resources, fetch tools and file servers take URIs, so
+ * `file:///home/me/%2Elatch/totp.json` names Latch's secret as plainly as its path does.
+ */
+function readings(text: string): string[] {
+  let decoded = text;
+  for (let round = 0; round < 3 && /%[0-9a-f]{2}/i.test(decoded); round++) decoded = percentDecoded(decoded);
+  const fileUri = /^file:(?:\/\/[^/]*)?(\/.*)$/is.exec(decoded);
+  return [...new Set([text, decoded, ...(fileUri ? [fileUri[1]!] : [])])];
+}
+
+/** `decodeURIComponent`, or where it refuses (an escape that is not UTF-8) the ASCII escapes alone. */
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text.replace(/%([0-7][0-9a-f])/gi, (_escape, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  }
 }
 
 /** A text too long to read as shell words, as sent and with its quotes and backslashes taken out. */

@@ -20,6 +20,9 @@ action = "allow"
 [[rule]]
 tool = "mcp__notes__rename_*"
 action = "deny"
+[[rule]]
+tool = ["mcp__notes__resources/read", "mcp__notes__prompts/get"]
+action = "allow"
 `;
 
 let relay: StandInRelay;
@@ -112,17 +115,21 @@ const result = (line: string) =>
   (JSON.parse(line) as { result: { content: { text: string }[]; isError?: boolean } }).result;
 
 describe('latch mcp', () => {
-  it('passes tool-list and resource messages through byte-identical', async () => {
+  it('passes lists through byte-identical, and resources and prompts the policy allows', async () => {
     const direct = await new RawSession(SERVER, process.env).start();
     const gated = await new RawSession(
       [process.execPath, LATCH_BIN, 'mcp', '--name', 'notes', '--', ...SERVER],
       machine.env,
     ).start();
-    for (const method of ['tools/list', 'resources/list']) {
+    for (const method of ['tools/list', 'resources/list', 'resources/templates/list', 'prompts/list']) {
       expect(await gated.request(method)).toBe(await direct.request(method));
     }
     expect(await gated.request('resources/read', { uri: 'note://1' })).toBe(
       await direct.request('resources/read', { uri: 'note://1' }),
+    );
+    const summarize = { name: 'summarize', arguments: { id: '1' } };
+    expect(await gated.request('prompts/get', summarize)).toBe(
+      await direct.request('prompts/get', summarize),
     );
   });
 
@@ -201,7 +208,7 @@ describe('latch mcp', () => {
       id,
       error: { code: -32600, message: `latch mcp: ${why}` },
     });
-    const invalid = 'a tools/call that is not a valid JSON-RPC request is not forwarded';
+    const invalid = 'not a valid JSON-RPC request for its method: not forwarded';
     gated.sendLine(call(1, ',"x":1'));
     gated.sendLine(call(2, ',"result":{}'));
     gated.sendLine(call(3).replace('"1"}', '"1","n":NaN}'));
@@ -213,6 +220,9 @@ describe('latch mcp', () => {
     gated.sendLine(`[[${call(7)}]]`);
     // JSON.parse rounds an integer past 2^53: what was judged is not what was sent.
     gated.sendLine(call(8).replace('"1"}', '"1","n":1234567890123456789}'));
+    // Not only tool calls: a resource read is judged, so it must be read whole too.
+    gated.sendLine('{"jsonrpc":"2.0","id":9,"method":"resources/read","params":{"uri":"note://1"},"x":1}');
+    gated.sendLine('{"jsonrpc":"2.0","id":11,"Method":"ping"}');
     expect(JSON.parse(await gated.answerTo(1))).toEqual(refused(1, invalid));
     expect(JSON.parse(await gated.answerTo(2))).toEqual(refused(2, invalid));
     expect(JSON.parse(await gated.answerTo(5))).toEqual(refused(5, invalid));
@@ -220,10 +230,12 @@ describe('latch mcp', () => {
     expect(JSON.parse(await gated.answerTo(8))).toEqual(
       refused(
         8,
-        'a tools/call with an integer beyond 2^53 is not forwarded: it would not reach the server as sent',
+        'a request with an integer beyond 2^53 is not forwarded: it would not reach the server as sent',
       ),
     );
-    const batch = 'a batch with a tools/call is not forwarded: send each call alone';
+    expect(JSON.parse(await gated.answerTo(9))).toEqual(refused(9, invalid));
+    expect(JSON.parse(await gated.answerTo(11))).toEqual(refused(11, invalid));
+    const batch = 'a batch that asks the server to act is not forwarded: send each request alone';
     const nulls = () => gated.lines.filter((line) => (JSON.parse(line) as { id?: unknown }).id === null);
     await expect.poll(() => nulls().length).toBe(4);
     expect(nulls().map((line) => JSON.parse(line))).toEqual([
@@ -248,6 +260,55 @@ describe('latch mcp', () => {
       .toContain('server saw: {"jsonrpc":"2.0","method":"notifications/initialized"}');
     expect(gated.stderr.match(/tools\/call/g)).toHaveLength(1);
     expect(gated.stderr).not.toContain('delete_note');
+    expect(gated.stderr).not.toMatch(/resources\/read|"id":11/);
+  });
+
+  it('holds resource reads, prompts and methods it does not know for the phone, as it holds tool calls', async () => {
+    // The server echoes what reaches it: what a phone refused never does.
+    const echo = `require('readline').createInterface({ input: process.stdin }).on('line', (line) => process.stderr.write('server saw: ' + line + '\\n'))`;
+    const gated = new RawSession(
+      [process.execPath, LATCH_BIN, 'mcp', '--name', 'files', '--', process.execPath, '-e', echo],
+      machine.env,
+    );
+    const refusedByPhone = { code: -32000, message: expect.stringMatching(/^latch: denied/) };
+    const asked: [string, unknown, object][] = [
+      ['resources/read', { uri: 'file:///srv/db/dump.sql' }, { uri: 'file:///srv/db/dump.sql' }],
+      [
+        'prompts/get',
+        { name: 'deploy', arguments: { env: 'prod' } },
+        { name: 'deploy', arguments: { env: 'prod' } },
+      ],
+      ['files/purge', { all: true }, { all: true }],
+    ];
+    for (const [method, params, shown] of asked) {
+      const before = relay.requests.length;
+      const answer = gated.request(method, params);
+      const request = await relay.nextRequest(before);
+      const { details } = await phoneApproves(phone, request, relay.origin);
+      expect(details).toMatchObject({ tool: `mcp__files__${method}`, title: `files: ${method}` });
+      expect(JSON.parse(details.detail!)).toEqual(shown);
+      await relay.sendDenial(phone, request);
+      expect(JSON.parse(await answer)).toMatchObject({ error: refusedByPhone });
+    }
+    // Approved, a read goes on as it was judged.
+    const before = relay.requests.length;
+    const id = gated.send('resources/read', { uri: 'file:///srv/db/dump.sql' });
+    const request = await relay.nextRequest(before);
+    const { token } = await phoneApproves(phone, request, relay.origin);
+    relay.sendApproval(request.requestId, token);
+    await expect
+      .poll(() => gated.stderr)
+      .toContain(
+        `server saw: {"jsonrpc":"2.0","id":${id},"method":"resources/read","params":{"uri":"file:///srv/db/dump.sql"}}`,
+      );
+    expect(gated.stderr.match(/server saw: .*"method"/g)).toHaveLength(1);
+    // Latch's secret, read as a resource, is refused without asking anyone.
+    const secret = `file://${machine.home}/%74otp.json`;
+    const asking = relay.requests.length;
+    expect(JSON.parse(await gated.request('resources/read', { uri: secret }))).toMatchObject({
+      error: { code: -32000, message: expect.stringMatching(/^latch: .*its secrets/) },
+    });
+    expect(relay.requests.length).toBe(asking);
   });
 
   it('refuses every call while frozen, with kill_switch', async () => {

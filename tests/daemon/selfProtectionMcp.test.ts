@@ -35,6 +35,26 @@ describe('self-protection: MCP and unknown tools', () => {
       'secrets',
     ],
     [
+      'reading it as a percent-encoded file URI (a resource, a fetch tool)',
+      () => mcp('mcp__fs__resources/read', { uri: 'file://H/%2Elatch%2F%74otp.json' }),
+      'secrets',
+    ],
+    [
+      'reading it as a twice-encoded file URI with a host',
+      () => mcp('ReadMcpResourceTool', { server: 'fs', uri: 'file://localhost/H/%252elatch%252Fhost-token' }),
+      'secrets',
+    ],
+    [
+      'reading it through a link, named by a file URI (its path is followed)',
+      () => mcp('mcp__fs__resources/read', { uri: `file://${at('P/conf/config.toml')}` }),
+      'files',
+    ],
+    [
+      'a percent escape that is not UTF-8 beside the name',
+      () => mcp('mcp__fs__read_file', { path: 'H/%FF/../%2elatch/st%61te.db' }),
+      'secrets',
+    ],
+    [
       'writing Claude Code’s settings',
       () => mcp('mcp__fs__write_file', { path: '~/.claude/settings.json' }),
       'hooks',
@@ -85,6 +105,11 @@ describe('self-protection: MCP and unknown tools', () => {
       'secrets',
     ],
     ['reading the project', () => mcp('mcp__fs__read_file', { path: at('P/README.md') }), undefined],
+    [
+      'reading the project by a file URI',
+      () => mcp('mcp__fs__resources/read', { uri: `file://${at('P/README%2Emd')}` }),
+      undefined,
+    ],
     [
       'a search that mentions latch',
       () => mcp('mcp__github__search', { query: 'latch daemon kill switch' }),

@@ -1,5 +1,5 @@
 /**
- * A small real MCP server for the tests (stdio, two tools, one resource), built on the official
+ * A small real MCP server for the tests (stdio, two tools, one resource, one prompt), built on the official
  * SDK: the MCP gate is tested against it.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -18,6 +18,10 @@ server.tool('delete_note', 'Deletes a note', { id: z.string() }, async ({ id }) 
 });
 server.resource('note', 'note://1', async (uri) => ({
   contents: [{ uri: uri.href, text: notes.get('1') ?? '' }],
+}));
+
+server.prompt('summarize', 'Summarizes a note', { id: z.string() }, ({ id }) => ({
+  messages: [{ role: 'user', content: { type: 'text', text: `Summarize: ${notes.get(id) ?? ''}` } }],
 }));
 
 await server.connect(new StdioServerTransport());
