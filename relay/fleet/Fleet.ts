@@ -1,6 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { CapabilityToken, ApprovalRequest } from '../../shared/messages/approvals.ts';
-import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
+import type { Assertion, PushSubscriptionJson } from '../../shared/messages/common.ts';
 import type { DenyEnvelope, FreezeEnvelope, RevokeGrantEnvelope } from '../../shared/messages/envelopes.ts';
 import type { HostEvent } from '../../shared/messages/events.ts';
 import type { ResumeVote } from '../../shared/messages/killSwitch.ts';
@@ -203,8 +203,14 @@ export class Fleet extends DurableObject<Env> {
     return this.#forDevice(fleet, signed, (ctx) => renameDevice(ctx, id, name));
   }
 
-  revokeDevice(fleet: string, signed: SignedRequest, id: string) {
-    return this.#forDevice(fleet, signed, (ctx) => revokeDevice(ctx, id));
+  revokeDevice(
+    fleet: string,
+    signed: SignedRequest,
+    id: string,
+    assertion: Assertion,
+    relying: RelyingParty,
+  ) {
+    return this.#forDevice(fleet, signed, (ctx, device) => revokeDevice(ctx, device, id, assertion, relying));
   }
 
   updatePush(fleet: string, signed: SignedRequest, push: PushSubscriptionJson) {

@@ -1,7 +1,11 @@
-import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
+import { revokeChallenge } from '../../shared/device-auth/revokeChallenge.ts';
+import { attempt } from '../../shared/errors.ts';
+import type { Assertion, PushSubscriptionJson } from '../../shared/messages/common.ts';
 import type { Members } from '../../shared/messages/relayViews.ts';
-import { refusal, type RelayResult, type Unversioned } from '../http/relayError.ts';
-import { row, rows, type FleetContext } from './context.ts';
+import { credentialOfRow } from '../../shared/pairing/storedDevice.ts';
+import { verifyAssertion, type RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
+import { refusal, refuseWith, type RelayResult, type Unversioned } from '../http/relayError.ts';
+import { row, rows, type DeviceRow, type FleetContext } from './context.ts';
 
 interface MemberRow {
   id: string;
@@ -38,13 +42,30 @@ export function renameDevice(ctx: FleetContext, id: string, name: string): Relay
 
 /**
  * Revokes a phone at the relay: it can no longer sign in, decide, vote or receive pushes, and a
- * vote it cast in the freeze in force no longer counts toward resuming.
+ * vote it cast in the freeze in force no longer counts toward resuming. The phone that asks
+ * proves a person is there (Face ID): a passkey assertion over revokeChallenge, since a revoke
+ * can take a fleet's phones below its quorum, and an unlocked phone in other hands must not.
  * Each daemon keeps its own list of trusted phones (`latch devices`), so revoke there too.
  */
-export function revokeDevice(ctx: FleetContext, id: string): RelayResult<Unversioned<Members>> {
+export async function revokeDevice(
+  ctx: FleetContext,
+  by: DeviceRow,
+  id: string,
+  assertion: Assertion,
+  relying: RelyingParty,
+): Promise<RelayResult<Unversioned<Members>>> {
   if (!row(ctx.sql, 'SELECT 1 FROM devices WHERE id = ? AND revoked_at IS NULL', id)) {
     return refusal('not_found', 'no such device');
   }
+  const verified = await attempt(async () =>
+    verifyAssertion(
+      assertion,
+      { challenge: await revokeChallenge({ fleet: ctx.fleet, device: id }), ...relying },
+      credentialOfRow(by),
+    ),
+  );
+  if (!verified.ok) return refuseWith(verified.error);
+  ctx.sql.exec('UPDATE devices SET counter = ? WHERE id = ?', verified.value.counter, by.id);
   ctx.sql.exec(
     'UPDATE devices SET revoked_at = ?, push_endpoint = NULL, push_p256dh = NULL, push_auth = NULL WHERE id = ?',
     ctx.now(),

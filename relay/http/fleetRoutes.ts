@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { approvalRequestSchema, capabilityTokenSchema } from '../../shared/messages/approvals.ts';
-import { pushSubscriptionSchema } from '../../shared/messages/common.ts';
+import { assertionSchema, pushSubscriptionSchema } from '../../shared/messages/common.ts';
 import {
   denyEnvelopeSchema,
   freezeEnvelopeSchema,
@@ -35,6 +35,7 @@ export function offerIndexObject(env: Env, offerId: string): DurableObjectStub<O
 }
 
 const renameSchema = f.object({ v: f.version(), name: f.text(LIMITS.nameBytes) });
+const revokeSchema = f.object({ v: f.version(), assertion: assertionSchema });
 
 /** The routes under /v1/fleets/:fleet; app.ts mounts them. */
 export const fleetRoutes = new Hono<FleetRouteEnv>();
@@ -169,9 +170,15 @@ fleetRoutes.patch('/devices/:id', async (c) => {
   return reply(c, await stub.renameDevice(fleet, signed, idParam(c.req, 'id'), value.name));
 });
 
+// Face ID too (members.ts): the signed request says which phone asks, the assertion that a person does.
 fleetRoutes.delete('/devices/:id', async (c) => {
   const { fleet, stub } = c.var;
-  return reply(c, await stub.revokeDevice(fleet, signedRequest(c.req), idParam(c.req, 'id')));
+  const { value, bytes } = await message(c.req, revokeSchema);
+  const signed = signedRequest(c.req, bytes);
+  return reply(
+    c,
+    await stub.revokeDevice(fleet, signed, idParam(c.req, 'id'), value.assertion, relyingParty(c.req)),
+  );
 });
 
 fleetRoutes.put('/push', async (c) => {

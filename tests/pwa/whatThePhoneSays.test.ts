@@ -158,12 +158,25 @@ describe('what the phone says', () => {
     }
   }, 60_000);
 
-  it('says a revoked phone’s PANIC was refused because it is no longer paired, not that the relay was out of reach', async () => {
+  it('revokes a phone only after Face ID, and says its PANIC was refused because it is no longer paired, not that the relay was out of reach', async () => {
     const b = await pairedPhoneB();
-    await phoneA.browser.page.goto(`${origin}/devices`);
-    phoneA.browser.page.once('dialog', (dialog) => void dialog.accept());
-    await phoneA.browser.page.getByRole('button', { name: 'Revoke Phone B', exact: true }).click();
-    await phoneA.browser.page.getByText('Phone B (revoked)').waitFor();
+    const page = phoneA.browser.page;
+    await page.goto(`${origin}/devices`);
+    // Revoking asks for Face ID: cancelled (as the platform rejects it), nothing is revoked.
+    await page.evaluate(() => {
+      const real = navigator.credentials.get.bind(navigator.credentials);
+      navigator.credentials.get = () => {
+        navigator.credentials.get = real;
+        return Promise.reject(new DOMException('The operation was cancelled.', 'NotAllowedError'));
+      };
+    });
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Revoke Phone B', exact: true }).click();
+    await page.getByText('Face ID was cancelled. Nothing was revoked.', { exact: true }).waitFor();
+    expect(await page.getByRole('button', { name: 'Revoke Phone B', exact: true }).count()).toBe(1);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Revoke Phone B', exact: true }).click();
+    await page.getByText('Phone B (revoked)').waitFor();
 
     await holdPanic(b.browser, origin);
     await b.browser.page

@@ -2,9 +2,10 @@ import { env, runInDurableObject, SELF } from 'cloudflare:test';
 import { beforeAll, expect, inject } from 'vitest';
 import type { Fleet } from '../../relay/fleet/Fleet.ts';
 import type { OfferIndex } from '../../relay/offers/OfferIndex.ts';
+import { revokeChallenge } from '../../shared/device-auth/revokeChallenge.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import type { HostFrame } from '../../shared/messages/relayViews.ts';
-import { createOffer, TEST_ORIGIN, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
+import { createOffer, TEST_ORIGIN, TEST_RP_ID, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 import { bearer, RelayDriver, type Reply, type TestFleet } from '../support/relayDriver.ts';
 
@@ -72,6 +73,19 @@ export function sendDeny(test: TestFleet, requestId: string, envelope: unknown):
 /** `phone` denies `requestId` as the PWA does. */
 export async function denyAs(test: TestFleet, phone: TestPhone, requestId: string): Promise<Reply> {
   return sendDeny(test, requestId, await denyEnvelope(test, phone, requestId));
+}
+
+/**
+ * `phone` revokes `device` as the PWA does: its passkey's assertion over revokeChallenge, in a
+ * request signed with its device key. `challengeFor` names another phone in the challenge.
+ */
+export async function revokeAs(test: TestFleet, phone: TestPhone, device: string, challengeFor = device) {
+  const assertion = await phone.authenticator.assert({
+    rpId: TEST_RP_ID,
+    origin: ORIGIN,
+    challenge: await revokeChallenge({ fleet: test.fleet, device: challengeFor }),
+  });
+  return phoneCall(phone, 'DELETE', `/v1/fleets/${test.fleet}/devices/${device}`, { v: 1, assertion });
 }
 
 /** A daemon's WebSocket, collecting frames. */

@@ -18,7 +18,7 @@ import {
   newFleet,
   ORIGIN,
   pairPhone,
-  phoneCall,
+  revokeAs,
   type TestFleet,
 } from './harness.ts';
 
@@ -148,7 +148,7 @@ describe('kill switch', () => {
     const { id: freeze } = await freezeBy(test, first);
     expect((await vote(test, await ballot(test, second, freeze))).body).toMatchObject({ votes: [second.id] });
 
-    const revoked = await phoneCall(first, 'DELETE', `/v1/fleets/${test.fleet}/devices/${second.id}`);
+    const revoked = await revokeAs(test, first, second.id);
     expect(revoked.status).toBe(200);
     expect(
       (await call<FleetState>('GET', `/v1/fleets/${test.fleet}/state`, { headers: bearer(test.hostToken) }))

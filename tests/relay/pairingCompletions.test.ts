@@ -17,7 +17,7 @@ import {
   fleetForTheseTests,
   newFleet,
   pairPhone,
-  phoneCall,
+  revokeAs,
   sendCompletion,
 } from './harness.ts';
 
@@ -102,9 +102,7 @@ describe('pairing routes', () => {
     expect(
       (await sendCompletion(second, own.fleet, offer.offerId, offer.offerToken, completion)).status,
     ).toBe(202);
-    expect((await phoneCall(first, 'DELETE', `/v1/fleets/${own.fleet}/devices/${second.id}`)).status).toBe(
-      200,
-    );
+    expect((await revokeAs(own, first, second.id)).status).toBe(200);
 
     const envelope = await signEnvelope(
       'pair-confirm',

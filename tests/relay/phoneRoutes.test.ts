@@ -3,8 +3,11 @@ import { signDeviceRequest } from '../../shared/device-auth/deviceRequest.ts';
 import { utf8 } from '../../shared/encoding/bytes.ts';
 import { MAX_BODY_BYTES } from '../../shared/schema/parse.ts';
 import { expectRefusedReply } from '../support/expectRefused.ts';
-import { createPhone } from '../../scripts/lib/softwarePhone.ts';
-import { bearer, call, fleetForTheseTests, newFleet, phoneCall } from './harness.ts';
+import { createPhone, TEST_RP_ID, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
+import type { Ceremony } from '../../scripts/lib/softwareAuthenticator.ts';
+import { revokeChallenge } from '../../shared/device-auth/revokeChallenge.ts';
+import type { Members } from '../../shared/messages/relayViews.ts';
+import { bearer, call, fleetForTheseTests, newFleet, ORIGIN, phoneCall, revokeAs } from './harness.ts';
 
 const { fleet, phone, path } = fleetForTheseTests();
 
@@ -19,6 +22,14 @@ async function signedTwice(method: string, route: string, json: unknown) {
   return [await send(), await send()] as const;
 }
 
+/** An assertion of the right shape that verifies against nothing: routes that take one read it first. */
+const WELL_FORMED_ASSERTION = {
+  credentialId: 'AAAA',
+  clientDataJSON: 'AAAA',
+  authenticatorData: 'A'.repeat(50),
+  signature: 'AAAA',
+};
+
 describe('phone routes', () => {
   // Each with the status its first signed call gets: past the signature check, whatever follows.
   const signedRoutes: [string, string, unknown, number][] = [
@@ -27,7 +38,7 @@ describe('phone routes', () => {
     ['GET', '/members', undefined, 200],
     ['GET', '/state', undefined, 200],
     ['PATCH', '/devices/d1', { v: 1, name: 'x' }, 404],
-    ['DELETE', '/devices/d1', undefined, 404],
+    ['DELETE', '/devices/d1', { v: 1, assertion: WELL_FORMED_ASSERTION }, 404],
   ];
 
   it.each(signedRoutes)('refuses an unsigned %s %s', async (method, route, json) => {
@@ -99,14 +110,47 @@ describe('phone routes', () => {
       400,
       'unclean_text',
     );
-    expect(
-      (await phoneCall(first.phone, 'DELETE', `/v1/fleets/${own.fleet}/devices/${second.phone.id}`)).status,
-    ).toBe(200);
+    expect((await revokeAs(own, first.phone, second.phone.id)).status).toBe(200);
     expectRefusedReply(
       await phoneCall(second.phone, 'GET', `/v1/fleets/${own.fleet}/requests`),
       401,
       'unknown_credential',
     );
+  });
+
+  it('revokes a phone only with Face ID: the asking phone’s passkey, over that phone, verified', async () => {
+    const own = await newFleet({ phones: 3, push: false });
+    const [first, second, third] = own.phones.map((paired) => paired.phone) as [
+      TestPhone,
+      TestPhone,
+      TestPhone,
+    ];
+    const revoke = async (target: string, by: TestPhone, ceremony: Partial<Ceremony> = {}) => {
+      const challenge = await revokeChallenge({ fleet: own.fleet, device: target });
+      const assertion = await by.authenticator.assert({
+        rpId: TEST_RP_ID,
+        origin: ORIGIN,
+        challenge,
+        ...ceremony,
+      });
+      return phoneCall(first, 'DELETE', `/v1/fleets/${own.fleet}/devices/${target}`, { v: 1, assertion });
+    };
+    const route = `/v1/fleets/${own.fleet}/devices/${second.id}`;
+    expectRefusedReply(await phoneCall(first, 'DELETE', route, { v: 1 }), 400, 'missing_field');
+    expectRefusedReply(await revokeAs(own, first, second.id, third.id), 403, 'challenge_mismatch');
+    expectRefusedReply(await revoke(second.id, third), 401, 'unknown_credential');
+    expectRefusedReply(await revoke(second.id, first, { userVerified: false }), 403, 'user_not_verified');
+    // The passkey's counter is stored as for approvals: an assertion that did not move it is refused.
+    expect((await revoke(third.id, first, { counter: 100 })).status).toBe(200);
+    expectRefusedReply(await revoke(second.id, first, { counter: 100 }), 403, 'counter_not_increased');
+    const members = await phoneCall<Members>(first, 'GET', `/v1/fleets/${own.fleet}/members`);
+    expect(members.body.devices.filter((device) => device.revoked).map((device) => device.id)).toEqual([
+      third.id,
+    ]);
+
+    expect((await revoke(second.id, first, { counter: 101 })).body).toMatchObject({
+      devices: expect.arrayContaining([expect.objectContaining({ id: second.id, revoked: true })]),
+    });
   });
 
   it('gives the state to a phone and to a host, and to nobody else', async () => {

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { revokeChallenge } from '../../../shared/device-auth/revokeChallenge.ts';
 import { LIMITS } from '../../../shared/messages/limits.ts';
 import { membersSchema, type Members } from '../../../shared/messages/relayViews.ts';
 import { sanitizeText } from '../../../shared/text/sanitizeText.ts';
@@ -6,6 +7,7 @@ import {
   loadIdentity,
   loadLockScreenPrivacy,
   loadMemberships,
+  loadPasskey,
   saveLockScreenPrivacy,
   type DeviceIdentity,
 } from '../keystore.ts';
@@ -13,6 +15,7 @@ import { AllowedRules } from '../components/AllowedRules.tsx';
 import { fleetPath, relayCall } from '../relayApi.ts';
 import { refusalText } from '../refusalText.ts';
 import { navigate } from '../router.ts';
+import { signWithPasskey } from '../webauthn.ts';
 
 /** The fleet's phones and hosts: rename a phone, revoke one. */
 export function DevicesScreen() {
@@ -60,17 +63,27 @@ export function DevicesScreen() {
     if (
       !identity ||
       !fleet ||
-      !confirm(`Revoke ${name}? It will no longer be able to approve, deny or vote.`)
+      !confirm(
+        `Revoke ${name}? It will no longer be able to approve, deny or vote. You confirm with Face ID.`,
+      )
     )
       return;
+    const passkey = await loadPasskey();
+    if (!passkey) return setMessage('This phone has no passkey.');
+    let assertion;
+    try {
+      assertion = await signWithPasskey(passkey, await revokeChallenge({ fleet, device: id }));
+    } catch {
+      return setMessage('Face ID was cancelled. Nothing was revoked.');
+    }
     const result = await relayCall(
       'DELETE',
       fleetPath(fleet, `/devices/${encodeURIComponent(id)}`),
       membersSchema,
-      { identity },
+      { identity, body: { v: 1, assertion } },
     );
     if (result.ok) setMembers(result.value);
-    else setMessage(refusalText(result));
+    else setMessage(`Not revoked. ${refusalText(result)}`);
   };
 
   return (
