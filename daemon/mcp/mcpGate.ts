@@ -18,21 +18,30 @@ import { askDaemon } from '../socket/askDaemon.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
 
 /**
- * `latch mcp -- <server…>`: a stdio MCP proxy. It starts the real server and forwards every
- * message both ways, byte for byte, except a request that may make the server act (a
- * `tools/call`, a `resources/read`, a `prompts/get`, any method it does not know): each is held
- * until the policy or a phone decides. Allowed, it goes on as it was judged (rebuilt from what
+ * `latch mcp -- <server…>`: a stdio MCP proxy. It starts the real server and forwards what the
+ * server says byte for byte, and what the client says as it read it (asRead), except a request
+ * that may make the server act (a `tools/call`, a `resources/read`, a `prompts/get`, any method
+ * it does not know): each is held until the policy or a phone decides. Allowed, it goes on as it was judged (rebuilt from what
  * was read); refused, the client gets the reason (a tool error for a tool call, a JSON-RPC error
  * otherwise), and the server never sees it. What it cannot read whole is refused
  * (judgeMessage). A request the client cancels while it waits is dropped: the server never sees
- * it either, whatever the phone answers later.
+ * it either, whatever the phone answers later. When the server ends, so does the gate.
  */
 export async function runMcpGate(command: string[], options: { name?: string } = {}): Promise<number> {
   const serverName = options.name ?? basename(command[0]!);
   const server = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
+  const clientLines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  // The server gone (or deaf: its input closed), nothing sent to it would be answered: the gate
+  // ends too, with the server's code, as the server alone would have, and the client sees it.
+  let serverGone = false;
   const exited = new Promise<number>((resolve) =>
-    server.once('exit', (code, signal) => resolve(code ?? (signal ? 128 + 15 : 1))),
+    server.once('close', (code, signal) => {
+      serverGone = true;
+      clientLines.close();
+      resolve(code ?? (signal ? 128 + 15 : 1));
+    }),
   );
+  server.stdin.on('error', () => server.kill());
   server.once('error', (error) => {
     process.stderr.write(`latch mcp: cannot start ${command[0]}: ${error.message}\n`);
     process.exit(127);
@@ -44,19 +53,20 @@ export async function runMcpGate(command: string[], options: { name?: string } =
 
   // Client → server: line by line (MCP's stdio framing), held only for what may make the server act.
   const reply = (message: JSONRPCMessage) => process.stdout.write(serializeMessage(message));
-  const undecided = new Map<RequestId, Promise<void>>();
-  const cancelled = new Set<RequestId>();
-  for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+  // Each waiting request on its own: a client may reuse an id, and a cancel drops every one of it.
+  const waiting = new Set<{ id: RequestId; cancelled: boolean; decided: Promise<void> }>();
+  for await (const line of clientLines) {
     if (line.trim() === '') continue;
     const message = readMessage(line);
     const cancelledId = cancelledCall(message);
-    if (cancelledId !== undefined && undecided.has(cancelledId)) {
-      cancelled.add(cancelledId);
+    const cancelling = [...waiting].filter((entry) => entry.id === cancelledId);
+    if (cancelling.length > 0) {
+      for (const entry of cancelling) entry.cancelled = true;
       continue;
     }
-    const judged = judgeMessage(message);
+    const judged = judgeMessage(message, line);
     if (judged.kind === 'forward') {
-      server.stdin.write(`${line}\n`);
+      server.stdin.write(`${judged.line}\n`);
       continue;
     }
     if (judged.kind === 'refuse') {
@@ -67,23 +77,24 @@ export async function runMcpGate(command: string[], options: { name?: string } =
       continue;
     }
     const held = judged.call;
+    const entry = { id: held.id, cancelled: false, decided: Promise.resolve() };
     // askDaemon always resolves (a deny for anything that goes wrong); the catch is for the rest.
-    const decided = decide(serverName, held)
+    entry.decided = decide(serverName, held)
       .catch((error: unknown): GateAnswer => ({
         decision: 'deny',
         blockReason: 'daemon_unreachable',
         reason: `internal error: ${(error as Error).message}`,
       }))
       .then((answer) => {
-        undecided.delete(held.id);
-        if (cancelled.delete(held.id)) {
+        waiting.delete(entry);
+        if (entry.cancelled) {
           process.stderr.write(
             `latch mcp: dropped ${held.tool} (call ${held.id}): the client cancelled it\n`,
           );
           return;
         }
         if (answer.decision === 'allow') {
-          server.stdin.write(`${JSON.stringify(held.forwarded)}\n`);
+          server.stdin.write(`${judged.line}\n`);
           return;
         }
         // A tool's refusal is a tool error the agent reads; any other method's, a JSON-RPC error.
@@ -97,10 +108,15 @@ export async function runMcpGate(command: string[], options: { name?: string } =
             : { jsonrpc: '2.0', id: held.id, error: { code: REFUSED, message: `latch: ${answer.reason}` } },
         );
       });
-    undecided.set(held.id, decided);
+    waiting.add(entry);
+  }
+  if (serverGone) {
+    if (waiting.size > 0)
+      process.stderr.write(`latch mcp: the server ended; ${waiting.size} request(s) waiting were dropped\n`);
+    return exited;
   }
   // The client hung up: calls still waiting are answered (or forwarded) before the server's input ends.
-  await Promise.all(undecided.values());
+  await Promise.all([...waiting].map((entry) => entry.decided));
   server.stdin.end();
   return exited;
 }
@@ -156,9 +172,11 @@ function cancelledCall(message: unknown): RequestId | undefined {
 }
 
 type Judged =
-  | { kind: 'forward' }
+  /** `line`: as sent (an answer to the server), or rebuilt from what was read (asRead). */
+  | { kind: 'forward'; line: string }
   | { kind: 'refuse'; id: RequestId | null; why: string }
-  | { kind: 'call'; call: HeldCall };
+  /** `line`: the call as it goes on once allowed. */
+  | { kind: 'call'; call: HeldCall; line: string };
 
 /**
  * What a client asks that only lists, describes or tunes the session: the server reads or
@@ -192,29 +210,68 @@ const isUnjudged = (method: unknown) =>
  * with a method to judge, a request it cannot read), since a server that reads it more leniently
  * (extra members, NaN, `Method` for `method` in Go) would act on it unasked.
  */
-function judgeMessage(message: unknown): Judged {
+function judgeMessage(message: unknown, line: string): Judged {
+  try {
+    return judgeRead(message, line);
+  } catch {
+    // A nesting too deep to write out again (JSON.stringify recurses): refused, not left unanswered.
+    return { kind: 'refuse', id: idOf(message), why: 'a message the gate could not read: not forwarded' };
+  }
+}
+
+/** The id to answer a refusal with: the message's, when it is one, else null. */
+function idOf(message: unknown): RequestId | null {
+  const id = (message as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : null;
+}
+
+function judgeRead(message: unknown, line: string): Judged {
   if (message === undefined) return { kind: 'refuse', id: null, why: 'not JSON: not forwarded' };
-  if (!mayAct(message)) return { kind: 'forward' };
+  // JSON-RPC has no batch inside a batch: a server that took one would read it its own way.
+  if (Array.isArray(message) && message.some(Array.isArray))
+    return { kind: 'refuse', id: null, why: 'a batch inside a batch is not forwarded' };
+  if (!mayAct(message)) {
+    const rebuilt = asRead(message);
+    if (rebuilt === message) return { kind: 'forward', line };
+    return hasInexactInteger(rebuilt)
+      ? { kind: 'refuse', id: null, why: INEXACT }
+      : { kind: 'forward', line: JSON.stringify(rebuilt) };
+  }
   if (Array.isArray(message))
     return {
       kind: 'refuse',
       id: null,
       why: 'a batch that asks the server to act is not forwarded: send each request alone',
     };
-  const id = (message as { id?: unknown }).id;
-  const refuse = (why: string): Judged => ({
-    kind: 'refuse',
-    id: typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : null,
-    why,
-  });
+  const refuse = (why: string): Judged => ({ kind: 'refuse', id: idOf(message), why });
   const call = isJSONRPCRequest(message) ? heldCall(message) : undefined;
   if (!call) return refuse('not a valid JSON-RPC request for its method: not forwarded');
-  // JSON.parse rounds an integer past 2^53: the server would get another number than was sent.
-  if (hasInexactInteger(call.forwarded))
-    return refuse(
-      'a request with an integer beyond 2^53 is not forwarded: it would not reach the server as sent',
-    );
-  return { kind: 'call', call };
+  return hasInexactInteger(call.forwarded)
+    ? refuse(INEXACT)
+    : { kind: 'call', call, line: JSON.stringify(call.forwarded) };
+}
+
+// JSON.parse rounds an integer past 2^53: the server would get another number than was sent.
+const INEXACT =
+  'a request with an integer beyond 2^53 is not forwarded: it would not reach the server as sent';
+
+/**
+ * An unjudged request or notification as the gate read it: its JSON-RPC members and no other, so
+ * that no duplicate (`"method"` twice: JSON.parse keeps the last, some parsers the first) or
+ * look-alike member reaches the server. An answer to the server is passed as it is.
+ */
+function asRead(message: unknown): unknown {
+  if (Array.isArray(message)) {
+    const rebuilt = message.map(asReadAlone);
+    return rebuilt.every((each, index) => each === message[index]) ? message : rebuilt;
+  }
+  return asReadAlone(message);
+}
+
+function asReadAlone(message: unknown): unknown {
+  if (typeof message !== 'object' || message === null || !('method' in message)) return message;
+  const { jsonrpc, id, method, params } = message as Record<string, unknown>;
+  return { jsonrpc, id, method, params };
 }
 
 /** A request to judge, read by its method's schema; undefined when that schema refuses it. */
@@ -247,26 +304,46 @@ function heldCall(request: JSONRPCRequest): HeldCall | undefined {
   }
 }
 
-/** A `method` the server may act on, under any spelling a lenient decoder reads, in any batch. */
+/**
+ * A `method` the server may act on, under any spelling a lenient decoder reads (`Method`,
+ * `me_thod`, `method\u0000`), in the message or in its batch.
+ */
 function mayAct(message: unknown): boolean {
-  if (Array.isArray(message)) return message.some(mayAct);
-  if (typeof message !== 'object' || message === null) return false;
-  return Object.entries(message).some(
-    ([key, value]) => key.toLowerCase() === 'method' && (key !== 'method' || !isUnjudged(value)),
+  return (Array.isArray(message) ? message : [message]).some(
+    (each) =>
+      typeof each === 'object' &&
+      each !== null &&
+      Object.entries(each).some(
+        ([key, value]) => isMethodKey(key) && (key !== 'method' || !isUnjudged(value)),
+      ),
   );
 }
 
+const isMethodKey = (key: string) => key.toLowerCase().replace(/[^a-z]/g, '') === 'method';
+
+/** Read without recursion: the nesting is the client's to choose. */
 function hasInexactInteger(value: unknown): boolean {
-  if (typeof value === 'number') return Number.isInteger(value) && !Number.isSafeInteger(value);
-  if (typeof value !== 'object' || value === null) return false;
-  return Object.values(value).some(hasInexactInteger);
+  const stack = [value];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (typeof next === 'number' && Number.isInteger(next) && !Number.isSafeInteger(next)) return true;
+    if (typeof next === 'object' && next !== null) for (const each of Object.values(next)) stack.push(each);
+  }
+  return false;
 }
 
 /** The tool's name and input are an agent's text: the daemon cleans them before anyone sees them. */
 async function decide(serverName: string, call: HeldCall): Promise<GateAnswer> {
   const tool = `mcp__${serverName}__${call.tool}`;
   return askDaemon(
-    { agent: 'mcp', tool, title: `${serverName}: ${call.tool}`, input: JSON.stringify(call.input, null, 2) },
+    {
+      agent: 'mcp',
+      tool,
+      title: `${serverName}: ${call.tool}`,
+      input: JSON.stringify(call.input, null, 2),
+      // The server runs in this folder: a relative path in the input is read from here.
+      cwd: process.cwd(),
+    },
     // The client's interface owns the terminal: no prompt there.
     { spinner: false, interactive: false },
   );

@@ -145,7 +145,7 @@ function withHome(path: string, places: ProtectedPlaces): string {
   return path.replace(/^(~|\$HOME|\$\{HOME\})(?=\/|$)/, () => places.variables['HOME'] ?? '~');
 }
 
-/** Every string in a JSON text, or the text itself when it is not JSON (cut short, for one). */
+/** Every string in a JSON text, members' names included, or the text itself when it is not JSON (cut short, for one). */
 function inputStrings(input: string): string[] {
   let value: unknown;
   try {
@@ -160,21 +160,47 @@ function inputStrings(input: string): string[] {
     const next = stack.pop();
     if (typeof next === 'string') strings.push(next);
     else if (typeof next === 'object' && next !== null)
-      for (const value of Object.values(next)) stack.push(value);
+      for (const [key, value] of Object.entries(next)) {
+        // A member's name is read too: `{"files": {"~/.latch/host-key.json": true}}` names a file.
+        if (!Array.isArray(next)) stack.push(key);
+        stack.push(value);
+      }
   }
   return strings;
 }
 
 /**
- * A string of a tool's input as its server may read it: percent escapes decoded (twice encoded
- * too), and a `file:` URI as its path. Resources, fetch tools and file servers take URIs, so
- * `file:///home/me/%2Elatch/totp.json` names Latch's secret as plainly as its path does.
+ * A string of a tool's input as its server may read it: as a URL parser reads it (WHATWG's, which
+ * the MCP SDKs use, and Python's drop tabs and line breaks anywhere and trim spaces and controls
+ * at the ends), with percent escapes decoded (twice encoded too), and a `file:` URL as its path.
+ * Resources, fetch tools and file servers take URLs, so `file:///home/me/%2Ela\ttch/totp.json`
+ * names Latch's secret as plainly as its path does.
  */
 function readings(text: string): string[] {
-  let decoded = text;
-  for (let round = 0; round < 3 && /%[0-9a-f]{2}/i.test(decoded); round++) decoded = percentDecoded(decoded);
-  const fileUri = /^file:(?:\/\/[^/]*)?(\/.*)$/is.exec(decoded);
-  return [...new Set([text, decoded, ...(fileUri ? [fileUri[1]!] : [])])];
+  let current = asUrlParsersRead(text);
+  const found = new Set([text, current]);
+  for (let round = 0; round < 3 && /%[0-9a-f]{2}/i.test(current); round++) {
+    current = asUrlParsersRead(percentDecoded(current));
+    found.add(current);
+  }
+  for (const reading of [...found]) {
+    const path = fileUrlPath(reading);
+    if (path !== undefined) found.add(path);
+  }
+  return [...found];
+}
+
+const asUrlParsersRead = (text: string) =>
+  text.replace(/[\t\n\r]/g, '').replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '');
+
+/** The path a `file:` URL names, whatever its host, as WHATWG's parser reads it (`\` is `/`). */
+function fileUrlPath(text: string): string | undefined {
+  if (!/^file:/i.test(text)) return undefined;
+  try {
+    return percentDecoded(new URL(text).pathname);
+  } catch {
+    return undefined;
+  }
 }
 
 /** `decodeURIComponent`, or where it refuses (an escape that is not UTF-8) the ASCII escapes alone. */
@@ -182,7 +208,9 @@ function percentDecoded(text: string): string {
   try {
     return decodeURIComponent(text);
   } catch {
-    return text.replace(/%([0-7][0-9a-f])/gi, (_escape, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    return text.replace(/%([0-7][0-9a-f])/gi, (_escape, hex: string) =>
+      String.fromCharCode(parseInt(hex, 16)),
+    );
   }
 }
 

@@ -1,4 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
@@ -46,8 +49,8 @@ class RawSession {
   #waiters: (() => void)[] = [];
   #nextId = 1;
 
-  constructor(command: string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(command[0]!, command.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  constructor(command: string[], env: NodeJS.ProcessEnv, cwd?: string) {
+    this.child = spawn(command[0]!, command.slice(1), { env, cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     // Made inside a test: closed when it ends, pass or fail, so no server outlives it.
     onTestFinished(() => this.close());
     createInterface({ input: this.child.stdout }).on('line', (line) => {
@@ -223,6 +226,9 @@ describe('latch mcp', () => {
     // Not only tool calls: a resource read is judged, so it must be read whole too.
     gated.sendLine('{"jsonrpc":"2.0","id":9,"method":"resources/read","params":{"uri":"note://1"},"x":1}');
     gated.sendLine('{"jsonrpc":"2.0","id":11,"Method":"ping"}');
+    // Look-alikes that a decoder ignoring case, underscores or what follows a NUL takes for `method`.
+    gated.sendLine('{"jsonrpc":"2.0","id":12,"method":"ping","me_thod":"tools/call"}');
+    gated.sendLine('{"jsonrpc":"2.0","id":13,"method":"ping","method\\u0000":"tools/call"}');
     expect(JSON.parse(await gated.answerTo(1))).toEqual(refused(1, invalid));
     expect(JSON.parse(await gated.answerTo(2))).toEqual(refused(2, invalid));
     expect(JSON.parse(await gated.answerTo(5))).toEqual(refused(5, invalid));
@@ -235,6 +241,8 @@ describe('latch mcp', () => {
     );
     expect(JSON.parse(await gated.answerTo(9))).toEqual(refused(9, invalid));
     expect(JSON.parse(await gated.answerTo(11))).toEqual(refused(11, invalid));
+    expect(JSON.parse(await gated.answerTo(12))).toEqual(refused(12, invalid));
+    expect(JSON.parse(await gated.answerTo(13))).toEqual(refused(13, invalid));
     const batch = 'a batch that asks the server to act is not forwarded: send each request alone';
     const nulls = () => gated.lines.filter((line) => (JSON.parse(line) as { id?: unknown }).id === null);
     await expect.poll(() => nulls().length).toBe(4);
@@ -242,7 +250,7 @@ describe('latch mcp', () => {
       refused(null, 'not JSON: not forwarded'),
       refused(null, batch),
       refused(null, invalid),
-      refused(null, batch),
+      refused(null, 'a batch inside a batch is not forwarded'),
     ]);
     // An allowed call goes on as it was judged: a `Name` beside `name` is not passed on.
     gated.sendLine(
@@ -253,14 +261,21 @@ describe('latch mcp', () => {
       .toContain(
         'server saw: {"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"read_note","arguments":{"id":"1"}}}',
       );
-    // What is surely no tool call still passes, and after it the server has seen nothing else.
+    // What is surely no tool call still passes, as it was read: `method` twice is one `ping`
+    // (the last, as JSON.parse reads it), which a parser keeping the first would not have seen.
+    gated.sendLine(
+      '{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"purge"},"method":"ping"}',
+    );
+    await expect
+      .poll(() => gated.stderr)
+      .toContain('server saw: {"jsonrpc":"2.0","id":14,"method":"ping","params":{"name":"purge"}}');
     gated.notify('notifications/initialized');
     await expect
       .poll(() => gated.stderr)
       .toContain('server saw: {"jsonrpc":"2.0","method":"notifications/initialized"}');
     expect(gated.stderr.match(/tools\/call/g)).toHaveLength(1);
     expect(gated.stderr).not.toContain('delete_note');
-    expect(gated.stderr).not.toMatch(/resources\/read|"id":11/);
+    expect(gated.stderr).not.toMatch(/resources\/read|"id":1[123]/);
   });
 
   it('holds resource reads, prompts and methods it does not know for the phone, as it holds tool calls', async () => {
@@ -310,6 +325,88 @@ describe('latch mcp', () => {
     });
     expect(relay.requests.length).toBe(asking);
   });
+
+  it('answers a message nested too deep to write out again, and goes on answering', async () => {
+    const gated = await gatedSession();
+    // Deep enough to overflow a reader that recurses, not JSON.parse.
+    const deep = `${'['.repeat(5_000)}${']'.repeat(5_000)}`;
+    gated.sendLine(
+      `{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"read_note","arguments":{"id":"1","x":${deep}}}}`,
+    );
+    gated.sendLine(deep);
+    expect(JSON.parse(await gated.answerTo(30))).toMatchObject({
+      error: { code: -32600, message: 'latch mcp: a message the gate could not read: not forwarded' },
+    });
+    expect(JSON.parse(await gated.answerTo(null))).toMatchObject({
+      error: { code: -32600, message: 'latch mcp: a batch inside a batch is not forwarded' },
+    });
+    expect(await noteText(gated)).toBe('buy milk');
+  });
+
+  it('drops every waiting call of an id the client cancels, when it reuses ids', async () => {
+    const echo = `require('readline').createInterface({ input: process.stdin }).on('line', (line) => process.stderr.write('server saw: ' + line + '\\n'))`;
+    const gated = new RawSession(
+      [process.execPath, LATCH_BIN, 'mcp', '--name', 'notes', '--', process.execPath, '-e', echo],
+      machine.env,
+    );
+    const before = relay.requests.length;
+    const line =
+      '{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"delete_note","arguments":{"id":"1"}}}';
+    gated.sendLine(line);
+    gated.sendLine(line);
+    const first = await relay.nextRequest(before);
+    const second = await relay.nextRequest(before + 1);
+    gated.notify('notifications/cancelled', { requestId: 40 });
+    for (const request of [first, second]) {
+      const { token } = await phoneApproves(phone, request, relay.origin);
+      relay.sendApproval(request.requestId, token);
+    }
+    await expect.poll(() => gated.stderr.match(/dropped delete_note \(call 40\)/g)?.length).toBe(2);
+    expect(gated.stderr).not.toContain('server saw');
+  });
+
+  it('reads a relative path in a call from the folder the server runs in', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'latch-mcp-cwd-'));
+    onTestFinished(() => rmSync(folder, { recursive: true, force: true }));
+    symlinkSync(join(machine.home, 'totp.json'), join(folder, 'notes.txt'));
+    const echo = `require('readline').createInterface({ input: process.stdin }).on('line', (line) => process.stderr.write('server saw: ' + line + '\\n'))`;
+    const gated = new RawSession(
+      [process.execPath, LATCH_BIN, 'mcp', '--name', 'notes', '--', process.execPath, '-e', echo],
+      machine.env,
+      folder,
+    );
+    const asking = relay.requests.length;
+    expect(
+      result(await gated.request('tools/call', { name: 'read_note', arguments: { id: 'notes.txt' } })),
+    ).toEqual({
+      content: [{ type: 'text', text: expect.stringMatching(/^latch: .*its secrets/) }],
+      isError: true,
+    });
+    expect(gated.stderr).not.toContain('server saw');
+    expect(relay.requests.length).toBe(asking);
+  });
+
+  it.each([
+    ['exits', `process.stderr.write('ready\\n'); process.stdin.once('data', () => process.exit(3))`, 3],
+    [
+      'closes its input and stays',
+      `require('fs').closeSync(0); process.stderr.write('ready\\n'); setInterval(() => {}, 1000)`,
+      143,
+    ],
+  ])(
+    'ends with the server when it %s, rather than swallow what the client sends',
+    async (_how, server, code) => {
+      const gated = new RawSession(
+        [process.execPath, LATCH_BIN, 'mcp', '--name', 'notes', '--', process.execPath, '-e', server],
+        machine.env,
+      );
+      const ended = new Promise<number | null>((resolve) => gated.child.once('exit', resolve));
+      await expect.poll(() => gated.stderr).toContain('ready');
+      gated.send('ping');
+      gated.send('ping');
+      expect(await ended).toBe(code);
+    },
+  );
 
   it('refuses every call while frozen, with kill_switch', async () => {
     const gated = await new RawSession(

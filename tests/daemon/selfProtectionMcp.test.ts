@@ -50,6 +50,32 @@ describe('self-protection: MCP and unknown tools', () => {
       'files',
     ],
     [
+      'naming it with a tab inside, which URL parsers drop',
+      () => mcp('mcp__fs__resources/read', { uri: 'file://H/.la\ttch/host-to\tken' }),
+      'secrets',
+    ],
+    [
+      'naming it with a line break and a leading space, encoded',
+      () => mcp('mcp__fs__resources/read', { uri: ' file://H/%2Elatch/host-k%0Aey.json' }),
+      'secrets',
+    ],
+    [
+      'a file URL without slashes, with backslashes, through a link',
+      () =>
+        mcp('mcp__fs__resources/read', { uri: `fi\tle:${at('P/conf/config.toml').replaceAll('/', '\\')}` }),
+      'files',
+    ],
+    [
+      'naming it as a member’s name',
+      () => mcp('mcp__fs__read_files', { files: { 'H/.latch/host-key.json': true } }),
+      'secrets',
+    ],
+    [
+      'naming hook settings as a member’s name',
+      () => mcp('mcp__fs__write_files', { files: { '~/.claude/settings.json': '{}' } }),
+      'hooks',
+    ],
+    [
       'a percent escape that is not UTF-8 beside the name',
       () => mcp('mcp__fs__read_file', { path: 'H/%FF/../%2elatch/st%61te.db' }),
       'secrets',
