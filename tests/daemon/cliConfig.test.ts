@@ -57,4 +57,21 @@ describe('latch init', () => {
       detail: 'resuming takes 2, 0 paired',
     });
   });
+
+  it('says on --reset that a quorum kept above 1 holds at once, for phones not yet paired again', async () => {
+    const machine = newMachine();
+    expect((await runLatch(machine, ['init', '--relay', 'http://127.0.0.1:9', '--quorum', '2'])).code).toBe(
+      0,
+    );
+    const reset = await runLatch(machine, ['init', '--reset']);
+    expect(reset.code).toBe(0);
+    expect(reset.stdout).toContain(
+      `Note: config.toml keeps kill_switch.quorum = 2, which holds at once: resuming after a freeze takes 2 phones paired again. Lower it in ${machine.files.config} first if you will pair fewer.`,
+    );
+    writeFileSync(
+      machine.files.config,
+      readFileSync(machine.files.config, 'utf8').replace(/^quorum = 2$/m, 'quorum = 1'),
+    );
+    expect((await runLatch(machine, ['init', '--reset'])).stdout).not.toContain('kill_switch.quorum');
+  });
 });

@@ -58,9 +58,14 @@ function reset(files: LatchFiles): void {
     quorum: 1,
   });
   newState(files, { policy: DEFAULT_POLICY, config: defaults }, { reset: true, previous: aside });
+  const { quorum } = config.killSwitch;
   process.stdout.write(
     `Latch starts over in ${latchHome()}: the old state and audit log are kept as *.${aside}.\n` +
-      'Pair your phones again (latch pair). Where policy.toml or config.toml are looser than the defaults, a phone must approve them first.\n',
+      'Pair your phones again (latch pair). Where policy.toml or config.toml are looser than the defaults, a phone must approve them first.\n' +
+      // Stricter than the defaults holds at once: a quorum kept above 1 needs that many phones paired anew.
+      (quorum > 1
+        ? `Note: config.toml keeps kill_switch.quorum = ${quorum}, which holds at once: resuming after a freeze takes ${quorum} phones paired again. Lower it in ${files.config} first if you will pair fewer.\n`
+        : ''),
   );
 }
 
