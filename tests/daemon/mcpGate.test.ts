@@ -105,11 +105,25 @@ class RawSession {
   }
 }
 
-const gatedSession = () =>
+/** `latch mcp` in front of `server`, a command (the notes server by default), started raw. */
+const gatedBy = (server: string[] = SERVER, options: { name?: string; cwd?: string } = {}) =>
   new RawSession(
-    [process.execPath, LATCH_BIN, 'mcp', '--name', 'notes', '--', ...SERVER],
+    [process.execPath, LATCH_BIN, 'mcp', '--name', options.name ?? 'notes', '--', ...server],
     machine.env,
-  ).start();
+    options.cwd,
+  );
+
+const gatedSession = () => gatedBy().start();
+
+/**
+ * A server that takes any line, as Python's pydantic or Go's encoding/json would, and says on
+ * its stderr what reached it.
+ */
+const ECHO_SERVER = [
+  process.execPath,
+  '-e',
+  `require('readline').createInterface({ input: process.stdin }).on('line', (line) => process.stderr.write('server saw: ' + line + '\\n'))`,
+];
 
 const noteText = async (session: RawSession) =>
   result(await session.request('tools/call', { name: 'read_note', arguments: { id: '1' } })).content[0]!.text;
@@ -120,10 +134,7 @@ const result = (line: string) =>
 describe('latch mcp', () => {
   it('passes lists through byte-identical, and resources and prompts the policy allows', async () => {
     const direct = await new RawSession(SERVER, process.env).start();
-    const gated = await new RawSession(
-      [process.execPath, LATCH_BIN, 'mcp', '--name', 'notes', '--', ...SERVER],
-      machine.env,
-    ).start();
+    const gated = await gatedSession();
     for (const method of ['tools/list', 'resources/list', 'resources/templates/list', 'prompts/list']) {
       expect(await gated.request(method)).toBe(await direct.request(method));
     }
@@ -197,13 +208,9 @@ describe('latch mcp', () => {
   });
 
   it('refuses, unforwarded, a tools/call it cannot read whole, which a lenient server would run', async () => {
-    // A server that takes any line, as Python's pydantic or Go's encoding/json would: it ran
-    // delete_note from a call with one member too many, unasked, under a policy that denies it.
-    const lenient = `require('readline').createInterface({ input: process.stdin }).on('line', (line) => process.stderr.write('server saw: ' + line + '\\n'))`;
-    const gated = new RawSession(
-      [process.execPath, LATCH_BIN, 'mcp', '--name', 'notes', '--', process.execPath, '-e', lenient],
-      machine.env,
-    );
+    // Such a server ran delete_note from a call with one member too many, unasked, under a
+    // policy that denies it.
+    const gated = gatedBy(ECHO_SERVER);
     const call = (id: number | undefined, extra = '') =>
       `{"jsonrpc":"2.0",${id === undefined ? '' : `"id":${id},`}"method":"tools/call","params":{"name":"delete_note","arguments":{"id":"1"}}${extra}}`;
     const refused = (id: number | null, why: string) => ({
@@ -280,11 +287,7 @@ describe('latch mcp', () => {
 
   it('holds resource reads, prompts and methods it does not know for the phone, as it holds tool calls', async () => {
     // The server echoes what reaches it: what a phone refused never does.
-    const echo = `require('readline').createInterface({ input: process.stdin }).on('line', (line) => process.stderr.write('server saw: ' + line + '\\n'))`;
-    const gated = new RawSession(
-      [process.execPath, LATCH_BIN, 'mcp', '--name', 'files', '--', process.execPath, '-e', echo],
-      machine.env,
-    );
+    const gated = gatedBy(ECHO_SERVER, { name: 'files' });
     const refusedByPhone = { code: -32000, message: expect.stringMatching(/^latch: denied/) };
     const asked: [string, unknown, object][] = [
       ['resources/read', { uri: 'file:///srv/db/dump.sql' }, { uri: 'file:///srv/db/dump.sql' }],
@@ -344,11 +347,7 @@ describe('latch mcp', () => {
   });
 
   it('drops every waiting call of an id the client cancels, when it reuses ids', async () => {
-    const echo = `require('readline').createInterface({ input: process.stdin }).on('line', (line) => process.stderr.write('server saw: ' + line + '\\n'))`;
-    const gated = new RawSession(
-      [process.execPath, LATCH_BIN, 'mcp', '--name', 'notes', '--', process.execPath, '-e', echo],
-      machine.env,
-    );
+    const gated = gatedBy(ECHO_SERVER);
     const before = relay.requests.length;
     const line =
       '{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"delete_note","arguments":{"id":"1"}}}';
@@ -369,12 +368,7 @@ describe('latch mcp', () => {
     const folder = mkdtempSync(join(tmpdir(), 'latch-mcp-cwd-'));
     onTestFinished(() => rmSync(folder, { recursive: true, force: true }));
     symlinkSync(join(machine.home, 'totp.json'), join(folder, 'notes.txt'));
-    const echo = `require('readline').createInterface({ input: process.stdin }).on('line', (line) => process.stderr.write('server saw: ' + line + '\\n'))`;
-    const gated = new RawSession(
-      [process.execPath, LATCH_BIN, 'mcp', '--name', 'notes', '--', process.execPath, '-e', echo],
-      machine.env,
-      folder,
-    );
+    const gated = gatedBy(ECHO_SERVER, { cwd: folder });
     const asking = relay.requests.length;
     expect(
       result(await gated.request('tools/call', { name: 'read_note', arguments: { id: 'notes.txt' } })),
@@ -396,10 +390,7 @@ describe('latch mcp', () => {
   ])(
     'ends with the server when it %s, rather than swallow what the client sends',
     async (_how, server, code) => {
-      const gated = new RawSession(
-        [process.execPath, LATCH_BIN, 'mcp', '--name', 'notes', '--', process.execPath, '-e', server],
-        machine.env,
-      );
+      const gated = gatedBy([process.execPath, '-e', server]);
       const ended = new Promise<number | null>((resolve) => gated.child.once('exit', resolve));
       await expect.poll(() => gated.stderr).toContain('ready');
       gated.send('ping');
@@ -409,10 +400,7 @@ describe('latch mcp', () => {
   );
 
   it('refuses every call while frozen, with kill_switch', async () => {
-    const gated = await new RawSession(
-      [process.execPath, LATCH_BIN, 'mcp', '--name', 'notes', '--', ...SERVER],
-      machine.env,
-    ).start();
+    const gated = await gatedSession();
     const envelope = await signEnvelope(
       'freeze',
       { fleet: fleetOf(machine), reason: 'mcp test' },
