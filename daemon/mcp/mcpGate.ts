@@ -41,7 +41,10 @@ export async function runMcpGate(command: string[], options: { name?: string } =
       resolve(code ?? (signal ? 128 + 15 : 1));
     }),
   );
-  server.stdin.on('error', () => server.kill());
+  server.stdin.on('error', () => {
+    server.kill();
+    setTimeout(() => server.kill('SIGKILL'), 2000).unref();
+  });
   server.once('error', (error) => {
     process.stderr.write(`latch mcp: cannot start ${command[0]}: ${error.message}\n`);
     process.exit(127);
