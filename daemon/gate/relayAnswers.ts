@@ -8,6 +8,7 @@ import type { DenyEnvelope, ReportScope } from '../../shared/messages/envelopes.
 import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
 import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
+import { RelayNoise } from '../audit/relayNoise.ts';
 import type { Grants } from '../grants/grants.ts';
 import type { RequestRecord } from '../state/requestStore.ts';
 import type { StateStore } from '../state/stateStore.ts';
@@ -32,9 +33,12 @@ export interface RelayAnswersOptions {
  */
 export class RelayAnswers {
   readonly #options: RelayAnswersOptions;
+  /** Refusals the relay alone can cause, each kind audited once a minute with a count. */
+  readonly #noise: RelayNoise;
 
   constructor(options: RelayAnswersOptions) {
     this.#options = options;
+    this.#noise = new RelayNoise(options.audit);
   }
 
   /** A token from the relay: worth nothing until this host has verified it end to end. */
@@ -42,7 +46,7 @@ export class RelayAnswers {
     const { store, audit, relying, grants } = this.#options;
     const record = store.request(requestId);
     if (!record || token.requestId !== requestId) {
-      audit.append({
+      this.#noise.append('unknown_request', {
         event: 'token_refused',
         requestId,
         code: 'unknown_request',
@@ -64,7 +68,12 @@ export class RelayAnswers {
       store,
     );
     if (!verified.ok) {
-      audit.append({ event: 'token_refused', requestId, code: verified.error.code, device: token.device });
+      this.#noise.append(`${requestId} ${verified.error.code}`, {
+        event: 'token_refused',
+        requestId,
+        code: verified.error.code,
+        device: token.device,
+      });
       return;
     }
     // What follows is one commit: the counter, the audit lines and the request's state, and only

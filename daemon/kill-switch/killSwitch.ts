@@ -6,8 +6,16 @@ import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
 import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts';
 import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
+import { RelayNoise } from '../audit/relayNoise.ts';
 import type { HostIdentity } from '../identity/hostIdentity.ts';
 import type { StateStore, SwitchState } from '../state/stateStore.ts';
+
+/**
+ * How far ahead of this host's clock a phone's freeze may be dated and still take the place of
+ * the freeze in force: the ±5 minutes of skew Latch allows between host, relay and phone, plus
+ * the relay's minute for a signed envelope. Further ahead, it may have been dated so on purpose.
+ */
+const FREEZE_CLOCK_TOLERANCE_MS = 6 * 60_000;
 
 export interface KillSwitchOptions {
   store: StateStore;
@@ -30,9 +38,11 @@ export interface KillSwitchOptions {
 export class KillSwitch {
   readonly #options: KillSwitchOptions;
   readonly #listeners = new Set<(state: SwitchState) => void>();
+  readonly #noise: RelayNoise;
 
   constructor(options: KillSwitchOptions) {
     this.#options = options;
+    this.#noise = new RelayNoise(options.audit);
   }
 
   get state(): SwitchState {
@@ -66,6 +76,10 @@ export class KillSwitch {
    * `latch panic` here. It ends the freeze in force before it. The same freeze again is nothing
    * new; a freeze that already ended here is a replay, ignored: an honest relay never sends one,
    * and ignoring it is no weaker than a relay withholding a freeze, which any relay can do.
+   *
+   * From the relay, a freeze takes the place of one in force only if this host can tell it came
+   * after (placeTaker): else votes given to it, made up by the relay or withheld and dated ahead,
+   * would lift the freeze in force. The host stays frozen either way.
    */
   async applyFreeze(envelope: FreezeEnvelope, cause: 'relay' | 'panic', via?: string): Promise<void> {
     const { store, audit } = this.#options;
@@ -82,19 +96,41 @@ export class KillSwitch {
         });
       return;
     }
-    // From the relay, a freeze signed before the one in force cannot take its place: ending the
-    // newer one would let votes given to the older (captured, replayed) lift the host.
-    const inForceSignedAt = this.state.freeze === null ? undefined : store.freezeSignedAt(this.state.freeze);
-    if (cause === 'relay' && inForceSignedAt !== undefined && envelope.ts < inForceSignedAt) {
-      store.refuseStaleFreeze(id, envelope.ts, Date.now());
-      audit.append({
-        event: 'freeze_stale_ignored',
-        freeze: id,
-        signer: envelope.signer,
-        why: 'signed before the freeze in force, which stays',
-        ...(via ? { via } : {}),
-      });
-      return;
+    const ignored = (event: string, why: string) => ({
+      event,
+      freeze: id,
+      signer: envelope.signer,
+      why,
+      ...(via ? { via } : {}),
+    });
+    if (cause === 'relay' && this.state.frozen) {
+      if (!(await this.#freezeVerified(envelope))) {
+        // The relay can send these at will: audited once a minute, and not kept.
+        this.#noise.append(
+          'unverified freeze',
+          ignored(
+            'freeze_ignored',
+            'not signed by a phone paired here or by this host: it cannot take the place of the freeze in force, which stays',
+          ),
+        );
+        return;
+      }
+      const inForceSignedAt =
+        this.state.freeze === null ? undefined : store.freezeSignedAt(this.state.freeze);
+      if (inForceSignedAt !== undefined && envelope.ts < inForceSignedAt) {
+        store.refuseStaleFreeze(id, envelope.ts, Date.now());
+        audit.append(ignored('freeze_stale_ignored', 'signed before the freeze in force, which stays'));
+        return;
+      }
+      if (envelope.ts > Date.now() + FREEZE_CLOCK_TOLERANCE_MS) {
+        audit.append(
+          ignored(
+            'freeze_ignored',
+            'dated more than 6 minutes ahead of this host’s clock: it cannot take the place of the freeze in force, which stays',
+          ),
+        );
+        return;
+      }
     }
     const state = this.#changed(
       store.applyFreeze({ id, reason: envelope.body.reason, cause, signedAt: envelope.ts }, Date.now()),

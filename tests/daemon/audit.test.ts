@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AuditLog } from '../../daemon/audit/auditLog.ts';
+import { RelayNoise } from '../../daemon/audit/relayNoise.ts';
 import type { AuditVerifyJson } from '../../daemon/cli/commands/audit.ts';
 import { ConfigKeeper } from '../../daemon/config/configKeeper.ts';
 import { openState } from '../../daemon/state/openState.ts';
@@ -167,5 +168,29 @@ describe('latch audit verify across rotated files', () => {
 
   it('keeps the files mode 0600', () => {
     for (const name of chainFiles()) expect(statSync(join(home(), name)).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('audit lines the relay can cause at will', () => {
+  it('are written once a minute for each kind, the next saying how many were left out', () => {
+    const t0 = Date.now();
+    const before = lines().length;
+    withStore(machine, (_store, audit) => {
+      const noise = new RelayNoise(audit);
+      const refused = (requestId: string) => ({ event: 'token_refused', requestId, code: 'unknown_request' });
+      for (let sent = 0; sent < 100; sent++) noise.append('unknown_request', refused(`r${sent}`), t0 + sent);
+      noise.append('unverified freeze', { event: 'freeze_ignored', freeze: 'f1' }, t0 + 100);
+      noise.append('unknown_request', refused('after a minute'), t0 + 60_000);
+    });
+    expect(
+      lines()
+        .slice(before)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    ).toEqual([
+      expect.objectContaining({ requestId: 'r0' }),
+      expect.objectContaining({ event: 'freeze_ignored', freeze: 'f1' }),
+      expect.objectContaining({ requestId: 'after a minute', leftOutSince: 99 }),
+    ]);
+    expect(lines()[before]).not.toContain('leftOutSince');
   });
 });

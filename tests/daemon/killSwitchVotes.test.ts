@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { freezeId } from '../../shared/kill-switch/freezeId.ts';
-import { inProcessKillSwitchForEachTest } from '../support/inProcessKillSwitch.ts';
+import { inProcessKillSwitchForEachTest, otherKey } from '../support/inProcessKillSwitch.ts';
 
 const rig = inProcessKillSwitchForEachTest();
 
@@ -204,5 +204,50 @@ describe('freezes the relay sends out of order', () => {
     const panic = await rig.phoneFreeze('latch panic here');
     await rig.killSwitch.applyFreeze(panic, 'panic');
     expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: await freezeId(panic) });
+  });
+
+  it('never let a freeze this host cannot verify take the place of the one in force: its votes lift nothing', async () => {
+    // The relay signs a freeze itself, dated far ahead, shows it to the phone, which votes on it,
+    // and keeps it from this host until the host freezes for its own reasons.
+    const madeUp = await rig.phoneFreeze('maintenance window', {
+      key: await otherKey(),
+      signedAt: Date.UTC(2199, 0, 1),
+    });
+    const madeUpId = await freezeId(madeUp);
+    const collectedVote = await rig.vote(madeUpId);
+    const panic = await rig.phoneFreeze('latch panic: real incident');
+    await rig.killSwitch.applyFreeze(panic, 'panic');
+    for (let sent = 0; sent < 5; sent++) await rig.killSwitch.applyFreeze(madeUp, 'relay');
+    await rig.killSwitch.onResumed(madeUpId, [collectedVote]);
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: await freezeId(panic) });
+    // Five times from the relay, audited once (the relay can send these at will).
+    expect(rig.auditEvents().filter((line) => line['event'] === 'freeze_ignored')).toEqual([
+      expect.objectContaining({
+        freeze: madeUpId,
+        why: expect.stringMatching(/^not signed by a phone paired here or by this host/),
+      }),
+    ]);
+    expect(rig.auditEvents().map((line) => line['event'])).not.toContain('resume');
+  });
+
+  it('never let a phone’s freeze dated far ahead take the place of the one in force', async () => {
+    // A real phone's panic, signed by a relay clock 9 minutes fast, withheld and voted on.
+    const withheld = await rig.phoneFreeze('an earlier panic', { signedAt: Date.now() + 9 * 60_000 });
+    const withheldId = await freezeId(withheld);
+    const collectedVote = await rig.vote(withheldId);
+    const inForce = await rig.frozenBy(await rig.phoneFreeze('the incident now'));
+    await rig.killSwitch.applyFreeze(withheld, 'relay');
+    await rig.killSwitch.onResumed(withheldId, [collectedVote]);
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: inForce });
+    expect(rig.auditEvents()).toContainEqual(
+      expect.objectContaining({
+        event: 'freeze_ignored',
+        freeze: withheldId,
+        why: expect.stringMatching(/^dated more than 6 minutes ahead/),
+      }),
+    );
+    // Within the skew allowed, a later freeze of a phone paired here still takes its place.
+    const later = await rig.frozenBy(await rig.phoneFreeze('later', { signedAt: Date.now() + 4 * 60_000 }));
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: later });
   });
 });

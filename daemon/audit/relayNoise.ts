@@ -1,0 +1,34 @@
+import type { AuditEvent, AuditLog } from './auditLog.ts';
+
+/** One line a minute for each kind: enough to see the noise and when it stopped. */
+const ONE_LINE_EVERY_MS = 60_000;
+const MOST_KINDS_KEPT = 1000;
+
+/**
+ * Audit lines a relay can cause as often as it likes: a decision for a request this host never
+ * sent, a forged token, a freeze this host will not put in force. Each kind is written at most
+ * once a minute, with how many like it were left out since the last: 5,000 made-up frames would
+ * otherwise write 5,000 synced lines and rotate the real history out of the kept files.
+ */
+export class RelayNoise {
+  readonly #audit: AuditLog;
+  readonly #lastByKind = new Map<string, { at: number; leftOut: number }>();
+
+  constructor(audit: AuditLog) {
+    this.#audit = audit;
+  }
+
+  append(kind: string, entry: AuditEvent, now: number = Date.now()): void {
+    const last = this.#lastByKind.get(kind);
+    if (last && now - last.at < ONE_LINE_EVERY_MS) {
+      last.leftOut++;
+      return;
+    }
+    this.#audit.append(last?.leftOut ? { ...entry, leftOutSince: last.leftOut } : entry);
+    this.#lastByKind.set(kind, { at: now, leftOut: 0 });
+    // Kinds name requests too: forget those whose minute is over, once there are many.
+    if (this.#lastByKind.size > MOST_KINDS_KEPT)
+      for (const [each, { at }] of this.#lastByKind)
+        if (now - at >= ONE_LINE_EVERY_MS) this.#lastByKind.delete(each);
+  }
+}
