@@ -16,3 +16,6 @@ const PLAIN: Record<string, string> = {
 /** What to tell a person about a refusal: plain words for the codes above, else the relay's message. */
 export const refusalText = ({ code, message }: Refusal): string =>
   PLAIN[code] ?? `${message.charAt(0).toUpperCase()}${message.slice(1)}.`;
+
+/** Said wherever Face ID guards an answer and the person cancelled it. */
+export const FACE_ID_CANCELLED = 'Face ID was cancelled. Nothing was sent.';

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdPanic, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { askHook, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
@@ -158,10 +158,60 @@ describe('what the phone says', () => {
     }
   }, 60_000);
 
-  it('revokes a phone only after Face ID, and says its PANIC was refused because it is no longer paired, not that the relay was out of reach', async () => {
+  it('says a cancelled Face ID sent nothing, and a vote was counted only in the freeze it was cast in', async () => {
+    const { page } = phoneA.browser;
+    const cancelFaceIdOnce = () =>
+      page.evaluate(() => {
+        const real = navigator.credentials.get.bind(navigator.credentials);
+        navigator.credentials.get = () => {
+          navigator.credentials.get = real;
+          return Promise.reject(new DOMException('The operation was cancelled.', 'NotAllowedError'));
+        };
+      });
+    const hook = ask('make release');
+    await openPending(phoneA.browser, origin, /make release/);
+    await cancelFaceIdOnce();
+    await page.getByRole('button', { name: 'Approve with Face ID' }).click();
+    await page.getByText('Face ID was cancelled. Nothing was sent.', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Approve with Face ID' }).click();
+    await page.getByRole('status').getByRole('heading', { name: 'Approval sent' }).waitFor();
+    expect(await hook).toMatchObject({ permissionDecision: 'allow' });
+
+    const vote = page.getByRole('button', { name: 'Vote to resume (Face ID)' });
+    await holdPanic(phoneA.browser, origin);
+    await vote.click();
+    await page.getByText('Armed: agents run under your policy.').waitFor();
+    // PANIC again on the same page, as a person would, without reloading it.
+    await holdPanic(phoneA.browser);
+    await vote.waitFor();
+    expect(await page.getByRole('alert').textContent()).not.toContain('Your vote is counted.');
+    await vote.click();
+    await page.getByText('Armed: agents run under your policy.').waitFor();
+  }, 90_000);
+
+  it('revokes a phone only after Face ID, warning when fewer phones than the quorum would be left, and says its PANIC was refused because it is no longer paired, not that the relay was out of reach', async () => {
     const b = await pairedPhoneB();
     const page = phoneA.browser.page;
+    // A quorum of 2 (a tightening: in force at once, and told to the relay within a second).
+    writeFileSync(
+      machine.files.config,
+      readFileSync(machine.files.config, 'utf8').replace(/^quorum = 1$/m, 'quorum = 2'),
+    );
     await page.goto(`${origin}/devices`);
+    const revokeB = page.getByRole('button', { name: 'Revoke Phone B', exact: true });
+    /** What the confirmation asks, answered with `accept`. */
+    const confirmation = async (accept: boolean) => {
+      const asked = page.waitForEvent('dialog');
+      await revokeB.click();
+      const dialog = await asked;
+      await (accept ? dialog.accept() : dialog.dismiss());
+      return dialog.message();
+    };
+    await expect
+      .poll(() => confirmation(false), { timeout: 15_000 })
+      .toBe(
+        'Revoke Phone B? It could no longer approve, deny or vote. Then 1 phone(s) would be left, and a resume takes 2.',
+      );
     // Revoking asks for Face ID: cancelled (as the platform rejects it), nothing is revoked.
     await page.evaluate(() => {
       const real = navigator.credentials.get.bind(navigator.credentials);
@@ -170,13 +220,13 @@ describe('what the phone says', () => {
         return Promise.reject(new DOMException('The operation was cancelled.', 'NotAllowedError'));
       };
     });
-    page.once('dialog', (dialog) => void dialog.accept());
-    await page.getByRole('button', { name: 'Revoke Phone B', exact: true }).click();
-    await page.getByText('Face ID was cancelled. Nothing was revoked.', { exact: true }).waitFor();
-    expect(await page.getByRole('button', { name: 'Revoke Phone B', exact: true }).count()).toBe(1);
-    page.once('dialog', (dialog) => void dialog.accept());
-    await page.getByRole('button', { name: 'Revoke Phone B', exact: true }).click();
+    await confirmation(true);
+    await page.getByText('Face ID was cancelled. Nothing was sent.', { exact: true }).waitFor();
+    expect(await revokeB.count()).toBe(1);
+    await confirmation(true);
     await page.getByText('Phone B (revoked)').waitFor();
+    // What was said of the cancelled attempt gives way to what happened.
+    expect(await page.getByRole('status').textContent()).toBe('Revoked Phone B.');
 
     await holdPanic(b.browser, origin);
     await b.browser.page

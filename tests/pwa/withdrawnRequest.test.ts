@@ -64,7 +64,7 @@ describe('a request whose caller went away', () => {
     await approve.click();
     const result = page.getByRole('status');
     await result.getByText('No longer waiting').waitFor();
-    await result.getByText('The agent stopped waiting for an answer; nothing was approved.').waitFor();
+    await result.getByText('The agent stopped waiting, or the fleet froze; nothing was approved.').waitFor();
     await phone!.browser.screenshot('withdrawn-request');
 
     await page.reload();

@@ -99,9 +99,9 @@ export async function approvePending(phone: BrowserPhone, origin: string, title:
   await phone.page.getByRole('status').getByText('Approval sent').waitFor();
 }
 
-/** Holds the panic button long enough to fire it. */
-export async function holdPanic(phone: BrowserPhone, origin: string): Promise<void> {
-  await phone.page.goto(origin);
+/** Holds the panic button long enough to fire it: on the home page at `origin`, else where the page is. */
+export async function holdPanic(phone: BrowserPhone, origin?: string): Promise<void> {
+  if (origin !== undefined) await phone.page.goto(origin);
   await phone.page.getByRole('button', { name: /Panic/ }).hover();
   await phone.page.mouse.down();
   await new Promise((resolve) => setTimeout(resolve, 900));

@@ -12,8 +12,9 @@ import {
   type DeviceIdentity,
 } from '../keystore.ts';
 import { AllowedRules } from '../components/AllowedRules.tsx';
+import { fetchState } from '../actions.ts';
 import { fleetPath, relayCall } from '../relayApi.ts';
-import { refusalText } from '../refusalText.ts';
+import { FACE_ID_CANCELLED, refusalText } from '../refusalText.ts';
 import { navigate } from '../router.ts';
 import { signWithPasskey } from '../webauthn.ts';
 
@@ -55,26 +56,28 @@ export function DevicesScreen() {
       membersSchema,
       { identity, body: { v: 1, name } },
     );
-    if (result.ok) setMembers(result.value);
-    else setMessage(refusalText(result));
+    if (!result.ok) return setMessage(refusalText(result));
+    setMembers(result.value);
+    setMessage(undefined);
   };
 
   const revoke = async (id: string, name: string) => {
-    if (
-      !identity ||
-      !fleet ||
-      !confirm(
-        `Revoke ${name}? It will no longer be able to approve, deny or vote. You confirm with Face ID.`,
-      )
-    )
-      return;
+    if (!identity || !fleet || !members) return;
+    // Revoking can leave fewer phones than a resume takes: then no freeze could be lifted here.
+    const left = members.devices.filter((device) => !device.revoked && device.id !== id).length;
+    const state = await fetchState(identity, fleet);
+    const needed = state.ok ? state.value.needed : 1;
+    const warning =
+      left < needed ? ` Then ${left} phone(s) would be left, and a resume takes ${needed}.` : '';
+    const who = id === identity.id ? 'this phone' : name;
+    if (!confirm(`Revoke ${who}? It could no longer approve, deny or vote.${warning}`)) return;
     const passkey = await loadPasskey();
     if (!passkey) return setMessage('This phone has no passkey.');
     let assertion;
     try {
       assertion = await signWithPasskey(passkey, await revokeChallenge({ fleet, device: id }));
     } catch {
-      return setMessage('Face ID was cancelled. Nothing was revoked.');
+      return setMessage(FACE_ID_CANCELLED);
     }
     const result = await relayCall(
       'DELETE',
@@ -82,8 +85,9 @@ export function DevicesScreen() {
       membersSchema,
       { identity, body: { v: 1, assertion } },
     );
-    if (result.ok) setMembers(result.value);
-    else setMessage(`Not revoked. ${refusalText(result)}`);
+    if (!result.ok) return setMessage(`Not revoked. ${refusalText(result)}`);
+    setMembers(result.value);
+    setMessage(`Revoked ${name}.`);
   };
 
   return (

@@ -23,7 +23,7 @@ import {
   type Passkey,
 } from '../keystore.ts';
 import { requestPath } from '../paths.ts';
-import { refusalText } from '../refusalText.ts';
+import { FACE_ID_CANCELLED, refusalText } from '../refusalText.ts';
 import { relayNow } from '../relayClock.ts';
 import { cardContext } from '../requestCard.ts';
 import { navigate } from '../router.ts';
@@ -154,7 +154,14 @@ export function HomeScreen() {
       {!offline && <NotificationBanner />}
       {fleets.map((fleet) => (
         <section key={fleet.membership.fleet} aria-label="fleet">
-          <FleetStatus fleet={fleet} identity={identity} passkey={passkey} onChange={refresh} />
+          {/* A new freeze, or a resume, starts it afresh: "Your vote is counted" was the last one's. */}
+          <FleetStatus
+            key={`${fleet.state?.epoch}-${fleet.state?.frozen}`}
+            fleet={fleet}
+            identity={identity}
+            passkey={passkey}
+            onChange={refresh}
+          />
           <h2>Waiting for you ({fleet.pending.length})</h2>
           {fleet.pending.length === 0 && <p class="muted">Nothing is waiting.</p>}
           <ul class="requests">
@@ -234,7 +241,7 @@ function FleetStatus({
       const result = await voteToResume(identity, state.fleet, id, assertion);
       setMessage(result.ok ? 'Your vote is counted.' : `Vote refused. ${refusalText(result)}`);
     } catch {
-      setMessage('Face ID was cancelled. Nothing was sent.');
+      setMessage(FACE_ID_CANCELLED);
     }
     await onChange();
   };

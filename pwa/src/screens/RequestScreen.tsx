@@ -13,7 +13,7 @@ import { FatigueNotes } from '../components/FatigueNotes.tsx';
 import { DiffView } from '../components/DiffView.tsx';
 import { RiskBadge } from '../components/RiskBadge.tsx';
 import { loadIdentity, loadPasskey, type DeviceIdentity, type Passkey } from '../keystore.ts';
-import { refusalText } from '../refusalText.ts';
+import { FACE_ID_CANCELLED, refusalText } from '../refusalText.ts';
 import { relayNow } from '../relayClock.ts';
 import { cardContext } from '../requestCard.ts';
 import { navigate } from '../router.ts';
@@ -32,7 +32,7 @@ const REPORTED_TEXT: Record<ReportScope, string> = {
 };
 
 /** A withdrawn request: its host withdrew it because nobody waits for the answer any more. */
-const NO_LONGER_WAITING = 'The agent stopped waiting for an answer; nothing was approved.';
+const NO_LONGER_WAITING = 'The agent stopped waiting, or the fleet froze; nothing was approved.';
 
 /** What the screen says when the relay refused an answer. */
 function refusedOutcome(result: { status: number; code: string; message: string }): [Outcome, string] {
@@ -155,6 +155,7 @@ function Review({
   const [now, setNow] = useState(() => Date.now());
   const [typed, setTyped] = useState('');
   const [busy, setBusy] = useState(false);
+  const [cancelled, setCancelled] = useState(false);
   // Offline, neither answer can reach the relay: both are off (OfflineBanner says why).
   const { offline } = useConnectivity();
   const approveButton = useRef<HTMLButtonElement>(null);
@@ -198,6 +199,7 @@ function Review({
       else onDone(...refusedOutcome(result));
     } catch {
       setBusy(false); // Face ID cancelled: nothing was sent, the request still waits.
+      setCancelled(true);
     }
   };
 
@@ -276,14 +278,13 @@ function Review({
           {reviewLeft > 0 ? `Approve in ${reviewLeft}\u00a0s` : 'Approve with Face ID'}
         </button>
       </div>
+      {cancelled && !busy && <p role="status">{FACE_ID_CANCELLED}</p>}
       {details.similar && (
         <AllowSimilar
           similar={details.similar}
           disabled={!canApprove}
           approveLabel={(grant) =>
-            reviewLeft > 0
-              ? `Approve in ${reviewLeft}\u00a0s`
-              : `Approve, and allow calls like this ${GRANT_WORDS[grant]}`
+            `${reviewLeft > 0 ? `In ${reviewLeft}\u00a0s: approve` : 'Approve'}, and allow calls like this ${GRANT_WORDS[grant]}`
           }
           onApprove={(grant) => void doApprove(grant)}
         />
