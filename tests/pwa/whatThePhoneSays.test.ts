@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdPanic, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { askHook, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
@@ -32,6 +33,16 @@ async function pairedPhoneB(): Promise<PairedBrowserPhone> {
 /** An agent's Bash call through the Claude Code hook, in `session`. */
 const ask = (command: string, session = 'walk') =>
   askHook(machine, hookInput('PreToolUse', 'Bash', { command }, { session_id: session }));
+
+/** The next Face ID on `page` is cancelled, as the platform rejects it; the one after works. */
+const cancelFaceIdOnce = (page: Page) =>
+  page.evaluate(() => {
+    const real = navigator.credentials.get.bind(navigator.credentials);
+    navigator.credentials.get = () => {
+      navigator.credentials.get = real;
+      return Promise.reject(new DOMException('The operation was cancelled.', 'NotAllowedError'));
+    };
+  });
 
 const fleetOf = (host: LatchMachine) =>
   /^fleet\s*=\s*"([^"]+)"/m.exec(readFileSync(host.files.config, 'utf8'))![1]!;
@@ -160,17 +171,9 @@ describe('what the phone says', () => {
 
   it('says a cancelled Face ID sent nothing, and a vote was counted only in the freeze it was cast in', async () => {
     const { page } = phoneA.browser;
-    const cancelFaceIdOnce = () =>
-      page.evaluate(() => {
-        const real = navigator.credentials.get.bind(navigator.credentials);
-        navigator.credentials.get = () => {
-          navigator.credentials.get = real;
-          return Promise.reject(new DOMException('The operation was cancelled.', 'NotAllowedError'));
-        };
-      });
     const hook = ask('make release');
     await openPending(phoneA.browser, origin, /make release/);
-    await cancelFaceIdOnce();
+    await cancelFaceIdOnce(page);
     await page.getByRole('button', { name: 'Approve with Face ID' }).click();
     await page.getByText('Face ID was cancelled. Nothing was sent.', { exact: true }).waitFor();
     await page.getByRole('button', { name: 'Approve with Face ID' }).click();
@@ -213,13 +216,7 @@ describe('what the phone says', () => {
         'Revoke Phone B? It could no longer approve, deny or vote. Then 1 phone(s) would be left, and a resume takes 2.',
       );
     // Revoking asks for Face ID: cancelled (as the platform rejects it), nothing is revoked.
-    await page.evaluate(() => {
-      const real = navigator.credentials.get.bind(navigator.credentials);
-      navigator.credentials.get = () => {
-        navigator.credentials.get = real;
-        return Promise.reject(new DOMException('The operation was cancelled.', 'NotAllowedError'));
-      };
-    });
+    await cancelFaceIdOnce(page);
     await confirmation(true);
     await page.getByText('Face ID was cancelled. Nothing was sent.', { exact: true }).waitFor();
     expect(await revokeB.count()).toBe(1);
