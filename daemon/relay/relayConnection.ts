@@ -20,12 +20,18 @@ export interface ConnectionOptions {
 
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_CAP_MS = 10_000;
+/**
+ * A connection that stayed up this long worked: the backoff starts over after it. One that is
+ * dropped sooner (a relay that accepts and hangs up) keeps backing off, not redialled at once.
+ */
+const WORKING_CONNECTION_MS = 10_000;
 /** How often the quorum in force is compared with the one the relay was told (one stat). */
 const QUORUM_CHECK_MS = 1000;
 
 /**
  * The daemon's WebSocket to its fleet. Reconnects with capped exponential backoff and full
- * jitter (so a relay restart is not met by every daemon at once), and keeps the connection alive
+ * jitter (so a relay restart is not met by every daemon at once), starting over only after a
+ * connection that worked, and keeps the connection alive
  * with "ping" frames that the relay's runtime answers without waking the fleet object; one that
  * answers nothing from one ping to the next is dropped and redialled.
  */
@@ -87,8 +93,9 @@ export class RelayConnection {
     });
     this.#socket = socket;
     let heard = true;
+    let openedAt: number | undefined;
     socket.on('open', () => {
-      this.#attempt = 0;
+      openedAt = Date.now();
       this.#toldQuorum = quorum;
       this.#options.onStatus('connected');
       this.#ping = setInterval(() => {
@@ -120,6 +127,7 @@ export class RelayConnection {
       clearInterval(this.#ping);
       if (this.#socket === socket) this.#socket = undefined;
       this.#options.onStatus('disconnected');
+      if (openedAt !== undefined && Date.now() - openedAt >= WORKING_CONNECTION_MS) this.#attempt = 0;
       this.#scheduleRetry('the connection closed');
     });
   }

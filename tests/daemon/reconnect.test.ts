@@ -69,3 +69,17 @@ describe('a frame larger than any frame may be', () => {
     await expect.poll(storedCursor).toBe(next);
   });
 });
+
+describe('a relay that accepts the connection and hangs up at once', () => {
+  it('is redialled with a growing backoff, not at once each time, and reached again once it holds', async () => {
+    const { relay } = paired;
+    const seen = relay.cursors.length;
+    relay.hangUpOnConnect = true;
+    relay.dropConnections();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    relay.hangUpOnConnect = false;
+    // Redialled at once after each, it came back 20 to 30 times in 3 s; backing off, a handful.
+    expect(relay.cursors.length - seen).toBeLessThan(12);
+    await expect.poll(() => relay.connected, { timeout: 20_000 }).toBe(1);
+  });
+});

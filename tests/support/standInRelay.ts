@@ -42,6 +42,8 @@ export class StandInRelay {
   answerFreeze: ((state: FleetState) => FleetState) | undefined;
   /** When set, every HTTP call is answered with this status (503: "unreachable"). */
   failWith: number | undefined;
+  /** When set, each daemon connection is accepted and dropped at once (a relay that hangs up). */
+  hangUpOnConnect = false;
   state: FleetState = { v: PROTOCOL_VERSION, fleet: 'unset', frozen: false, epoch: 0, votes: [], needed: 1 };
 
   static async start(): Promise<StandInRelay> {
@@ -55,6 +57,10 @@ export class StandInRelay {
       relay.cursors.push(Number(asked.get('after')));
       relay.quorums.push(Number(asked.get('quorum')));
       relay.#wss.handleUpgrade(request, socket, head, (ws) => {
+        if (relay.hangUpOnConnect) {
+          ws.terminate();
+          return;
+        }
         relay.#sockets.add(ws);
         ws.on('close', () => relay.#sockets.delete(ws));
         ws.on('message', (data) => {
