@@ -54,7 +54,7 @@ export class RelayClient {
     method: string,
     path: string,
     schema: Field<T>,
-    options: { body?: unknown; headers?: Record<string, string> } = {},
+    options: { body?: unknown; headers?: Record<string, string>; timeoutMs?: number } = {},
   ): Promise<RelayReply<T>> {
     const headers: Record<string, string> = { ...options.headers, ...this.authorization() };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
@@ -66,7 +66,7 @@ export class RelayClient {
           method,
           headers,
           ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-          timeoutMs: CALL_TIMEOUT_MS,
+          timeoutMs: Math.min(options.timeoutMs ?? CALL_TIMEOUT_MS, CALL_TIMEOUT_MS),
         },
       );
     } catch (error) {
@@ -120,8 +120,12 @@ export class RelayClient {
     });
   }
 
+  /** Waits no longer than the request's own deadline: past it, no answer could be used. */
   createRequest(request: ApprovalRequest): Promise<RelayReply<RequestCreated>> {
-    return this.#call('POST', '/requests', requestCreatedSchema, { body: request });
+    return this.#call('POST', '/requests', requestCreatedSchema, {
+      body: request,
+      timeoutMs: Math.max(1, request.exp - Date.now()),
+    });
   }
 
   /** Tells the relay nobody here waits for this request any more: the phones drop it. */

@@ -57,6 +57,19 @@ describe('the relay’s answer to a new request', () => {
     expect((await harmless).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
   });
 
+  it('is waited for no longer than the request’s own deadline', async () => {
+    // A relay that takes the request and never answers: 10 s would outlast a 2 s deadline.
+    relay.answerRequest = () => new Promise(() => {});
+    const asked = await runLatch(machine, ['request', '--title', 'deploy', '--timeout', '2', '--json']);
+    expect(asked.code).toBe(3);
+    expect(JSON.parse(asked.stdout)).toMatchObject({
+      decision: 'unavailable',
+      reason: expect.stringMatching(
+        /^relay_unreachable: the relay cannot be reached \(no answer within [12](\.\d+)? s\)$/,
+      ),
+    });
+  });
+
   it('is refused when it names a request id other than the one sent', async () => {
     relay.answerRequest = () => ({ requestId: 'an-id-the-relay-made-up', joined: false });
     expect((await bash('rm -rf build')).output).toMatchObject({
