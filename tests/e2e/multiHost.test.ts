@@ -118,8 +118,11 @@ async function notificationOf(requestId: string, pushesBefore: number): Promise<
   expect(await pushService.rejected()).toEqual([]);
   await phone!.browser.page.goto(origin);
   await deliverPush(phone!.browser, origin, message.payload);
+  // Chromium lists a notification its worker showed late on a loaded machine: 1 s was once too short.
   await expect
-    .poll(async () => (await shownNotifications(phone!.browser)).some((shown) => shown.tag === requestId))
+    .poll(async () => (await shownNotifications(phone!.browser)).some((shown) => shown.tag === requestId), {
+      timeout: 10_000,
+    })
     .toBe(true);
   const shown = (await shownNotifications(phone!.browser)).find(
     (notification) => notification.tag === requestId,
