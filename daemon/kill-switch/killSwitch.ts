@@ -78,8 +78,9 @@ export class KillSwitch {
    * and ignoring it is no weaker than a relay withholding a freeze, which any relay can do.
    *
    * From the relay, a freeze takes the place of one in force only if this host can tell it came
-   * after (placeTaker): else votes given to it, made up by the relay or withheld and dated ahead,
-   * would lift the freeze in force. The host stays frozen either way.
+   * after (verified here, signed later, not dated far ahead): else votes given to it, made up by
+   * the relay or withheld and dated ahead, would lift the freeze in force. The host stays frozen
+   * either way.
    */
   async applyFreeze(envelope: FreezeEnvelope, cause: 'relay' | 'panic', via?: string): Promise<void> {
     const { store, audit } = this.#options;
@@ -103,8 +104,11 @@ export class KillSwitch {
       why,
       ...(via ? { via } : {}),
     });
+    // Checked once: before a freeze may replace another, and for the audit line after it applies.
+    let verified: boolean | undefined;
     if (cause === 'relay' && this.state.frozen) {
-      if (!(await this.#freezeVerified(envelope))) {
+      verified = await this.#freezeVerified(envelope);
+      if (!verified) {
         // The relay can send these at will: audited once a minute, and not kept.
         this.#noise.append(
           'unverified freeze',
@@ -126,7 +130,7 @@ export class KillSwitch {
         audit.append(
           ignored(
             'freeze_ignored',
-            'dated more than 6 minutes ahead of this host’s clock: it cannot take the place of the freeze in force, which stays',
+            `dated more than ${FREEZE_CLOCK_TOLERANCE_MS / 60_000} minutes ahead of this host’s clock: it cannot take the place of the freeze in force, which stays`,
           ),
         );
         return;
@@ -141,7 +145,7 @@ export class KillSwitch {
       cause,
       epoch: state.epoch,
       freeze: id,
-      verified: await this.#freezeVerified(envelope),
+      verified: verified ?? (await this.#freezeVerified(envelope)),
       signer: envelope.signer,
       reason: envelope.body.reason,
       ...(via ? { via } : {}),
