@@ -21,9 +21,9 @@ import type { GateAnswer } from '../socket/localApi.ts';
  * `latch mcp -- <server…>`: a stdio MCP proxy. It starts the real server and forwards what the
  * server says byte for byte, and what the client says as it read it (asRead), except a request
  * that may make the server act (a `tools/call`, a `resources/read`, a `prompts/get`, any method
- * it does not know): each is held until the policy or a phone decides. Allowed, it goes on as it was judged (rebuilt from what
- * was read); refused, the client gets the reason (a tool error for a tool call, a JSON-RPC error
- * otherwise), and the server never sees it. What it cannot read whole is refused
+ * it does not know): each is held until the policy or a phone decides. Allowed, it goes on as it
+ * was judged (rebuilt from what was read); refused, the client gets the reason (a tool error for
+ * a tool call, a JSON-RPC error otherwise), and the server never sees it. What it cannot read whole is refused
  * (judgeMessage). A request the client cancels while it waits is dropped: the server never sees
  * it either, whatever the phone answers later. When the server ends, so does the gate.
  */
