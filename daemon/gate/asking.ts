@@ -123,6 +123,9 @@ export class Asking {
       sealed,
     });
     if (!created.ok) {
+      // The relay may have taken it all the same (too late to answer, or its reply lost) and show
+      // it to the phones: it is withdrawn there, best effort, as it ends here.
+      void relay.withdrawRequest(requestId);
       const why =
         created.failure.kind === 'unreachable'
           ? `the relay cannot be reached (${created.failure.message})`

@@ -57,7 +57,7 @@ describe('the relay’s answer to a new request', () => {
     expect((await harmless).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
   });
 
-  it('is waited for no longer than the request’s own deadline', async () => {
+  it('is waited for no longer than the request’s own deadline, and the request is then withdrawn there', async () => {
     // A relay that takes the request and never answers: 10 s would outlast a 2 s deadline.
     relay.answerRequest = () => new Promise(() => {});
     const asked = await runLatch(machine, ['request', '--title', 'deploy', '--timeout', '2', '--json']);
@@ -68,6 +68,9 @@ describe('the relay’s answer to a new request', () => {
         /^relay_unreachable: the relay cannot be reached \(no answer within [12](\.\d+)? s\)$/,
       ),
     });
+    // It may show the phones what it took: it is told the request no longer waits.
+    const [taken] = relay.requests;
+    await expect.poll(() => relay.withdrawals).toEqual([taken!.requestId]);
   });
 
   it('is refused when it names a request id other than the one sent', async () => {

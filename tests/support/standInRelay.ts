@@ -23,6 +23,8 @@ interface RequestAnswer {
 export class StandInRelay {
   readonly requests: ApprovalRequest[] = [];
   readonly freezes: FreezeEnvelope[] = [];
+  /** The ids of the requests the daemon withdrew, in order. */
+  readonly withdrawals: string[] = [];
   /** The cursor (`after`) each daemon connection asked to be replayed from. */
   readonly cursors: number[] = [];
   /** The quorum each connection told (`quorum=`), in order. */
@@ -178,6 +180,12 @@ export class StandInRelay {
         v: PROTOCOL_VERSION,
         ...((await this.answerRequest?.(approval)) ?? { requestId: approval.requestId, joined: false }),
       });
+    }
+    const withdrawn = /\/requests\/([^/]+)\/withdraw$/.exec(path);
+    if (request.method === 'POST' && withdrawn) {
+      const requestId = decodeURIComponent(withdrawn[1]!);
+      this.withdrawals.push(requestId);
+      return json(200, { v: PROTOCOL_VERSION, requestId, state: 'withdrawn' });
     }
     if (request.method === 'POST' && path.endsWith('/freeze')) {
       const envelope = body as FreezeEnvelope;
