@@ -33,6 +33,15 @@ export default defineConfig({
       injectManifest: { globPatterns: ['**/*.{js,css,html,png,webmanifest}'], rollupFormat: 'iife' },
     }),
   ],
-  // No module-preload polyfill: the app is one file, with nothing to preload.
-  build: { outDir: '../dist/pwa', emptyOutDir: true, target: 'es2022', modulePreload: { polyfill: false } },
+  // No module-preload polyfill: the app is one file, with nothing to preload. Terser, in two
+  // passes over an ES module, ships ~400 bytes (gzipped) less than esbuild's minifier; the service
+  // worker's own build takes the same minifier with its defaults.
+  build: {
+    outDir: '../dist/pwa',
+    emptyOutDir: true,
+    target: 'es2022',
+    modulePreload: { polyfill: false },
+    minify: 'terser',
+    terserOptions: { compress: { passes: 2 }, module: true },
+  },
 });

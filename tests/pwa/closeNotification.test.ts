@@ -87,6 +87,20 @@ describe('closing a notification when its request stops waiting', () => {
     }
   });
 
+  it('turns a request open on Phone A to Already decided when Phone B denies it', async () => {
+    const { answer, requestId } = await askBoth('terraform destroy');
+    await tapNotification(a.browser, requestId, '');
+    await a.browser.page.waitForURL(new RegExp(`/requests/[^/]+/${requestId}$`));
+    await a.browser.page.getByRole('button', { name: 'Approve with Face ID' }).waitFor();
+
+    await tapNotification(b.browser, requestId, 'deny');
+    expect(await answer).toMatchObject({ permissionDecision: 'deny' });
+    await deliverPush(a.browser, origin, (await closedPush(a, requestId)).payload);
+    const result = a.browser.page.getByRole('status');
+    await result.getByRole('heading', { name: 'Already decided' }).waitFor();
+    expect(await result.textContent()).toBe('Already decidedThis request was already denied.');
+  });
+
   it('closes a stale one when the app lists requests, as on an iPhone, which gets no close push', async () => {
     const { answer, requestId } = await askBoth('kubectl delete ns staging');
     await tapNotification(b.browser, requestId, 'deny');

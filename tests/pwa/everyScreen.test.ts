@@ -138,6 +138,9 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
     await page.getByText(/^No details/).waitFor();
     expect(await page.locator('.detail').count()).toBe(0);
     problems.push(...(await auditPhone(phone, 'request-no-detail')));
+    // Back leaves it waiting, unanswered.
+    await page.getByRole('button', { name: 'Back to the list' }).click();
+    await page.getByText('Waiting for you (3)').waitFor();
 
     await openPending(phone, origin, /Drop the production database/);
     const field = page.locator('.confirm input');
@@ -148,7 +151,11 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
       await page.setViewportSize({ width, height });
       expect(await textLines(page, '.confirm'), `lines of the label at ${width} px`).toBeLessThanOrEqual(2);
     }
+    // Approve says what it waits for: the name typed, then the review time.
+    const approve = page.locator('button.approve');
+    expect(await approve.textContent()).toBe('Type the name above to approve');
     await field.fill('orders_production');
+    expect(await approve.textContent()).toMatch(/^Approve in \d+\u00a0s$/);
     problems.push(...(await auditPhone(phone, 'request-critical')));
 
     await page.keyboard.press('Escape');

@@ -24,9 +24,12 @@ afterAll(async () => {
   await rig?.stop();
 });
 
-/** Phone B, added by the first test or, when a test runs alone (`-t`), here: Phone A approves it. */
+/**
+ * Phone B, added by the first test or, when a test runs alone (`-t`), here: its first Face ID
+ * cancelled (pairing says so and offers to try again), and Phone A approves it.
+ */
 async function pairedPhoneB(): Promise<PairedBrowserPhone> {
-  phoneB ??= await rig.pairPhone('Phone B');
+  phoneB ??= await rig.pairPhone('Phone B', { faceIdCancelledFirst: true });
   return phoneB;
 }
 
@@ -82,9 +85,7 @@ describe('what the phone says', () => {
         const shown = document.querySelector('pre.detail')!;
         const text = document.createRange();
         text.selectNodeContents(shown);
-        const approve = [...document.querySelectorAll('button')].find((button) =>
-          button.textContent!.startsWith('Approve'),
-        )!;
+        const approve = document.querySelector('button.approve')!;
         return {
           // Nothing on the screen scrolls on its own: what is below is reached by scrolling the page.
           innerScrollers: [...document.querySelectorAll('main *')].filter(

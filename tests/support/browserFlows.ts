@@ -33,6 +33,8 @@ export async function pairBrowserPhone(
     approve?: () => Promise<void>;
     phone?: PairedBrowserPhone;
     prepare?: (browser: BrowserPhone) => Promise<void>;
+    /** The first Face ID is cancelled: the phone says so, and Try again pairs with the same code. */
+    faceIdCancelledFirst?: boolean;
   } = {},
 ): Promise<PairedBrowserPhone> {
   const { browser, pushId: id } = options.phone ?? (await launchPairingPhone(origin, pushService, name));
@@ -52,6 +54,7 @@ export async function pairBrowserPhone(
 
     await browser.page.goto(link);
     await browser.page.getByLabel('Name this phone').fill(name);
+    if (options.faceIdCancelledFirst) await cancelFirstFaceId(browser);
     await browser.page.getByRole('button', { name: 'Pair with Face ID' }).click();
     const code = browser.page.getByLabel('short code');
     await code.waitFor({ timeout: 20_000 });
@@ -73,6 +76,23 @@ export async function pairBrowserPhone(
     throw error;
   }
   return { browser, pushId: id };
+}
+
+/** Pairing with a Face ID the platform rejects: then the form again, the name kept. */
+async function cancelFirstFaceId({ page }: BrowserPhone): Promise<void> {
+  await page.evaluate(() => {
+    const real = navigator.credentials.create.bind(navigator.credentials);
+    navigator.credentials.create = () => {
+      navigator.credentials.create = real;
+      return Promise.reject(new DOMException('The operation was cancelled.', 'NotAllowedError'));
+    };
+  });
+  const name = await page.getByLabel('Name this phone').inputValue();
+  await page.getByRole('button', { name: 'Pair with Face ID' }).click();
+  await page.getByRole('alert').getByText('Face ID was cancelled.', { exact: true }).waitFor();
+  await page.getByRole('button', { name: 'Try again' }).click();
+  if ((await page.getByLabel('Name this phone').inputValue()) !== name)
+    throw new Error('Try again after a cancelled Face ID lost the name typed');
 }
 
 async function launchPairingPhone(

@@ -105,8 +105,15 @@ export function PairScreen() {
           {progress.message}
         </p>
       )}
+      {/* Face ID cancelled, or the relay unreachable: the same code can be tried again while it
+          is valid (the relay refuses one already used, or expired, with its reason). */}
+      {progress.step === 'failed' && (
+        <button type="button" class="primary" onClick={() => setStarted(false)}>
+          Try again
+        </button>
+      )}
       {(progress.step === 'done' || progress.step === 'failed') && (
-        <button type="button" class="primary" onClick={() => navigate('/')}>
+        <button type="button" class={progress.step === 'done' ? 'primary' : ''} onClick={() => navigate('/')}>
           Done
         </button>
       )}

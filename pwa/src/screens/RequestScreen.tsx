@@ -3,6 +3,7 @@ import { approvalBinding } from '../../../shared/approvals/approvalBinding.ts';
 import { approvalChallenge } from '../../../shared/approvals/approvalChallenge.ts';
 import { REVIEW_SECONDS } from '../../../shared/approvals/reviewSeconds.ts';
 import type { Grant, RequestDetails } from '../../../shared/messages/approvals.ts';
+import type { RequestView } from '../../../shared/messages/relayViews.ts';
 import type { ReportScope } from '../../../shared/messages/envelopes.ts';
 import { approve, deny, fetchRequest, openRequest, tappedRequest, type OpenedRequest } from '../actions.ts';
 import { GRANT_WORDS, rememberRule } from '../allowedRules.ts';
@@ -40,6 +41,17 @@ function refusedOutcome(result: { status: number; code: string; message: string 
   return [
     result.status === 409 ? 'already decided' : result.status === 410 ? 'expired' : 'failed',
     refusalText(result),
+  ];
+}
+
+/** What the screen says of a request that no longer waits, by the relay's view of it. */
+function endedOutcome(view: RequestView): [Outcome, string] | undefined {
+  if (view.state === 'withdrawn') return ['withdrawn', NO_LONGER_WAITING];
+  const expired = view.state === 'expired' || view.exp <= relayNow();
+  if (view.state === 'pending' && !expired) return undefined;
+  return [
+    expired ? 'expired' : 'already decided',
+    `This request was already ${view.state === 'pending' ? 'expired' : view.state}.`,
   ];
 }
 
@@ -82,17 +94,8 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
       if (pushed) return setPhase({ name: 'ready', request: pushed });
       const view = await fetchRequest(me, fleet, requestId);
       if (!view.ok) return setPhase({ name: 'done', outcome: 'unopened', message: refusalText(view) });
-      if (view.value.state === 'withdrawn')
-        return setPhase({ name: 'done', outcome: 'withdrawn', message: NO_LONGER_WAITING });
-      if (view.value.state !== 'pending' || view.value.exp <= relayNow()) {
-        const outcome: Outcome =
-          view.value.state === 'expired' || view.value.exp <= relayNow() ? 'expired' : 'already decided';
-        return setPhase({
-          name: 'done',
-          outcome,
-          message: `This request was already ${view.value.state === 'pending' ? 'expired' : view.value.state}.`,
-        });
-      }
+      const ended = endedOutcome(view.value);
+      if (ended) return setPhase({ name: 'done', outcome: ended[0], message: ended[1] });
       const opened = await openRequest(me, fleet, view.value);
       setPhase(
         'error' in opened
@@ -207,6 +210,20 @@ function Review({
     if (expired) onDone('expired', 'No answer in time: the agent was refused.');
   }, [expired]);
 
+  // Decided on another phone, or withdrawn: the push that closes its notification also has the
+  // service worker tell this page, which asks the relay (not while this phone's own answer is
+  // under way: its result says more).
+  useEffect(() => {
+    if (busy) return;
+    const recheck = async () => {
+      const view = await fetchRequest(identity, request.fleet, request.view.requestId);
+      const ended = view.ok && endedOutcome(view.value);
+      if (ended) onDone(...ended);
+    };
+    navigator.serviceWorker?.addEventListener('message', recheck);
+    return () => navigator.serviceWorker?.removeEventListener('message', recheck);
+  }, [busy]);
+
   // A layout effect: the keys work from the moment the request is on screen (a plain effect runs
   // after the paint, and an Escape pressed in between was lost).
   useLayoutEffect(() => {
@@ -225,6 +242,10 @@ function Review({
 
   return (
     <main class="screen request">
+      {/* Leaves the request waiting: a standalone app has no browser Back button. */}
+      <button type="button" class="link" onClick={() => navigate('/')}>
+        Back to the list
+      </button>
       {/* What runs or changes first, then where it comes from. */}
       <h1 class="request-title">{details.title}</h1>
       {details.description && <p class="request-description">{details.description}</p>}
@@ -275,7 +296,11 @@ function Review({
           disabled={!canApprove}
           onClick={() => void doApprove()}
         >
-          {reviewLeft > 0 ? `Approve in ${reviewLeft}\u00a0s` : 'Approve with Face ID'}
+          {needsTyping && typed !== target
+            ? 'Type the name above to approve'
+            : reviewLeft > 0
+              ? `Approve in ${reviewLeft}\u00a0s`
+              : 'Approve with Face ID'}
         </button>
       </div>
       {cancelled && !busy && <p role="status">{FACE_ID_CANCELLED}</p>}
