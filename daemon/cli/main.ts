@@ -41,6 +41,9 @@ export function buildProgram(): Command {
   const program = new Command('latch')
     .description('Hold AI agents’ dangerous actions until you approve them on your phone.')
     .version(`latch ${latchPackage().version} (protocol v${PROTOCOL_VERSION})`, '-V, --version')
+    // `-V` only before a command: after it, `--title -V` (a value an agent may supply) printed the
+    // version and exited 0, which a script reads as approved, without asking anyone.
+    .enablePositionalOptions()
     .showHelpAfterError()
     // Set before any subcommand, which inherits both. Commander exits 1 on a usage error, which
     // a script cannot tell from "denied": every usage error exits USAGE_EXIT, as Latch's own do.

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { EXEC_DENIED } from '../../daemon/cli/commands/exec.ts';
 import { USAGE_EXIT } from '../../daemon/cli/exitCodes.ts';
 import { newMachine, runLatch } from '../support/latchMachine.ts';
 
@@ -31,6 +32,18 @@ describe('usage errors', () => {
     'exits 0 for %s',
     async (...args) => {
       expect((await runLatch(machine, args)).code).toBe(0);
+    },
+  );
+
+  // An option's value may come from an agent (`--title "$DESCRIPTION"`): `-V` there printed the
+  // version and exited 0, which a script reads as approved, and nobody was asked.
+  it.each(['-V', '--version', '-h', '--help'])(
+    'takes %s after a command as an option’s value: the call is judged, not answered 0',
+    async (value) => {
+      const asked = await runLatch(machine, ['request', '--title', value, '--json']);
+      expect(asked.code).toBe(3);
+      expect(JSON.parse(asked.stdout)).toMatchObject({ decision: 'unavailable' });
+      expect((await runLatch(machine, ['exec', '--title', value, '--', 'true'])).code).toBe(EXEC_DENIED);
     },
   );
 
