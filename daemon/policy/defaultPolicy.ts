@@ -89,10 +89,13 @@ risk = "low"
 
 # A repository's config and hooks run code: core.fsmonitor on git status, diff.external on git
 # diff, its hooks on commit. Edited, they would turn the read-only git commands above into any code.
+# So does any file that changes which config git reads: anything in .git (commondir, a worktree's
+# or a submodule's gitdir), a .git file ("gitdir: …"), a HEAD that makes a folder a git folder of
+# its own (core.worktree then gives it a work tree), and the user's own git config.
 [[rule]]
 name = "repository config that runs code"
 tool = ["Edit", "MultiEdit", "Write", "NotebookEdit"]
-path = ["*/.git/config", ".git/config", "*/.git/hooks/*", ".git/hooks/*"]
+path = [".git", "*/.git", ".git/*", "*/.git/*", "HEAD", "*/HEAD", "*/.gitconfig", "*/.config/git/*"]
 action = "ask"
 risk = "high"
 

@@ -36,20 +36,28 @@ describe('the default policy', () => {
     expect(evaluatePolicy(policy, call(tool, command)).action).toBe(action);
   });
 
-  it('asks a phone before an edit of a repository’s config or hooks, which git status would run', () => {
+  it('asks a phone before an edit of a repository’s config or hooks, or of what makes git read other config, which git status would run', () => {
     for (const [tool, path] of [
       ['Edit', '/home/dev/project/.git/config'],
       ['Write', '.git/hooks/pre-commit'],
       ['MultiEdit', '/home/dev/project/sub/.git/hooks/post-checkout'],
+      // Git reads its config from where these point: another folder, or a git folder of its own.
+      ['Write', '/home/dev/project/.git/commondir'],
+      ['Write', '/home/dev/project/.git/modules/lib/config'],
+      ['Write', '/home/dev/project/.git'],
+      ['Write', '.git'],
+      ['Write', '/home/dev/project/HEAD'],
+      ['Write', '/home/dev/project/x/HEAD'],
+      ['Edit', '/home/dev/.gitconfig'],
+      ['Write', '/home/dev/.config/git/config'],
     ] as const)
       expect(evaluatePolicy(policy, call(tool, undefined, [path])), path).toMatchObject({
         action: 'ask',
         risk: 'high',
         rule: 'repository config that runs code',
       });
-    expect(
-      evaluatePolicy(policy, call('Edit', undefined, ['/home/dev/project/src/git/config.ts'])).action,
-    ).toBe('defer');
+    for (const path of ['/home/dev/project/src/git/config.ts', '/home/dev/project/.github/HEADER.md'])
+      expect(evaluatePolicy(policy, call('Edit', undefined, [path])).action, path).toBe('defer');
   });
 
   it('rates destructive shell commands high', () => {
