@@ -25,7 +25,6 @@ interface OfferRow {
   host: string;
   offer: string;
   offer_token_hash: string;
-  member_only: number;
   exp: number;
   completion: string | null;
   confirmed_at: number | null;
@@ -33,8 +32,7 @@ interface OfferRow {
 
 /**
  * A host offers to pair. A registered host must show its token. An unregistered one may offer
- * freely into an empty fleet; into a fleet that has phones, only a phone already in it can take
- * the offer (see completeOffer), so nobody adds a host to someone else's fleet.
+ * freely, but only the first pairing of an empty fleet is open to any phone (strangerRefused).
  */
 export async function createOffer(
   ctx: FleetContext,
@@ -72,17 +70,30 @@ export async function createOffer(
   if (row(ctx.sql, 'SELECT 1 FROM offers WHERE offer_id = ?', offer.offerId)) {
     return refusal('offer_closed', 'an offer with this id exists');
   }
-  const hasDevices = row(ctx.sql, 'SELECT 1 FROM devices WHERE revoked_at IS NULL LIMIT 1') !== undefined;
   ctx.sql.exec(
-    'INSERT INTO offers (offer_id, host, offer, offer_token_hash, member_only, exp) VALUES (?, ?, ?, ?, ?, ?)',
+    'INSERT INTO offers (offer_id, host, offer, offer_token_hash, exp) VALUES (?, ?, ?, ?, ?)',
     offer.offerId,
     offer.host,
     JSON.stringify(offer),
     await tokenHash(offer.offerToken),
-    !registered && hasDevices ? 1 : 0,
     offer.exp,
   );
   return { ok: true, value: { offerId: offer.offerId, exp: offer.exp } };
+}
+
+/**
+ * Nobody adds a host, and with it a phone that could freeze the fleet, to someone else's fleet:
+ * an offer from a host the fleet does not know is taken only by a phone already in it, unless
+ * the fleet has no member at all (no host, no phone, revoked ones included). Judged when the
+ * phone answers and again when the host confirms, never only when the offer was filed: an offer
+ * filed into an empty fleet must not stay open to strangers once the fleet has an owner.
+ */
+function strangerRefused(ctx: FleetContext, host: string, device: string) {
+  if (row(ctx.sql, 'SELECT 1 FROM hosts WHERE id = ?', host)) return undefined;
+  const hasMembers =
+    row(ctx.sql, 'SELECT 1 FROM hosts UNION ALL SELECT 1 FROM devices LIMIT 1') !== undefined;
+  if (!hasMembers || activeDevice(ctx, device)) return undefined;
+  return refusal('forbidden', 'only a phone already in this fleet can add a new host to it');
 }
 
 /** A passkey is one device's: a second device with it would answer for the first. */
@@ -158,11 +169,11 @@ export async function completeOffer(
   if (known && (known.revoked_at !== null || known.device_key !== device.deviceKey)) {
     return refusal('forbidden', 'this device was revoked from the fleet');
   }
-  if (offer.value.member_only && !known) {
-    return refusal('forbidden', 'only a phone already in this fleet can add a new host to it');
-  }
   const auth = await authenticateDevice(ctx, request, { id: device.id, deviceKey: device.deviceKey });
   if (!auth.ok) return auth;
+  // Signed by the device being paired, not by another of the fleet's phones for it.
+  if (auth.value.device !== device.id)
+    return refusal('device_mismatch', 'the answer is signed by another device than the one it pairs');
 
   const registration = await attempt(() =>
     verifyPasskeyRegistration(device, completion.registration, relying),
@@ -173,6 +184,8 @@ export async function completeOffer(
   if (row(ctx.sql, 'SELECT 1 FROM offers WHERE offer_id = ? AND completion IS NOT NULL', offerId)) {
     return refusal('offer_closed', 'this offer was already answered');
   }
+  const stranger = strangerRefused(ctx, offer.value.host, device.id);
+  if (stranger) return stranger;
   ctx.sql.exec('UPDATE offers SET completion = ? WHERE offer_id = ?', JSON.stringify(completion), offerId);
   return { ok: true, value: { accepted: true } };
 }
@@ -234,6 +247,8 @@ export async function confirmOffer(
   if (row(ctx.sql, 'SELECT 1 FROM devices WHERE id = ? AND revoked_at IS NOT NULL', device.id))
     return refusal('forbidden', 'this device was revoked from the fleet');
   if (passkeyOfAnotherDevice(ctx, credential.id, device.id)) return passkeyTaken();
+  const stranger = strangerRefused(ctx, offer.host, device.id);
+  if (stranger) return stranger;
   ctx.sql.exec('UPDATE offers SET confirmed_at = ? WHERE offer_id = ?', now, offerId);
   if (!activeDevice(ctx, device.id)) {
     ctx.sql.exec(

@@ -42,6 +42,9 @@ export function createRequest(
   if (request.host !== host.id) return refusal('forbidden', 'a host can only ask for itself');
   if (request.exp <= now) return refusal('expired', 'the request expired before it arrived');
   if (request.exp > now + MAX_REQUEST_TTL_MS) return refusal('invalid_field', 'exp is more than a day away');
+  // Checked before anything is written: a second box for one device failed its insert half-way.
+  if (new Set(request.sealed.map(({ device }) => device)).size !== request.sealed.length)
+    return refusal('invalid_field', 'sealed names a device more than once');
 
   const existing = row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', request.requestId);
   if (existing) {

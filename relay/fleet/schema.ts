@@ -139,6 +139,9 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX IF NOT EXISTS requests_settled_by_exp ON requests (exp) WHERE state != 'pending';
    CREATE INDEX IF NOT EXISTS events_by_type ON events (json_extract(event, '$.type'), seq);
    CREATE INDEX IF NOT EXISTS events_by_time ON events (at);`,
+  // 4. Who may take an offer from a host the fleet does not know is judged when it is answered
+  // and confirmed (pairing.ts, strangerRefused), no longer recorded when it is filed.
+  `ALTER TABLE offers DROP COLUMN member_only;`,
 ];
 
 /** Brings the object's storage to the current tables: SCHEMA, then the steps it has not run. */

@@ -51,6 +51,16 @@ describe('host routes', () => {
     );
   });
 
+  it('refuses a request that seals two boxes for one device, and stores nothing of it', async () => {
+    const { request } = await submitRequest(fleet());
+    const twice = { ...request, requestId: 'r-two-boxes', dedupKey: 'two-boxes' };
+    twice.sealed = [request.sealed[0]!, request.sealed[0]!];
+    const send = () => call('POST', path('/requests'), { json: twice, headers: bearer(fleet().hostToken) });
+    expectRefusedReply(await send(), 400, 'invalid_field');
+    // Not half stored: the same request again is refused again, not taken as already there.
+    expectRefusedReply(await send(), 400, 'invalid_field');
+  });
+
   it('rotates the host token through a next token', async () => {
     const own = await newFleet({ push: false });
     const rotated = await call<{ hostToken: string }>('POST', `/v1/fleets/${own.fleet}/hosts/token`, {

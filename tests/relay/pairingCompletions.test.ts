@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { toBase64url } from '../../shared/encoding/base64url.ts';
+import { randomBytes } from '../../shared/encoding/bytes.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import type { PairingOffer } from '../../shared/messages/pairing.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
@@ -78,6 +80,71 @@ describe('pairing routes', () => {
     expect((await call('POST', path('/pairing'), { json: offer })).status).toBe(201);
     const outsider = await createPhone();
     expectRefusedReply(await answerOffer(outsider, offer, secret), 403, 'forbidden');
+  });
+
+  it('refuses a stranger’s offer filed while the fleet was empty, once the fleet has an owner', async () => {
+    const empty = `fleet-${toBase64url(randomBytes(9))}`;
+    const stranger = await createHost();
+    const { offer, secret } = await createOffer(stranger, { fleet: empty, ttlMs: 59 * 60_000 });
+    expect((await call('POST', `/v1/fleets/${empty}/pairing`, { json: offer })).status).toBe(201);
+    await pairPhone(empty, await createHost(), { push: false });
+
+    const strangersPhone = await createPhone();
+    const completion = await completePairing(strangersPhone, offer, secret);
+    expectRefusedReply(
+      await sendCompletion(strangersPhone, empty, offer.offerId, offer.offerToken, completion),
+      403,
+      'forbidden',
+    );
+  });
+
+  it('refuses a stranger’s host and phone into a fleet whose phones were all revoked: its hosts are still its members', async () => {
+    const own = await newFleet({ push: false });
+    const only = own.phones[0]!.phone;
+    expect((await revokeAs(own, only, only.id)).status).toBe(200);
+    const stranger = await createHost();
+    const { offer, secret } = await createOffer(stranger, { fleet: own.fleet });
+    expect((await call('POST', `/v1/fleets/${own.fleet}/pairing`, { json: offer })).status).toBe(201);
+    const strangersPhone = await createPhone();
+    const completion = await completePairing(strangersPhone, offer, secret);
+    expectRefusedReply(
+      await sendCompletion(strangersPhone, own.fleet, offer.offerId, offer.offerToken, completion),
+      403,
+      'forbidden',
+    );
+  });
+
+  it('refuses to confirm a stranger’s pairing answered while the fleet was empty, once it has an owner', async () => {
+    const empty = `fleet-${toBase64url(randomBytes(9))}`;
+    const stranger = await createHost();
+    const { offer, secret } = await createOffer(stranger, { fleet: empty });
+    expect((await call('POST', `/v1/fleets/${empty}/pairing`, { json: offer })).status).toBe(201);
+    const strangersPhone = await createPhone();
+    const completion = await completePairing(strangersPhone, offer, secret);
+    expect(
+      (await sendCompletion(strangersPhone, empty, offer.offerId, offer.offerToken, completion)).status,
+    ).toBe(202);
+    await pairPhone(empty, await createHost(), { push: false });
+
+    const envelope = await signEnvelope(
+      'pair-confirm',
+      { fleet: empty, offerId: offer.offerId, device: strangersPhone.id },
+      { role: 'host', id: stranger.id },
+      stranger.hostKeys.privateKey,
+    );
+    const confirmed = await call('POST', `/v1/fleets/${empty}/pairing/${offer.offerId}/confirm`, {
+      json: { v: PROTOCOL_VERSION, envelope, quorum: 32 },
+    });
+    expectRefusedReply(confirmed, 403, 'forbidden');
+  });
+
+  it('refuses an answer signed by another phone of the fleet than the one it pairs', async () => {
+    const { offer, secret } = await fileOffer(fleet());
+    const newcomer = await createPhone();
+    const completion = await completePairing(newcomer, offer, secret);
+    // Phone A signs the newcomer's answer with its own key, naming itself.
+    const reply = await sendCompletion(phone(), fleet().fleet, offer.offerId, offer.offerToken, completion);
+    expectRefusedReply(reply, 403, 'device_mismatch');
   });
 
   it('adds a second host to the fleet when a phone of the fleet scans its code', async () => {
