@@ -28,10 +28,17 @@ export function pathTouches(
   /** A shell word's path may mean another place than it spells; a file tool's names one file. */
   spelt: 'by a command' | 'exactly' = 'by a command',
 ): Touch[] {
+  // What a file tool writes in a project's agent folder configures the agent: subagents and
+  // skills there declare hooks, and hook scripts there run outside any gate. A command's words
+  // count only at the folder and its hook files (`cat .claude/commands/x.md` is the policy's).
   const tailsOf = (path: PathSegment[]) =>
-    places.tails
-      .filter((tail) => endsWith(path, tail.parts))
-      .map((place): Touch => ({ place, relation: 'at' }));
+    places.tails.flatMap((place): Touch[] =>
+      endsWith(path, place.parts)
+        ? [{ place, relation: 'at' }]
+        : spelt === 'exactly' && place.kind === 'agent-dir' && inFolderNamed(path, place.parts[0]!)
+          ? [{ place, relation: 'inside' }]
+          : [],
+    );
   // Two names of a place's in a row are that place, wherever the path puts them: a command can
   // move through folders no reading follows (`cd $HOME/.. && cd dev`, `~dev/…`, `${HOME%/}/…`)
   // or make a link first (`ln -s ~ h && cat h/.lat?h/…`).
@@ -103,6 +110,10 @@ function endsWith(path: PathSegment[], tail: string[]): boolean {
   if (tail.length === 1) return typeof path[offset] === 'string' && sameName(path[offset]) === tail[0];
   return offset >= 0 && tail.every((name, i) => segmentMatches(path[offset + i]!, name));
 }
+
+/** Whether a folder of this name holds the path's last part, at any depth. */
+const inFolderNamed = (path: PathSegment[], folder: string) =>
+  path.slice(0, -1).some((segment) => typeof segment === 'string' && sameName(segment) === folder);
 
 /** `.` dropped and `..` taking the segment before it away, as path.resolve does. */
 function normalise(segments: PathSegment[]): PathSegment[] {

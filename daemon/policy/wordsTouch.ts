@@ -50,10 +50,10 @@ export function mayWrite({ place, relation }: Touch): Guard | undefined {
   if (relation === 'above') return undefined;
   if (place.kind === 'secret') return 'secrets';
   if (place.kind === 'home' || place.kind === 'socket') return 'files';
-  // An agent's user folder is guarded whole, and what is in it: moved away, its hooks go with it;
-  // its plugins add hooks and its hook scripts run on every call, outside any gate. A project's
-  // folder (a form with no path of its own) only at its hook files.
-  return place.kind === 'hook-file' || relation === 'at' || place.path !== undefined ? 'hooks' : undefined;
+  // An agent's folder is guarded whole, and what is in it: moved away, its hooks go with it; its
+  // plugins, subagents and skills add hooks, and its hook scripts run on every call, outside any
+  // gate. (Inside a project's folder is seen only for a file tool's path: see pathTouches.)
+  return 'hooks';
 }
 
 // Stryker disable BlockStatement: undefined reads as "no folder", as false does

@@ -110,11 +110,23 @@ describe('self-protection: tools that write', () => {
     ['Write of fish’s universal variables', () => tool('Write', 'H/.config/fish/fish_variables'), 'hooks'],
     ['Read of the shell profile (left to the policy)', () => tool('Read', 'H/.profile'), undefined],
     ['Write of a project’s .profile', () => tool('Write', 'P/.profile'), undefined],
+    // What is in a project's agent folder configures the agent: subagents and skills declare
+    // hooks in their front matter, and hook scripts run outside any gate.
     [
       'Write of a project’s Claude Code command',
       () => tool('Write', 'P/.claude/commands/deploy.md'),
+      'hooks',
+    ],
+    ['Write of a project’s subagent', () => tool('Write', 'P/.claude/agents/reviewer.md'), 'hooks'],
+    ['Edit of a project’s skill', () => tool('Edit', 'P/.claude/skills/release/SKILL.md'), 'hooks'],
+    ['Write of a project’s hook script', () => tool('Write', 'P/sub/.claude/hooks/format.sh'), 'hooks'],
+    ['Write in a project’s Codex folder', () => tool('Write', 'P/.codex/prompts/x.md'), 'hooks'],
+    [
+      'Read of a project’s subagent (left to the policy)',
+      () => tool('Read', 'P/.claude/agents/reviewer.md'),
       undefined,
     ],
+    ['Write of a file only named like the folder', () => tool('Write', 'P/docs/.claude.md'), undefined],
     ['Write in the project', () => tool('Write', 'P/src/latch.ts'), undefined],
     [
       'Edit of a file named settings.json elsewhere',
