@@ -67,6 +67,15 @@ export class Fleet extends DurableObject<Env> {
       fleet,
       now: () => this.now(),
       emit: (host, event) => this.#emit(host, event),
+      closeConnections: (tokenHash) => {
+        for (const socket of this.ctx.getWebSockets(tokenHash)) {
+          try {
+            socket.close(1008, 'the host token changed');
+          } catch {
+            // Already closing.
+          }
+        }
+      },
       background: (task) => {
         this.inFlight++;
         this.ctx.waitUntil(
@@ -257,7 +266,8 @@ export class Fleet extends DurableObject<Env> {
     const after = url.searchParams.has('after') ? Number(url.searchParams.get('after')) : Number.NaN;
 
     const { 0: client, 1: server } = new WebSocketPair();
-    this.ctx.acceptWebSocket(server, [host.value.id]);
+    // Tagged with the token's hash too: a rotation ends what the old token opened (hostAuth).
+    this.ctx.acceptWebSocket(server, [host.value.id, host.value.token_hash]);
     server.serializeAttachment({ host: host.value.id } satisfies SocketAttachment);
     const seq = lastSeq(ctx.sql);
     const state: HostFrame = {

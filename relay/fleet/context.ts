@@ -9,6 +9,8 @@ export interface FleetContext {
   now(): number;
   /** Appends the event to the fleet's log and sends it to the daemons it concerns (`null`: all). */
   emit(host: string | null, event: HostEvent): void;
+  /** Ends the daemon connections opened with this token (by its hash): it no longer holds. */
+  closeConnections(tokenHash: string): void;
   /** Keeps the object alive for work that finishes after the response, e.g. pushes. */
   background(task: Promise<unknown>): void;
 }

@@ -14,7 +14,8 @@ export async function tokenHash(token: string): Promise<string> {
 
 /**
  * Finds the host a bearer token belongs to. A host that presents its "next" token (minted by a
- * rotation) completes the rotation: the next token becomes the only one.
+ * rotation) completes the rotation: the next token becomes the only one, and the connections the
+ * old one opened are closed (whoever else held it kept the host's events otherwise).
  */
 export async function authenticateHost(
   ctx: FleetContext,
@@ -31,6 +32,7 @@ export async function authenticateHost(
   if (!host) return refusal('unauthorized', 'the host token is not valid for this fleet');
   if (host.next_token_hash === hash) {
     ctx.sql.exec('UPDATE hosts SET token_hash = ?, next_token_hash = NULL WHERE id = ?', hash, host.id);
+    ctx.closeConnections(host.token_hash);
     return { ok: true, value: { ...host, token_hash: hash, next_token_hash: null } };
   }
   return { ok: true, value: host };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectRefusedReply } from '../support/expectRefused.ts';
-import { bearer, call, fleetForTheseTests, newFleet, submitRequest } from './harness.ts';
+import { bearer, call, DaemonSocket, fleetForTheseTests, newFleet, submitRequest } from './harness.ts';
 
 const { fleet, path } = fleetForTheseTests();
 
@@ -61,8 +61,10 @@ describe('host routes', () => {
     expectRefusedReply(await send(), 400, 'invalid_field');
   });
 
-  it('rotates the host token through a next token', async () => {
+  it('rotates the host token through a next token, and ends the connections the old one opened', async () => {
     const own = await newFleet({ push: false });
+    const daemon = await DaemonSocket.connect(own);
+    await daemon.next('state');
     const rotated = await call<{ hostToken: string }>('POST', `/v1/fleets/${own.fleet}/hosts/token`, {
       headers: bearer(own.hostToken),
     });
@@ -75,7 +77,8 @@ describe('host routes', () => {
       (await call('GET', `/v1/fleets/${own.fleet}/state`, { headers: bearer(rotated.body.hostToken) }))
         .status,
     ).toBe(200);
-    // Once it is, the old one is dead.
+    // Once it is, the old one is dead, and so is what it opened.
+    await daemon.closed;
     expectRefusedReply(
       await call('GET', `/v1/fleets/${own.fleet}/state`, { headers: bearer(own.hostToken) }),
       401,

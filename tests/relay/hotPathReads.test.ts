@@ -61,6 +61,7 @@ async function rowsReadBy(
       fleet: test.fleet,
       now: () => now,
       emit: () => {},
+      closeConnections: () => {},
       background: () => {},
     };
     await step(ctx, state.storage);
