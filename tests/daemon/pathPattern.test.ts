@@ -218,10 +218,31 @@ describe('what writing to a place means', () => {
     expect(mayWrite({ place: place(kind), relation })).toBe(guard);
   });
 
-  it('guards what is in an agent’s user folder (plugins, hook scripts), and not in a project’s', () => {
+  it('guards what is in an agent’s folder, a user’s or a project’s (plugins, subagents, skills, hook scripts)', () => {
     const user = { ...place('agent-dir'), path: '/home/ada/.claude' };
     expect(mayWrite({ place: user, relation: 'inside' })).toBe('hooks');
-    expect(mayWrite({ place: place('agent-dir'), relation: 'inside' })).toBeUndefined();
+    expect(mayWrite({ place: place('agent-dir'), relation: 'inside' })).toBe('hooks');
+  });
+});
+
+describe('a project’s agent folder', () => {
+  const places = protectedPlaces({ HOME: '/nonexistent/ada' });
+  // Each touch once: the path as written and as resolved are the same here.
+  const touches = (path: string, spelt: 'by a command' | 'exactly') => [
+    ...new Set(
+      pathTouches(pathPattern(bare(path)), '/srv/p', places, (real) => real, spelt).map(
+        ({ place, relation }) => `${place.kind} ${relation} ${place.target}`,
+      ),
+    ),
+  ];
+
+  it('is seen inside for the one file a file tool names, not for a command’s words', () => {
+    expect(touches('.claude/agents/reviewer.md', 'exactly')).toEqual(['agent-dir inside .claude']);
+    expect(touches('sub/.codex/prompts/x.md', 'exactly')).toEqual(['agent-dir inside .codex']);
+    expect(touches('.claude/agents/reviewer.md', 'by a command')).toEqual([]);
+    // Only a folder of that very name: not a file named like it, nor the folder's own last part.
+    expect(touches('docs/.claude.md', 'exactly')).toEqual([]);
+    expect(touches('.claude', 'exactly')).toEqual(['agent-dir at .claude']);
   });
 });
 
