@@ -233,10 +233,11 @@ describe('a fleet object created before freezes had ids', () => {
     const test = await newFleet({ push: false, quorum: 1 });
     const phone = test.phones[0]!.phone;
     // The switch and votes as the first version made them, frozen in epoch 3 with a vote cast
-    // (and its requests table, from before migration 2).
+    // (and its requests and offers tables, from before migrations 2 and 4).
     await runInDurableObject(fleetStub(test.fleet), (_instance: Fleet, state) => {
       state.storage.sql.exec(`
         ALTER TABLE requests DROP COLUMN pushed;
+        ALTER TABLE offers ADD COLUMN member_only INTEGER NOT NULL DEFAULT 0;
         DROP TABLE switch;
         DROP TABLE votes;
         DELETE FROM meta WHERE key = 'schema_step';
