@@ -193,7 +193,7 @@ describe('what the phone says', () => {
     await page.getByText('Armed: agents run under your policy.').waitFor();
   }, 90_000);
 
-  it('revokes a phone only after Face ID, warning when fewer phones than the quorum would be left, and says its PANIC was refused because it is no longer paired, not that the relay was out of reach', async () => {
+  it('revokes a phone only after Face ID, warning when fewer phones than the quorum would be left; the revoked phone says it is no longer paired, and its PANIC is off', async () => {
     const b = await pairedPhoneB();
     const page = phoneA.browser.page;
     // A quorum of 2 (a tightening: in force at once, and told to the relay within a second).
@@ -226,11 +226,15 @@ describe('what the phone says', () => {
     // What was said of the cancelled attempt gives way to what happened.
     expect(await page.getByRole('status').textContent()).toBe('Revoked Phone B.');
 
-    await holdPanic(b.browser, origin);
+    // Phone B's home no longer looks armed: it says why, and how to pair again; PANIC is off.
+    await b.browser.page.goto(origin);
     await b.browser.page
-      .getByRole('alert')
-      .getByText('Not frozen. This phone is not paired with this fleet, or no longer is.', { exact: true })
+      .getByText(
+        'This phone is not paired with this fleet, or no longer is. To pair it again, run latch pair on the computer and scan its code.',
+        { exact: true },
+      )
       .waitFor();
+    expect(await b.browser.page.getByRole('button', { name: /Panic/ }).isDisabled()).toBe(true);
     expect((await runLatch(machine, ['status'])).code).toBe(0);
   }, 60_000);
 });

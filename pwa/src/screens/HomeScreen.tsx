@@ -35,6 +35,8 @@ interface FleetView {
   state?: FleetState;
   /** Why the state could not be read, when it could not. */
   problem?: string;
+  /** The relay does not know this phone in the fleet (revoked, or never paired there). */
+  outside?: boolean;
   pending: OpenedRequest[];
   recent: OpenedRequest[];
 }
@@ -57,7 +59,9 @@ async function loadFleet(identity: DeviceIdentity, membership: Membership): Prom
       : [];
   return {
     membership,
-    ...(state.ok ? { state: state.value } : { problem: refusalText(state) }),
+    ...(state.ok
+      ? { state: state.value }
+      : { problem: refusalText(state), outside: state.code === 'unknown_credential' }),
     pending: await open(pending),
     recent: await open(recent),
   };
@@ -139,8 +143,11 @@ export function HomeScreen() {
       </header>
       <PanicButton
         onFire={() => void panic()}
-        // A freeze with no signed envelope cannot be voted away: freezing anew is the way out.
-        disabled={offline || fleets.every((fleet) => fleet.state?.frozen && fleet.state.freeze)}
+        // A freeze with no signed envelope cannot be voted away: freezing anew is the way out. A
+        // phone no fleet knows any more freezes nothing: it does not look armed.
+        disabled={
+          offline || fleets.every((fleet) => fleet.outside || (fleet.state?.frozen && fleet.state.freeze))
+        }
       />
       {panicked && (
         <p
@@ -218,7 +225,13 @@ function FleetStatus({
 }) {
   const [message, setMessage] = useState<string>();
   const { state } = fleet;
-  if (!state) return <p class="status unknown">{fleet.problem}</p>;
+  if (!state)
+    return (
+      <p class="status unknown">
+        {fleet.problem}
+        {fleet.outside && ' To pair it again, run latch pair on the computer and scan its code.'}
+      </p>
+    );
   if (!state.frozen) {
     return (
       <p class="status armed" aria-live="polite">
