@@ -9,18 +9,61 @@
  * - dist/sdk/latch.d.ts and dist/sdk/types/: its declarations (see emitSdkTypes).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { dirname, join, relative } from 'node:path';
-import { build, type BuildOptions } from 'esbuild';
+import { build as esbuild, type BuildOptions, type Plugin } from 'esbuild';
 import ts from 'typescript';
+
+/** The one package the bundles load from node_modules: native, it cannot be bundled. */
+const NATIVE_PACKAGE = 'better-sqlite3';
+
+/**
+ * `ws` tries two optional native add-ons (`require('bufferutil')`, `require('utf-8-validate')`)
+ * and goes on without them. Left to Node, that search reaches folders an agent can write
+ * (`~/.node_modules`, any node_modules above the package): a file planted there would run in the
+ * daemon, with its keys, at its next start. Bundled as absent, the search never happens.
+ */
+const optionalAddonsAbsent: Plugin = {
+  name: 'optional-addons-absent',
+  setup(build) {
+    build.onResolve({ filter: /^(bufferutil|utf-8-validate)$/ }, (args) => ({
+      path: args.path,
+      namespace: 'absent',
+    }));
+    build.onLoad({ filter: /.*/, namespace: 'absent' }, () => ({
+      contents: "throw new Error('not bundled');",
+      loader: 'js',
+    }));
+  },
+};
 
 const common: BuildOptions = {
   bundle: true,
   platform: 'node',
   target: 'node20',
-  // Native packages stay in node_modules.
-  external: ['better-sqlite3'],
+  external: [NATIVE_PACKAGE],
+  plugins: [optionalAddonsAbsent],
+  metafile: true,
   logLevel: 'warning',
 };
+
+/**
+ * A bundle, checked to load nothing by name but Node's own modules and better-sqlite3, whose
+ * folders `latchProgram` protects: any other name is looked for in folders an agent can write.
+ */
+async function build(options: BuildOptions): Promise<void> {
+  const { metafile } = await esbuild(options);
+  const builtin = new Set(builtinModules);
+  const loaded = Object.values(metafile!.outputs).flatMap((output) => output.imports);
+  const unprotected = loaded.filter(
+    ({ path, external }) =>
+      external && !path.startsWith('node:') && !builtin.has(path) && path !== NATIVE_PACKAGE,
+  );
+  if (unprotected.length > 0)
+    throw new Error(
+      `the bundles would load from node_modules: ${unprotected.map(({ path }) => path).join(', ')}`,
+    );
+}
 
 rmSync('dist/latch', { recursive: true, force: true });
 rmSync('dist/sdk', { recursive: true, force: true });

@@ -1,3 +1,5 @@
+import { accessSync, constants } from 'node:fs';
+import { dirname } from 'node:path';
 import {
   namesOne,
   segmentMatches,
@@ -11,6 +13,11 @@ import { sameName, type Place, type ProtectedPlaces } from './protectedPlaces.ts
 export interface Touch {
   place: Place;
   relation: 'at' | 'inside' | 'above';
+  /**
+   * A folder above the place that its owner can rename (`~/.config` above fish's config):
+   * moved away, it takes the place with it, and another folder can be moved in its stead.
+   */
+  movable?: true;
 }
 
 /**
@@ -42,7 +49,7 @@ export function pathTouches(
   // Two names of a place's in a row are that place, wherever the path puts them: a command can
   // move through folders no reading follows (`cd $HOME/.. && cd dev`, `~dev/…`, `${HOME%/}/…`)
   // or make a link first (`ln -s ~ h && cat h/.lat?h/…`).
-  const anywhere = spelt === 'exactly' ? [] : placesNamedIn(normalise(pattern.segments), places.places);
+  const anywhere = spelt === 'exactly' ? [] : placesNamedIn(normalise(pattern.segments), places);
   // Where it starts is unknown: only a project's settings, named at its end, can be seen.
   if (pattern.from === 'computed' || (pattern.from === 'here' && base === undefined))
     return [...anywhere, ...tailsOf(pattern.segments)];
@@ -50,13 +57,36 @@ export function pathTouches(
   return [
     ...anywhere,
     ...[normalise(written), resolved(written, realPath)].flatMap((path) => [
-      ...places.places.flatMap((place) => {
+      ...places.places.flatMap((place): Touch[] => {
         const relation = relationTo(path, place.parts);
-        return relation ? [{ place, relation }] : [];
+        if (relation !== 'above') return relation ? [{ place, relation }] : [];
+        return [{ place, relation, ...movable(place, path.length, places) }];
       }),
       ...tailsOf(path),
     ]),
   ];
+}
+
+/**
+ * Whether the folder the first `depth` parts of a place make can be moved by its owner: one below
+ * the home folder, or outside it in a folder the user may write (a user's npm prefix). The home
+ * folder and what holds it are not: its parent is the system's.
+ */
+function movable(place: Place, depth: number, places: ProtectedPlaces): { movable?: true } {
+  if (place.path === undefined || depth === 0) return {};
+  const folder = `/${place.path.split('/').filter(Boolean).slice(0, depth).join('/')}`;
+  const home = places.variables['HOME'];
+  if (home !== undefined && (home === folder || home.startsWith(`${folder}/`))) return {};
+  return writable(dirname(folder)) ? { movable: true } : {};
+}
+
+function writable(folder: string): boolean {
+  try {
+    accessSync(folder, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -65,8 +95,8 @@ export function pathTouches(
  * stands), or Latch's home's own name by a pattern that names no other folder (`.lat?h/x` is
  * in it; `.*` names any folder), so that `dist/config.toml` or `$OUT/settings.json` is no place.
  */
-function placesNamedIn(path: PathSegment[], places: Place[]): Touch[] {
-  return places.flatMap((place): Touch[] => {
+function placesNamedIn(path: PathSegment[], places: ProtectedPlaces): Touch[] {
+  return places.places.flatMap((place): Touch[] => {
     const { parts } = place;
     for (let from = 0; from < path.length; from++) {
       if (path[from] === UNKNOWN_SEGMENT) continue;
@@ -82,7 +112,8 @@ function placesNamedIn(path: PathSegment[], places: Place[]): Touch[] {
         if (aligned < 2 && !folderByName) continue;
         const length = path.length - from;
         const rest = parts.length - at;
-        return [{ place, relation: length > rest ? 'inside' : length < rest ? 'above' : 'at' }];
+        if (length < rest) return [{ place, relation: 'above', ...movable(place, at + length, places) }];
+        return [{ place, relation: length > rest ? 'inside' : 'at' }];
       }
     }
     return [];

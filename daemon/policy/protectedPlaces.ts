@@ -3,13 +3,15 @@ import { escapeRegExp } from '../../shared/text/escapeRegExp.ts';
 import { homeFolder, latchFiles, latchHome, socketPath } from '../config/paths.ts';
 import { AGENTS, type Agent } from '../install/agents.ts';
 import { agentConfigDir } from '../install/settingsPath.ts';
+import { latchProgram } from './latchProgram.ts';
 import { realPath } from './realPath.ts';
 
 /**
- * What a place is to Latch: a secret (never read), its home or its socket's folder (written only
- * with a phone), an agent's config folder or a file in it that holds hooks (the same).
+ * What a place is to Latch: a secret (never read), its home, its socket's folder or a file of
+ * its program (written only with a phone), an agent's config folder or a file in it that holds
+ * hooks (the same).
  */
-export type PlaceKind = 'secret' | 'home' | 'socket' | 'agent-dir' | 'hook-file';
+export type PlaceKind = 'secret' | 'home' | 'socket' | 'program' | 'agent-dir' | 'hook-file';
 
 export interface Place {
   kind: PlaceKind;
@@ -39,6 +41,12 @@ const AGENT_FILES: Record<Agent, { folder: string; files: string[] }> = {
   'claude-code': { folder: '.claude', files: ['settings.json', 'settings.local.json'] },
   codex: { folder: '.codex', files: ['hooks.json', 'config.toml'] },
 };
+
+/**
+ * A project's MCP servers, which Claude Code starts outside any gate. It asks before it starts a
+ * server the first time, by name: a changed command under an approved name runs without asking.
+ */
+const PROJECT_MCP_FILE = '.mcp.json';
 
 /**
  * The shell start-up files that run before a hook command does, as the same user: Codex runs
@@ -105,6 +113,7 @@ export function withAgentConfigDir(places: ProtectedPlaces, agent: Agent, folder
 export function protectedPlaces(
   env: NodeJS.ProcessEnv = process.env,
   daemonPid: number = process.pid,
+  program: readonly string[] = latchProgram(),
 ): ProtectedPlaces {
   const home = resolve(latchHome(env));
   const files = latchFiles(home);
@@ -128,17 +137,21 @@ export function protectedPlaces(
   for (const secret of secrets) add('secret', secret);
   add('home', home);
   add('socket', dirname(socket));
+  for (const path of program) add('program', path);
   for (const agent of AGENTS) places.push(...agentPlaces(agent, agentDirs[agent]));
   // Claude Code's user-wide MCP servers, which it starts outside any gate, live beside ~/.claude.
   add('hook-file', join(homeFolder(env), '.claude.json'));
   for (const file of shellStartupFiles(env)) add('hook-file', file);
-  const tails = AGENTS.flatMap((agent): Place[] => {
-    const { folder, files } = AGENT_FILES[agent];
-    return [
-      { kind: 'agent-dir', parts: [sameName(folder)], target: folder },
-      ...files.map((file): Place => ({ kind: 'hook-file', parts: [sameName(folder), file], target: file })),
-    ];
-  });
+  const tails = [
+    ...AGENTS.flatMap((agent): Place[] => {
+      const { folder, files } = AGENT_FILES[agent];
+      return [
+        { kind: 'agent-dir', parts: [sameName(folder)], target: folder },
+        ...files.map((file): Place => ({ kind: 'hook-file', parts: [sameName(folder), file], target: file })),
+      ];
+    }),
+    { kind: 'hook-file', parts: [PROJECT_MCP_FILE], target: PROJECT_MCP_FILE } satisfies Place,
+  ];
   return {
     places,
     tails,
@@ -152,11 +165,12 @@ export function protectedPlaces(
     names: {
       secrets: anywhere(secrets.map((path) => basename(path))),
       files: anywhere([basename(home), basename(socket)]),
-      hooks: anywhere(
-        AGENTS.flatMap((agent) =>
+      hooks: anywhere([
+        ...AGENTS.flatMap((agent) =>
           AGENT_FILES[agent].files.map((file) => `${AGENT_FILES[agent].folder}/${file}`),
         ),
-      ),
+        PROJECT_MCP_FILE,
+      ]),
     },
     daemonPid,
   };

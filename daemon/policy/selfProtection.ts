@@ -54,9 +54,9 @@ const KNOWN = new Set([
 /**
  * Latch guarding itself, on every gated call and beyond the policy's reach: the secrets
  * (`host-key.json`, `host-token`, `totp.json`, `state.db`) are never read by a call that names
- * them, whatever the spelling; Latch's home, its
- * socket's folder and the agents' hook settings are written only with a phone, at critical
- * risk; so is any command that names them, stops the daemon or changes the leash. Reading
+ * them, whatever the spelling; Latch's home, its socket's folder, what runs as Latch and the
+ * agents' hook settings are written only with a phone, at critical risk; so is any command that
+ * names them, stops the daemon or changes the leash. Reading
  * Latch's other files, or the hook settings, is left to the policy. Undefined: nothing of
  * Latch's is touched. See docs/policy.md, "What Latch always protects".
  */

@@ -33,23 +33,41 @@ export function wordsTouch(
     const folder = realPath(resolve(cwd ?? '/', text));
     if (pathTouches(pattern, cwd, places, realPath).length > 0 && isFolder(folder)) bases.add(folder);
   }
-  for (const [, pattern] of patterns) {
-    // Stryker disable next-line ConditionalExpression: an absolute pattern ignores its base
-    const from = pattern.from === 'here' && bases.size > 0 ? [...bases] : [undefined];
-    for (const base of from) {
-      for (const touch of pathTouches(pattern, base, places, realPath)) {
-        const guard = mayWrite(touch);
-        if (guard) note(guard, touch.place.target);
-      }
+  const noteWrites = (touches: Touch[]) => {
+    for (const touch of touches) {
+      const guard = mayWrite(touch);
+      if (guard) note(guard, touch.place.target);
     }
+  };
+  // Stryker disable next-line ConditionalExpression: an absolute pattern ignores its base
+  const fromBases = (pattern: PathPattern) =>
+    pattern.from === 'here' && bases.size > 0 ? [...bases] : [undefined];
+  // The folders the words name: what cp, mv, ln or install puts in one keeps its last name there,
+  // wherever it came from (`cp /tmp/x/.bashrc ~`, `mv "$T"/.mcp.json .`).
+  const folders = new Set<string>();
+  for (const [word, pattern] of patterns) {
+    const text = literalText(word);
+    if (text === undefined || pattern.from === 'computed') continue;
+    for (const base of fromBases(pattern)) {
+      const folder = realPath(resolve(base ?? '/', text));
+      if (isFolder(folder)) folders.add(folder);
+    }
+  }
+  for (const [, pattern] of patterns) {
+    for (const base of fromBases(pattern)) noteWrites(pathTouches(pattern, base, places, realPath));
+    const last = pattern.segments.at(-1);
+    if (last === undefined) continue;
+    for (const folder of folders)
+      noteWrites(pathTouches({ from: 'here', segments: [last] }, folder, places, realPath));
   }
 }
 
 /** What touching a place means for a call that may write there. */
-export function mayWrite({ place, relation }: Touch): Guard | undefined {
-  if (relation === 'above') return undefined;
-  if (place.kind === 'secret') return 'secrets';
-  if (place.kind === 'home' || place.kind === 'socket') return 'files';
+export function mayWrite({ place, relation, movable }: Touch): Guard | undefined {
+  // Above a place, only a folder its owner can move counts: `mv ~/.config x && mv evil ~/.config`.
+  if (relation === 'above' && !movable) return undefined;
+  if (place.kind === 'secret') return relation === 'above' ? 'files' : 'secrets';
+  if (place.kind === 'home' || place.kind === 'socket' || place.kind === 'program') return 'files';
   // An agent's folder is guarded whole, and what is in it: moved away, its hooks go with it; its
   // plugins, subagents and skills add hooks, and its hook scripts run on every call, outside any
   // gate. (Inside a project's folder is seen only for a file tool's path: see pathTouches.)

@@ -199,7 +199,7 @@ describe('the protected places a path touches', () => {
 });
 
 describe('what writing to a place means', () => {
-  const place = (kind: 'secret' | 'home' | 'socket' | 'agent-dir' | 'hook-file') => ({
+  const place = (kind: 'secret' | 'home' | 'socket' | 'program' | 'agent-dir' | 'hook-file') => ({
     kind,
     parts: [],
     target: 't',
@@ -214,8 +214,19 @@ describe('what writing to a place means', () => {
     // A folder made where a hook file would be keeps the agent from its hooks.
     ['hook-file', 'inside', 'hooks'],
     ['agent-dir', 'at', 'hooks'],
+    ['program', 'inside', 'files'],
+    ['program', 'above', undefined],
   ] as const)('writing to a %s, %s it, is guarded as %s', (kind, relation, guard) => {
     expect(mayWrite({ place: place(kind), relation })).toBe(guard);
+  });
+
+  it.each([
+    ['secret', 'files'],
+    ['home', 'files'],
+    ['program', 'files'],
+    ['hook-file', 'hooks'],
+  ] as const)('moving a folder above a %s is guarded as %s', (kind, guard) => {
+    expect(mayWrite({ place: place(kind), relation: 'above', movable: true })).toBe(guard);
   });
 
   it('guards what is in an agent’s folder, a user’s or a project’s (plugins, subagents, skills, hook scripts)', () => {

@@ -6,7 +6,9 @@ import {
   at,
   expected,
   judged,
+  LATCH_IN_HOME,
   makeProtectedHome,
+  NODE_IN_HOME,
   places,
   removeProtectedHome,
   tool,
@@ -134,6 +136,25 @@ describe('self-protection: tools that write', () => {
       undefined,
     ],
     ['Write of a folder that only starts like Latch’s', () => tool('Write', 'H/.latch2/x'), undefined],
+    // What runs as Latch: rewritten, it runs in the hook's place on the next call, or as the daemon.
+    ['Write of the hook’s bundle', () => tool('Write', `H/${LATCH_IN_HOME}/dist/latch/hook.cjs`), 'files'],
+    ['Edit of latch.cjs', () => tool('Edit', `H/${LATCH_IN_HOME}/daemon/bin/latch.cjs`), 'files'],
+    [
+      'Write in the SQLite package the daemon loads',
+      () => tool('Write', `H/${LATCH_IN_HOME}/node_modules/better-sqlite3/lib/index.js`),
+      'files',
+    ],
+    ['Write over the node the hook runs on', () => tool('Write', `H/${NODE_IN_HOME}`), 'files'],
+    ['Read of the hook’s bundle', () => tool('Read', `H/${LATCH_IN_HOME}/dist/latch/hook.cjs`), undefined],
+    [
+      'Write beside Latch’s program (its README)',
+      () => tool('Write', `H/${LATCH_IN_HOME}/README.md`),
+      undefined,
+    ],
+    // A project's MCP servers, which Claude Code starts outside any gate.
+    ['Write of a project’s MCP servers', () => tool('Write', 'P/.mcp.json'), 'hooks'],
+    ['Edit of MCP servers in a subfolder', () => tool('Edit', 'P/app/.mcp.json'), 'hooks'],
+    ['Write of a file only named like them', () => tool('Write', 'P/.mcp.json.example'), undefined],
   ])('%s', (_name, call, guard) => {
     expect(judged(call())).toEqual(expected(guard));
   });

@@ -14,9 +14,14 @@ import {
 /** The daemon's pid, as the places are told it. */
 export const DAEMON_PID = 4242;
 
+/** Node and Latch installed in the home folder, as nvm installs them: the user's to write. */
+export const NODE_IN_HOME = '.nvm/versions/node/v20/bin/node';
+export const LATCH_IN_HOME = '.nvm/versions/node/v20/lib/node_modules/@latchhq/latch';
+
 /**
- * A user's home with Latch set up in ~/.latch, Claude Code's and Codex's settings, a project
- * with hook settings of its own, and links an agent could have made into Latch's home. Made in a
+ * A user's home with Latch set up in ~/.latch, Node and Latch's program installed by nvm, Claude
+ * Code's and Codex's settings, a project with hook settings of its own, and links an agent could
+ * have made into Latch's home. Made in a
  * test file's beforeAll: the bindings are live, so its cases can name the folders.
  */
 export let root: string;
@@ -46,6 +51,10 @@ export function makeProtectedHome(): void {
     'project/package.json': '{}',
     'project/src/latch.ts': '',
     'project/.claude/settings.json': '{}',
+    [NODE_IN_HOME]: '',
+    [`${LATCH_IN_HOME}/daemon/bin/latch.cjs`]: '',
+    [`${LATCH_IN_HOME}/dist/latch/hook.cjs`]: '',
+    [`${LATCH_IN_HOME}/node_modules/better-sqlite3/lib/index.js`]: '',
   };
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(join(home, path, '..'), { recursive: true });
@@ -59,7 +68,12 @@ export function makeProtectedHome(): void {
   // Links to where a file would be: writing through one creates it.
   symlinkSync(join(home, '.latch/state.db-wal'), join(project, 'wal'));
   symlinkSync(join(home, '.latch/policy.toml.new'), join(project, 'new-policy'));
-  places = protectedPlaces({ HOME: home }, DAEMON_PID);
+  places = protectedPlaces({ HOME: home }, DAEMON_PID, [
+    join(home, NODE_IN_HOME),
+    ...['daemon/bin/latch.cjs', 'dist/latch', 'node_modules/better-sqlite3'].map((path) =>
+      join(home, LATCH_IN_HOME, path),
+    ),
+  ]);
 }
 
 export function removeProtectedHome(): void {
