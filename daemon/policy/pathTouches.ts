@@ -68,9 +68,10 @@ export function pathTouches(
 }
 
 /**
- * Whether the folder the first `depth` parts of a place make can be moved by its owner: one below
- * the home folder, or outside it in a folder the user may write (a user's npm prefix). The home
- * folder and what holds it are not: its parent is the system's.
+ * Whether the folder the first `depth` parts of a place make can be moved, or made, by its
+ * owner: one below the home folder, or outside it where the user may write (a user's npm prefix).
+ * A folder not there yet counts when it can be made (`mv /tmp/evil ~/.config/fish`). The home
+ * folder and what holds it do not: their parents are the system's.
  */
 function movable(place: Place, depth: number, places: ProtectedPlaces): { movable?: true } {
   if (place.path === undefined || depth === 0) return {};
@@ -80,12 +81,15 @@ function movable(place: Place, depth: number, places: ProtectedPlaces): { movabl
   return writable(dirname(folder)) ? { movable: true } : {};
 }
 
+/** Whether the user may write in a folder, or in the nearest one above it that is there. */
 function writable(folder: string): boolean {
-  try {
-    accessSync(folder, constants.W_OK);
-    return true;
-  } catch {
-    return false;
+  for (let current = folder; ; current = dirname(current)) {
+    try {
+      accessSync(current, constants.W_OK);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || current === '/') return false;
+    }
   }
 }
 

@@ -5,6 +5,7 @@ import { AGENTS, type Agent } from '../install/agents.ts';
 import { agentConfigDir } from '../install/settingsPath.ts';
 import { latchProgram } from './latchProgram.ts';
 import { realPath } from './realPath.ts';
+import { sourcedStartupFiles, ZSH_FILES } from './sourcedStartupFiles.ts';
 
 /**
  * What a place is to Latch: a secret (never read), its home, its socket's folder or a file of
@@ -51,20 +52,36 @@ const PROJECT_MCP_FILE = '.mcp.json';
 /**
  * The shell start-up files that run before a hook command does, as the same user: Codex runs
  * hooks with the user's `$SHELL -lc`, a login shell (sh's and bash's profiles, zsh's `.zshenv`,
- * `.zprofile` and `.zlogin`, fish's config), and most profiles read the rc files. Edited, an
- * `exit 0` in one lets every tool run before Latch's hook starts.
+ * `.zprofile` and `.zlogin`, fish's config), and most profiles read the rc files; and what they
+ * source in turn. Edited, an `exit 0` in one lets every tool run before Latch's hook starts.
  */
 function shellStartupFiles(env: NodeJS.ProcessEnv): string[] {
   const home = homeFolder(env);
   const zsh = env['ZDOTDIR'] || home;
   const fish = join(env['XDG_CONFIG_HOME'] || join(home, '.config'), 'fish');
-  return [
+  const files = [
     ...['.profile', '.bash_profile', '.bash_login', '.bashrc'].map((file) => join(home, file)),
-    ...['.zshenv', '.zprofile', '.zlogin', '.zshrc'].map((file) => join(zsh, file)),
+    ...ZSH_FILES.map((file) => join(zsh, file)),
     join(fish, 'config.fish'),
     join(fish, 'conf.d'),
     // Universal variables: `set -Ux NODE_OPTIONS …` there reaches every fish.
     join(fish, 'fish_variables'),
+  ];
+  return [...files, ...sourcedStartupFiles(files, { HOME: home })];
+}
+
+/**
+ * Where the user's service manager reads how to start the daemon, and the environment it starts
+ * it in (systemd's user units and `environment.d`, launchd's agents): edited, the daemon's next
+ * start runs what the agent wrote there (`NODE_OPTIONS=--require …`), with its keys.
+ */
+function serviceFiles(env: NodeJS.ProcessEnv): string[] {
+  const home = homeFolder(env);
+  const config = env['XDG_CONFIG_HOME'] || join(home, '.config');
+  return [
+    join(config, 'systemd', 'user'),
+    join(config, 'environment.d'),
+    join(home, 'Library', 'LaunchAgents'),
   ];
 }
 
@@ -137,7 +154,7 @@ export function protectedPlaces(
   for (const secret of secrets) add('secret', secret);
   add('home', home);
   add('socket', dirname(socket));
-  for (const path of program) add('program', path);
+  for (const path of [...program, ...serviceFiles(env)]) add('program', path);
   for (const agent of AGENTS) places.push(...agentPlaces(agent, agentDirs[agent]));
   // Claude Code's user-wide MCP servers, which it starts outside any gate, live beside ~/.claude.
   add('hook-file', join(homeFolder(env), '.claude.json'));

@@ -3,13 +3,37 @@ import { literalText, type SimpleCommand, type Word } from './commandWords.ts';
 /** Programs that signal processes by name or pattern: the daemon's name is one a pattern can hit. */
 const BY_NAME = new Set(['pkill', 'killall', 'killall5', 'skill']);
 
+/** What `systemctl` only answers about: its other verbs act. */
+const QUESTIONS = new Set([
+  'status',
+  'show',
+  'cat',
+  'help',
+  'is-active',
+  'is-enabled',
+  'is-failed',
+  'is-system-running',
+  'list-units',
+  'list-unit-files',
+  'list-timers',
+  'list-sockets',
+  'list-jobs',
+  'list-dependencies',
+  'show-environment',
+  'get-default',
+]);
+
+/** A unit or service name that says latch, that only running tells, or a pattern systemctl matches itself (`'l?tch'`). */
+const maySayLatch = (text: string | undefined) => text === undefined || /latch|[*?[]/i.test(text);
+
 /** A word as a program name: its last path part, in lower case (`/bin/KILL` runs kill on macOS). */
 const programName = (word: Word) => literalText(word)?.split('/').at(-1)?.toLowerCase();
 
 /**
  * Whether a command could stop the daemon: `pkill`, `killall`, `fuser -k`, `launchctl`,
- * `loginctl kill-…`/`terminate-…`, `systemctl` or `service` with a word that says latch (or one
- * only running tells), and `kill` unless each of its targets is plainly not the daemon. A
+ * `loginctl kill-…`/`terminate-…`, `systemctl` or `service` with a word that says latch (or a
+ * pattern, or one only running tells), `systemctl --user` with a verb that is no question, and
+ * `kill` unless each of its targets is plainly not the daemon. A
  * mention counts wherever it stands (`xargs kill`, `sh -c 'pkill …'`): asking more is the safe
  * direction.
  */
@@ -40,9 +64,17 @@ export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boole
           'kill option',
           (i) => texts[i] === '--kill' || /^-[a-z]*k/i.test(texts[i] ?? ''),
         );
-      case 'systemctl':
+      case 'systemctl': {
+        // The user's own manager runs the daemon: a verb that is not a question to it may stop
+        // it, or restart it in another environment (`set-environment NODE_OPTIONS=…`, `exit`).
+        if (texts.slice(index + 1).includes('--user')) {
+          const verb = texts.slice(index + 1).find((text) => !text?.startsWith('-'));
+          return !QUESTIONS.has(verb ?? '');
+        }
+        return anyFrom(index + 1, 'may say latch', (i) => maySayLatch(texts[i]));
+      }
       case 'service':
-        return anyFrom(index + 1, 'says latch', (i) => texts[i] === undefined || /latch/i.test(texts[i]!));
+        return anyFrom(index + 1, 'may say latch', (i) => maySayLatch(texts[i]));
       case 'loginctl':
         return anyFrom(index + 1, 'ends a session', (i) => /^(kill|terminate)-/.test(texts[i] ?? 'kill-'));
       case 'launchctl':

@@ -107,7 +107,9 @@ describe('self-protection: commands', () => {
     ['install -m 644 /tmp/evil/.zshenv ~', 'hooks'],
     ['cp .bashrc ~', 'hooks'],
     // A folder above a place that can be moved away, and another moved in its stead.
-    ['mv ~/.config ~/.config.old && mv /tmp/evil ~/.config', 'hooks'],
+    // (~/.config holds fish's config, and the daemon's systemd unit: its own files come first.)
+    ['mv ~/.config ~/.config.old && mv /tmp/evil ~/.config', 'files'],
+    ['mv ~/.config/fish ~/f && mv /tmp/evil ~/.config/fish', 'hooks'],
     [`mv ~/.nvm/versions/node/v20/lib/node_modules/@latchhq /tmp/x`, 'files'],
     // A project's MCP servers, which Claude Code starts outside any gate.
     ['echo {} > .mcp.json', 'hooks'],

@@ -151,6 +151,19 @@ describe('self-protection: tools that write', () => {
       () => tool('Write', `H/${LATCH_IN_HOME}/README.md`),
       undefined,
     ],
+    // How the user's service manager starts the daemon, and the environment it starts it in.
+    [
+      'Write of the daemon’s systemd unit',
+      () => tool('Write', 'H/.config/systemd/user/latch.service'),
+      'files',
+    ],
+    [
+      'Write of a drop-in for it',
+      () => tool('Write', 'H/.config/systemd/user/latch.service.d/env.conf'),
+      'files',
+    ],
+    ['Write in environment.d', () => tool('Write', 'H/.config/environment.d/node.conf'), 'files'],
+    ['Write of a launchd agent', () => tool('Write', 'H/Library/LaunchAgents/dev.latch.plist'), 'files'],
     // A project's MCP servers, which Claude Code starts outside any gate.
     ['Write of a project’s MCP servers', () => tool('Write', 'P/.mcp.json'), 'hooks'],
     ['Edit of MCP servers in a subfolder', () => tool('Edit', 'P/app/.mcp.json'), 'hooks'],

@@ -1,0 +1,69 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { protectedPlaces, type ProtectedPlaces } from '../../daemon/policy/protectedPlaces.ts';
+import { selfProtection } from '../../daemon/policy/selfProtection.ts';
+
+// What a login shell runs before Latch's hook beyond its own start-up files: what they source,
+// as rustup, uv, Debian's .bashrc and a zsh kept in ~/.config set them up.
+let root: string;
+let home: string;
+let places: ProtectedPlaces;
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'latch-startup-'));
+  home = join(root, 'home');
+  const files: Record<string, string> = {
+    '.profile': [
+      'if [ -n "$BASH_VERSION" ]; then',
+      '    if [ -f "$HOME/.bashrc" ]; then',
+      '\t. "$HOME/.bashrc"',
+      '    fi',
+      'fi',
+      '. "$HOME/.cargo/env"',
+    ].join('\n'),
+    '.bashrc': [
+      '[ -f ~/.bash_aliases ] && . ~/.bash_aliases',
+      'for f in ~/.bashrc.d/*.sh; do . "$f"; done',
+      'source ~/.local/bin/env',
+    ].join('\n'),
+    '.local/bin/env': '. ~/.config/uv/more.sh',
+    '.zshenv': 'export ZDOTDIR=$HOME/.config/zsh',
+    '.cargo/env': '',
+  };
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(home, path, '..'), { recursive: true });
+    writeFileSync(join(home, path), text);
+  }
+  places = protectedPlaces({ HOME: home }, 4242, []);
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const written = (path: string) =>
+  selfProtection({ tool: 'Write', paths: [join(home, path)], cwd: home }, places);
+
+describe('the files a shell start-up file sources', () => {
+  it.each([
+    ['a file .profile sources (rustup)', '.cargo/env'],
+    ['one sourced if it exists, not there yet', '.bash_aliases'],
+    ['a folder a loop sources from', '.bashrc.d/x.sh'],
+    ['a file sourced by a sourced file (uv)', '.local/bin/env'],
+    ['and what that one sources', '.config/uv/more.sh'],
+    ['zsh’s files in the ZDOTDIR .zshenv sets', '.config/zsh/.zprofile'],
+    ['the same for .zshrc', '.config/zsh/.zshrc'],
+  ])('guards %s', (_what, path) => {
+    expect(written(path)).toMatchObject({
+      action: 'ask',
+      risk: 'critical',
+      rule: 'latch: agent hook settings',
+    });
+  });
+
+  it.each([
+    ['a file beside a sourced one', '.cargo/bin/cargo'],
+    ['a file in the ZDOTDIR that zsh does not read', '.config/zsh/notes.txt'],
+  ])('leaves %s to the policy', (_what, path) => {
+    expect(written(path)).toBeUndefined();
+  });
+});
