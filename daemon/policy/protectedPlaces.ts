@@ -66,6 +66,8 @@ function shellStartupFiles(env: NodeJS.ProcessEnv): string[] {
     join(fish, 'conf.d'),
     // Universal variables: `set -Ux NODE_OPTIONS …` there reaches every fish.
     join(fish, 'fish_variables'),
+    // A graphical session's environment, which the agent and its hooks inherit at the next login.
+    ...['.xsessionrc', '.xprofile', '.pam_environment'].map((file) => join(home, file)),
   ];
   return [...files, ...sourcedStartupFiles(files, { HOME: home })];
 }

@@ -110,6 +110,8 @@ describe('self-protection: tools that write', () => {
     ['Write of fish’s config', () => tool('Write', 'H/.config/fish/config.fish'), 'hooks'],
     ['Write of a fish snippet', () => tool('Write', 'H/.config/fish/conf.d/x.fish'), 'hooks'],
     ['Write of fish’s universal variables', () => tool('Write', 'H/.config/fish/fish_variables'), 'hooks'],
+    ['Write of the X session’s start-up file', () => tool('Write', 'H/.xsessionrc'), 'hooks'],
+    ['Edit of the login environment', () => tool('Edit', 'H/.pam_environment'), 'hooks'],
     ['Read of the shell profile (left to the policy)', () => tool('Read', 'H/.profile'), undefined],
     ['Write of a project’s .profile', () => tool('Write', 'P/.profile'), undefined],
     // What is in a project's agent folder configures the agent: subagents and skills declare
