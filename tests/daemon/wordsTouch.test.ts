@@ -18,10 +18,26 @@ function touched(command: string, cwd: string | undefined): string[] {
   return [...new Set(notes)].sort();
 }
 
+/**
+ * ~/.latch named is also the folder above each place in it, which moving it takes away (the
+ * verdict is the same `files` guard as for the folder itself).
+ */
+const ABOVE_ITS_PLACES = [
+  'host-key.json',
+  'host-token',
+  'relay-secrets.json',
+  'run',
+  'state.db',
+  'state.db-shm',
+  'state.db-wal',
+  'totp.json',
+].map((target) => `files ${target}`);
+const latchHomeAnd = (...notes: string[]) => ['files .latch', ...ABOVE_ITS_PLACES, ...notes].sort();
+
 describe('the paths a command’s words touch', () => {
   it('reads a relative word from a folder another word names, only when that is a folder', () => {
     // `ls ~/.latch totp.json` may have cd'd into ~/.latch first; config.toml is a file, so no cd there.
-    expect(touched('ls H/.latch totp.json', project)).toEqual(['files .latch', 'secrets totp.json']);
+    expect(touched('ls H/.latch totp.json', project)).toEqual(latchHomeAnd('secrets totp.json'));
     expect(touched('cat H/.latch/config.toml ../run', project)).toEqual(['files .latch']);
     expect(touched('cat H/.latch/config.toml/x ../../run', project)).toEqual(['files .latch']);
     expect(touched('cat H/.latch/missing ../run', project)).toEqual(['files .latch']);
@@ -36,8 +52,8 @@ describe('the paths a command’s words touch', () => {
   });
 
   it('still judges absolute paths and project settings where the cwd is unknown', () => {
-    expect(touched('rm -rf H/.latch', undefined)).toEqual(['files .latch']);
-    expect(touched('ls H/.latch totp.json', undefined)).toEqual(['files .latch', 'secrets totp.json']);
+    expect(touched('rm -rf H/.latch', undefined)).toEqual(latchHomeAnd());
+    expect(touched('ls H/.latch totp.json', undefined)).toEqual(latchHomeAnd('secrets totp.json'));
     expect(touched('rm app/.claude/settings.json', undefined)).toEqual(['hooks settings.json']);
     expect(touched('rm .latch/config.toml', undefined)).toEqual(['files .latch']);
     expect(touched('rm dist/config.toml', undefined)).toEqual([]);
