@@ -100,7 +100,9 @@ function writable(folder: string): boolean {
  * in it; `.*` names any folder), so that `dist/config.toml` or `$OUT/settings.json` is no place.
  */
 function placesNamedIn(path: PathSegment[], places: ProtectedPlaces): Touch[] {
+  // Not Latch's program: its paths' last names are every project's too (`node_modules/bindings`).
   return places.places.flatMap((place): Touch[] => {
+    if (place.kind === 'program') return [];
     const { parts } = place;
     for (let from = 0; from < path.length; from++) {
       if (path[from] === UNKNOWN_SEGMENT) continue;

@@ -69,20 +69,24 @@ function shellStartupFiles(env: NodeJS.ProcessEnv): string[] {
     // A graphical session's environment, which the agent and its hooks inherit at the next login.
     ...['.xsessionrc', '.xprofile', '.pam_environment'].map((file) => join(home, file)),
   ];
-  return [...files, ...sourcedStartupFiles(files, { HOME: home })];
+  return [...files, ...sourcedStartupFiles(files, home)];
 }
 
 /**
  * Where the user's service manager reads how to start the daemon, and the environment it starts
- * it in (systemd's user units and `environment.d`, launchd's agents): edited, the daemon's next
- * start runs what the agent wrote there (`NODE_OPTIONS=--require …`), with its keys.
+ * it in (systemd's user units, drop-ins, `user.conf` and `environment.d`, in the user's config,
+ * data and runtime folders; launchd's agents): edited, the daemon's next start runs what the
+ * agent wrote there (`NODE_OPTIONS=--require …`), with its keys.
  */
 function serviceFiles(env: NodeJS.ProcessEnv): string[] {
   const home = homeFolder(env);
   const config = env['XDG_CONFIG_HOME'] || join(home, '.config');
+  const data = env['XDG_DATA_HOME'] || join(home, '.local', 'share');
   return [
-    join(config, 'systemd', 'user'),
+    join(config, 'systemd'),
     join(config, 'environment.d'),
+    join(data, 'systemd', 'user'),
+    ...(env['XDG_RUNTIME_DIR'] ? [join(env['XDG_RUNTIME_DIR'], 'systemd')] : []),
     join(home, 'Library', 'LaunchAgents'),
   ];
 }

@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { changesTheLeash } from './changesTheLeash.ts';
-import { commandWords, type Word } from './commandWords.ts';
+import { commandWords, literalText, type SimpleCommand, type Word } from './commandWords.ts';
 import { pathPattern } from './pathPattern.ts';
 import { pathTouches, type Touch } from './pathTouches.ts';
 import { namesTouch } from './namesTouch.ts';
@@ -92,8 +92,10 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
   } else if (call.command !== undefined) {
     const commands = commandWords(call.command, variables);
     const words = uniqueWords(commands.flat());
+    // A bare `cd` goes home: what follows is read from there (`cd && cp /tmp/x .bashrc`).
+    if (commands.some(goesHome)) words.push([{ text: places.variables['HOME']!, glob: false }]);
     namesTouch(words, places, note);
-    wordsTouch(words, cwd, places, real, note);
+    wordsTouch(words, cwd, places, real, note, onlyLookedAt(commands));
     if (commands.some((command) => stopsTheDaemon(command, places.daemonPid))) note('stop', 'latch daemon');
     const leash = commands.map(changesTheLeash).find(Boolean);
     if (leash) note('commands', leash);
@@ -128,6 +130,35 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
       };
   }
   return undefined;
+}
+
+/**
+ * Programs that only look at the paths they are given: a folder above a place that they name is
+ * not moved (`ls ~/.config`, `du -sh ~/.nvm`). `find` is not one (`-delete`, `-exec`).
+ */
+const LOOKERS = new Set([
+  ...['ls', 'du', 'stat', 'tree', 'file', 'wc', 'cat', 'head', 'tail', 'less', 'more', 'bat', 'eza'],
+  ...['grep', 'rg', 'realpath', 'readlink', 'cd', 'pushd', 'pwd', 'test', '[', 'echo', 'printf'],
+]);
+
+const programName = (command: SimpleCommand) =>
+  command[0] && literalText(command[0])?.split('/').at(-1)?.toLowerCase();
+
+const goesHome = (command: SimpleCommand) =>
+  command.length === 1 && ['cd', 'pushd'].includes(programName(command) ?? '');
+
+/** Whether a word stands only in commands of programs that only look at what they are given. */
+function onlyLookedAt(commands: SimpleCommand[]): (word: Word) => boolean {
+  const looked = new Set<string>();
+  const actedOn = new Set<string>();
+  for (const command of commands) {
+    const into = LOOKERS.has(programName(command) ?? '') ? looked : actedOn;
+    for (const word of command) into.add(JSON.stringify(word));
+  }
+  return (word) => {
+    const key = JSON.stringify(word);
+    return looked.has(key) && !actedOn.has(key);
+  };
 }
 
 /** A read reaches a secret named by its path; Grep reads every file below its folder too. */

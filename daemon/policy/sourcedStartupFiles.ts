@@ -1,45 +1,65 @@
-import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join } from 'node:path';
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { commandWords, literalText } from './commandWords.ts';
+import { pathPattern, segmentMatches } from './pathPattern.ts';
 
 /** zsh's start-up files, read from `$ZDOTDIR` once `.zshenv` sets it. */
 export const ZSH_FILES = ['.zshenv', '.zprofile', '.zlogin', '.zshrc'];
 
-/** Words that open a compound command before the simple command in it (`then . ~/.x`). */
-const KEYWORDS = new Set(['if', 'then', 'else', 'elif', 'do', 'while', 'until', '{', '!', 'time']);
+/** Words before the simple command in a compound one (`then . ~/.x`), or before the builtin. */
+const LEADING = new Set([
+  'if',
+  'then',
+  'else',
+  'elif',
+  'do',
+  'while',
+  'until',
+  '{',
+  '!',
+  'time',
+  'builtin',
+  'command',
+]);
 
-/** Enough for the start-up files people keep; a file larger than this is not read. */
+/** Enough for the start-up files people keep; a larger file is not read, nor more of them. */
 const MOST_FILES = 64;
 const MOST_BYTES = 256 * 1024;
+const MOST_BYTES_IN_ALL = 1024 * 1024;
 
 /**
  * What the shell start-up files run as well, read when the daemon starts: the files they source
- * (`. "$HOME/.cargo/env"`, `[ -f ~/.bash_aliases ] && . ~/.bash_aliases`), the folders a loop
- * sources from (`for f in ~/.bashrc.d/*; do . "$f"; done`), and zsh's files in the `ZDOTDIR` one
- * sets, each read in turn. Edited, any of them runs before Latch's hook as surely as the file
- * that sources it: `exit 0` there lets every tool run. A path only running tells
- * (`${XDG_CONFIG_HOME:-…}`) is not guessed at.
+ * (`. "$HOME/.cargo/env"`, `[ -f ~/.bash_aliases ] && . ~/.bash_aliases`), what a loop sources
+ * (`for f in ~/.bashrc.d/*.sh; do . "$f"; done`: the folder; `for f in ~/.{exports,aliases}`: each
+ * file), and zsh's files in the `ZDOTDIR` one sets, each read in turn. Edited, any of them runs
+ * before Latch's hook as surely as the file that sources it: `exit 0` there lets every tool run.
+ * A path only running tells (`${XDG_CONFIG_HOME:-…}`) is not guessed at.
  */
-export function sourcedStartupFiles(
-  startupFiles: readonly string[],
-  variables: Record<string, string>,
-): string[] {
+export function sourcedStartupFiles(startupFiles: readonly string[], home: string): string[] {
   const found = new Set<string>();
   const toRead = [...startupFiles];
   const add = (path: string | undefined) => {
     if (path === undefined || !isAbsolute(path) || startupFiles.includes(path) || found.has(path)) return;
+    if (found.size >= MOST_FILES) return;
     found.add(path);
     toRead.push(path);
   };
-  for (let read = 0; read < toRead.length && read < MOST_FILES; read++) {
-    for (const command of commandWords(readSmall(toRead[read]!), variables)) {
+  let budget = MOST_BYTES_IN_ALL;
+  for (let read = 0; read < toRead.length; read++) {
+    const text = readStartupFile(toRead[read]!, budget);
+    budget -= text.length;
+    let loop: (string | undefined)[] | undefined;
+    for (const command of commandWords(text, { HOME: home })) {
       const texts = command.map(literalText);
       let at = 0;
-      while (KEYWORDS.has(texts[at] ?? '')) at++;
-      if (texts[at] === '.' || texts[at] === 'source') add(texts[at + 1]);
-      if (texts[at] === 'for')
-        for (const text of texts.slice(texts.indexOf('in', at) + 1))
-          if (text !== undefined && /[*?[]/.test(text.split('/').at(-1)!)) add(dirname(text));
+      while (LEADING.has(texts[at] ?? '')) at++;
+      if (texts[at] === 'for') loop = texts.slice(texts.indexOf('in', at) + 1);
+      if (texts[at] === 'done') loop = undefined;
+      if (texts[at] === '.' || texts[at] === 'source') {
+        const sourced = texts[at + 1];
+        if (sourced !== undefined) add(sourced);
+        else for (const listed of loop ?? []) for (const path of loopFiles(listed, home)) add(path);
+      }
       for (const text of texts) {
         const zdotdir = /^ZDOTDIR=(.+)$/.exec(text ?? '')?.[1];
         if (zdotdir !== undefined) for (const file of ZSH_FILES) add(join(zdotdir, file));
@@ -49,11 +69,50 @@ export function sourcedStartupFiles(
   return [...found];
 }
 
-function readSmall(path: string): string {
+/**
+ * What one word of a loop's list names: the file, or for a pattern (`~/.bashrc.d/*.sh`) its
+ * folder; in the home folder or above it, whose other files are no start-up files, the files it
+ * matches now.
+ */
+function loopFiles(word: string | undefined, home: string): string[] {
+  if (word === undefined || !isAbsolute(word)) return [];
+  const last = basename(word);
+  if (!/[*?[]/.test(last)) return [word];
+  const folder = dirname(word);
+  if (`${home}/`.startsWith(`${folder}/`) || /[*?[]/.test(folder)) {
+    const pattern = pathPattern([{ text: last, glob: true }]).segments[0]!;
+    try {
+      return readdirSync(folder)
+        .filter((name) => segmentMatches(pattern, name.toLowerCase()))
+        .map((name) => join(folder, name));
+    } catch {
+      return [];
+    }
+  }
+  return [folder];
+}
+
+/**
+ * A start-up file's text, or nothing for what is no regular file (a FIFO would hold the daemon's
+ * start), is too large, or is not there. Opened without waiting, then looked at.
+ */
+function readStartupFile(path: string, budget: number): string {
+  let fd: number;
   try {
-    const text = readFileSync(path, 'utf8');
-    return text.length <= MOST_BYTES ? text : '';
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
-    return ''; // not there (yet), a folder, or not ours to read: nothing it sources
+    return '';
+  }
+  try {
+    const stat = fstatSync(fd);
+    const size = stat.size;
+    if (!stat.isFile() || size > Math.min(MOST_BYTES, budget)) return '';
+    const buffer = Buffer.alloc(size);
+    const length = readSync(fd, buffer, 0, size, 0);
+    return buffer.subarray(0, length).toString('utf8');
+  } catch {
+    return '';
+  } finally {
+    closeSync(fd);
   }
 }

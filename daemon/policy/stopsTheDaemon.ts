@@ -23,6 +23,20 @@ const QUESTIONS = new Set([
   'get-default',
 ]);
 
+/** systemctl's options that take the next word as their value (`-n 5`, `--property X`). */
+const WITH_VALUE =
+  /^(-[nptosHM]|--(lines|property|type|output|signal|host|machine|state|job-mode|kill-whom|kill-value|root|what|when|message|timestamp|drop-in|image|image-policy|reboot-argument|boot-loader-entry|boot-loader-menu|preset-mode|legend|check-inhibitors))$/;
+
+/** The verb in systemctl's arguments: the first word that is no option nor an option's value. */
+function systemctlVerb(args: (string | undefined)[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === undefined || !arg.startsWith('-')) return arg;
+    if (WITH_VALUE.test(arg)) i++;
+  }
+  return undefined;
+}
+
 /** A unit or service name that says latch, that only running tells, or a pattern systemctl matches itself (`'l?tch'`). */
 const maySayLatch = (text: string | undefined) => text === undefined || /latch|[*?[]/i.test(text);
 
@@ -67,9 +81,8 @@ export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boole
       case 'systemctl': {
         // The user's own manager runs the daemon: a verb that is not a question to it may stop
         // it, or restart it in another environment (`set-environment NODE_OPTIONS=…`, `exit`).
-        if (texts.slice(index + 1).includes('--user')) {
-          const verb = texts.slice(index + 1).find((text) => !text?.startsWith('-'));
-          return !QUESTIONS.has(verb ?? '');
+        if (texts.slice(index + 1).some((text) => /^--u(s(er?)?)?$/.test(text ?? ''))) {
+          return !QUESTIONS.has(systemctlVerb(texts.slice(index + 1)) ?? '');
         }
         return anyFrom(index + 1, 'may say latch', (i) => maySayLatch(texts[i]));
       }
@@ -78,6 +91,8 @@ export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boole
       case 'loginctl':
         return anyFrom(index + 1, 'ends a session', (i) => /^(kill|terminate)-/.test(texts[i] ?? 'kill-'));
       case 'launchctl':
+      // Sets the environment of the user's service manager, which the daemon's next start gets.
+      case 'dbus-update-activation-environment':
         return true;
       default:
         return name !== undefined && BY_NAME.has(name);

@@ -1,16 +1,17 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { literalText, type Word } from './commandWords.ts';
-import { pathPattern, type PathPattern } from './pathPattern.ts';
+import { pathPattern, segmentMatches, type PathPattern } from './pathPattern.ts';
 import { pathTouches, type Touch } from './pathTouches.ts';
-import type { ProtectedPlaces } from './protectedPlaces.ts';
+import { sameName, type ProtectedPlaces } from './protectedPlaces.ts';
 import type { Guard, Note } from './selfProtection.ts';
 
 /**
  * What the words of a command (or of an unknown tool's input) touch of Latch's as paths, as
  * something that may write: each word from the folder the command runs in, and from every
  * folder it names at, in or above a protected place, since it may `cd` there first
- * (`cd ~ && cat .lat?h/t*`, `cd ~/.latch && cat *`).
+ * (`cd ~ && cat .lat?h/t*`, `cd ~/.latch && cat *`). A word only `lookedAt` (`ls ~/.config`)
+ * does not move the folder above a place that it names.
  */
 export function wordsTouch(
   words: Word[],
@@ -18,6 +19,7 @@ export function wordsTouch(
   places: ProtectedPlaces,
   realPath: (path: string) => string,
   note: Note,
+  lookedAt: (word: Word) => boolean = () => false,
 ): void {
   const patterns = words.map((word): [Word, PathPattern] => [word, pathPattern(word)]);
   // Equivalent mutants (Stryker) below: without a cwd, a relative base or word can only match a
@@ -33,33 +35,67 @@ export function wordsTouch(
     const folder = realPath(resolve(cwd ?? '/', text));
     if (pathTouches(pattern, cwd, places, realPath).length > 0 && isFolder(folder)) bases.add(folder);
   }
-  const noteWrites = (touches: Touch[]) => {
+  const noteWrites = (touches: Touch[], looked = false) => {
     for (const touch of touches) {
-      const guard = mayWrite(touch);
+      const guard = looked && touch.relation === 'above' ? undefined : mayWrite(touch);
       if (guard) note(guard, touch.place.target);
     }
   };
   // Stryker disable next-line ConditionalExpression: an absolute pattern ignores its base
   const fromBases = (pattern: PathPattern) =>
     pattern.from === 'here' && bases.size > 0 ? [...bases] : [undefined];
-  // The folders the words name: what cp, mv, ln or install puts in one keeps its last name there,
-  // wherever it came from (`cp /tmp/x/.bashrc ~`, `mv "$T"/.mcp.json .`).
-  const folders = new Set<string>();
+  for (const [word, pattern] of patterns)
+    for (const base of fromBases(pattern))
+      noteWrites(pathTouches(pattern, base, places, realPath), lookedAt(word));
+  intoFolders(patterns, fromBases, places, realPath, noteWrites, lookedAt);
+}
+
+/**
+ * What cp, mv, ln or install puts in a folder keeps its last name there, wherever it came from:
+ * `cp /tmp/x/.bashrc ~` writes `~/.bashrc`. Only folders that hold a protected place count, and
+ * only the names of what they hold (a project's forms are seen in the words themselves), so the
+ * work stays in proportion to the command however many folders and files it names.
+ */
+function intoFolders(
+  patterns: [Word, PathPattern][],
+  fromBases: (pattern: PathPattern) => (string | undefined)[],
+  places: ProtectedPlaces,
+  realPath: (path: string) => string,
+  noteWrites: (touches: Touch[]) => void,
+  lookedAt: (word: Word) => boolean,
+): void {
+  // Each folder named that holds a place, with the names of its entries on the way to one.
+  const held = new Map<string, Set<string>>();
   for (const [word, pattern] of patterns) {
     const text = literalText(word);
-    if (text === undefined || pattern.from === 'computed') continue;
+    if (text === undefined || pattern.from === 'computed' || lookedAt(word)) continue;
     for (const base of fromBases(pattern)) {
       const folder = realPath(resolve(base ?? '/', text));
-      if (isFolder(folder)) folders.add(folder);
+      const parts = folder.split('/').filter(Boolean).map(sameName);
+      const names = places.places
+        .filter(
+          (place) => place.parts.length > parts.length && parts.every((part, i) => place.parts[i] === part),
+        )
+        .map((place) => place.parts[parts.length]!);
+      if (names.length > 0 && !held.has(folder) && isFolder(folder)) held.set(folder, new Set(names));
     }
   }
-  for (const [, pattern] of patterns) {
-    for (const base of fromBases(pattern)) noteWrites(pathTouches(pattern, base, places, realPath));
-    const last = pattern.segments.at(-1);
-    if (last === undefined) continue;
-    for (const folder of folders)
-      noteWrites(pathTouches({ from: 'here', segments: [last] }, folder, places, realPath));
-  }
+  if (held.size === 0) return;
+  // Each last name once, and each name held once: `cp a/.bashrc b/.bashrc … ~` is one check.
+  const lastNames = new Map(
+    patterns.flatMap(([, { segments }]) => {
+      const last = segments.at(-1);
+      return last === undefined ? [] : [[String(last), last] as const];
+    }),
+  );
+  const heldNames = new Set([...held.values()].flatMap((names) => [...names]));
+  const written = new Set(
+    [...heldNames].filter((name) => [...lastNames.values()].some((last) => segmentMatches(last, name))),
+  );
+  for (const [folder, names] of held)
+    for (const name of names)
+      if (written.has(name))
+        noteWrites(pathTouches({ from: 'here', segments: [name] }, folder, places, realPath));
 }
 
 /** What touching a place means for a call that may write there. */

@@ -106,6 +106,14 @@ describe('self-protection: commands', () => {
     ['cp "$T"/.mcp.json .', 'hooks'],
     ['install -m 644 /tmp/evil/.zshenv ~', 'hooks'],
     ['cp .bashrc ~', 'hooks'],
+    // A place's whole path inside a program's own code.
+    ["python3 -c \"open('H/.bashrc', 'a').write('exit 0')\"", 'hooks'],
+    ["node -e \"require('fs').writeFileSync('~/.config/systemd/user/x.service', s)\"", 'files'],
+    ['python3 -c \'open("$HOME/.nvm/versions/node/v20/bin/node", "wb")\'', 'files'],
+    // A bare cd goes home.
+    ['cd && echo "exit 0" >> .bashrc', 'hooks'],
+    ['cd; cp /tmp/x/.bashrc .', 'hooks'],
+    ['find ~/.config -delete', 'files'],
     // A folder above a place that can be moved away, and another moved in its stead.
     // (~/.config holds fish's config, and the daemon's systemd unit: its own files come first.)
     ['mv ~/.config ~/.config.old && mv /tmp/evil ~/.config', 'files'],
@@ -119,10 +127,6 @@ describe('self-protection: commands', () => {
     [`cd ~/${LATCH_IN_HOME}/dist && cp /tmp/evil.cjs latch/hook.cjs`, 'files'],
     [`sed -i 's/exit(2)/exit(0)/' ~/${LATCH_IN_HOME}/node_modules/better-sqlite3/lib/index.js`, 'files'],
     [`cp /tmp/evil ~/${NODE_IN_HOME}`, 'files'],
-    [
-      'cp /tmp/evil.cjs "$NVM_DIR"/versions/node/v20/lib/node_modules/@latchhq/latch/dist/latch/hook.cjs',
-      'files',
-    ],
     // Stopping the daemon.
     ['pkill -f "latch daemon"', 'stop'],
     ['killall node', 'stop'],
@@ -147,10 +151,9 @@ describe('self-protection: commands', () => {
     ['/usr/local/bin/latch uninstall codex', 'commands'],
     ['latch daemon', 'commands'],
     ['latch devices --revoke abc', 'commands'],
-    // (Named by their paths, Latch's program files come first; guardsOfTheDaemon reads these as commands.)
-    ['node dist/latch/main.mjs pair', 'files'],
+    ['node dist/latch/main.mjs pair', 'commands'],
     ["sh -c 'latch pair'", 'commands'],
-    ['node /opt/latch/daemon/bin/lat?h.cjs uninstall claude-code', 'files'],
+    ['node /opt/latch/daemon/bin/lat?h.cjs uninstall claude-code', 'commands'],
     ['la[t]ch pair', 'commands'],
     ['lat{c..c}h install codex', 'commands'],
     ['latch $(echo pair)', 'commands'],
@@ -171,6 +174,13 @@ describe('self-protection: commands', () => {
     ['grep -E "import .* from" src', undefined],
     ['cat state.db.example', undefined],
     ['cat .mcp.json.example', undefined],
+    // A project's own packages, named like the ones the daemon loads.
+    ['ls node_modules/bindings', undefined],
+    ['cat node_modules/better-sqlite3/package.json', undefined],
+    ['/usr/local/bin/node x.js', undefined],
+    // Programs that only look at a folder above a place do not move it.
+    ['ls ~/.config', undefined],
+    ['du -sh ~/.nvm', undefined],
     // The home folder cannot be moved by its owner (its parent is the system's).
     ['ls ~', undefined],
     ['cp /tmp/notes.txt ~', undefined],

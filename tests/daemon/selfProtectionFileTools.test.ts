@@ -165,6 +165,17 @@ describe('self-protection: tools that write', () => {
       'files',
     ],
     ['Write in environment.d', () => tool('Write', 'H/.config/environment.d/node.conf'), 'files'],
+    ['Write of systemd’s user.conf', () => tool('Write', 'H/.config/systemd/user.conf'), 'files'],
+    [
+      'Write of a unit in user.control, ahead of user/',
+      () => tool('Write', 'H/.config/systemd/user.control/latch.service'),
+      'files',
+    ],
+    [
+      'Write of a drop-in in the data folder',
+      () => tool('Write', 'H/.local/share/systemd/user/latch.service.d/env.conf'),
+      'files',
+    ],
     ['Write of a launchd agent', () => tool('Write', 'H/Library/LaunchAgents/dev.latch.plist'), 'files'],
     // A project's MCP servers, which Claude Code starts outside any gate.
     ['Write of a project’s MCP servers', () => tool('Write', 'P/.mcp.json'), 'hooks'],

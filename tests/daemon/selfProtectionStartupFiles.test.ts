@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +30,15 @@ beforeAll(() => {
       'source ~/.local/bin/env',
     ].join('\n'),
     '.local/bin/env': '. ~/.config/uv/more.sh',
+    // A loop over a pattern in the home folder sources what it matches, not the whole home; a
+    // loop that sources nothing names nothing; a brace list names each file.
+    '.zshrc': [
+      'for f in $HOME/.*_aliases; do . "$f"; done',
+      'for key in ~/.ssh/id_*; do echo "$key"; done',
+      'for file in ~/.{path,exports}; do [ -r "$file" ] && builtin source "$file"; done',
+      '# . ~/.commented-out',
+    ].join('\n'),
+    '.git_aliases': '',
     '.zshenv': 'export ZDOTDIR=$HOME/.config/zsh',
     '.cargo/env': '',
   };
@@ -44,6 +54,15 @@ const written = (path: string) =>
   selfProtection({ tool: 'Write', paths: [join(home, path)], cwd: home }, places);
 
 describe('the files a shell start-up file sources', () => {
+  it('reads no FIFO a start-up file sources (it would hold the daemon’s start)', () => {
+    const fifoHome = join(root, 'fifo-home');
+    mkdirSync(fifoHome);
+    writeFileSync(join(fifoHome, '.profile'), '. ~/pipe');
+    execFileSync('mkfifo', [join(fifoHome, 'pipe')]);
+    const fifoPlaces = protectedPlaces({ HOME: fifoHome }, 4242, []);
+    expect(fifoPlaces.places.some((place) => place.path === join(fifoHome, 'pipe'))).toBe(true);
+  });
+
   it.each([
     ['a file .profile sources (rustup)', '.cargo/env'],
     ['one sourced if it exists, not there yet', '.bash_aliases'],
@@ -52,6 +71,8 @@ describe('the files a shell start-up file sources', () => {
     ['and what that one sources', '.config/uv/more.sh'],
     ['zsh’s files in the ZDOTDIR .zshenv sets', '.config/zsh/.zprofile'],
     ['the same for .zshrc', '.config/zsh/.zshrc'],
+    ['a file a pattern loop in the home folder sources', '.git_aliases'],
+    ['a file of a brace list a loop sources', '.exports'],
   ])('guards %s', (_what, path) => {
     expect(written(path)).toMatchObject({
       action: 'ask',
@@ -63,6 +84,9 @@ describe('the files a shell start-up file sources', () => {
   it.each([
     ['a file beside a sourced one', '.cargo/bin/cargo'],
     ['a file in the ZDOTDIR that zsh does not read', '.config/zsh/notes.txt'],
+    ['a project beside a pattern loop in the home folder', 'project/src/index.ts'],
+    ['a key a loop only echoes', '.ssh/id_x'],
+    ['a file a comment sources', '.commented-out'],
   ])('leaves %s to the policy', (_what, path) => {
     expect(written(path)).toBeUndefined();
   });
