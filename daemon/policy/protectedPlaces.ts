@@ -35,6 +35,8 @@ export interface ProtectedPlaces {
   /** Names looked for anywhere in a command's words, whatever folder it runs in. */
   names: { secrets: RegExp; files: RegExp; hooks: RegExp };
   daemonPid: number;
+  /** Latch runs from a package in a node_modules folder: a package manager can put another there. */
+  installedGlobally: boolean;
 }
 
 /** The folder an agent keeps in a project, and the files there and in its user folder that can hold hooks. */
@@ -196,5 +198,6 @@ export function protectedPlaces(
       ]),
     },
     daemonPid,
+    installedGlobally: program.some((path) => path.endsWith('latch.cjs') && path.includes('/node_modules/')),
   };
 }

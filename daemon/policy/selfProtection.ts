@@ -8,6 +8,7 @@ import { namesTouch } from './namesTouch.ts';
 import { LONG_COMMAND_BYTES, type Verdict } from './policy.ts';
 import type { ProtectedPlaces } from './protectedPlaces.ts';
 import { realPath } from './realPath.ts';
+import { replacesGlobalPackages } from './replacesGlobalPackages.ts';
 import { placeByIdentity } from './sameFile.ts';
 import { stopsTheDaemon } from './stopsTheDaemon.ts';
 import { mayWrite, wordsTouch } from './wordsTouch.ts';
@@ -94,11 +95,21 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
     const words = uniqueWords(commands.flat());
     // A bare `cd` goes home: what follows is read from there (`cd && cp /tmp/x .bashrc`).
     if (commands.some(goesHome)) words.push([{ text: places.variables['HOME']!, glob: false }]);
+    // An option's value is a word of its own (`cp --target-directory=$HOME x/.bashrc`).
+    for (const word of [...words]) {
+      const value = /^--?[\w-]+=(.+)$/s.exec(literalText(word) ?? '')?.[1];
+      if (value !== undefined) words.push([{ text: value, glob: false }]);
+    }
     namesTouch(words, places, note);
     wordsTouch(words, cwd, places, real, note, onlyLookedAt(commands));
     if (commands.some((command) => stopsTheDaemon(command, places.daemonPid))) note('stop', 'latch daemon');
     const leash = commands.map(changesTheLeash).find(Boolean);
     if (leash) note('commands', leash);
+    // Latch installed as a global package is replaced by another global install of its name.
+    const replaces = places.installedGlobally
+      ? commands.map(replacesGlobalPackages).find(Boolean)
+      : undefined;
+    if (replaces) note('files', replaces);
   }
   // An MCP or unknown tool may write anywhere: each string in its input is read as a command's
   // words are. A longer input is more than can be read so in time (16 kB built to be slow takes

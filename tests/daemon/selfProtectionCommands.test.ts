@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LONG_COMMAND_BYTES } from '../../daemon/policy/policy.ts';
+import { protectedPlaces } from '../../daemon/policy/protectedPlaces.ts';
 import { selfProtection, type Guard } from '../../daemon/policy/selfProtection.ts';
 import {
   DAEMON_PID,
@@ -110,6 +111,14 @@ describe('self-protection: commands', () => {
     ["python3 -c \"open('H/.bashrc', 'a').write('exit 0')\"", 'hooks'],
     ["node -e \"require('fs').writeFileSync('~/.config/systemd/user/x.service', s)\"", 'files'],
     ['python3 -c \'open("$HOME/.nvm/versions/node/v20/bin/node", "wb")\'', 'files'],
+    // An option's value is a word too.
+    ['cp --target-directory=$HOME /tmp/x/.bashrc', 'hooks'],
+    // A global install puts another package in place of Latch's (installed globally here).
+    ['npm install -g /tmp/evil-latch', 'files'],
+    ['cd /tmp/evil && npm link', 'files'],
+    ['pnpm add --global ./evil', 'files'],
+    ['yarn global add file:/tmp/evil', 'files'],
+    ['npm i -g @latchhq/latch@0.0.1', 'files'],
     // A bare cd goes home.
     ['cd && echo "exit 0" >> .bashrc', 'hooks'],
     ['cd; cp /tmp/x/.bashrc .', 'hooks'],
@@ -174,6 +183,11 @@ describe('self-protection: commands', () => {
     ['grep -E "import .* from" src', undefined],
     ['cat state.db.example', undefined],
     ['cat .mcp.json.example', undefined],
+    // A project's own packages, and looking at global ones.
+    ['npm install', undefined],
+    ['npm test', undefined],
+    ['npm ls -g', undefined],
+    ['pnpm add left-pad', undefined],
     // A project's own packages, named like the ones the daemon loads.
     ['ls node_modules/bindings', undefined],
     ['cat node_modules/better-sqlite3/package.json', undefined],
@@ -237,6 +251,14 @@ describe('self-protection: commands', () => {
     expect(judged(bash(`cat ~/.lat*/t*${padding}`))).toBeUndefined();
     // Up to what a phone shows, its words are read as a shell would.
     expect(judged(bash('cat ~/.lat*/t*'.padEnd(LONG_COMMAND_BYTES)))).toEqual(expected('secrets'));
+  });
+
+  it('leaves global installs to the policy where Latch is not installed as a package (a checkout)', () => {
+    const fromCheckout = protectedPlaces({ HOME: home }, DAEMON_PID, ['/src/latch/daemon/bin/latch.cjs']);
+    expect(fromCheckout.installedGlobally).toBe(false);
+    expect(judged(bash('npm install -g typescript'), fromCheckout)).toBeUndefined();
+    expect(places.installedGlobally).toBe(true);
+    expect(judged(bash('npm install -g typescript'))).toEqual(expected('files'));
   });
 
   it('names what a person types to approve', () => {
