@@ -22,3 +22,9 @@ export function learnRelayTime(headers: Headers): void {
   const offset = relayTime - Date.now();
   offsetMs = Math.abs(offset) <= MAX_OFFSET_MS ? offset : 0;
 }
+
+/** How long until `exp`, by relay time, as `4:58 left`: the list and the request say it alike. */
+export function timeLeft(exp: number): string {
+  const seconds = Math.max(0, Math.round((exp - relayNow()) / 1000));
+  return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')} left`;
+}

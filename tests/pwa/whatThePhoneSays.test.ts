@@ -108,6 +108,37 @@ describe('what the phone says', () => {
     expect(await hook).toMatchObject({ permissionDecision: 'deny' });
   }, 60_000);
 
+  it('wraps a command at the edge as a terminal does, never by choice after a hyphen, and says the time left as the list does', async () => {
+    const { page } = phoneA.browser;
+    await page.setViewportSize({ width: 320, height: 700 });
+    const command =
+      'echo wrap && git push --force-with-lease origin main && rm -rf --no-preserve-root ./cache-dir';
+    const hook = ask(command);
+    await openPending(phoneA.browser, origin, /echo wrap/);
+    // A one-line command is the request's title.
+    await page.locator('h1.request-title.command').getByText(command).waitFor();
+    // The characters on each line the command takes, read from where the browser put each one.
+    const lines = await page.evaluate(() => {
+      const text = document.querySelector('h1.request-title')!.firstChild!;
+      const range = document.createRange();
+      const counts = new Map<number, number>();
+      for (let i = 0; i < text.textContent!.length; i++) {
+        range.setStart(text, i);
+        range.setEnd(text, i + 1);
+        const top = Math.round(range.getBoundingClientRect().top);
+        counts.set(top, (counts.get(top) ?? 0) + 1);
+      }
+      return [...counts.values()];
+    });
+    expect(lines.length).toBeGreaterThan(2);
+    // Every line but the last is full: none ended early at a space or after a hyphen.
+    expect(new Set(lines.slice(0, -1)).size).toBe(1);
+    expect(lines.at(-1)!).toBeLessThanOrEqual(lines[0]!);
+    expect(await page.locator('main').textContent()).toMatch(/Escape denies\. \d+:\d\d left\./);
+    await page.keyboard.press('Escape');
+    expect(await hook).toMatchObject({ permissionDecision: 'deny' });
+  }, 60_000);
+
   it('keeps Expired on screen when a refused approval comes back after it', async () => {
     const { page } = phoneA.browser;
     const request = runLatch(machine, ['request', '--title', 'Rotate the keys', '--timeout', '6'], {

@@ -24,7 +24,7 @@ import {
 } from '../keystore.ts';
 import { requestPath } from '../paths.ts';
 import { FACE_ID_CANCELLED, refusalText } from '../refusalText.ts';
-import { relayNow } from '../relayClock.ts';
+import { timeLeft } from '../relayClock.ts';
 import { cardContext } from '../requestCard.ts';
 import { navigate } from '../router.ts';
 import { useConnectivity } from '../useConnectivity.ts';
@@ -65,11 +65,6 @@ async function loadFleet(identity: DeviceIdentity, membership: Membership): Prom
     pending: await open(pending),
     recent: await open(recent),
   };
-}
-
-function timeLeft(exp: number): string {
-  const seconds = Math.max(0, Math.round((exp - relayNow()) / 1000));
-  return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')} left`;
 }
 
 export function HomeScreen() {

@@ -15,7 +15,7 @@ import { DiffView } from '../components/DiffView.tsx';
 import { RiskBadge } from '../components/RiskBadge.tsx';
 import { loadIdentity, loadPasskey, type DeviceIdentity, type Passkey } from '../keystore.ts';
 import { FACE_ID_CANCELLED, refusalText } from '../refusalText.ts';
-import { relayNow } from '../relayClock.ts';
+import { relayNow, timeLeft } from '../relayClock.ts';
 import { cardContext } from '../requestCard.ts';
 import { navigate } from '../router.ts';
 import { useConnectivity } from '../useConnectivity.ts';
@@ -246,8 +246,10 @@ function Review({
       <button type="button" class="link" onClick={() => navigate('/')}>
         Back to the list
       </button>
-      {/* What runs or changes first, then where it comes from. */}
-      <h1 class="request-title">{details.title}</h1>
+      {/* What runs or changes first, then where it comes from. A one-line command is its own title. */}
+      <h1 class={details.detail === details.title ? 'request-title command' : 'request-title'}>
+        {details.title}
+      </h1>
       {details.description && <p class="request-description">{details.description}</p>}
       <p class="request-meta">
         <span>{cardContext(details)}</span> · <span>{details.agent}</span> · <span>{details.tool}</span> ·{' '}
@@ -259,7 +261,6 @@ function Review({
         </p>
       )}
       <FatigueNotes details={details} />
-      {/* A one-line command is its own title: shown once. */}
       {details.detail === details.title ? null : details.detail.trim() ? (
         <pre class="detail">{details.detail}</pre>
       ) : (
@@ -327,7 +328,7 @@ function Review({
           onDone('denied', `${denied} request${denied === 1 ? '' : 's'} from this session denied.`)
         }
       />
-      <p class="muted">Escape denies. Expires at {new Date(details.exp).toLocaleTimeString()}.</p>
+      <p class="muted">Escape denies. {timeLeft(details.exp)}.</p>
     </main>
   );
 }
