@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import WebSocket from 'ws';
 import type { CapabilityToken } from '../shared/messages/approvals.ts';
 import type { RequestView } from '../shared/messages/relayViews.ts';
-import { gateCall } from '../daemon/socket/daemonClient.ts';
+import { gateCall } from '../daemon/socket/gateClient.ts';
 import { decideAtRelay, openAtRelay, tokenFor } from '../tests/support/phoneAtRelay.ts';
 import type { BenchEnvironment } from './environment.ts';
 import { median, ms, now, percentile, type BenchRow } from './stats.ts';

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { gateCall } from '../daemon/socket/daemonClient.ts';
+import { gateCall } from '../daemon/socket/gateClient.ts';
 import type { BenchEnvironment } from './environment.ts';
 import type { BenchRow } from './stats.ts';
 

@@ -1,4 +1,4 @@
-import { gateCall } from '../daemon/socket/daemonClient.ts';
+import { gateCall } from '../daemon/socket/gateClient.ts';
 import { decidePendingAtRelay } from '../tests/support/phoneAtRelay.ts';
 import { shippedJs, PWA_BUDGET_BYTES } from '../scripts/pwa-budget.ts';
 import { pairBrowserPhone } from '../tests/support/browserFlows.ts';

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { gateCall } from '../daemon/socket/daemonClient.ts';
+import { gateCall } from '../daemon/socket/gateClient.ts';
 import type { GateAnswer } from '../daemon/socket/localApi.ts';
 import { initMachine, newMachine, startDaemon, type LatchMachine } from '../tests/support/latchMachine.ts';
 import { decideAtRelay, openAtRelay, tokenFor } from '../tests/support/phoneAtRelay.ts';

@@ -1,6 +1,7 @@
 import type { Refusal } from '../../shared/errors.ts';
 import type { RiskLevel } from '../../shared/messages/common.ts';
-import { DaemonUnreachableError, gateCall } from '../socket/daemonClient.ts';
+import { DaemonUnreachableError } from '../socket/daemonSocket.ts';
+import { gateCall } from '../socket/gateClient.ts';
 import type { BlockReason, GateAnswer } from '../socket/localApi.ts';
 import { InsecurePathError } from '../socket/securePath.ts';
 

@@ -1,5 +1,6 @@
 import { canPromptOnTty, promptOnTty } from '../fallback/ttyPrompt.ts';
-import { DaemonUnreachableError, gateCall } from './daemonClient.ts';
+import { DaemonUnreachableError } from './daemonSocket.ts';
+import { gateCall } from './gateClient.ts';
 import type { GateAnswer, GateRequest } from './localApi.ts';
 import { InsecurePathError } from './securePath.ts';
 import { startSpinner } from './spinner.ts';

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Conversation } from '../gate/gatekeeper.ts';
 import {
   readGateRequest,
@@ -11,22 +11,30 @@ import {
 /** The gate request: an agent's call with its command and input, whole (the policy matches it whole). */
 const MAX_REQUEST_LINE_BYTES = 1024 * 1024;
 /** A client that says nothing for this long after connecting is not asking anything. */
-const FIRST_LINE_WITHIN_MS = 10_000;
+export const FIRST_LINE_WITHIN_MS = 10_000;
 /** A typed fallback answer. */
 const MAX_LATER_LINE_BYTES = 4096;
 
 /**
- * `POST /v1/gate`: one call's whole conversation on one connection. The first line of the
- * request is the call; the daemon answers with NDJSON lines (see GateLine). A terminal fallback
- * is offered on this connection and answered on it, the only place its answer is accepted: a
- * process that did not ask cannot answer another's challenge.
+ * One call's whole conversation on one connection, NDJSON both ways (docs/daemon.md). The first
+ * line is the call; the daemon answers with lines (see GateLine). A terminal fallback is offered
+ * on this connection and answered on it, the only place its answer is accepted: a process that
+ * did not ask cannot answer another's challenge. The caller's end of the connection closing
+ * before the answer means it is gone (killed, cancelled).
  */
 export async function serveGateConversation(
-  request: IncomingMessage,
-  response: ServerResponse,
+  connection: Socket,
   gate: (call: GateRequest, conversation: Conversation) => Promise<GateAnswer>,
 ): Promise<void> {
-  const lines = new RequestLines(request);
+  const write = (line: GateLine) => {
+    if (connection.writable) connection.write(`${JSON.stringify(line)}\n`);
+  };
+  const hungUp = new AbortController();
+  let answered = false;
+  const gone = () => {
+    if (!answered) hungUp.abort();
+  };
+  const lines = new ConnectionLines(connection, gone);
   const first = await lines.next(Date.now() + FIRST_LINE_WITHIN_MS);
   let parsed: unknown;
   try {
@@ -36,18 +44,11 @@ export async function serveGateConversation(
   }
   const call = readGateRequest(parsed);
   if ('error' in call) {
-    response
-      .writeHead(400, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ error: { code: 'invalid_request', message: lines.problem ?? call.error } }));
+    answered = true;
+    write({ refused: { code: 'invalid_request', message: lines.problem ?? call.error } });
+    connection.end();
     return;
   }
-  const write = (line: GateLine) => response.write(`${JSON.stringify(line)}\n`);
-  response.writeHead(200, { 'content-type': 'application/x-ndjson' });
-  // A connection that closes before the answer is written: the caller is gone (killed, cancelled).
-  const hungUp = new AbortController();
-  response.once('close', () => {
-    if (!response.writableEnded) hungUp.abort();
-  });
   const answer = await gate(call, {
     gone: hungUp.signal,
     onAsked: (pending) => write({ pending }),
@@ -62,21 +63,22 @@ export async function serveGateConversation(
       }
     },
   });
+  answered = true;
   write({ answer });
-  response.end();
+  connection.end();
 }
 
-/** The request body, line by line, each line capped; `next` resolves undefined at its end. */
-class RequestLines {
+/** The caller's lines, each capped; `next` resolves undefined once the caller's end is closed. */
+class ConnectionLines {
   problem: string | undefined;
   readonly #lines: string[] = [];
   readonly #waiting: (() => void)[] = [];
   #buffer = '';
   #ended = false;
 
-  constructor(request: IncomingMessage) {
-    request.setEncoding('utf8');
-    request.on('data', (chunk: string) => {
+  constructor(connection: Socket, onGone: () => void) {
+    connection.setEncoding('utf8');
+    connection.on('data', (chunk: string) => {
       this.#buffer += chunk;
       let newline;
       while ((newline = this.#buffer.indexOf('\n')) >= 0) {
@@ -86,21 +88,21 @@ class RequestLines {
       const cap = this.#lines.length === 0 ? MAX_REQUEST_LINE_BYTES : MAX_LATER_LINE_BYTES;
       if (Buffer.byteLength(this.#buffer) > cap) {
         this.problem = `a line of the request is over ${cap} bytes`;
-        request.destroy();
+        connection.destroy();
         this.#end();
       }
       this.#wake();
     });
-    // A client that sent one JSON body without a newline: that body is the request.
-    request.on('end', () => {
-      if (this.#buffer && !this.problem) this.#lines.push(this.#buffer);
+    const end = () => {
+      onGone();
       this.#end();
-    });
-    request.on('error', () => this.#end());
-    request.on('close', () => this.#end());
+    };
+    connection.on('end', end);
+    connection.on('error', end);
+    connection.on('close', end);
   }
 
-  /** The next line, or undefined at the end of the request (or at `until`, ms since the epoch). */
+  /** The next line, or undefined at the end of the caller's lines (or at `until`, ms since the epoch). */
   async next(until = Infinity): Promise<string | undefined> {
     while (this.#lines.length === 0 && !this.#ended && Date.now() < until) {
       await new Promise<void>((resolve) => {

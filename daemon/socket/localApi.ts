@@ -88,11 +88,15 @@ export interface FallbackOffer {
 
 /**
  * What the daemon writes on a gate conversation, one JSON line each: `pending` once a phone is
- * asked, `fallback` when it offers the terminal instead, and last the `answer`. The client
- * writes the gate request, then, if offered a fallback, `{ "fallbackAnswer": "…" }`.
+ * asked, `fallback` when it offers the terminal instead, and last the `answer`; or, for a
+ * request it cannot read, `refused` alone. The client writes the gate request, then, if offered
+ * a fallback, `{ "fallbackAnswer": "…" }` (`null` declines).
  */
 export type GateLine =
-  { pending: { requestId: string; exp: number } } | { fallback: FallbackOffer } | { answer: GateAnswer };
+  | { pending: { requestId: string; exp: number } }
+  | { fallback: FallbackOffer }
+  | { answer: GateAnswer }
+  | { refused: { code: string; message: string } };
 
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isTime = (value: unknown): value is number => Number.isSafeInteger(value);
@@ -109,7 +113,9 @@ const shown = (text: string, multiline = false) =>
 export function readGateLine(line: string): GateLine | undefined {
   const value = jsonObjectLine(line);
   if (!value) return undefined;
-  const { pending, fallback, answer } = value as Record<string, Record<string, unknown> | undefined>;
+  const { pending, fallback, answer, refused } = value as Record<string, Record<string, unknown> | undefined>;
+  if (refused && isString(refused['code']) && isString(refused['message']))
+    return { refused: { code: shown(refused['code']), message: shown(refused['message']) } };
   if (pending && isString(pending['requestId']) && isTime(pending['exp']))
     return { pending: { requestId: pending['requestId'], exp: pending['exp'] } };
   if (

@@ -1,10 +1,10 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { connect } from 'node:net';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect, createServer, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { Conversation } from '../gate/conversation.ts';
 import { daemonLog as log } from '../output/daemonLog.ts';
-import { serveGateConversation } from './gateConversation.ts';
+import { FIRST_LINE_WITHIN_MS, serveGateConversation } from './gateConversation.ts';
 import type { DaemonStatus, GateAnswer, GateRequest } from './localApi.ts';
 import { InsecurePathError } from './securePath.ts';
 
@@ -12,7 +12,7 @@ const MAX_LOCAL_BODY_BYTES = 1024 * 1024;
 
 /** What the daemon answers on its socket, one handler per route of the local API (docs/daemon.md). */
 export interface LocalRoutes {
-  /** `POST /v1/gate`: one agent call's whole conversation. */
+  /** One agent call's whole conversation, on a connection that opens with `{`. */
   gate(call: GateRequest, conversation: Conversation): Promise<GateAnswer>;
   /** `POST /v1/enrol`: the body as sent; the status and body to answer with. */
   enrol(body: unknown): Promise<{ status: number; body: unknown }>;
@@ -82,7 +82,6 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
 
   const answer = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const route = `${request.method} ${request.url}`;
-    if (route === 'POST /v1/gate') return serveGateConversation(request, response, routes.gate);
     if (route === 'POST /v1/enrol') {
       const enrolled = await routes.enrol(await readJson(request));
       return send(response, enrolled.status, enrolled.body);
@@ -102,14 +101,33 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
     send(response, 404, { error: { code: 'not_found', message: `no route ${route}` } });
   };
 
-  const server = createServer((request, response) => {
+  const http = createHttpServer((request, response) => {
     answer(request, response).catch((error: unknown) => {
-      // Mid-conversation, the client reads a cut answer as no answer: a deny.
+      // Mid-stream, the client reads a cut answer as no answer.
       if (response.headersSent) response.destroy();
       else send(response, 400, { error: { code: 'invalid_request', message: (error as Error).message } });
     });
   });
 
+  // A gate conversation opens with its call, a JSON object; anything else is HTTP. The gate is
+  // what every hook process waits on, and speaking plain NDJSON spares each one Node's HTTP
+  // client (docs/daemon.md).
+  const connections = new Set<Socket>();
+  const server = createServer({ allowHalfOpen: true }, (connection) => {
+    connections.add(connection);
+    connection.on('close', () => connections.delete(connection));
+    connection.on('error', () => connection.destroy());
+    const silent = setTimeout(() => connection.destroy(), FIRST_LINE_WITHIN_MS);
+    connection.once('data', (first: Buffer) => {
+      clearTimeout(silent);
+      connection.pause();
+      connection.unshift(first);
+      if (first[0] === 0x7b /* { */)
+        serveGateConversation(connection, routes.gate).catch(() => connection.destroy());
+      else http.emit('connection', connection);
+      connection.resume();
+    });
+  });
   await prepareSocket(socketPath);
   // The socket is created 0600 from the start (no window with a wider mode), then checked.
   const previousUmask = process.umask(0o177);
@@ -133,7 +151,7 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
     close: async () => {
       for (const watcher of watchers) watcher.end();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
+      for (const connection of connections) connection.destroy();
       await closed;
     },
   };

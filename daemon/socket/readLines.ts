@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 
 /** Past this, a line is not one the other side meant to send: the stream is cut. */
 const MAX_LINE_BYTES = 1024 * 1024;
@@ -9,7 +9,7 @@ const MAX_LINE_BYTES = 1024 * 1024;
  * of those; callers settle once).
  */
 export function readLines(
-  stream: IncomingMessage,
+  stream: Readable,
   onLine: (line: string) => void,
   onEnd: () => void,
   maxLineBytes = MAX_LINE_BYTES,
@@ -27,6 +27,7 @@ export function readLines(
     if (buffer.length > maxLineBytes) stream.destroy();
   });
   stream.on('end', onEnd);
+  // An HTTP response that was cut says so with 'aborted'.
   stream.on('aborted', onEnd);
   stream.on('error', onEnd);
   stream.on('close', onEnd);

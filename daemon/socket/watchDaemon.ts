@@ -1,5 +1,6 @@
 import type { ClientRequest } from 'node:http';
-import { checkedSocketPath, requestOverSocket, type DaemonCallOptions } from './daemonClient.ts';
+import { requestOverSocket } from './daemonClient.ts';
+import { checkedSocketPath, type DaemonCallOptions } from './daemonSocket.ts';
 import { jsonObjectLine } from './jsonObjectLine.ts';
 import { readLines } from './readLines.ts';
 

@@ -139,7 +139,8 @@ describe('a daemon that answers wrong', () => {
     ['garbage', /daemon_unreachable: the daemon answered something that is not an answer/],
     ['malformed-allow', /daemon_unreachable: the daemon answered something that is not an answer/],
     ['cut-after-pending', /daemon_unreachable: the daemon closed the connection without an answer/],
-    ['server-error', /daemon_unreachable: the daemon refused the request/],
+    ['refused', /daemon_unreachable: the daemon refused the request: oops/],
+    ['http', /daemon_unreachable: the daemon speaks an older protocol/],
     ['pending-then-silence', /daemon_unreachable: the daemon gave no answer in time/],
     ['hang', /daemon_unreachable: the daemon gave no answer in time|no answer before the deadline/],
   ];

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { totpCode } from '../../daemon/fallback/totp.ts';
-import { callDaemon, gateCall } from '../../daemon/socket/daemonClient.ts';
+import { callDaemon } from '../../daemon/socket/daemonClient.ts';
+import { gateCall } from '../../daemon/socket/gateClient.ts';
 import type { FallbackOffer, GateRequest } from '../../daemon/socket/localApi.ts';
 import { toBase64url } from '../../shared/encoding/base64url.ts';
 import {

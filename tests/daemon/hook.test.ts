@@ -163,6 +163,34 @@ describe('latch hook claude-code', () => {
     });
   });
 
+  it('reads an input that arrives late on a non-blocking stdin whole', async () => {
+    // The hook reads descriptor 0 with read(2); one left non-blocking answers EAGAIN until the
+    // agent writes, and the hook must read on rather than take that for an input or an error.
+    const fifo = join(mkdtempSync(join(tmpdir(), 'latch-late-stdin-')), 'stdin');
+    execFileSync('mkfifo', [fifo]);
+    const stdin = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const writer = openSync(fifo, constants.O_WRONLY);
+    try {
+      const child = spawn(process.execPath, [LATCH_BIN, 'hook', 'claude-code'], {
+        env: machine.env,
+        stdio: [stdin, 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const input = hookInput('PreToolUse', 'Read', { file_path: '/home/dev/project/README.md' });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      writeSync(writer, input.slice(0, 20));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      writeSync(writer, input.slice(20));
+      closeSync(writer);
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+    } finally {
+      closeSync(stdin);
+    }
+  });
+
   it('blocks with exit 2, not 0, when its answer cannot be written (the reader hung up)', async () => {
     const child = spawn(process.execPath, [LATCH_BIN, 'hook', 'claude-code'], {
       env: machine.env,

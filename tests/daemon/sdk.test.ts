@@ -173,13 +173,7 @@ describe('the SDK guard', () => {
     mkdirSync(join(directory, 'run'), { mode: 0o700 });
     const path = join(directory, 'run', 'daemon.sock');
     const answer = `${JSON.stringify({ answer: { decision: 'allow', reason: 'test', via: 'policy' } })}\n`;
-    const server = createServer((socket) =>
-      socket.once('data', () =>
-        socket.end(
-          `HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\nconnection: close\r\n\r\n${answer}${answer}`,
-        ),
-      ),
-    );
+    const server = createServer((socket) => socket.once('data', () => socket.end(`${answer}${answer}`)));
     const previous = process.umask(0o177);
     await new Promise<void>((resolve) => server.listen(path, resolve));
     process.umask(previous);

@@ -2,22 +2,19 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 
-/** What the stand-in says on each connection, after reading the caller's request head. */
+/** What the stand-in says on each connection, after reading the caller's first bytes. */
 export type BrokenBehaviour =
   | 'hang' // accepts, then says nothing, ever
   | 'close' // closes the connection without a word
-  | 'garbage' // a 200, then a line that is not JSON
-  | 'malformed-allow' // a 200, then an "allow" that lacks what an answer must carry
+  | 'garbage' // a line that is not JSON
+  | 'malformed-allow' // an "allow" that lacks what an answer must carry
   | 'cut-after-pending' // a phone is being asked… then the connection is cut
   | 'pending-then-silence' // a phone is being asked (deadline in 1 s)… then nothing
-  | 'server-error' // a 500 with a body that is not JSON
+  | 'refused' // the daemon cannot read the request
+  | 'http' // an HTTP answer, as a daemon from before the gate spoke NDJSON would give
   | 'noisy-deny'; // a deny whose reason holds terminal escapes, a newline and 100 kB
 
 const PENDING = (exp: number) => `${JSON.stringify({ pending: { requestId: 'r-broken', exp } })}\n`;
-
-function chunk(text: string): string {
-  return `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
-}
 
 /**
  * A daemon that misbehaves on purpose, listening where the real one would (a private directory,
@@ -50,7 +47,7 @@ export class BrokenDaemon {
   }
 
   #misbehave(socket: Socket): void {
-    const ok = 'HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n';
+    const line = (value: unknown) => `${JSON.stringify(value)}\n`;
     switch (this.behaviour) {
       case 'hang':
         return;
@@ -58,26 +55,28 @@ export class BrokenDaemon {
         socket.destroy();
         return;
       case 'garbage':
-        socket.write(ok + chunk('allow, go ahead\n'));
+        socket.write('allow, go ahead\n');
         return;
       case 'malformed-allow':
-        socket.end(ok + chunk(`${JSON.stringify({ answer: { decision: 'allow' } })}\n`) + '0\r\n\r\n');
+        socket.end(line({ answer: { decision: 'allow' } }));
         return;
       case 'cut-after-pending':
-        socket.write(ok + chunk(PENDING(Date.now() + 60_000)));
+        socket.write(PENDING(Date.now() + 60_000));
         setTimeout(() => socket.destroy(), 100);
         return;
       case 'pending-then-silence':
-        socket.write(ok + chunk(PENDING(Date.now() + 1000)));
+        socket.write(PENDING(Date.now() + 1000));
         return;
       case 'noisy-deny': {
         const reason = `policy\u001b[2J\u001b]0;owned\u0007\nlatch: approved ${'x'.repeat(100_000)}`;
-        const answer = { answer: { decision: 'deny', blockReason: 'policy', reason } };
-        socket.end(ok + chunk(`${JSON.stringify(answer)}\n`) + '0\r\n\r\n');
+        socket.end(line({ answer: { decision: 'deny', blockReason: 'policy', reason } }));
         return;
       }
-      case 'server-error':
-        socket.end('HTTP/1.1 500 Internal Server Error\r\ncontent-length: 5\r\n\r\noops!');
+      case 'refused':
+        socket.end(line({ refused: { code: 'invalid_request', message: 'oops' } }));
+        return;
+      case 'http':
+        socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
         return;
     }
   }

@@ -1,3 +1,4 @@
+import { readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isInitialised } from '../../config/paths.ts';
 import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../hooks/claudeCode.ts';
@@ -21,13 +22,31 @@ const MAX_HOOK_INPUT_BYTES = 1024 * 1024;
 /** Exit code 2 tells Claude Code and Codex to block the call and show stderr, for every event. */
 const BLOCK = 2;
 
+/**
+ * The hook's input, whole. Read with read(2) on descriptor 0 rather than through process.stdin,
+ * whose stream machinery took every hook process about 4 ms to load; a descriptor that would
+ * block (one left non-blocking) is read on through the stream.
+ */
 async function readStdin(): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of process.stdin) {
-    size += (chunk as Buffer).length;
+  const keep = (chunk: Buffer) => {
+    size += chunk.length;
     if (size > MAX_HOOK_INPUT_BYTES) throw new Error('the hook input is over 1 MiB');
-    chunks.push(chunk as Buffer);
+    chunks.push(chunk);
+  };
+  const buffer = Buffer.allocUnsafe(64 * 1024);
+  for (;;) {
+    let read: number;
+    try {
+      read = readSync(0, buffer, 0, buffer.length, null);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+      for await (const chunk of process.stdin) keep(chunk as Buffer);
+      break;
+    }
+    if (read === 0) break;
+    keep(Buffer.from(buffer.subarray(0, read)));
   }
   return Buffer.concat(chunks);
 }

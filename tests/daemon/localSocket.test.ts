@@ -1,0 +1,146 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Conversation } from '../../daemon/gate/conversation.ts';
+import { callDaemon } from '../../daemon/socket/daemonClient.ts';
+import { gateCall } from '../../daemon/socket/gateClient.ts';
+import type { DaemonStatus, GateAnswer, GateRequest } from '../../daemon/socket/localApi.ts';
+import { serveLocalApi, type LocalRoutes, type LocalServer } from '../../daemon/socket/localServer.ts';
+
+/**
+ * The daemon's socket carries two things: a gate conversation, plain NDJSON, on a connection
+ * that opens with `{`; and HTTP for everything else (status, panic, enrol, watch).
+ */
+
+const STATUS: DaemonStatus = {
+  v: 1,
+  frozen: false,
+  epoch: 0,
+  reason: null,
+  relay: 'connected',
+  devices: 1,
+  quorum: 1,
+  pending: 0,
+  policy: 'ok',
+  config: 'ok',
+};
+
+const ALLOW: GateAnswer = { decision: 'allow', reason: 'allowed by policy rule "reads"', via: 'policy' };
+
+let cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  cleanups = [];
+});
+
+async function serve(gate: LocalRoutes['gate']): Promise<LocalServer> {
+  const directory = mkdtempSync(join(tmpdir(), 'latch-socket-'));
+  mkdirSync(join(directory, 'run'), { mode: 0o700 });
+  const server = await serveLocalApi(join(directory, 'run', 'daemon.sock'), {
+    gate,
+    enrol: async () => ({ status: 400, body: {} }),
+    status: () => STATUS,
+    panic: async () => ({}),
+    watched: () => ({ frozen: false, reason: null }),
+  });
+  cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+  cleanups.push(() => server.close());
+  return server;
+}
+
+/** Writes `text` on a fresh connection and reads everything the daemon says until it closes. */
+function converse(socketPath: string, text: string, keepOpen = false): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const connection: Socket = connect(socketPath);
+    let heard = '';
+    connection.setEncoding('utf8');
+    connection.on('data', (chunk: string) => (heard += chunk));
+    connection.on('close', () => resolve(heard));
+    connection.on('error', reject);
+    if (keepOpen) connection.write(text);
+    else connection.end(text);
+  });
+}
+
+describe("the daemon's socket", () => {
+  it('answers a gate conversation in NDJSON and HTTP routes beside it', async () => {
+    const asked: GateRequest[] = [];
+    const server = await serve(async (call) => {
+      asked.push(call);
+      return ALLOW;
+    });
+    expect(
+      await gateCall({ tool: 'Read', paths: ['/etc/hosts'] }, { socketPath: server.socketPath }),
+    ).toEqual(ALLOW);
+    expect(asked.map((call) => [call.tool, call.paths])).toEqual([['Read', ['/etc/hosts']]]);
+    expect(await callDaemon('GET', '/v1/status', undefined, { socketPath: server.socketPath })).toEqual(
+      STATUS,
+    );
+  });
+
+  it('refuses a first line that is not a call with a refused line, and asks nothing', async () => {
+    let asked = 0;
+    const server = await serve(async () => {
+      asked += 1;
+      return ALLOW;
+    });
+    const heard = await converse(server.socketPath, '{"tool": 5}\n', true);
+    expect(JSON.parse(heard)).toEqual({ refused: { code: 'invalid_request', message: 'tool is required' } });
+    await expect(
+      gateCall({ paths: ['/etc/hosts'] }, { socketPath: server.socketPath }),
+    ).rejects.toMatchObject({
+      code: 'daemon_unreachable',
+      message: 'the daemon refused the request: tool is required',
+    });
+    expect(asked).toBe(0);
+  });
+
+  it('cuts a first line over 1 MiB without an answer', async () => {
+    const server = await serve(async () => ALLOW);
+    const heard = await converse(server.socketPath, `{"tool":"Read","pad":"${'x'.repeat(1024 * 1024)}`, true);
+    expect(heard).toBe('');
+  });
+
+  it('no longer takes the gate over HTTP', async () => {
+    const server = await serve(async () => ALLOW);
+    await expect(
+      callDaemon('POST', '/v1/gate', { tool: 'Read' }, { socketPath: server.socketPath }),
+    ).resolves.toEqual({ error: { code: 'not_found', message: 'no route POST /v1/gate' } });
+  });
+
+  it('hears a caller that closes its end before the answer as gone', async () => {
+    let gone: AbortSignal | undefined;
+    let answer!: (value: GateAnswer) => void;
+    const server = await serve(async (_call, conversation: Conversation) => {
+      gone = conversation.gone;
+      return new Promise<GateAnswer>((resolve) => (answer = resolve));
+    });
+    const closed = converse(server.socketPath, '{"tool":"Bash","command":"rm -rf build"}\n');
+    await expect.poll(() => gone).toBeDefined();
+    await expect.poll(() => gone!.aborted).toBe(true);
+    answer({ decision: 'deny', reason: 'caller gone', blockReason: 'denied' });
+    await closed;
+  });
+
+  it('takes a fallback answer on the same connection, and a null as declined', async () => {
+    const typed: (string | undefined)[] = [];
+    const server = await serve(async (_call, conversation) => {
+      const offer = {
+        requestId: 'r1',
+        method: 'totp' as const,
+        reason: 'no phone',
+        prompt: 'code:',
+        exp: Date.now() + 60_000,
+      };
+      typed.push(await conversation.askOnTerminal!(offer));
+      return { decision: 'deny', reason: 'declined', blockReason: 'fallback_failed' };
+    });
+    for (const answer of ['123456', undefined])
+      await expect(
+        gateCall({ tool: 'Bash' }, { socketPath: server.socketPath, onFallback: async () => answer }),
+      ).resolves.toMatchObject({ decision: 'deny' });
+    expect(typed).toEqual(['123456', undefined]);
+  });
+});
