@@ -70,7 +70,8 @@ export function gateCall(
       (line) => {
         if (line.startsWith('HTTP/'))
           return finish({
-            error: 'the daemon speaks an older protocol (it was started before Latch was updated); restart it',
+            error:
+              'the daemon speaks an older protocol (it was started before Latch was updated); restart it',
           });
         const message = readGateLine(line);
         if (!message) return finish({ error: 'the daemon answered something that is not an answer' });
