@@ -1,7 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../daemon/hooks/claudeCode.ts';
@@ -166,15 +167,21 @@ describe('latch hook claude-code', () => {
   it('reads an input that arrives late on a non-blocking stdin whole', async () => {
     // The hook reads descriptor 0 with read(2); one left non-blocking answers EAGAIN until the
     // agent writes, and the hook must read on rather than take that for an input or an error.
+    // spawn() makes a child's stdio blocking, so the flag is set after it, through the open file
+    // description the child shares: a net.Socket on it (never read from) sets O_NONBLOCK, as
+    // another Node process holding the same stdin would.
     const fifo = join(mkdtempSync(join(tmpdir(), 'latch-late-stdin-')), 'stdin');
     execFileSync('mkfifo', [fifo]);
     const stdin = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
     const writer = openSync(fifo, constants.O_WRONLY);
+    const child = spawn(process.execPath, [LATCH_BIN, 'hook', 'claude-code'], {
+      env: machine.env,
+      stdio: [stdin, 'pipe', 'pipe'],
+    });
+    const exited = once(child, 'exit') as Promise<[number | null]>;
+    const nonBlocking = new Socket({ fd: stdin, readable: false, writable: false });
+    let writerOpen = true;
     try {
-      const child = spawn(process.execPath, [LATCH_BIN, 'hook', 'claude-code'], {
-        env: machine.env,
-        stdio: [stdin, 'pipe', 'pipe'],
-      });
       let stdout = '';
       child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
       const input = hookInput('PreToolUse', 'Read', { file_path: '/home/dev/project/README.md' });
@@ -183,11 +190,15 @@ describe('latch hook claude-code', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       writeSync(writer, input.slice(20));
       closeSync(writer);
-      const [code] = (await once(child, 'exit')) as [number | null];
+      writerOpen = false;
+      const [code] = await exited;
       expect(code).toBe(0);
       expect(JSON.parse(stdout)).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
     } finally {
-      closeSync(stdin);
+      if (writerOpen) closeSync(writer);
+      child.kill('SIGKILL');
+      nonBlocking.destroy();
+      rmSync(dirname(fifo), { recursive: true, force: true });
     }
   });
 
