@@ -10,6 +10,8 @@ export interface Connectivity {
 }
 
 let current: Connectivity = { offline: false, knownAt: undefined };
+/** How many times the link was found lost: an answer to a call made before the last loss is stale. */
+let losses = 0;
 const listeners = new Set<() => void>();
 
 function set(next: Connectivity): void {
@@ -25,11 +27,24 @@ export function onConnectivityChange(listener: () => void): () => void {
   return () => listeners.delete(listener);
 }
 
-/** The relay answered (whatever it said): the app is online, and what it shows is current. */
-export const relayReached = () => set({ offline: false, knownAt: undefined });
+/** Taken before a call, and handed back with its answer to `relayReached`. */
+export const connectivityMark = (): number => losses;
 
-/** A call found no way to the relay. */
-export const relayUnreachable = () => set({ offline: true, knownAt: current.knownAt });
+/**
+ * The relay answered a call made at `mark` (whatever it said): the app is online, and what it
+ * shows is current. Unless the link was lost after that call set out: an answer already on its
+ * way when the phone went offline does not bring it back (the probe does, once it is).
+ */
+export function relayReached(mark: number): void {
+  if (mark !== losses) return;
+  set({ offline: false, knownAt: undefined });
+}
+
+/** A call found no way to the relay, or the phone says it has no network. */
+export function relayUnreachable(): void {
+  losses += 1;
+  set({ offline: true, knownAt: current.knownAt });
+}
 
 /** The app shows an answer the relay gave at `at`, kept from when it was online. */
 export const showingLastKnown = (at: number) =>

@@ -3,7 +3,7 @@ import { utf8 } from '../../shared/encoding/bytes.ts';
 import { refusalInBody, type Refusal } from '../../shared/errors.ts';
 import type { Field } from '../../shared/schema/field.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
-import { relayReached, relayUnreachable } from './connectivity.ts';
+import { connectivityMark, relayReached, relayUnreachable } from './connectivity.ts';
 import type { DeviceIdentity } from './keystore.ts';
 import { learnRelayTime, relayNow } from './relayClock.ts';
 
@@ -71,6 +71,7 @@ async function exchange(
   }
   let response: Response;
   let text: string;
+  const mark = connectivityMark();
   try {
     const signal = AbortSignal.timeout(CALL_TIMEOUT_MS);
     response = await fetch(path, { method, headers, signal, ...(body ? { body } : {}) });
@@ -79,7 +80,7 @@ async function exchange(
     relayUnreachable();
     return { ok: false, status: 0, code: 'offline', message: 'the relay cannot be reached' };
   }
-  relayReached();
+  relayReached(mark);
   learnRelayTime(response.headers);
   if (!response.ok) {
     const refused = refusalInBody(text, {

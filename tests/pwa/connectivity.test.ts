@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import {
+  connectivity,
+  connectivityMark,
+  relayReached,
+  relayUnreachable,
+} from '../../pwa/src/connectivity.ts';
+
+describe("the app's link to its relay", () => {
+  it('is not brought back by an answer to a call that set out before the link was lost', () => {
+    const markBeforeLoss = connectivityMark();
+    relayUnreachable(); // the phone says it went offline while that call was on its way
+    relayReached(markBeforeLoss);
+    expect(connectivity().offline).toBe(true);
+
+    // A call made after the loss that is answered proves the relay is reachable again.
+    relayReached(connectivityMark());
+    expect(connectivity()).toEqual({ offline: false, knownAt: undefined });
+  });
+});
