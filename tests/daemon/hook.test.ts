@@ -54,6 +54,13 @@ const hook = async (input: string, agent: 'claude-code' | 'codex' = 'claude-code
   };
 };
 
+/** A hook still running after 30 s would be killed by the agent, which then runs the tool: a failure. */
+const exitedOrStillRunning = (exited: Promise<[number | null]>) =>
+  Promise.race([
+    exited,
+    new Promise<['still running']>((resolve) => setTimeout(() => resolve(['still running']), 30_000)),
+  ]);
+
 describe('latch hook claude-code', () => {
   it('answers PreToolUse allow in Claude Code’s shape', async () => {
     expect(await hook(hookInput('PreToolUse', 'Read', { file_path: '/home/dev/project/README.md' }))).toEqual(
@@ -199,6 +206,45 @@ describe('latch hook claude-code', () => {
       child.kill('SIGKILL');
       nonBlocking.destroy();
       rmSync(dirname(fifo), { recursive: true, force: true });
+    }
+  });
+
+  it('answers when the agent writes its input but never closes stdin', async () => {
+    // Claude Code has shipped releases that leave a hook's stdin open: the hook reads up to a
+    // whole JSON value rather than waiting for an end that never comes.
+    const child = spawn(process.execPath, [LATCH_BIN, 'hook', 'claude-code'], {
+      env: machine.env,
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    try {
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const exited = once(child, 'exit') as Promise<[number | null]>;
+      const input = hookInput('PreToolUse', 'Read', { file_path: '/home/dev/project/README.md' });
+      child.stdin.write(input.slice(0, 20));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      child.stdin.write(input.slice(20));
+      const [code] = await exitedOrStillRunning(exited);
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('blocks with exit 2 at its deadline when the agent never writes its input nor closes stdin', async () => {
+    const child = spawn(process.execPath, [LATCH_BIN, 'hook', 'claude-code', '--timeout', '6'], {
+      env: machine.env,
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+    try {
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const [code] = await exitedOrStillRunning(once(child, 'exit') as Promise<[number | null]>);
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/^latch: no answer before the deadline/);
+    } finally {
+      child.kill('SIGKILL');
     }
   });
 

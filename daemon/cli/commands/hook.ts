@@ -1,4 +1,5 @@
-import { readSync } from 'node:fs';
+import { fstatSync, readSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { resolve } from 'node:path';
 import { isInitialised } from '../../config/paths.ts';
 import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../hooks/claudeCode.ts';
@@ -22,31 +23,53 @@ const MAX_HOOK_INPUT_BYTES = 1024 * 1024;
 /** Exit code 2 tells Claude Code and Codex to block the call and show stderr, for every event. */
 const BLOCK = 2;
 
+/** While the agent has not written all of its input yet, how often the hook looks again. */
+const STDIN_POLL_MS = 5;
+
 /**
- * The hook's input, whole. Read with read(2) on descriptor 0 rather than through process.stdin,
- * whose stream machinery took every hook process about 4 ms to load; a descriptor that would
- * block (one left non-blocking) is read on through the stream.
+ * The hook's input, whole: up to the end of stdin, or, where the agent keeps stdin open (Claude
+ * Code and other agents have shipped that bug), up to a whole JSON value with nothing more to
+ * read. Read with read(2) rather than through process.stdin, whose stream machinery took every
+ * hook process about 3 ms. A pipe or socket is made non-blocking first (a net.Socket on it,
+ * never read from, sets O_NONBLOCK): a blocking read that waits on an agent who never writes
+ * would hold the event loop, where the backstop's timer runs, until the agent kills the hook
+ * and runs the tool.
  */
 async function readStdin(): Promise<Buffer> {
+  const stdin = fstatSync(0);
+  const nonBlocking =
+    stdin.isFIFO() || stdin.isSocket() ? new Socket({ fd: 0, readable: false, writable: false }) : undefined;
   const chunks: Buffer[] = [];
   let size = 0;
-  const keep = (chunk: Buffer) => {
-    size += chunk.length;
-    if (size > MAX_HOOK_INPUT_BYTES) throw new Error('the hook input is over 1 MiB');
-    chunks.push(chunk);
-  };
-  const buffer = Buffer.allocUnsafe(64 * 1024);
-  for (;;) {
-    let read: number;
+  let sizeLookedAt = 0;
+  const wholeJson = () => {
+    sizeLookedAt = size;
     try {
-      read = readSync(0, buffer, 0, buffer.length, null);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
-      for await (const chunk of process.stdin) keep(chunk as Buffer);
-      break;
+      JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      return true;
+    } catch {
+      return false;
     }
-    if (read === 0) break;
-    keep(Buffer.from(buffer.subarray(0, read)));
+  };
+  try {
+    const buffer = Buffer.allocUnsafe(64 * 1024);
+    for (;;) {
+      let read: number;
+      try {
+        read = readSync(0, buffer, 0, buffer.length, null);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+        if (size > sizeLookedAt && wholeJson()) break;
+        await new Promise((resolve) => setTimeout(resolve, STDIN_POLL_MS));
+        continue;
+      }
+      if (read === 0) break;
+      size += read;
+      if (size > MAX_HOOK_INPUT_BYTES) throw new Error('the hook input is over 1 MiB');
+      chunks.push(Buffer.from(buffer.subarray(0, read)));
+    }
+  } finally {
+    nonBlocking?.destroy();
   }
   return Buffer.concat(chunks);
 }
