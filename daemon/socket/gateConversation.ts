@@ -14,6 +14,8 @@ const MAX_REQUEST_LINE_BYTES = 1024 * 1024;
 export const FIRST_LINE_WITHIN_MS = 10_000;
 /** A typed fallback answer. */
 const MAX_LATER_LINE_BYTES = 4096;
+/** After its call, a caller only ever answers what it was asked: one line waiting is all it sends. */
+const MAX_WAITING_LINES = 2;
 
 /**
  * One call's whole conversation on one connection, NDJSON both ways (docs/daemon.md). The first
@@ -74,6 +76,7 @@ class ConnectionLines {
   readonly #lines: string[] = [];
   readonly #waiting: (() => void)[] = [];
   #buffer = '';
+  #received = 0;
   #ended = false;
 
   constructor(connection: Socket, onGone: () => void) {
@@ -84,13 +87,13 @@ class ConnectionLines {
       while ((newline = this.#buffer.indexOf('\n')) >= 0) {
         this.#lines.push(this.#buffer.slice(0, newline));
         this.#buffer = this.#buffer.slice(newline + 1);
+        this.#received += 1;
       }
-      const cap = this.#lines.length === 0 ? MAX_REQUEST_LINE_BYTES : MAX_LATER_LINE_BYTES;
-      if (Buffer.byteLength(this.#buffer) > cap) {
-        this.problem = `a line of the request is over ${cap} bytes`;
-        connection.destroy();
-        this.#end();
-      }
+      const cap = this.#received === 0 ? MAX_REQUEST_LINE_BYTES : MAX_LATER_LINE_BYTES;
+      if (Buffer.byteLength(this.#buffer) > cap)
+        this.#cut(connection, `a line of the request is over ${cap} bytes`);
+      else if (this.#lines.length > MAX_WAITING_LINES)
+        this.#cut(connection, 'more lines than a caller sends');
       this.#wake();
     });
     const end = () => {
@@ -114,6 +117,13 @@ class ConnectionLines {
       });
     }
     return this.problem ? undefined : this.#lines.shift();
+  }
+
+  /** A caller that sends what no caller of ours would is cut off, and so heard as gone. */
+  #cut(connection: Socket, problem: string): void {
+    this.problem = problem;
+    connection.destroy();
+    this.#end();
   }
 
   #end(): void {

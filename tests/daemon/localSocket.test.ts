@@ -103,6 +103,22 @@ describe("the daemon's socket", () => {
     expect(heard).toBe('');
   });
 
+  it('cuts a caller that sends lines nobody asked for, and hears it as gone', async () => {
+    let gone: AbortSignal | undefined;
+    const server = await serve(async (_call, conversation: Conversation) => {
+      gone = conversation.gone;
+      return new Promise<GateAnswer>(() => {});
+    });
+    const connection = connect(server.socketPath);
+    cleanups.push(() => connection.destroy());
+    const closed = new Promise((resolve) => connection.on('close', resolve));
+    connection.write('{"tool":"Bash","command":"rm -rf build"}\n');
+    await expect.poll(() => gone).toBeDefined();
+    connection.write('{}\n{}\n{}\n');
+    await closed;
+    expect(gone!.aborted).toBe(true);
+  });
+
   it('no longer takes the gate over HTTP', async () => {
     const server = await serve(async () => ALLOW);
     await expect(
