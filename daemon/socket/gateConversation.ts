@@ -47,7 +47,8 @@ export async function serveGateConversation(
   const call = readGateRequest(parsed);
   if ('error' in call) {
     answered = true;
-    write({ refused: { code: 'invalid_request', message: lines.problem ?? call.error } });
+    const silence = first === undefined && `no whole line within ${FIRST_LINE_WITHIN_MS / 1000} s`;
+    write({ refused: { code: 'invalid_request', message: lines.problem ?? (silence || call.error) } });
     connection.end();
     return;
   }

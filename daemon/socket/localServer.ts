@@ -101,7 +101,17 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
     send(response, 404, { error: { code: 'not_found', message: `no route ${route}` } });
   };
 
+  // An HTTP connection's clock runs until its request's head is read. Node's own header timeouts
+  // run only on a server that listens itself; this one is handed its connections.
+  const awaitingHead = new Map<Socket, NodeJS.Timeout>();
+  const headRead = (connection: Socket) => {
+    clearTimeout(awaitingHead.get(connection));
+    awaitingHead.delete(connection);
+  };
   const http = createHttpServer((request, response) => {
+    headRead(request.socket as Socket);
+    // One request per connection: a second head would have no clock of its own.
+    response.shouldKeepAlive = false;
     answer(request, response).catch((error: unknown) => {
       // Mid-stream, the client reads a cut answer as no answer.
       if (response.headersSent) response.destroy();
@@ -115,16 +125,23 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
   const connections = new Set<Socket>();
   const server = createServer({ allowHalfOpen: true }, (connection) => {
     connections.add(connection);
-    connection.on('close', () => connections.delete(connection));
+    connection.on('close', () => {
+      connections.delete(connection);
+      headRead(connection);
+    });
     connection.on('error', () => connection.destroy());
     const silent = setTimeout(() => connection.destroy(), FIRST_LINE_WITHIN_MS);
     connection.once('data', (first: Buffer) => {
-      clearTimeout(silent);
       connection.pause();
       connection.unshift(first);
-      if (first[0] === 0x7b /* { */)
+      if (first[0] === 0x7b /* { */) {
+        // The conversation keeps its own clock for its first line.
+        clearTimeout(silent);
         serveGateConversation(connection, routes.gate).catch(() => connection.destroy());
-      else http.emit('connection', connection);
+      } else {
+        awaitingHead.set(connection, silent);
+        http.emit('connection', connection);
+      }
       connection.resume();
     });
   });

@@ -119,6 +119,33 @@ describe("the daemon's socket", () => {
     expect(gone!.aborted).toBe(true);
   });
 
+  it('closes a connection that says nothing, or never finishes its HTTP head, after 10 s', async () => {
+    let asked = 0;
+    const server = await serve(async () => {
+      asked += 1;
+      return ALLOW;
+    });
+    const heardUntilClosed = (text: string) => {
+      const connection = connect(server.socketPath);
+      cleanups.push(() => connection.destroy());
+      let heard = '';
+      connection.setEncoding('utf8');
+      connection.on('data', (chunk: string) => (heard += chunk));
+      if (text) connection.write(text);
+      return new Promise<string>((resolve) => connection.on('close', () => resolve(heard)));
+    };
+    const [silent, headless, gateCaller] = await Promise.all([
+      heardUntilClosed(''),
+      heardUntilClosed('GET /v1/status HTTP/1.1\r\nhost: latch\r\n'),
+      heardUntilClosed('{"tool":"Read"'),
+    ]);
+    expect([silent, headless]).toEqual(['', '']);
+    expect(JSON.parse(gateCaller)).toEqual({
+      refused: { code: 'invalid_request', message: 'no whole line within 10 s' },
+    });
+    expect(asked).toBe(0);
+  }, 30_000);
+
   it('no longer takes the gate over HTTP', async () => {
     const server = await serve(async () => ALLOW);
     await expect(
