@@ -14,7 +14,7 @@ const MAX_REQUEST_LINE_BYTES = 1024 * 1024;
 export const FIRST_LINE_WITHIN_MS = 10_000;
 /** A typed fallback answer. */
 const MAX_LATER_LINE_BYTES = 4096;
-/** After its call, a caller only ever answers what it was asked: one line waiting is all it sends. */
+/** Unread lines a caller can have sent: its call, then the one answer it may be asked for. */
 const MAX_WAITING_LINES = 2;
 
 /**
@@ -47,8 +47,10 @@ export async function serveGateConversation(
   const call = readGateRequest(parsed);
   if ('error' in call) {
     answered = true;
-    const silence = first === undefined && `no whole line within ${FIRST_LINE_WITHIN_MS / 1000} s`;
-    write({ refused: { code: 'invalid_request', message: lines.problem ?? (silence || call.error) } });
+    const why =
+      lines.problem ??
+      (first === undefined ? `no whole line within ${FIRST_LINE_WITHIN_MS / 1000} s` : call.error);
+    write({ refused: { code: 'invalid_request', message: why } });
     connection.end();
     return;
   }
