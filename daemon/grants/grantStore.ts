@@ -2,6 +2,7 @@ import type { Grant, SimilarCall } from '../../shared/messages/approvals.ts';
 import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
 import { PreparedStatements } from '../state/preparedStatements.ts';
 import type { SqliteDatabase, SqliteStatement } from '../state/sqlite.ts';
+import { isAnyName } from './proposeSimilar.ts';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS grants (
@@ -76,10 +77,9 @@ export function grantCovers(grant: StoredGrant, call: GrantedCall): boolean {
     (grant.session === null || grant.session === call.conversation) &&
     call.policyRule === similar.policyRule &&
     RISK_LEVELS.indexOf(call.risk) <= RISK_LEVELS.indexOf(grant.risk) &&
-    (similar.moreWords
-      ? call.words.length >= similar.words.length
-      : call.words.length === similar.words.length) &&
-    similar.words.every((word, index) => call.words[index] === word)
+    call.words.length === similar.words.length + (similar.thenAnyName ? 1 : 0) &&
+    similar.words.every((word, index) => call.words[index] === word) &&
+    (!similar.thenAnyName || isAnyName(call.words.at(-1)!))
   );
 }
 

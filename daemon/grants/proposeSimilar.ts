@@ -29,11 +29,21 @@ const MAX_WORDS = 32;
 const SUBCOMMAND = /^[a-z][a-z0-9-]*$/;
 
 /**
+ * A name a grant lets vary: a branch, a remote, a file in this folder (`feature/x`, `origin`,
+ * `notes.md`). Never an option (`-f`, `--mirror`), a URL or refspec (`https://…`, `:main`,
+ * `+main`), an absolute path, or a way out of the folder (`..`).
+ */
+const ANY_NAME = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
+
+export const isAnyName = (word: string): boolean => ANY_NAME.test(word) && !word.includes('..');
+
+/**
  * The narrow rule an approval of this call may also grant (docs/policy.md#grants): the same tool
- * in the same folder, and the same program and subcommand followed by any plain words
- * (`git push …`), or, for a program without a subcommand or one that runs what follows it, this
- * exact command; and only while `policyRule` is what asks. None for a call without a command written in plain words or without a folder,
- * for a critical one, or for one Latch guards for itself (`guarded`): those are asked each time.
+ * in the same folder, the same words in the same order, only while `policyRule` is what asks.
+ * Where the program has a subcommand (`git push`) and the call ends in a name after it, that last
+ * word may be any name (`git push origin ‹name›`); every other word, every option included, stays
+ * as approved. None for a call without a command written in plain words or without a folder, for
+ * a critical one, or for one Latch guards for itself (`guarded`): those are asked each time.
  */
 export function proposeSimilar(
   call: { tool: string; command?: string; cwd?: string; session?: string },
@@ -53,16 +63,17 @@ export function proposeSimilar(
     return undefined;
   const [program, subcommand] = words;
   const conversation = call.session ? { conversation: conversationId(call.session) } : {};
-  const prefix =
-    subcommand !== undefined && SUBCOMMAND.test(subcommand) && !RUNS_WHAT_FOLLOWS.has(basename(program!));
-  return prefix
-    ? {
-        tool: call.tool,
-        words: [program!, subcommand],
-        moreWords: true,
-        folder: call.cwd,
-        policyRule,
-        ...conversation,
-      }
-    : { tool: call.tool, words, moreWords: false, folder: call.cwd, policyRule, ...conversation };
+  const thenAnyName =
+    words.length > 2 &&
+    SUBCOMMAND.test(subcommand!) &&
+    !RUNS_WHAT_FOLLOWS.has(basename(program!)) &&
+    isAnyName(words.at(-1)!);
+  return {
+    tool: call.tool,
+    words: thenAnyName ? words.slice(0, -1) : words,
+    thenAnyName,
+    folder: call.cwd,
+    policyRule,
+    ...conversation,
+  };
 }

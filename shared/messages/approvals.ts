@@ -14,13 +14,14 @@ export type Grant = (typeof GRANTS)[number];
 
 /**
  * The narrow rule the daemon proposes with a request: this tool, in this folder, running a
- * command of exactly these plain words (`words`), followed by any plain words when `moreWords`.
- * It is part of the sealed details, so the phone's signature commits to it.
+ * command of exactly these plain words (`words`), followed, when `thenAnyName`, by one more word
+ * that is any name (docs/policy.md#grants). It is part of the sealed details, so the phone's
+ * signature commits to it.
  */
 export const similarCallSchema = f.object({
   tool: f.text(LIMITS.nameBytes),
   words: f.array(f.text(LIMITS.nameBytes), 32),
-  moreWords: f.boolean(),
+  thenAnyName: f.boolean(),
   folder: f.text(LIMITS.cwdBytes),
   /** The policy rule that asked: a grant covers only calls this same rule asks about. */
   policyRule: f.text(LIMITS.nameBytes),

@@ -69,7 +69,7 @@ async function askedAndApproved() {
     similar: {
       tool: 'Bash',
       words: ['rm', '-rf', 'build'],
-      moreWords: false,
+      thenAnyName: false,
       folder: '/home/dev/project',
       policyRule: 'ask-rm',
     },

@@ -41,7 +41,7 @@ it('gives every grant an id a person can type after latch policy revoke: hex, ne
     similar: {
       tool: 'Bash',
       words: ['git', 'push'],
-      moreWords: false,
+      thenAnyName: false,
       folder: '/srv/app',
       policyRule: 'pushes',
     },

@@ -104,7 +104,7 @@ describe('request retention', () => {
     const grant = (id: string, expiresAt: number): StoredGrant => ({
       id,
       kind: 'session',
-      similar: { tool: 'Bash', words: ['ls'], moreWords: false, folder: '/srv', policyRule: 'ask' },
+      similar: { tool: 'Bash', words: ['ls'], thenAnyName: false, folder: '/srv', policyRule: 'ask' },
       risk: 'low',
       session: 'conversation-1',
       device: 'phone-1',

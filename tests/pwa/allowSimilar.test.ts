@@ -49,7 +49,13 @@ describe('approve, and allow calls like this', () => {
     const rule = page.getByRole('group', { name: 'Approve, and allow calls like this' });
     await rule.waitFor();
     // Tool, command pattern, folder, the policy rule it stands in for, and how long.
-    for (const shown of ['Bash', 'git push …', '/home/dev/project', '“shell”', '30 minutes from now'])
+    for (const shown of [
+      'Bash',
+      'git push origin ‹name›',
+      '/home/dev/project',
+      '“shell”',
+      '30 minutes from now',
+    ])
       await rule.getByText(shown, { exact: false }).first().waitFor();
     const problems = await auditScreen(page, phone.browser.cdp, 'request-allow-similar', found);
 
@@ -59,7 +65,7 @@ describe('approve, and allow calls like this', () => {
     expect(await first).toMatchObject({ permissionDecision: 'allow' });
     expect(faceIds).toBe(1);
     const [granted] = await grants();
-    expect(granted).toMatchObject({ kind: 'session', tool: 'Bash', command: 'git push …' });
+    expect(granted).toMatchObject({ kind: 'session', tool: 'Bash', command: 'git push origin ‹name›' });
     // One token approved the call and added the rule.
     expect(
       auditLines(machine)
@@ -71,20 +77,20 @@ describe('approve, and allow calls like this', () => {
     expect(await ask('git push origin feature', 'session-a')).toEqual({
       hookEventName: 'PreToolUse',
       permissionDecision: 'allow',
-      permissionDecisionReason: 'latch: allowed by a rule approved on a phone (git push …)',
+      permissionDecisionReason: 'latch: allowed by a rule approved on a phone (git push origin ‹name›)',
     });
     expect(faceIds).toBe(1);
 
     // The phone lists it, and revokes it.
     await page.goto(`${origin}/devices`);
     await page.getByRole('heading', { name: 'Rules you allowed' }).waitFor();
-    const listed = page.getByRole('listitem').filter({ hasText: 'git push …' });
+    const listed = page.getByRole('listitem').filter({ hasText: 'git push origin ‹name›' });
     await listed.getByText(/for this session/).waitFor();
     problems.push(...(await auditScreen(page, phone.browser.cdp, 'devices-allowed-rules', found)));
-    await listed.getByRole('button', { name: 'Revoke Bash git push …', exact: true }).click();
+    await listed.getByRole('button', { name: 'Revoke Bash git push origin ‹name›', exact: true }).click();
     await page
       .getByRole('status')
-      .getByText(/^Revoked: Bash git push … asks again\.$/)
+      .getByText(/^Revoked: Bash git push origin ‹name› asks again\.$/)
       .waitFor();
     await expect.poll(grants).toEqual([]);
     expect(auditLines(machine)).toContainEqual(

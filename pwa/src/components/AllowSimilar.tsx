@@ -39,8 +39,8 @@ export function AllowSimilar({
         <dd>
           <code>{similarCommandText(similar)}</code>
           <span class="muted">
-            {similar.moreWords
-              ? ' — these words first, then any plain words: no ; | & > $ ` quotes or globs'
+            {similar.thenAnyName
+              ? ' — these words, then one name in place of ‹name›: letters, digits, . _ - /; never an option, a URL, : + or ..'
               : ' — exactly this, nothing added'}
           </span>
         </dd>
