@@ -135,13 +135,18 @@ export class GrantStore {
     this.#statement('DELETE FROM grants WHERE expires_at < ? OR revoked_at < ?').run(before, before);
   }
 
-  /** Revokes the grants in force with this id, from this request, or all; returns the ids revoked. */
-  revoke(which: { id: string } | { requestId: string } | 'all', now: number): string[] {
+  /**
+   * Revokes the grants in force with this id, from this request, allowed by this phone, or all;
+   * returns the ids revoked.
+   */
+  revoke(which: { id: string } | { requestId: string } | { device: string } | 'all', now: number): string[] {
+    const chosen = (grant: StoredGrant) =>
+      which === 'all' ||
+      ('id' in which && grant.id === which.id) ||
+      ('requestId' in which && grant.requestId === which.requestId) ||
+      ('device' in which && grant.device === which.device);
     const ids = this.live(now)
-      .filter(
-        (grant) =>
-          which === 'all' || ('id' in which ? grant.id === which.id : grant.requestId === which.requestId),
-      )
+      .filter(chosen)
       .map(({ id }) => id);
     const revoke = this.#statement('UPDATE grants SET revoked_at = ? WHERE id = ?');
     for (const id of ids) revoke.run(now, id);

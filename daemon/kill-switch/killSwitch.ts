@@ -7,6 +7,7 @@ import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts
 import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
 import { RelayNoise } from '../audit/relayNoise.ts';
+import { GrantStore } from '../grants/grantStore.ts';
 import type { HostIdentity } from '../identity/hostIdentity.ts';
 import type { StateStore, SwitchState } from '../state/stateStore.ts';
 
@@ -39,10 +40,12 @@ export class KillSwitch {
   readonly #options: KillSwitchOptions;
   readonly #listeners = new Set<(state: SwitchState) => void>();
   readonly #noise: RelayNoise;
+  readonly #grants: GrantStore;
 
   constructor(options: KillSwitchOptions) {
     this.#options = options;
     this.#noise = new RelayNoise(options.audit);
+    this.#grants = new GrantStore(options.store.db);
   }
 
   get state(): SwitchState {
@@ -57,6 +60,23 @@ export class KillSwitch {
   #changed(state: SwitchState): SwitchState {
     for (const listener of this.#listeners) listener(state);
     return state;
+  }
+
+  /**
+   * Puts a freeze in force and, in the same transaction, revokes every rule phones allowed with
+   * their approvals ("allow calls like this"): a resume brings none of them back, so what the
+   * person halted asks again (docs/kill-switch.md#freeze).
+   */
+  #freeze(freeze: Parameters<StateStore['applyFreeze']>[0]): SwitchState {
+    const { store, audit } = this.#options;
+    const now = Date.now();
+    const { state, revoked } = store.db.transaction(() => ({
+      state: store.applyFreeze(freeze, now),
+      revoked: this.#grants.revoke('all', now),
+    }));
+    if (revoked.length > 0)
+      audit.append({ event: 'grant_revoked', grants: revoked, by: 'freeze', epoch: state.epoch });
+    return this.#changed(state);
   }
 
   async #freezeVerified(envelope: FreezeEnvelope): Promise<boolean> {
@@ -136,9 +156,7 @@ export class KillSwitch {
         return;
       }
     }
-    const state = this.#changed(
-      store.applyFreeze({ id, reason: envelope.body.reason, cause, signedAt: envelope.ts }, Date.now()),
-    );
+    const state = this.#freeze({ id, reason: envelope.body.reason, cause, signedAt: envelope.ts });
     // Frozen first, verified after: an unverifiable freeze is honoured all the same (safe direction).
     audit.append({
       event: 'freeze',
@@ -155,9 +173,7 @@ export class KillSwitch {
   /** Strict mode: the relay has been out of reach past the grace period. No vote can end it. */
   freezeUnreachable(reason: string): void {
     if (this.state.frozen) return;
-    const state = this.#changed(
-      this.#options.store.applyFreeze({ id: null, reason, cause: 'unreachable', signedAt: null }, Date.now()),
-    );
+    const state = this.#freeze({ id: null, reason, cause: 'unreachable', signedAt: null });
     this.#options.audit.append({ event: 'freeze', cause: 'unreachable', epoch: state.epoch, verified: true });
   }
 
@@ -229,12 +245,12 @@ export class KillSwitch {
       await this.applyFreeze(state.freeze, 'relay', 'relay state');
     } else if (state.frozen) {
       if (current.frozen && current.cause !== 'unreachable') return;
-      const frozen = this.#changed(
-        store.applyFreeze(
-          { id: null, reason: state.reason ?? 'frozen', cause: 'relay', signedAt: null },
-          Date.now(),
-        ),
-      );
+      const frozen = this.#freeze({
+        id: null,
+        reason: state.reason ?? 'frozen',
+        cause: 'relay',
+        signedAt: null,
+      });
       audit.append({
         event: 'freeze',
         cause: 'relay',

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import type { ApprovalRequest, RequestDetails } from '../../shared/messages/approvals.ts';
+import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import type { GrantsJson } from '../../daemon/cli/commands/policyGrants.ts';
 import {
@@ -13,6 +14,7 @@ import {
 } from '../support/latchMachine.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
 import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
+import { audited, sendFreeze, sendVotes, signFreeze, statusCode, vote } from '../support/killSwitchRelay.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 import type { StandInRelay } from '../support/standInRelay.ts';
 
@@ -24,6 +26,8 @@ let phone: TestPhone;
 beforeAll(async () => {
   paired = await startPairedDaemon({
     config: (text) => text.replace('timeout_seconds = 300', 'timeout_seconds = 8'),
+    // The second is revoked by one test, with the rules it allowed.
+    phones: 2,
   });
   ({ relay, machine } = paired);
   [phone] = paired.phones;
@@ -61,9 +65,9 @@ const grantsJson = async () =>
   JSON.parse((await runLatch(machine, ['policy', 'grants', '--json'])).stdout) as GrantsJson;
 
 /** Approves `git push` in `session` with `grant`, as the phone's "Approve, and allow calls like this". */
-async function grantGitPush(grant: 'half_hour' | 'session', session = 'session-1') {
+async function grantGitPush(grant: 'half_hour' | 'session', session = 'session-1', by = phone) {
   const asked = await asking(bash('git push origin main', session));
-  const { token, details } = await phoneApproves(phone, asked.request, relay.origin, { grant });
+  const { token, details } = await phoneApproves(by, asked.request, relay.origin, { grant });
   relay.sendApproval(asked.request.requestId, token);
   expect((await asked.hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
   return details;
@@ -75,8 +79,8 @@ describe('allow calls like this', () => {
     const { details } = await phoneApproves(phone, asked.request, relay.origin);
     expect(details.similar).toEqual({
       tool: 'Bash',
-      words: ['git', 'push'],
-      moreWords: true,
+      words: ['git', 'push', 'origin'],
+      thenAnyName: true,
       folder: '/home/dev/project',
       policyRule: 'network writes and publishing',
       conversation: asked.request.conversation,
@@ -87,14 +91,19 @@ describe('allow calls like this', () => {
   it('for 30 minutes: the next similar call runs without the phone, audited; a dissimilar one still asks', async () => {
     await grantGitPush('half_hour');
     const [grant] = (await grantsJson()).grants;
-    expect(grant).toMatchObject({ kind: 'half_hour', tool: 'Bash', command: 'git push …', session: null });
+    expect(grant).toMatchObject({
+      kind: 'half_hour',
+      tool: 'Bash',
+      command: 'git push origin ‹name›',
+      session: null,
+    });
 
     // Any session of this host, in the same folder.
     const output = await allowedWithoutPhone(bash('git push origin feature/x', 'session-9'));
     expect(output).toMatchObject({
       hookSpecificOutput: {
         permissionDecision: 'allow',
-        permissionDecisionReason: 'latch: allowed by a rule approved on a phone (git push …)',
+        permissionDecisionReason: 'latch: allowed by a rule approved on a phone (git push origin ‹name›)',
       },
     });
     expect(auditLines(machine)).toContainEqual(
@@ -120,18 +129,18 @@ describe('allow calls like this', () => {
   it('for this session: other sessions still ask', async () => {
     await grantGitPush('session', 'session-2');
     expect((await grantsJson()).grants).toEqual([expect.objectContaining({ kind: 'session' })]);
-    await allowedWithoutPhone(bash('git push', 'session-2'));
-    await expire(await asking(bash('git push', 'session-3')));
+    await allowedWithoutPhone(bash('git push origin feature/y', 'session-2'));
+    await expire(await asking(bash('git push origin feature/y', 'session-3')));
     await runLatch(machine, ['policy', 'revoke', '--all']);
   });
 
   it('lapses at its time', async () => {
     await grantGitPush('half_hour');
-    await allowedWithoutPhone(bash('git push'));
+    await allowedWithoutPhone(bash('git push origin feature/y'));
     // Half an hour passes: the grant's deadline is now behind it.
     withStore(machine, (store) => store.db.prepare('UPDATE grants SET expires_at = ?').run(Date.now() - 1));
     expect((await grantsJson()).grants).toEqual([]);
-    await expire(await asking(bash('git push')));
+    await expire(await asking(bash('git push origin feature/y')));
   });
 });
 
@@ -145,7 +154,7 @@ describe('latch policy', () => {
     expect(auditLines(machine)).toContainEqual(
       expect.objectContaining({ event: 'grant_revoked', grants: [grant!.id], by: 'host', verified: true }),
     );
-    await expire(await asking(bash('git push')));
+    await expire(await asking(bash('git push origin feature/y')));
   });
 
   it('says so, exiting 1, for an id no grant in force has; and 2 without an id or --all', async () => {
@@ -153,6 +162,43 @@ describe('latch policy', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no rule in force has the id no-such-grant');
     expect((await runLatch(machine, ['policy', 'revoke'])).code).toBe(2);
+  });
+});
+
+describe('what ends every grant it touches', () => {
+  it('a freeze ends them all, and the resume brings none back', async () => {
+    // The session grant first: the half-hour one would cover its call.
+    await grantGitPush('session', 'session-5');
+    await grantGitPush('half_hour');
+    const granted = (await grantsJson()).grants.map(({ id }) => id);
+    expect(granted).toHaveLength(2);
+
+    const envelope = await signFreeze(machine, phone);
+    sendFreeze(relay, envelope, 1);
+    await expect.poll(async () => (await grantsJson()).grants).toEqual([]);
+    expect(audited(machine, 'grant_revoked')).toContainEqual(
+      expect.objectContaining({ grants: expect.arrayContaining(granted), by: 'freeze' }),
+    );
+
+    const freeze = await freezeId(envelope);
+    sendVotes(relay, freeze, [await vote(machine, relay, phone, freeze)]);
+    await expect.poll(() => statusCode(machine)).toBe(0);
+    expect((await grantsJson()).grants).toEqual([]);
+    await expire(await asking(bash('git push origin feature/y')));
+    await expire(await asking(bash('git push origin feature/y', 'session-5')));
+  });
+
+  it('revoking the phone on this host ends the rules it allowed', async () => {
+    const [, spare] = paired.phones;
+    await grantGitPush('half_hour', 'session-1', spare);
+    const [grant] = (await grantsJson()).grants;
+
+    expect((await runLatch(machine, ['devices', '--revoke', spare!.id])).code).toBe(0);
+    expect((await grantsJson()).grants).toEqual([]);
+    expect(audited(machine, 'grant_revoked')).toContainEqual(
+      expect.objectContaining({ grants: [grant!.id], by: 'host', device: spare!.id }),
+    );
+    await expire(await asking(bash('git push origin feature/y')));
   });
 });
 
@@ -179,7 +225,7 @@ describe('a phone revokes a rule it allowed', () => {
     expect(auditLines(machine)).toContainEqual(
       expect.objectContaining({ event: 'grant_revoked', grants: [grant!.id], by: 'phone', verified: true }),
     );
-    await expire(await asking(bash('git push')));
+    await expire(await asking(bash('git push origin feature/y')));
   });
 
   it('even unverified, since revoking only tightens; the audit says it did not verify', async () => {
