@@ -84,7 +84,17 @@ export class Asking {
     const binding = await detailsBinding(details);
     store.db.transaction(
       () => {
-        store.saveRequest({ requestId, dedupKey, details, binding, state: 'pending' }, details.createdAt);
+        store.saveRequest(
+          {
+            requestId,
+            dedupKey,
+            details,
+            binding,
+            state: 'pending',
+            ...(request.session ? { conversation: conversationId(request.session) } : {}),
+          },
+          details.createdAt,
+        );
         audit.append({
           event: 'asked',
           requestId,

@@ -3,7 +3,7 @@ import { toBase64url } from '../../shared/encoding/base64url.ts';
 import type { RequestDetails } from '../../shared/messages/approvals.ts';
 import type { LatchConfig } from '../config/config.ts';
 import type { GateRequest } from '../socket/localApi.ts';
-import type { StateStore } from '../state/stateStore.ts';
+import type { RequestRecord, StateStore } from '../state/stateStore.ts';
 import { conversationId } from './conversationId.ts';
 
 /** How long a reported agent session stays refused: sessions are short-lived, a new one starts clean. */
@@ -29,8 +29,8 @@ export class PushFatigue {
   #approvals: number[] = [];
   /** Recent phone denies: what was asked → when it was denied. */
   readonly #denied = new Map<string, number>();
-  /** What each request this daemon is waiting on asked, to know what a deny refers to. */
-  readonly #asked = new Map<string, { conversation: string | undefined; askKey: string }>();
+  /** What each request this daemon is waiting on asked (askKey), to know what a deny refers to. */
+  readonly #asked = new Map<string, string>();
 
   constructor(store: StateStore) {
     this.#store = store;
@@ -65,17 +65,14 @@ export class PushFatigue {
 
   /** A request went to the phones. */
   asked(requestId: string, request: GateRequest): void {
-    this.#asked.set(requestId, {
-      conversation: request.session ? conversationId(request.session) : undefined,
-      askKey: askKey(request),
-    });
+    this.#asked.set(requestId, askKey(request));
   }
 
   /** The request was decided or given up: nothing more to remember of it but a deny. */
   settled(requestId: string, deniedByPhoneAt?: number): void {
     const asked = this.#asked.get(requestId);
     this.#asked.delete(requestId);
-    if (asked && deniedByPhoneAt !== undefined) this.#denied.set(asked.askKey, deniedByPhoneAt);
+    if (asked && deniedByPhoneAt !== undefined) this.#denied.set(asked, deniedByPhoneAt);
   }
 
   /** A verified phone approval, counted toward a burst. */
@@ -89,15 +86,14 @@ export class PushFatigue {
   }
 
   /**
-   * Refuses the request's agent session from now on. Undefined when there is none to refuse: a
-   * call that named no session (blocking every such call would block `latch request` itself),
-   * or a request this host no longer waits on.
+   * Refuses the request's agent session from now on, whether or not the request still waits.
+   * Undefined when there is none to refuse: a call that named no session (blocking every such
+   * call would block `latch request` itself).
    */
-  reportSession(requestId: string, now: number): string | undefined {
-    const asked = this.#asked.get(requestId);
-    if (!asked?.conversation) return undefined;
-    this.#store.setMeta(reportedKey(asked.conversation), String(now + REPORTED_SESSION_MS));
-    return asked.conversation;
+  reportSession(record: RequestRecord, now: number): string | undefined {
+    if (!record.conversation) return undefined;
+    this.#store.setMeta(reportedKey(record.conversation), String(now + REPORTED_SESSION_MS));
+    return record.conversation;
   }
 
   #recentApprovals(config: ApprovalsConfig, now: number): number {

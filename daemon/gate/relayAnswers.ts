@@ -16,6 +16,12 @@ import { deny, frozenDeny } from './deny.ts';
 import type { PushFatigue } from './pushFatigue.ts';
 import type { Waiting } from './waiting.ts';
 
+/**
+ * How long after a request's deadline a report of it still counts. Its once-only mark is kept as
+ * long (used_tokens), so a report sent again is never acted on twice.
+ */
+const REPORTABLE_AFTER_DEADLINE_MS = 24 * 60 * 60 * 1000;
+
 export interface RelayAnswersOptions {
   store: StateStore;
   audit: AuditLog;
@@ -137,42 +143,65 @@ export class RelayAnswers {
     });
   }
 
-  /** A deny is honoured even unverified (refusing is safe); the audit line says whether it verified. */
+  /**
+   * A deny is honoured even unverified (refusing is safe); the audit line says whether it verified.
+   * A report it carries ("I didn't expect this") counts even when the request ended before the
+   * deny came, withdrawn by an agent that stopped waiting or decided on another phone: what the
+   * person did not expect is still running, and a report only tightens.
+   */
   async onDenied(requestId: string, envelope: DenyEnvelope): Promise<void> {
     const { store, audit, fatigue, waiting } = this.#options;
-    const state = store.request(requestId)?.state;
-    if (state === 'withdrawn')
-      audit.append({ event: 'deny_refused', requestId, code: 'withdrawn', device: envelope.signer.id });
-    if (state !== 'pending') return;
+    const record = store.request(requestId);
+    if (!record) return;
+    const report = envelope.body.report;
     const device = envelope.signer.role === 'device' ? store.activeDevice(envelope.signer.id) : undefined;
-    const verified =
+    const verified = async () =>
       device !== undefined &&
       envelope.body.requestId === requestId &&
       (await verifyEnvelope(envelope, { kind: 'deny', publicKey: fromBase64url(device.deviceKey) })).ok;
-    audit.append({ event: 'denied', requestId, verified, device: envelope.signer.id });
-    const report = envelope.body.report;
+    if (record.state !== 'pending') {
+      if (record.state === 'withdrawn')
+        audit.append({ event: 'deny_refused', requestId, code: 'withdrawn', device: envelope.signer.id });
+      if (report) await this.#onReported(record, report.scope, await verified(), envelope.signer.id);
+      return;
+    }
+    const denyVerified = await verified();
+    audit.append({ event: 'denied', requestId, verified: denyVerified, device: envelope.signer.id });
     // The session is refused before the agent hears the deny, so its next call already is.
     if (report?.scope === 'session')
-      await this.#onReported(requestId, report.scope, verified, envelope.signer.id);
+      await this.#onReported(record, report.scope, denyVerified, envelope.signer.id);
     fatigue.settled(requestId, Date.now());
     waiting.settle(requestId, deny('denied', `denied on ${device?.name ?? 'a phone'}`, requestId));
     // The freeze after: this agent hears "denied", every other waiting call "kill_switch".
     if (report?.scope === 'fleet')
-      await this.#onReported(requestId, report.scope, verified, envelope.signer.id);
+      await this.#onReported(record, report.scope, denyVerified, envelope.signer.id);
   }
 
   /**
    * "I didn't expect this": acted on only when the deny carrying it verified against the phone's
    * device key; otherwise it stays a plain deny (which it already is), and the audit says so.
+   * Once per request: a relay that sends the same report again cannot freeze the fleet again
+   * after a resume.
    */
-  async #onReported(requestId: string, scope: ReportScope, verified: boolean, device: string): Promise<void> {
-    const { audit, fatigue } = this.#options;
+  async #onReported(
+    record: RequestRecord,
+    scope: ReportScope,
+    verified: boolean,
+    device: string,
+  ): Promise<void> {
+    const { store, audit, fatigue } = this.#options;
+    const { requestId } = record;
     if (!verified) {
       audit.append({ event: 'reported', requestId, device, scope, verified, acted: false });
       return;
     }
+    const reportableUntil = record.details.exp + REPORTABLE_AFTER_DEADLINE_MS;
+    const notActed = (why: string) =>
+      audit.append({ event: 'reported', requestId, device, scope, verified, acted: false, why });
+    if (Date.now() > reportableUntil) return notActed('more than a day after the request ended');
+    if (!store.consume(`report:${requestId}`, reportableUntil)) return notActed('already reported');
     if (scope === 'session') {
-      const conversation = fatigue.reportSession(requestId, Date.now());
+      const conversation = fatigue.reportSession(record, Date.now());
       audit.append({
         event: 'reported',
         requestId,

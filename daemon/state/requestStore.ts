@@ -9,6 +9,8 @@ export interface RequestRecord {
   binding: ApprovalBinding;
   /** `withdrawn`: nobody waited for the answer any more (gate/withdrawal); no answer counts. */
   state: 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn';
+  /** The agent session's conversation id (gate/conversationId); absent when the call named none. */
+  conversation?: string;
 }
 
 interface RequestRow {
@@ -17,6 +19,7 @@ interface RequestRow {
   details: string;
   binding: string;
   state: RequestRecord['state'];
+  conversation: string | null;
 }
 
 /** The daemon's own requests: what it verifies decisions against. */
@@ -30,7 +33,7 @@ export class RequestStore {
   save(record: RequestRecord, now: number): void {
     this.#statements
       .get(
-        'INSERT INTO requests (request_id, dedup_key, details, binding, state, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+        'INSERT INTO requests (request_id, dedup_key, details, binding, state, created_at, conversation) VALUES (?, ?, ?, ?, ?, ?, ?)',
       )
       .run(
         record.requestId,
@@ -39,6 +42,7 @@ export class RequestStore {
         JSON.stringify(record.binding),
         record.state,
         now,
+        record.conversation ?? null,
       );
   }
 
@@ -52,6 +56,7 @@ export class RequestStore {
       details: JSON.parse(row.details) as RequestDetails,
       binding: JSON.parse(row.binding) as ApprovalBinding,
       state: row.state,
+      ...(row.conversation === null ? {} : { conversation: row.conversation }),
     };
   }
 

@@ -47,6 +47,8 @@ const ADDED_COLUMNS: readonly { table: string; column: string; type: string }[] 
   { table: 'switch', column: 'freeze', type: 'TEXT' },
   // When each freeze was signed (its envelope's ts): an older one never ends a newer one.
   { table: 'freezes', column: 'signed_at', type: 'INTEGER' },
+  // The agent session a request came from: a report refuses that session even after the request ended.
+  { table: 'requests', column: 'conversation', type: 'TEXT' },
 ];
 
 /** Creates what is missing: the tables of a new file, the columns an older version lacked. */

@@ -41,6 +41,8 @@ export interface OpenedRequest {
 const stateChange = f.object({
   v: f.version(),
   state: f.oneOf(REQUEST_STATES),
+  /** A deny's report went to the host, even when the request had ended (its `state`). */
+  reported: f.optional(f.boolean()),
 });
 
 /** What this page last kept of each read, so that an unchanged answer is not written again. */
@@ -231,8 +233,11 @@ export async function approve(
   );
 }
 
-/** Deny: one tap, signed with the device key (refusing is the safe direction: no biometric). */
-/** Refuses a request; with `report` ("I didn't expect this"), the host also blocks the session or freezes. */
+/**
+ * Deny: one tap, signed with the device key (refusing is the safe direction: no biometric). With
+ * `report` ("I didn't expect this"), the host also refuses the session or freezes the fleet, even
+ * when the request ended before the deny came.
+ */
 export async function deny(
   identity: DeviceIdentity,
   fleet: string,

@@ -244,7 +244,7 @@ export async function deny(
   ctx: FleetContext,
   requestId: string,
   envelope: DenyEnvelope,
-): Promise<RelayResult<{ state: RequestState }>> {
+): Promise<RelayResult<{ state: RequestState; reported?: true }>> {
   const { body, signer } = envelope;
   if (body.requestId !== requestId || body.fleet !== ctx.fleet || signer.role !== 'device') {
     return refusal('context_mismatch', 'the deny is for another request');
@@ -262,15 +262,21 @@ export async function deny(
     now: ctx.now(),
   });
   if (!verified.ok) return refuseWith(verified.error);
-  const notNow = undecidable(
-    ctx,
-    row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId)!,
-  );
-  if (notNow) return notNow;
+  const current = () => row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', requestId)!;
+  const notNow = undecidable(ctx, current());
+  if (notNow && !body.report) return notNow;
   if (!consumeNonce(ctx, envelope.nonce)) return refusal('replayed_nonce', 'this deny was already received');
-  if (!settle(ctx, requestId, 'denied', 'deny', device.id))
-    return refusal('already_decided', 'another answer was first');
+  const denied = !notNow && settle(ctx, requestId, 'denied', 'deny', device.id);
+  if (!denied && !body.report) return refusal('already_decided', 'another answer was first');
+  // A report ("I didn't expect this") of a request that ended meanwhile (withdrawn, decided,
+  // expired) still goes to its host, which refuses the session or freezes once it has verified
+  // the phone's signature: what the person did not expect is still running.
   ctx.emit(stored.host, { v: PROTOCOL_VERSION, type: 'denied', requestId, envelope, at: ctx.now() });
+  if (!denied) return { ok: true, value: { state: endedState(ctx, current()), reported: true } };
   notifyClosed(ctx, stored, device.id);
-  return { ok: true, value: { state: 'denied' } };
+  return { ok: true, value: { state: 'denied', ...(body.report ? { reported: true } : {}) } };
 }
+
+/** A request's state as a phone should read it: one past its deadline is expired. */
+const endedState = (ctx: FleetContext, stored: RequestRow): RequestState =>
+  stored.state === 'pending' && stored.exp <= ctx.now() ? 'expired' : (stored.state as RequestState);

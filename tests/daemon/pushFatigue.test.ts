@@ -197,6 +197,17 @@ describe('push-fatigue defences, against the real daemon', () => {
     ]);
     expect(auditOf(paired, 'freeze').at(-1)).toMatchObject({ cause: 'panic', verified: true });
     expect((await runLatch(paired.machine, ['status'])).code).toBe(1);
+
+    // Sent again, as a relay could after a resume: a report is acted on once.
+    const freezesAfter = paired.relay.freezes.length;
+    await paired.relay.sendDenial(phone, reported.request, 'fleet');
+    await expect
+      .poll(() => auditOf(paired, 'reported', reported.request.requestId))
+      .toEqual([
+        expect.objectContaining({ acted: true }),
+        expect.objectContaining({ verified: true, acted: false, why: 'already reported' }),
+      ]);
+    expect(paired.relay.freezes.length).toBe(freezesAfter);
     const next = await decisionOf(startHook(paired.machine, call('ls', 'a new session')));
     expect(next.permissionDecisionReason).toContain('kill_switch');
   });

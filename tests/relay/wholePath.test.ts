@@ -165,7 +165,7 @@ describe('the whole path through the relay', () => {
     );
     expect(await call('POST', route, { json: envelope })).toEqual({
       status: 200,
-      body: { v: 1, state: 'denied' },
+      body: { v: 1, state: 'denied', reported: true },
     });
     // The daemon gets the very envelope, report and signature included, to verify itself.
     expect((await daemon.next('denied')).event).toMatchObject({ type: 'denied', envelope });

@@ -3,16 +3,19 @@ import { pushMessageSchema } from '../../shared/messages/events.ts';
 import type { RequestList, RequestView } from '../../shared/messages/relayViews.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
-import { createHost } from '../../scripts/lib/softwarePhone.ts';
+import { createHost, createPhone } from '../../scripts/lib/softwarePhone.ts';
+import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { expectRefusedReply } from '../support/expectRefused.ts';
 import {
   bearer,
   call,
+  DaemonSocket,
   denyAs,
   newFleet,
   pairPhone,
   phoneCall,
   pushService,
+  sendDeny,
   setClock,
   submitRequest,
   type TestFleet,
@@ -91,6 +94,43 @@ describe('a host withdrawing a request nobody waits for', () => {
     );
     expectRefusedReply(await denyAs(test, test.phones[0]!.phone, details.requestId), 409, 'withdrawn');
     expectRefusedReply(await withdraw(test, details.requestId), 409, 'withdrawn');
+  });
+
+  it('still carries a report ("I didn’t expect this") of a withdrawn request to its host, once and only signed', async () => {
+    const test = await newFleet();
+    const daemon = await DaemonSocket.connect(test);
+    await daemon.next('state');
+    const { details } = await submitRequest(test);
+    expect((await withdraw(test, details.requestId)).status).toBe(200);
+    const { phone } = test.phones[0]!;
+    const report = (key = phone.deviceKeys.privateKey) =>
+      signEnvelope(
+        'deny',
+        { fleet: test.fleet, host: test.host.id, requestId: details.requestId, report: { scope: 'session' } },
+        { role: 'device', id: phone.id },
+        key,
+      );
+    const forger = await createPhone('Forger');
+    expectRefusedReply(
+      await sendDeny(test, details.requestId, await report(forger.deviceKeys.privateKey)),
+      403,
+      'bad_signature',
+    );
+
+    const envelope = await report();
+    expect(await sendDeny(test, details.requestId, envelope)).toEqual({
+      status: 200,
+      body: { v: 1, state: 'withdrawn', reported: true },
+    });
+    expect((await daemon.next('denied')).event).toMatchObject({
+      type: 'denied',
+      requestId: details.requestId,
+      envelope,
+    });
+    expectRefusedReply(await sendDeny(test, details.requestId, envelope), 401, 'replayed_nonce');
+    // Nothing is decided by it: the request stays withdrawn.
+    expect(await viewOf(test, details.requestId)).toMatchObject({ state: 'withdrawn' });
+    daemon.close();
   });
 
   it('refuses a request that is no longer pending: decided 409 already_decided, expired 410 expired', async () => {

@@ -32,6 +32,21 @@ const REPORTED_TEXT: Record<ReportScope, string> = {
   fleet: 'The agent was told no, and reported: every agent is being frozen.',
 };
 
+/** A report of a request that ended before the deny came: the report still went to its host. */
+const REPORTED_AFTER_END_TEXT: Record<ReportScope, string> = {
+  session:
+    'It had ended before your answer, but your report went to its host: it refuses the rest of this agent session.',
+  fleet: 'It had ended before your answer, but your report went to its host: every agent is being frozen.',
+};
+
+const ENDED_OUTCOME: Record<RequestView['state'], Outcome> = {
+  pending: 'expired',
+  expired: 'expired',
+  withdrawn: 'withdrawn',
+  approved: 'already decided',
+  denied: 'already decided',
+};
+
 /** A withdrawn request: its host withdrew it because nobody waits for the answer any more. */
 const NO_LONGER_WAITING = 'The agent stopped waiting, or the fleet froze; nothing was approved.';
 
@@ -112,14 +127,10 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
       request={phase.request}
       identity={identity!}
       passkey={passkey}
-      onDone={(outcome, message) =>
+      onDone={(outcome, message, taken = false) =>
         // Once shown, a result stays, but for the relay taking the answer: a late refusal after
         // Expired (this phone's reading of the clock) would only confuse.
-        setPhase((shown) =>
-          shown.name === 'done' && outcome !== 'approved' && outcome !== 'denied'
-            ? shown
-            : { name: 'done', outcome, message },
-        )
+        setPhase((shown) => (shown.name === 'done' && !taken ? shown : { name: 'done', outcome, message }))
       }
     />
   );
@@ -148,7 +159,8 @@ function Review({
   request: OpenedRequest;
   identity: DeviceIdentity;
   passkey: Passkey | undefined;
-  onDone: (outcome: Outcome, message: string) => void;
+  /** `taken`: the relay took this phone's answer, so its result replaces any shown before. */
+  onDone: (outcome: Outcome, message: string, taken?: boolean) => void;
 }) {
   const { details } = request;
   // The daemon may ask for a longer hold (a burst of approvals, asked again after a deny), and
@@ -185,8 +197,14 @@ function Review({
     if (busy || offline) return;
     setBusy(true);
     const result = await deny(identity, request.fleet, request.view.host, request.view.requestId, report);
-    if (result.ok) onDone('denied', report ? REPORTED_TEXT[report] : 'The agent was told no.');
-    else onDone(...refusedOutcome(result));
+    if (!result.ok) return onDone(...refusedOutcome(result));
+    if (result.value.state === 'denied')
+      return onDone('denied', report ? REPORTED_TEXT[report] : 'The agent was told no.', true);
+    onDone(
+      ENDED_OUTCOME[result.value.state],
+      report ? REPORTED_AFTER_END_TEXT[report] : NO_LONGER_WAITING,
+      true,
+    );
   };
 
   // One Face ID approves the call and, with `grant`, the rule shown (AllowSimilar).
@@ -198,7 +216,7 @@ function Review({
       const assertion = await signWithPasskey(passkey!, await approvalChallenge(binding));
       const result = await approve(identity, request, assertion, grant);
       if (result.ok && grant) await rememberRule(request, grant);
-      if (result.ok) onDone('approved', sentText(details, grant));
+      if (result.ok) onDone('approved', sentText(details, grant), true);
       else onDone(...refusedOutcome(result));
     } catch {
       setBusy(false); // Face ID cancelled: nothing was sent, the request still waits.
@@ -325,7 +343,7 @@ function Review({
         request={request}
         disabled={busy || offline}
         onDone={(denied) =>
-          onDone('denied', `${denied} request${denied === 1 ? '' : 's'} from this session denied.`)
+          onDone('denied', `${denied} request${denied === 1 ? '' : 's'} from this session denied.`, true)
         }
       />
       <p class="muted">Escape denies. {timeLeft(details.exp)}.</p>
