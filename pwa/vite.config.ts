@@ -4,6 +4,10 @@ import { VitePWA } from 'vite-plugin-pwa';
 
 // The phone app, built into dist/pwa, which the relay serves (wrangler.toml [assets]).
 // The service worker is our own TypeScript (injectManifest): Workbox only precaches.
+
+/** Terser in three passes: each of the app and the worker ships ~150 bytes (gzipped) less than in one. */
+const TERSER = { compress: { passes: 3 } };
+
 export default defineConfig({
   root: new URL('.', import.meta.url).pathname,
   plugins: [
@@ -30,18 +34,22 @@ export default defineConfig({
       },
       // A classic script: the "es" format builds the worker with a Rollup option Vite 8 deprecates,
       // a warning on every build that nobody could act on. The worker imports nothing at run time.
-      injectManifest: { globPatterns: ['**/*.{js,css,html,png,webmanifest}'], rollupFormat: 'iife' },
+      // Its build takes the app's minifier but not its options: the plugin hands them over.
+      injectManifest: {
+        globPatterns: ['**/*.{js,css,html,png,webmanifest}'],
+        rollupFormat: 'iife',
+        buildPlugins: { vite: [{ name: 'sw-terser', config: () => ({ build: { terserOptions: TERSER } }) }] },
+      },
     }),
   ],
-  // No module-preload polyfill: the app is one file, with nothing to preload. Terser, in two
-  // passes over an ES module, ships ~400 bytes (gzipped) less than esbuild's minifier; the service
-  // worker's own build takes the same minifier with its defaults.
+  // No module-preload polyfill: the app is one file, with nothing to preload. Terser over an ES
+  // module ships ~400 bytes (gzipped) less than esbuild's minifier.
   build: {
     outDir: '../dist/pwa',
     emptyOutDir: true,
     target: 'es2022',
     modulePreload: { polyfill: false },
     minify: 'terser',
-    terserOptions: { compress: { passes: 2 }, module: true },
+    terserOptions: { ...TERSER, module: true },
   },
 });

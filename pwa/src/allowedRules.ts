@@ -49,6 +49,17 @@ export async function rememberRule(request: OpenedRequest, grant: Grant): Promis
   await saveAllowedRules(rules);
 }
 
+/**
+ * A freeze revokes every rule on the fleet's hosts (docs/kill-switch.md#freeze): the phone forgets
+ * the rules it allowed there, so its list does not show rules that no longer hold.
+ */
+export async function forgetRulesOf(frozenFleets: string[]): Promise<void> {
+  if (frozenFleets.length === 0) return;
+  const rules = await loadAllowedRules<AllowedRule>();
+  const kept = rules.filter((rule) => !frozenFleets.includes(rule.fleet));
+  if (kept.length < rules.length) await saveAllowedRules(kept);
+}
+
 const revoked = f.object({ v: f.version(), requestId: f.id() });
 
 /**

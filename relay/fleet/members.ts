@@ -33,6 +33,7 @@ export function listMembers(ctx: FleetContext): Unversioned<Members> {
 }
 
 export function renameDevice(ctx: FleetContext, id: string, name: string): RelayResult<Unversioned<Members>> {
+  if (name.trim() === '') return refusal('invalid_field', 'a name needs a visible character');
   if (!row(ctx.sql, 'SELECT 1 FROM devices WHERE id = ? AND revoked_at IS NULL', id)) {
     return refusal('not_found', 'no such device');
   }

@@ -33,7 +33,12 @@ describe('a state.db from before freeze ids', () => {
       store.close();
     }
     const store = new StateStore(path);
-    expect(store.applyFreeze({ id: 'a-freeze', reason: 'again', cause: 'relay', signedAt: Date.now() }, Date.now())).toMatchObject({
+    expect(
+      store.applyFreeze(
+        { id: 'a-freeze', reason: 'again', cause: 'relay', signedAt: Date.now() },
+        Date.now(),
+      ),
+    ).toMatchObject({
       epoch: 5,
       freeze: 'a-freeze',
     });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GrantsJson } from '../../daemon/cli/commands/policyGrants.ts';
-import { openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
+import { holdPanic, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { askHook, auditLines, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
 import { ASK_EVERY_BASH_CALL, startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { auditScreen, type ScreenFinding } from '../support/screenAudit.ts';
@@ -31,6 +31,8 @@ afterAll(async () => {
 /** An agent's Bash call through the Claude Code hook, in `session`. */
 const ask = (command: string, session: string) =>
   askHook(machine, hookInput('PreToolUse', 'Bash', { command }, { session_id: session }));
+
+const NO_RULES = 'None: what your policy asks about, it asks about each time.';
 
 const grants = async () =>
   (JSON.parse((await runLatch(machine, ['policy', 'grants', '--json'])).stdout) as GrantsJson).grants;
@@ -87,7 +89,9 @@ describe('approve, and allow calls like this', () => {
     const listed = page.getByRole('listitem').filter({ hasText: 'git push origin ‹name›' });
     await listed.getByText(/for this session/).waitFor();
     problems.push(...(await auditScreen(page, phone.browser.cdp, 'devices-allowed-rules', found)));
-    await listed.getByRole('button', { name: 'Revoke Bash git push origin ‹name›', exact: true }).click();
+    await listed
+      .getByRole('button', { name: 'Revoke rule Bash git push origin ‹name›', exact: true })
+      .click();
     await page
       .getByRole('status')
       .getByText(/^Revoked: Bash git push origin ‹name› asks again\.$/)
@@ -96,7 +100,7 @@ describe('approve, and allow calls like this', () => {
     expect(auditLines(machine)).toContainEqual(
       expect.objectContaining({ event: 'grant_revoked', grants: [granted!.id], by: 'phone', verified: true }),
     );
-    await page.getByText('None: every call asks.').waitFor();
+    await page.getByText(NO_RULES).waitFor();
 
     // It asks again.
     const again = ask('git push origin feature', 'session-a');
@@ -130,5 +134,28 @@ describe('approve, and allow calls like this', () => {
     await page.getByRole('button', { name: 'Deny', exact: true }).click();
     expect(await other).toMatchObject({ permissionDecision: 'deny' });
     expect(problems).toEqual([]);
+  });
+
+  it('ends with a freeze: the phone forgets the rule, and after the resume the call asks again', async () => {
+    const page = phone.browser.page;
+    const first = ask('git push origin main', 'session-f');
+    await openPending(phone.browser, origin, /git push origin main/);
+    await page.getByRole('button', { name: 'Allow calls like this…' }).click();
+    await page.getByRole('button', { name: 'Approve, and allow calls like this for 30 minutes' }).click();
+    expect(await first).toMatchObject({ permissionDecision: 'allow' });
+    expect(await grants()).toHaveLength(1);
+
+    await holdPanic(phone.browser, origin);
+    await page.getByText('Frozen. Every agent is stopped.').waitFor();
+    await expect.poll(grants).toEqual([]);
+    await page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
+    await page.getByText(/^Armed/).waitFor();
+    await page.goto(`${origin}/devices`);
+    await page.getByText(NO_RULES).waitFor();
+
+    const again = ask('git push origin feature', 'session-f');
+    await openPending(phone.browser, origin, /git push origin feature/);
+    await page.getByRole('button', { name: 'Deny', exact: true }).click();
+    expect(await again).toMatchObject({ permissionDecision: 'deny' });
   });
 });

@@ -99,6 +99,13 @@ describe('closing a notification when its request stops waiting', () => {
     const result = a.browser.page.getByRole('status');
     await result.getByRole('heading', { name: 'Already decided' }).waitFor();
     expect(await result.textContent()).toBe('Already decidedThis request was already denied.');
+
+    // Phone B, reopening the request it answered, is told it answered it.
+    await b.browser.page.goto(a.browser.page.url());
+    await b.browser.page
+      .getByRole('status')
+      .getByText('This request was already denied on this phone.', { exact: true })
+      .waitFor();
   });
 
   it('closes a stale one when the app lists requests, as on an iPhone, which gets no close push', async () => {

@@ -153,10 +153,25 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
     }
     // Approve says what it waits for: the name typed, then the review time.
     const approve = page.locator('button.approve');
-    expect(await approve.textContent()).toBe('Type the name above to approve');
+    expect(await approve.textContent()).toMatch(/^Type the name above; approve in \d+\u00a0s$/);
+    // The name must match exactly, and a near miss says so (a phone capitalises, corrects).
+    expect(await field.getAttribute('autocorrect')).toBe('off');
+    await field.fill('Orders_production');
+    await page
+      .getByRole('status')
+      .getByText(/^Not the same yet/)
+      .waitFor();
+    expect(await approve.isDisabled()).toBe(true);
+    await field.fill('orders_prod');
+    expect(await page.getByText(/^Not the same yet/).count()).toBe(0);
     await field.fill('orders_production');
     expect(await approve.textContent()).toMatch(/^Approve in \d+\u00a0s$/);
     problems.push(...(await auditPhone(phone, 'request-critical')));
+    // Escape is a keyboard's: a touch screen without one is not told about it.
+    expect(await page.locator('.keys-hint').isVisible()).toBe(true);
+    await phone.cdp.send('Emulation.setTouchEmulationEnabled', { enabled: true, maxTouchPoints: 5 });
+    await expect.poll(() => page.locator('.keys-hint').isVisible()).toBe(false);
+    await phone.cdp.send('Emulation.setTouchEmulationEnabled', { enabled: false });
 
     await page.keyboard.press('Escape');
     await page.getByRole('status').getByText('Denied').waitFor();
@@ -181,6 +196,10 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
     await holdPanic(phone, origin);
     await page.getByText('FROZEN', { exact: true }).waitFor();
     await page.getByText('Frozen. Every agent is stopped.').waitFor();
+    // The panic is off, and says why rather than "hold to freeze".
+    const panic = page.getByRole('button', { name: /^Panic/ });
+    expect(await panic.isDisabled()).toBe(true);
+    expect(await panic.textContent()).toBe('Panic every agent is frozen');
     const problems = await auditPhone(phone, 'frozen');
     await page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
     await page.getByText(/^Armed/).waitFor();

@@ -137,7 +137,11 @@ describe('push-fatigue defences on the phone', () => {
 
     await page.getByRole('button', { name: 'Deny and block this agent session' }).click();
     await page.getByRole('status').getByText('No longer waiting').waitFor();
-    await page.getByText(/your report went to its host: it refuses the rest of this agent session/).waitFor();
+    await page
+      .getByText(
+        /^It had ended before your answer; reported all the same: this host refuses the rest of its session\.$/,
+      )
+      .waitFor();
     await expect
       .poll(() =>
         auditLines(machine).filter((line) => line['event'] === 'reported' && line['requestId'] === requestId),

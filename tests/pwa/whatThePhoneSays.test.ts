@@ -245,7 +245,7 @@ describe('what the phone says', () => {
     await expect
       .poll(() => confirmation(false), { timeout: 15_000 })
       .toBe(
-        'Revoke Phone B? It could no longer approve, deny or vote. Then 1 phone(s) would be left, and a resume takes 2.',
+        'Revoke Phone B? It could no longer approve, deny or vote. Only 1 would be left, and a resume takes 2.',
       );
     // Revoking asks for Face ID: cancelled (as the platform rejects it), nothing is revoked.
     await cancelFaceIdOnce(page);

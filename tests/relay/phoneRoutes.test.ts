@@ -110,6 +110,16 @@ describe('phone routes', () => {
       400,
       'unclean_text',
     );
+    // A blank name would leave the phone nameless in every list.
+    for (const blank of ['', '   '])
+      expectRefusedReply(
+        await phoneCall(first.phone, 'PATCH', `/v1/fleets/${own.fleet}/devices/${second.phone.id}`, {
+          v: 1,
+          name: blank,
+        }),
+        400,
+        'invalid_field',
+      );
     expect((await revokeAs(own, first.phone, second.phone.id)).status).toBe(200);
     expectRefusedReply(
       await phoneCall(second.phone, 'GET', `/v1/fleets/${own.fleet}/requests`),

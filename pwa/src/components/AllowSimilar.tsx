@@ -40,7 +40,7 @@ export function AllowSimilar({
           <code>{similarCommandText(similar)}</code>
           <span class="muted">
             {similar.thenAnyName
-              ? ' — these words, then one name in place of ‹name›: letters, digits, . _ - /; never an option, a URL, : + or ..'
+              ? ' — then any name for ‹name›: letters, digits, . _ - /'
               : ' — exactly this, nothing added'}
           </span>
         </dd>

@@ -26,7 +26,9 @@ export function AllowedRules({ identity }: { identity: DeviceIdentity | undefine
     <>
       <h2>Rules you allowed</h2>
       {message && <p role="status">{message}</p>}
-      {rules?.length === 0 && <p class="muted">None: every call asks.</p>}
+      {rules?.length === 0 && (
+        <p class="muted">None: what your policy asks about, it asks about each time.</p>
+      )}
       <ul class="members">
         {rules?.map((rule) => (
           <li key={rule.requestId}>
@@ -36,17 +38,17 @@ export function AllowedRules({ identity }: { identity: DeviceIdentity | undefine
               </span>
               <span class="muted">
                 in <code>{rule.similar.folder}</code> on {rule.hostName}, {GRANT_WORDS[rule.grant]} (until{' '}
-                {new Date(rule.expiresAt).toLocaleTimeString()})
+                {new Date(rule.expiresAt).toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' })})
               </span>
             </span>
             <span class="member-actions">
               <button
                 type="button"
                 class="deny"
-                aria-label={`Revoke ${rule.similar.tool} ${similarCommandText(rule.similar)}`}
+                aria-label={`Revoke rule ${rule.similar.tool} ${similarCommandText(rule.similar)}`}
                 onClick={() => void revoke(rule)}
               >
-                Revoke
+                Revoke rule
               </button>
             </span>
           </li>

@@ -6,7 +6,16 @@ const HOLD_MS = 600;
  * The panic button: big and red, fired by holding it (pointer, or Space/Enter) for 600 ms, so a
  * brush or a stray tap cannot freeze the fleet, and a deliberate press cannot miss.
  */
-export function PanicButton({ onFire, disabled }: { onFire: () => void; disabled?: boolean }) {
+export function PanicButton({
+  onFire,
+  disabled,
+  frozen,
+}: {
+  onFire: () => void;
+  disabled: boolean;
+  /** Every agent is already frozen: said in place of "hold to freeze every agent". */
+  frozen: boolean;
+}) {
   const [holding, setHolding] = useState(false);
   const timer = useRef<number | undefined>(undefined);
 
@@ -50,7 +59,9 @@ export function PanicButton({ onFire, disabled }: { onFire: () => void; disabled
     >
       {/* Its name is what it shows ("Panic, hold to freeze every agent"), as WCAG 2.5.3 asks. */}
       <span class="panic-label">Panic</span>{' '}
-      <span class="panic-hint">{holding ? 'keep holding…' : 'hold to freeze every agent'}</span>
+      <span class="panic-hint">
+        {frozen ? 'every agent is frozen' : holding ? 'keep holding…' : 'hold to freeze every agent'}
+      </span>
     </button>
   );
 }

@@ -48,8 +48,9 @@ export function DevicesScreen() {
 
   const rename = async (id: string, current: string) => {
     const typed = prompt('New name', current);
-    if (!typed || !identity || !fleet) return;
-    const name = sanitizeText(typed, { maxBytes: LIMITS.nameBytes, multiline: false }).text;
+    if (typed === null || !identity || !fleet) return;
+    const name = sanitizeText(typed.trim(), { maxBytes: LIMITS.nameBytes, multiline: false }).text;
+    if (!name) return setMessage('Not renamed: a name needs a visible character.');
     const result = await relayCall(
       'PATCH',
       fleetPath(fleet, `/devices/${encodeURIComponent(id)}`),
@@ -68,7 +69,11 @@ export function DevicesScreen() {
     const state = await fetchState(identity, fleet);
     const needed = state.ok ? state.value.needed : 1;
     const warning =
-      left < needed ? ` Then ${left} phone(s) would be left, and a resume takes ${needed}.` : '';
+      left === 0
+        ? ' No phone would be left to approve, deny or lift a freeze.'
+        : left < needed
+          ? ` Only ${left} would be left, and a resume takes ${needed}.`
+          : '';
     const who = id === identity.id ? 'this phone' : name;
     if (!confirm(`Revoke ${who}? It could no longer approve, deny or vote.${warning}`)) return;
     const passkey = await loadPasskey();

@@ -11,6 +11,7 @@ import {
   voteToResume,
   type OpenedRequest,
 } from '../actions.ts';
+import { forgetRulesOf } from '../allowedRules.ts';
 import { NotificationBanner } from '../components/NotificationBanner.tsx';
 import { PanicButton } from '../components/PanicButton.tsx';
 import { RiskBadge } from '../components/RiskBadge.tsx';
@@ -67,6 +68,9 @@ async function loadFleet(identity: DeviceIdentity, membership: Membership): Prom
   };
 }
 
+/** Frozen by a signed freeze, which votes can lift: another press would add nothing. */
+const frozenForGood = (fleet: FleetView): boolean => Boolean(fleet.state?.frozen && fleet.state.freeze);
+
 export function HomeScreen() {
   const [identity, setIdentity] = useState<DeviceIdentity>();
   const [passkey, setPasskey] = useState<Passkey>();
@@ -83,6 +87,8 @@ export function HomeScreen() {
     setPasskey(await loadPasskey());
     const views = await Promise.all((await loadMemberships()).map((membership) => loadFleet(me, membership)));
     setFleets(views);
+    // A freeze ended every rule phones allowed on the fleet's hosts: this phone's list forgets them.
+    await forgetRulesOf(views.filter((fleet) => fleet.state?.frozen).map((fleet) => fleet.membership.fleet));
     // A resume (voted here or on another phone) ends "Frozen" as soon as the relay says so.
     if (!views.some((fleet) => fleet.state?.frozen))
       setPanicked((said) => (said === FROZEN ? undefined : said));
@@ -114,6 +120,8 @@ export function HomeScreen() {
     );
   }
 
+  const paired = fleets.filter((fleet) => !fleet.outside);
+  const allFrozen = paired.length > 0 && paired.every(frozenForGood);
   const panic = async () => {
     const results = await Promise.all(
       fleets.map((fleet) => freeze(identity, fleet.membership.fleet, 'panic button')),
@@ -140,9 +148,8 @@ export function HomeScreen() {
         onFire={() => void panic()}
         // A freeze with no signed envelope cannot be voted away: freezing anew is the way out. A
         // phone no fleet knows any more freezes nothing: it does not look armed.
-        disabled={
-          offline || fleets.every((fleet) => fleet.outside || (fleet.state?.frozen && fleet.state.freeze))
-        }
+        disabled={offline || paired.length === 0 || allFrozen}
+        frozen={allFrozen}
       />
       {panicked && (
         <p

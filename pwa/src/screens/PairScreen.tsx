@@ -97,6 +97,10 @@ export function PairScreen() {
               ? `Paired with ${progress.hostName}.`
               : `Waiting for ${progress.hostName} to confirm… If it already trusts a phone, approve this one there.`}
           </p>
+          {/* Paired already: the check is what to do if the terminal shows another code. */}
+          {progress.step === 'done' && (
+            <p class="muted">A different code there? Revoke this phone: latch devices --revoke.</p>
+          )}
           {progress.step === 'done' && <NotificationBanner confirm />}
         </div>
       )}

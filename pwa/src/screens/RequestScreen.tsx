@@ -27,24 +27,10 @@ type Phase =
   | { name: 'ready'; request: OpenedRequest }
   | { name: 'done'; outcome: Outcome; message: string };
 
-const REPORTED_TEXT: Record<ReportScope, string> = {
-  session: 'The agent was told no, and reported: this host refuses the rest of its session.',
-  fleet: 'The agent was told no, and reported: every agent is being frozen.',
-};
-
-/** A report of a request that ended before the deny came: the report still went to its host. */
-const REPORTED_AFTER_END_TEXT: Record<ReportScope, string> = {
-  session:
-    'It had ended before your answer, but your report went to its host: it refuses the rest of this agent session.',
-  fleet: 'It had ended before your answer, but your report went to its host: every agent is being frozen.',
-};
-
-const ENDED_OUTCOME: Record<RequestView['state'], Outcome> = {
-  pending: 'expired',
-  expired: 'expired',
-  withdrawn: 'withdrawn',
-  approved: 'already decided',
-  denied: 'already decided',
+/** What a report does, once its host has verified it. */
+const REPORT_EFFECT: Record<ReportScope, string> = {
+  session: 'this host refuses the rest of its session',
+  fleet: 'every agent is being frozen',
 };
 
 /** A withdrawn request: its host withdrew it because nobody waits for the answer any more. */
@@ -60,13 +46,13 @@ function refusedOutcome(result: { status: number; code: string; message: string 
 }
 
 /** What the screen says of a request that no longer waits, by the relay's view of it. */
-function endedOutcome(view: RequestView): [Outcome, string] | undefined {
+function endedOutcome(view: RequestView, me: string): [Outcome, string] | undefined {
   if (view.state === 'withdrawn') return ['withdrawn', NO_LONGER_WAITING];
   const expired = view.state === 'expired' || view.exp <= relayNow();
   if (view.state === 'pending' && !expired) return undefined;
   return [
     expired ? 'expired' : 'already decided',
-    `This request was already ${view.state === 'pending' ? 'expired' : view.state}.`,
+    `This request was already ${view.state === 'pending' ? 'expired' : view.state}${view.decidedBy === me ? ' on this phone' : ''}.`,
   ];
 }
 
@@ -109,7 +95,7 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
       if (pushed) return setPhase({ name: 'ready', request: pushed });
       const view = await fetchRequest(me, fleet, requestId);
       if (!view.ok) return setPhase({ name: 'done', outcome: 'unopened', message: refusalText(view) });
-      const ended = endedOutcome(view.value);
+      const ended = endedOutcome(view.value, me.id);
       if (ended) return setPhase({ name: 'done', outcome: ended[0], message: ended[1] });
       const opened = await openRequest(me, fleet, view.value);
       setPhase(
@@ -198,11 +184,14 @@ function Review({
     setBusy(true);
     const result = await deny(identity, request.fleet, request.view.host, request.view.requestId, report);
     if (!result.ok) return onDone(...refusedOutcome(result));
-    if (result.value.state === 'denied')
-      return onDone('denied', report ? REPORTED_TEXT[report] : 'The agent was told no.', true);
+    const { state } = result.value;
+    const reported = report ? REPORT_EFFECT[report] : '';
+    if (state === 'denied')
+      return onDone('denied', `The agent was told no${reported && `, and reported: ${reported}`}.`, true);
+    // The relay takes a report even for a request that ended meanwhile: it still counts.
     onDone(
-      ENDED_OUTCOME[result.value.state],
-      report ? REPORTED_AFTER_END_TEXT[report] : NO_LONGER_WAITING,
+      state === 'withdrawn' || state === 'expired' ? state : 'already decided',
+      `It had ended before your answer; reported all the same: ${reported}.`,
       true,
     );
   };
@@ -235,7 +224,7 @@ function Review({
     if (busy) return;
     const recheck = async () => {
       const view = await fetchRequest(identity, request.fleet, request.view.requestId);
-      const ended = view.ok && endedOutcome(view.value);
+      const ended = view.ok && endedOutcome(view.value, identity.id);
       if (ended) onDone(...ended);
     };
     navigator.serviceWorker?.addEventListener('message', recheck);
@@ -300,8 +289,15 @@ function Review({
             onInput={(event) => setTyped(event.currentTarget.value)}
             autocomplete="off"
             autocapitalize="off"
+            autocorrect="off"
             spellcheck={false}
           />
+          {/* Exact on purpose (reading the name is the point), so a near miss says so. */}
+          {typed !== '' && !target.startsWith(typed) && (
+            <span class="confirm-mismatch" role="status">
+              Not the same yet: type it exactly.
+            </span>
+          )}
         </label>
       )}
       <div class="actions">
@@ -316,7 +312,9 @@ function Review({
           onClick={() => void doApprove()}
         >
           {needsTyping && typed !== target
-            ? 'Type the name above to approve'
+            ? reviewLeft > 0
+              ? `Type the name above; approve in ${reviewLeft}\u00a0s`
+              : 'Type the name above to approve'
             : reviewLeft > 0
               ? `Approve in ${reviewLeft}\u00a0s`
               : 'Approve with Face ID'}
@@ -346,7 +344,10 @@ function Review({
           onDone('denied', `${denied} request${denied === 1 ? '' : 's'} from this session denied.`, true)
         }
       />
-      <p class="muted">Escape denies. {timeLeft(details.exp)}.</p>
+      <p class="muted">
+        <span class="keys-hint">Escape denies. </span>
+        {timeLeft(details.exp)}.
+      </p>
     </main>
   );
 }
