@@ -58,6 +58,45 @@ describe('the rule proposed for "calls like this"', () => {
     expect(proposeSimilar(bash(command), asked)).toMatchObject({ words, thenAnyName: false });
   });
 
+  // The review of 2026-12-04: a name in these places changes what runs, so each is exact.
+  it.each([
+    // A leading assignment hides the program behind it.
+    'PYTHONPATH=src python3 main.py',
+    'CI=1 npx prettier',
+    'X=1 sudo whoami',
+    'X=1 git push origin main',
+    // Runners under another spelling, and runners of any name.
+    'pip3.12 install requests',
+    'Npm install lodash',
+    'GIT push origin main',
+    'gem install rails',
+    'gh workflow run test.yml',
+    'git bisect run test.sh',
+    // A second subcommand, a path to overwrite or discard, a config value that is a program.
+    'gh auth status',
+    'git stash list',
+    'aws s3 ls',
+    'git checkout feature/x',
+    'git config core.fsmonitor false',
+    'cp template notes.md',
+    // The remote of a push is not the name that varies.
+    'git push origin',
+    // A hidden folder on the way.
+    'git push origin x/.git/hooks',
+  ])('is exactly %j: a name there could change what runs', (command) => {
+    expect(proposeSimilar(bash(command), asked)).toMatchObject({
+      words: plainCommandWords(command),
+      thenAnyName: false,
+    });
+  });
+
+  it('is exactly the call when the policy finds it high risk: git push -f keeps its branch', () => {
+    expect(proposeSimilar(bash('git push -f origin feature/x'), { ...asked, risk: 'high' })).toMatchObject({
+      words: ['git', 'push', '-f', 'origin', 'feature/x'],
+      thenAnyName: false,
+    });
+  });
+
   it.each([
     ['a second command', 'git push; rm -rf /'],
     ['a pipe', 'git push | tee log'],
