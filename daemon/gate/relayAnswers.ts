@@ -96,6 +96,12 @@ export class RelayAnswers {
   ): void {
     const { store, audit, fatigue, grants, waiting } = this.#options;
     const requestId = record.requestId;
+    // Revoked here while its token was checked: `latch devices --revoke` ended its rules, and it
+    // adds none now.
+    if (!store.activeDevice(verified.device)) {
+      audit.append({ event: 'token_refused', requestId, code: 'unknown_credential', device: token.device });
+      return;
+    }
     store.setCounter(verified.device, verified.counter);
     // Verified, and used up: but the relay's word that it is still open is checked against ours,
     // as it stands now that the checks are done (a withdrawal or a freeze may have come meanwhile).
@@ -155,9 +161,12 @@ export class RelayAnswers {
     if (!record) return;
     const report = envelope.body.report;
     const device = envelope.signer.role === 'device' ? store.activeDevice(envelope.signer.id) : undefined;
+    // Signed by a phone paired here, about this very request of this host.
     const verified = async () =>
       device !== undefined &&
       envelope.body.requestId === requestId &&
+      envelope.body.host === record.details.host &&
+      envelope.body.fleet === record.details.fleet &&
       (await verifyEnvelope(envelope, { kind: 'deny', publicKey: fromBase64url(device.deviceKey) })).ok;
     if (record.state !== 'pending') {
       if (record.state === 'withdrawn')
@@ -189,7 +198,7 @@ export class RelayAnswers {
     verified: boolean,
     device: string,
   ): Promise<void> {
-    const { store, audit, fatigue } = this.#options;
+    const { store, audit, fatigue, grants } = this.#options;
     const { requestId } = record;
     if (!verified) {
       audit.append({ event: 'reported', requestId, device, scope, verified, acted: false });
@@ -200,6 +209,14 @@ export class RelayAnswers {
       audit.append({ event: 'reported', requestId, device, scope, verified, acted: false, why });
     if (Date.now() > reportableUntil) return notActed('more than a day after the request ended');
     if (!store.consume(`report:${requestId}`, reportableUntil)) return notActed('already reported');
+    // What the person did not expect runs no more by a rule approved with it, or in its session.
+    const now = Date.now();
+    const revoked = [
+      ...grants.store.revoke({ requestId }, now),
+      ...(record.conversation ? grants.store.revoke({ conversation: record.conversation }, now) : []),
+    ];
+    if (revoked.length > 0)
+      audit.append({ event: 'grant_revoked', grants: revoked, by: 'report', requestId });
     if (scope === 'session') {
       const conversation = fatigue.reportSession(record, Date.now());
       audit.append({
@@ -213,6 +230,8 @@ export class RelayAnswers {
       });
       return;
     }
+    // A freeze in force stays: a new one would void the resume votes already counted for it.
+    if (store.switchState().freeze !== null) return notActed('the fleet is frozen already');
     audit.append({ event: 'reported', requestId, device, scope, verified, acted: true });
     await this.#options.freezeFleet(`reported on a phone: request ${requestId} was not expected`);
   }

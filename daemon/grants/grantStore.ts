@@ -136,15 +136,19 @@ export class GrantStore {
   }
 
   /**
-   * Revokes the grants in force with this id, from this request, allowed by this phone, or all;
-   * returns the ids revoked.
+   * Revokes the grants in force with this id, from this request, allowed by this phone, approved
+   * in this agent session (`conversation`), or all; returns the ids revoked.
    */
-  revoke(which: { id: string } | { requestId: string } | { device: string } | 'all', now: number): string[] {
+  revoke(
+    which: { id: string } | { requestId: string } | { device: string } | { conversation: string } | 'all',
+    now: number,
+  ): string[] {
     const chosen = (grant: StoredGrant) =>
       which === 'all' ||
       ('id' in which && grant.id === which.id) ||
       ('requestId' in which && grant.requestId === which.requestId) ||
-      ('device' in which && grant.device === which.device);
+      ('device' in which && grant.device === which.device) ||
+      ('conversation' in which && grant.similar.conversation === which.conversation);
     const ids = this.live(now)
       .filter(chosen)
       .map(({ id }) => id);

@@ -188,6 +188,21 @@ describe('what ends every grant it touches', () => {
     await expire(await asking(bash('git push origin feature/y', 'session-5')));
   });
 
+  it('a report of the request that allowed one ends it, and every rule approved in its session', async () => {
+    await grantGitPush('session', 'session-7');
+    const reported = await grantGitPush('half_hour', 'session-8');
+    const [kept, ended] = (await grantsJson()).grants;
+    expect(kept).toMatchObject({ kind: 'session' });
+
+    await relay.sendDenial(phone, reported, 'session');
+    await expect.poll(async () => (await grantsJson()).grants).toEqual([kept]);
+    expect(audited(machine, 'grant_revoked')).toContainEqual(
+      expect.objectContaining({ grants: [ended!.id], by: 'report', requestId: reported.requestId }),
+    );
+    await expire(await asking(bash('git push origin feature/y', 'session-9')));
+    await runLatch(machine, ['policy', 'revoke', '--all']);
+  });
+
   it('revoking the phone on this host ends the rules it allowed', async () => {
     const [, spare] = paired.phones;
     await grantGitPush('half_hour', 'session-1', spare);

@@ -117,7 +117,11 @@ export class StandInRelay {
    * Delivers a phone's signed deny of `request`, as the relay does once the phone posts it; with
    * `report`, the phone's "I didn't expect this".
    */
-  async sendDenial(phone: TestPhone, request: ApprovalRequest, report?: ReportScope): Promise<void> {
+  async sendDenial(
+    phone: TestPhone,
+    request: Pick<ApprovalRequest, 'fleet' | 'host' | 'requestId'>,
+    report?: ReportScope,
+  ): Promise<void> {
     const envelope = await signEnvelope(
       'deny',
       {
