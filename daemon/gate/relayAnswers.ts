@@ -170,7 +170,13 @@ export class RelayAnswers {
       (await verifyEnvelope(envelope, { kind: 'deny', publicKey: fromBase64url(device.deviceKey) })).ok;
     if (record.state !== 'pending') {
       if (record.state === 'withdrawn')
-        audit.append({ event: 'deny_refused', requestId, code: 'withdrawn', device: envelope.signer.id });
+        // A relay can send these again at will: one line a minute for each request.
+        this.#noise.append(`deny refused ${requestId}`, {
+          event: 'deny_refused',
+          requestId,
+          code: 'withdrawn',
+          device: envelope.signer.id,
+        });
       if (report) await this.#onReported(record, report.scope, await verified(), envelope.signer.id);
       return;
     }
@@ -201,12 +207,28 @@ export class RelayAnswers {
     const { store, audit, fatigue, grants } = this.#options;
     const { requestId } = record;
     if (!verified) {
-      audit.append({ event: 'reported', requestId, device, scope, verified, acted: false });
+      this.#noise.append(`report not acted ${requestId}`, {
+        event: 'reported',
+        requestId,
+        device,
+        scope,
+        verified,
+        acted: false,
+      });
       return;
     }
     const reportableUntil = record.details.exp + REPORTABLE_AFTER_DEADLINE_MS;
+    // A relay can replay a genuine report at will: one line a minute for each request.
     const notActed = (why: string) =>
-      audit.append({ event: 'reported', requestId, device, scope, verified, acted: false, why });
+      this.#noise.append(`report not acted ${requestId}`, {
+        event: 'reported',
+        requestId,
+        device,
+        scope,
+        verified,
+        acted: false,
+        why,
+      });
     if (Date.now() > reportableUntil) return notActed('more than a day after the request ended');
     if (!store.consume(`report:${requestId}`, reportableUntil)) return notActed('already reported');
     // What the person did not expect runs no more by a rule approved with it, or in its session.

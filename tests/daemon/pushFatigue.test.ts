@@ -4,7 +4,7 @@ import type { ApprovalRequest } from '../../shared/messages/approvals.ts';
 import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { auditLines, hookInput, runLatch, startHook } from '../support/latchMachine.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
-import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+import { framesHandled, startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 const POLICY = `
 default = "ask"
@@ -223,6 +223,10 @@ describe('push-fatigue defences, against the real daemon', () => {
         expect.objectContaining({ verified: true, acted: false, why: 'already reported' }),
       ]);
     expect(paired.relay.freezes.length).toBe(freezesAfter);
+    // Sent by the hundred, it writes no more lines within the minute.
+    for (let i = 0; i < 100; i++) await paired.relay.sendDenial(phone, reported.request, 'fleet');
+    await framesHandled(paired.machine, paired.relay);
+    expect(auditOf(paired, 'reported', reported.request.requestId)).toHaveLength(2);
     // Another request reported while the freeze is in force leaves that freeze, and its votes, be.
     await paired.relay.sendDenial(phone, earlier.request, 'fleet');
     await expect
