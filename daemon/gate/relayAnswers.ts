@@ -206,19 +206,7 @@ export class RelayAnswers {
   ): Promise<void> {
     const { store, audit, fatigue, grants } = this.#options;
     const { requestId } = record;
-    if (!verified) {
-      this.#noise.append(`report not acted ${requestId}`, {
-        event: 'reported',
-        requestId,
-        device,
-        scope,
-        verified,
-        acted: false,
-      });
-      return;
-    }
-    const reportableUntil = record.details.exp + REPORTABLE_AFTER_DEADLINE_MS;
-    // A relay can replay a genuine report at will: one line a minute for each request.
+    // A relay can send a report again, or forge one, at will: one line a minute for each request.
     const notActed = (why: string) =>
       this.#noise.append(`report not acted ${requestId}`, {
         event: 'reported',
@@ -229,6 +217,8 @@ export class RelayAnswers {
         acted: false,
         why,
       });
+    if (!verified) return notActed('not signed by a phone paired here, for this request of this host');
+    const reportableUntil = record.details.exp + REPORTABLE_AFTER_DEADLINE_MS;
     if (Date.now() > reportableUntil) return notActed('more than a day after the request ended');
     if (!store.consume(`report:${requestId}`, reportableUntil)) return notActed('already reported');
     // What the person did not expect runs no more by a rule approved with it, or in its session.
