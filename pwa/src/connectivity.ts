@@ -32,11 +32,12 @@ export const connectivityMark = (): number => losses;
 
 /**
  * The relay answered a call made at `mark` (whatever it said): the app is online, and what it
- * shows is current. Unless the link was lost after that call set out: an answer already on its
- * way when the phone went offline does not bring it back (the probe does, once it is).
+ * shows is current. Unless the link was lost after that call set out, or the phone says it has no
+ * network: an answer already on its way when the phone went offline (or let through while its
+ * network was going) does not bring it back; the probe does, once the network is back.
  */
 export function relayReached(mark: number): void {
-  if (mark !== losses) return;
+  if (mark !== losses || globalThis.navigator?.onLine === false) return;
   set({ offline: false, knownAt: undefined });
 }
 

@@ -139,7 +139,7 @@ describe('push-fatigue defences on the phone', () => {
     await page.getByRole('status').getByText('No longer waiting').waitFor();
     await page
       .getByText(
-        /^It had ended before your answer; reported all the same: this host refuses the rest of its session\.$/,
+        /^Too late to deny, but reported: this host refuses the rest of its session\.$/,
       )
       .waitFor();
     await expect

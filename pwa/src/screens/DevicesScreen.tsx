@@ -50,7 +50,7 @@ export function DevicesScreen() {
     const typed = prompt('New name', current);
     if (typed === null || !identity || !fleet) return;
     const name = sanitizeText(typed.trim(), { maxBytes: LIMITS.nameBytes, multiline: false }).text;
-    if (!name) return setMessage('Not renamed: a name needs a visible character.');
+    if (!name) return setMessage('A name cannot be blank.');
     const result = await relayCall(
       'PATCH',
       fleetPath(fleet, `/devices/${encodeURIComponent(id)}`),

@@ -191,7 +191,7 @@ function Review({
     // The relay takes a report even for a request that ended meanwhile: it still counts.
     onDone(
       state === 'withdrawn' || state === 'expired' ? state : 'already decided',
-      `It had ended before your answer; reported all the same: ${reported}.`,
+      `Too late to deny, but reported: ${reported}.`,
       true,
     );
   };
@@ -295,7 +295,7 @@ function Review({
           {/* Exact on purpose (reading the name is the point), so a near miss says so. */}
           {typed !== '' && !target.startsWith(typed) && (
             <span class="confirm-mismatch" role="status">
-              Not the same yet: type it exactly.
+              Not the same yet.
             </span>
           )}
         </label>
