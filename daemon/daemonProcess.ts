@@ -7,6 +7,7 @@ import { openPanicContext, panic, tellFleetOfPanic } from './kill-switch/panic.t
 import { pingEveryMs, RelayReachability } from './kill-switch/strictMode.ts';
 import { daemonLog as log } from './output/daemonLog.ts';
 import { enrol } from './pairing/enrol.ts';
+import { RevokesFromApp } from './pairing/revokeDevice.ts';
 import { PolicyKeeper } from './policy/policyKeeper.ts';
 import { FleetLog } from './relay/fleetLog.ts';
 import { RelayConnection } from './relay/relayConnection.ts';
@@ -39,7 +40,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
   };
   const quorum = () => inForce().killSwitch.quorum;
   const panicContext = await openPanicContext(files, config, { store, audit }, quorum);
-  const { killSwitch, relay, host, relying } = panicContext;
+  const { killSwitch, relay, host, fleet, relying } = panicContext;
   const policy = new PolicyKeeper(files.policy, store, audit);
   const gatekeeper = new Gatekeeper({
     config,
@@ -59,6 +60,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
   // Finished records past `[retention] requests_days` are forgotten at start and then regularly.
   const pruning = schedulePrune(store, () => inForce().retention.requestsDays * 86_400_000, log);
 
+  const revokesFromApp = new RevokesFromApp({ store, audit, fleet, relying });
   const cursor = {
     // From the start of the log the first time, so nothing decided before the first connection is lost.
     read: () => Number(store.meta('cursor') ?? 0),
@@ -76,6 +78,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
       denied: ({ requestId, envelope }) => gatekeeper.onDenied(requestId, envelope),
       expired: ({ requestId }) => gatekeeper.onExpired(requestId),
       grant_revoked: ({ envelope }) => revokeFromPhone(envelope, { store, audit, hostId: host.id }),
+      device_revoked: (event) => revokesFromApp.onDeviceRevoked(event),
       frozen: ({ envelope }) => killSwitch.applyFreeze(envelope, 'relay'),
       resumed: ({ freeze, votes }) => killSwitch.onResumed(freeze, votes),
       paired: () => {},

@@ -3,6 +3,7 @@ import { attempt } from '../../shared/errors.ts';
 import type { Assertion, PushSubscriptionJson } from '../../shared/messages/common.ts';
 import type { Members } from '../../shared/messages/relayViews.ts';
 import { credentialOfRow } from '../../shared/pairing/storedDevice.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { verifyAssertion, type RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import { refusal, refuseWith, type RelayResult, type Unversioned } from '../http/relayError.ts';
 import { row, rows, type DeviceRow, type FleetContext } from './context.ts';
@@ -46,7 +47,8 @@ export function renameDevice(ctx: FleetContext, id: string, name: string): Relay
  * vote it cast in the freeze in force no longer counts toward resuming. The phone that asks
  * proves a person is there (Face ID): a passkey assertion over revokeChallenge, since a revoke
  * can take a fleet's phones below its quorum, and an unlocked phone in other hands must not.
- * Each daemon keeps its own list of trusted phones (`latch devices`), so revoke there too.
+ * Each daemon keeps its own list of trusted phones (`latch devices`): every host is sent the
+ * assertion, which it checks itself before it stops trusting the phone.
  */
 export async function revokeDevice(
   ctx: FleetContext,
@@ -73,6 +75,14 @@ export async function revokeDevice(
     id,
   );
   ctx.sql.exec('DELETE FROM votes WHERE device = ?', id);
+  ctx.emit(null, {
+    v: PROTOCOL_VERSION,
+    type: 'device_revoked',
+    device: id,
+    by: by.id,
+    assertion,
+    at: ctx.now(),
+  });
   return { ok: true, value: listMembers(ctx) };
 }
 

@@ -1,6 +1,6 @@
 import { f, type Infer } from '../schema/index.ts';
 import { capabilityTokenSchema } from './approvals.ts';
-import { digest } from './common.ts';
+import { assertionSchema, digest } from './common.ts';
 import { denyEnvelopeSchema, freezeEnvelopeSchema, revokeGrantEnvelopeSchema } from './envelopes.ts';
 import { fleetStateSchema, resumeVoteSchema } from './killSwitch.ts';
 import { pairingCompletionSchema } from './pairing.ts';
@@ -31,6 +31,19 @@ export const hostEventSchema = f.variant('type', {
     v: f.version(),
     type: f.literal('grant_revoked'),
     envelope: revokeGrantEnvelopeSchema,
+    at: f.timestamp(),
+  }),
+  /**
+   * A phone revoked another (or itself) in the app. The assertion is the one the revoking phone
+   * made with Face ID over revokeChallenge: each host checks it against its own record of that
+   * phone's passkey before it stops trusting the revoked one.
+   */
+  device_revoked: f.object({
+    v: f.version(),
+    type: f.literal('device_revoked'),
+    device: f.id(),
+    by: f.id(),
+    assertion: assertionSchema,
     at: f.timestamp(),
   }),
   frozen: f.object({

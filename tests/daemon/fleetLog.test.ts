@@ -22,6 +22,7 @@ function fleetLogWith(onExpired: (event: Extract<HostEvent, { type: 'expired' }>
     denied: never,
     expired: onExpired,
     grant_revoked: never,
+    device_revoked: never,
     frozen: never,
     resumed: never,
     paired: never,

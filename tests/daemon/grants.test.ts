@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import type { ApprovalRequest, RequestDetails } from '../../shared/messages/approvals.ts';
 import { freezeId } from '../../shared/kill-switch/freezeId.ts';
+import { revokeChallenge } from '../../shared/device-auth/revokeChallenge.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
+import type { DevicesJson } from '../../daemon/cli/commands/devices.ts';
 import type { GrantsJson } from '../../daemon/cli/commands/policyGrants.ts';
 import {
   auditLines,
@@ -14,8 +16,17 @@ import {
 } from '../support/latchMachine.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
 import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
-import { audited, sendFreeze, sendVotes, signFreeze, statusCode, vote } from '../support/killSwitchRelay.ts';
-import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+import type { Ceremony } from '../../scripts/lib/softwareAuthenticator.ts';
+import {
+  audited,
+  fleetOf,
+  sendFreeze,
+  sendVotes,
+  signFreeze,
+  statusCode,
+  vote,
+} from '../support/killSwitchRelay.ts';
+import { framesHandled, startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 import type { StandInRelay } from '../support/standInRelay.ts';
 
 let paired: PairedDaemon;
@@ -26,8 +37,8 @@ let phone: TestPhone;
 beforeAll(async () => {
   paired = await startPairedDaemon({
     config: (text) => text.replace('timeout_seconds = 300', 'timeout_seconds = 8'),
-    // The second is revoked by one test, with the rules it allowed.
-    phones: 2,
+    // The second is revoked on this host by one test, the third in the app by others.
+    phones: 3,
   });
   ({ relay, machine } = paired);
   [phone] = paired.phones;
@@ -261,6 +272,83 @@ describe('a phone revokes a rule it allowed', () => {
         verified: false,
       }),
     );
+  });
+});
+
+describe('a phone revoked in the app', () => {
+  const devicesJson = async () =>
+    (JSON.parse((await runLatch(machine, ['devices', '--json'])).stdout) as DevicesJson).devices;
+  const revokedHere = async (device: string) =>
+    (await devicesJson()).find((each) => each.id === device)?.revoked;
+
+  /** The revoke the relay passes on: `by`'s assertion over revokeChallenge for `challengeFor`. */
+  async function sendRevoke(
+    device: string,
+    by: TestPhone,
+    options: { challengeFor?: string; claimedBy?: string; ceremony?: Partial<Ceremony> } = {},
+  ) {
+    const assertion = await by.authenticator.assert({
+      rpId: new URL(relay.origin).hostname,
+      origin: relay.origin,
+      challenge: await revokeChallenge({ fleet: fleetOf(machine), device: options.challengeFor ?? device }),
+      ...options.ceremony,
+    });
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'device_revoked',
+      device,
+      by: options.claimedBy ?? by.id,
+      assertion,
+      at: Date.now(),
+    });
+    await framesHandled(machine, relay);
+  }
+
+  it('stays trusted here while the assertion does not verify, each refusal audited with its code', async () => {
+    const [, , lost] = paired.phones;
+    const forger = await createPhone('Relay’s own passkey');
+    const refusals: [Parameters<typeof sendRevoke>, string][] = [
+      [[lost!.id, phone, { challengeFor: paired.phones[1]!.id }], 'challenge_mismatch'],
+      [[lost!.id, forger], 'unknown_credential'],
+      // A genuine phone's assertion, said to be another's: its credential is not that phone's.
+      [[lost!.id, forger, { claimedBy: phone.id }], 'unknown_credential'],
+      [[lost!.id, phone, { ceremony: { userVerified: false } }], 'user_not_verified'],
+      [[lost!.id, phone, { ceremony: { origin: 'https://evil.example' } }], 'origin_mismatch'],
+    ];
+    for (const [[device, by, options], code] of refusals) {
+      await sendRevoke(device, by, options);
+      expect(await revokedHere(lost!.id)).toBe(false);
+      expect(audited(machine, 'device_revoke_refused').at(-1)).toMatchObject({ device: lost!.id, code });
+    }
+  });
+
+  it('is revoked here once the revoking phone’s assertion verifies, with the rules it allowed', async () => {
+    const [, , lost] = paired.phones;
+    // The revoking phone approves here (its passkey's counter at 1 or more), then its revoke
+    // arrives signed at 1: a revoke can reach a host after approvals made later.
+    const approved = await asking(bash('git push origin main'));
+    const { token } = await phoneApproves(phone, approved.request, relay.origin);
+    relay.sendApproval(approved.request.requestId, token);
+    expect((await approved.hook).output).toMatchObject({
+      hookSpecificOutput: { permissionDecision: 'allow' },
+    });
+    await grantGitPush('half_hour', 'session-1', lost);
+    const [grant] = (await grantsJson()).grants;
+    await sendRevoke(lost!.id, phone, { ceremony: { counter: 1 } });
+    expect(await revokedHere(lost!.id)).toBe(true);
+    expect((await grantsJson()).grants).toEqual([]);
+    expect(audited(machine, 'device_revoked')).toContainEqual(
+      expect.objectContaining({ device: lost!.id, by: 'phone', phone: phone.id }),
+    );
+    expect(audited(machine, 'grant_revoked')).toContainEqual(
+      expect.objectContaining({ grants: [grant!.id], by: 'phone', phone: phone.id, device: lost!.id }),
+    );
+    // The next request is sealed for the phones still trusted, and no longer for it.
+    const asked = await asking(bash('git push origin main'));
+    const sealedFor = asked.request.sealed.map((sealed) => sealed.device);
+    expect(sealedFor).toContain(phone.id);
+    expect(sealedFor).not.toContain(lost!.id);
+    await expire(asked);
   });
 });
 

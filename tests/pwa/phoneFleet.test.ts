@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PWA_BUDGET_BYTES, shippedJs } from '../../scripts/pwa-budget.ts';
 import type { PairedBrowserPhone } from '../support/browserFlows.ts';
-import { runLatch, withStore, type LatchMachine } from '../support/latchMachine.ts';
+import type { DevicesJson } from '../../daemon/cli/commands/devices.ts';
+import { auditLines, runLatch, withStore, type LatchMachine } from '../support/latchMachine.ts';
 import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { auditScreen, type ScreenFinding } from '../support/screenAudit.ts';
 
@@ -117,7 +118,7 @@ describe('the phone app', () => {
     await browser.page.setViewportSize({ width: 390, height: 844 });
   });
 
-  it('lists the fleet’s phones and hosts, and revokes a phone, which is then locked out', async () => {
+  it('lists the fleet’s phones and hosts, and revokes a phone, which is then locked out there and on the host', async () => {
     const [a, b] = phones as [(typeof phones)[0], (typeof phones)[0]];
     await a.browser.page.goto(`${origin}/devices`);
     await a.browser.page.getByText('Phone A (this phone)').waitFor();
@@ -131,6 +132,24 @@ describe('the phone app', () => {
     await a.browser.page.getByText('Phone B (revoked)').waitFor();
     await b.browser.page.goto(origin);
     await b.browser.page.getByText('This phone is not paired with this fleet, or no longer is.').waitFor();
+    // The host checked Phone A's Face ID assertion itself before it stopped trusting Phone B.
+    const devices = async () =>
+      (JSON.parse((await runLatch(machine, ['devices', '--json'])).stdout) as DevicesJson).devices;
+    await expect
+      .poll(async () => (await devices()).map(({ name, revoked }) => ({ name, revoked })))
+      .toEqual([
+        { name: 'Phone A', revoked: false },
+        { name: 'Phone B', revoked: true },
+      ]);
+    const [phoneA, phoneB] = await devices();
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({
+        event: 'device_revoked',
+        device: phoneB!.id,
+        by: 'phone',
+        phone: phoneA!.id,
+      }),
+    );
   });
 
   it(`ships at most ${PWA_BUDGET_BYTES / 1024} KB of JavaScript, gzipped`, () => {

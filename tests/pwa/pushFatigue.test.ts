@@ -138,9 +138,7 @@ describe('push-fatigue defences on the phone', () => {
     await page.getByRole('button', { name: 'Deny and block this agent session' }).click();
     await page.getByRole('status').getByText('No longer waiting').waitFor();
     await page
-      .getByText(
-        /^Too late to deny, but reported: this host refuses the rest of its session\.$/,
-      )
+      .getByText(/^Too late to deny, but reported: this host refuses the rest of its session\.$/)
       .waitFor();
     await expect
       .poll(() =>

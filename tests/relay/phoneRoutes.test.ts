@@ -1,13 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { signDeviceRequest } from '../../shared/device-auth/deviceRequest.ts';
-import { utf8 } from '../../shared/encoding/bytes.ts';
+import { fromBase64url, toBase64url } from '../../shared/encoding/base64url.ts';
+import { fromUtf8, utf8 } from '../../shared/encoding/bytes.ts';
 import { MAX_BODY_BYTES } from '../../shared/schema/parse.ts';
 import { expectRefusedReply } from '../support/expectRefused.ts';
 import { createPhone, TEST_RP_ID, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import type { Ceremony } from '../../scripts/lib/softwareAuthenticator.ts';
 import { revokeChallenge } from '../../shared/device-auth/revokeChallenge.ts';
 import type { Members } from '../../shared/messages/relayViews.ts';
-import { bearer, call, fleetForTheseTests, newFleet, ORIGIN, phoneCall, revokeAs } from './harness.ts';
+import {
+  bearer,
+  call,
+  DaemonSocket,
+  fleetForTheseTests,
+  newFleet,
+  ORIGIN,
+  phoneCall,
+  revokeAs,
+} from './harness.ts';
 
 const { fleet, phone, path } = fleetForTheseTests();
 
@@ -161,6 +171,27 @@ describe('phone routes', () => {
     expect((await revoke(second.id, first, { counter: 101 })).body).toMatchObject({
       devices: expect.arrayContaining([expect.objectContaining({ id: second.id, revoked: true })]),
     });
+  });
+
+  it('sends every host the revoke with the revoking phone’s assertion, for the host to check itself', async () => {
+    const own = await newFleet({ phones: 2, push: false });
+    const [first, second] = own.phones.map((paired) => paired.phone) as [TestPhone, TestPhone];
+    const host = await DaemonSocket.connect(own);
+    try {
+      expect((await revokeAs(own, first, second.id)).status).toBe(200);
+      const { event } = await host.next('device_revoked');
+      expect(event).toMatchObject({ type: 'device_revoked', device: second.id, by: first.id });
+      // The very assertion the relay verified: what the host checks against its own record.
+      const assertion = (event as Extract<typeof event, { type: 'device_revoked' }>).assertion;
+      const clientData = JSON.parse(fromUtf8(fromBase64url(assertion.clientDataJSON))) as {
+        challenge: string;
+      };
+      expect(clientData.challenge).toBe(
+        toBase64url(await revokeChallenge({ fleet: own.fleet, device: second.id })),
+      );
+    } finally {
+      host.close();
+    }
   });
 
   it('gives the state to a phone and to a host, and to nobody else', async () => {

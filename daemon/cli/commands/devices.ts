@@ -1,4 +1,4 @@
-import { GrantStore } from '../../grants/grantStore.ts';
+import { revokeDevice } from '../../pairing/revokeDevice.ts';
 import { openHome } from '../home.ts';
 import { printJson } from '../printJson.ts';
 
@@ -11,17 +11,10 @@ export async function run(options: { revoke?: string; json?: boolean }): Promise
   const { store, audit } = openHome();
   if (options.revoke) {
     const device = options.revoke;
-    const now = Date.now();
-    // The rules this phone allowed end with it: a lost phone's "calls like this" would go on running.
-    const revoked = store.db.transaction(() =>
-      store.revokeDevice(device, now) ? new GrantStore(store.db).revoke({ device }, now) : undefined,
-    );
-    if (!revoked) {
+    if (!revokeDevice(store, audit, device, { by: 'host' })) {
       process.stderr.write(`latch: no paired phone has the id ${device}\n`);
       process.exit(1);
     }
-    audit.append({ event: 'device_revoked', device });
-    if (revoked.length > 0) audit.append({ event: 'grant_revoked', grants: revoked, by: 'host', device });
     // With --json, the answer is the list, which shows the phone revoked.
     if (!options.json) {
       process.stdout.write(`revoked ${device} on this host (revoke it in the app too)\n`);

@@ -142,7 +142,6 @@ export function DevicesScreen() {
           <li key={host.id}>{host.name}</li>
         ))}
       </ul>
-      <p class="muted">To stop a host trusting a phone, also run latch devices --revoke on that host.</p>
       <AllowedRules identity={identity} />
       <h2>This phone</h2>
       <label class="setting">
