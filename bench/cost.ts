@@ -2,7 +2,7 @@ import WebSocket from 'ws';
 import { callDaemon } from '../daemon/socket/daemonClient.ts';
 import type { DaemonStatus } from '../daemon/socket/localApi.ts';
 import { parseJson } from '../shared/schema/index.ts';
-import { pushMessageSchema } from '../shared/messages/events.ts';
+import { pushMessageSchema } from '../shared/messages/pushMessages.ts';
 import type { MeterReading } from '../relay/billing/billableMeter.ts';
 import { decideAtRelay, openAtRelay, openBox, tokenFor } from '../tests/support/phoneAtRelay.ts';
 import { ask } from './approvals.ts';

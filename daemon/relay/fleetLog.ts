@@ -1,6 +1,5 @@
 import { freezeId } from '../../shared/kill-switch/freezeId.ts';
-import type { HostEvent } from '../../shared/messages/events.ts';
-import type { HostFrame } from '../../shared/messages/relayViews.ts';
+import type { HostEvent, HostFrame } from '../../shared/messages/events.ts';
 
 /** What the daemon does with each kind of event from its fleet's log. */
 export type FleetLogHandlers = {

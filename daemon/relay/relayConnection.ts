@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { hostFrameSchema, type HostFrame } from '../../shared/messages/relayViews.ts';
+import { hostFrameSchema, type HostFrame } from '../../shared/messages/events.ts';
 import { MAX_BODY_BYTES, parseJson } from '../../shared/schema/parse.ts';
 import type { RelayClient } from './relayClient.ts';
 

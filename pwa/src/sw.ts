@@ -1,7 +1,7 @@
 /// <reference lib="webworker" />
 import { cleanupOutdatedCaches, createHandlerBoundToURL, precacheAndRoute } from 'workbox-precaching';
 import { NavigationRoute, registerRoute } from 'workbox-routing';
-import { pushMessageSchema, type PushMessage } from '../../shared/messages/events.ts';
+import { pushMessageSchema, type PushMessage } from '../../shared/messages/pushMessages.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { deny, fetchRequest, openPushedBox, openRequest, type OpenedRequest } from './actions.ts';
 import { loadIdentity, loadLockScreenPrivacy, saveTappedPush } from './keystore.ts';

@@ -1,5 +1,4 @@
-import type { HostEvent } from '../../shared/messages/events.ts';
-import type { HostFrame } from '../../shared/messages/relayViews.ts';
+import type { HostEvent, HostFrame } from '../../shared/messages/events.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { row, rows } from './context.ts';
 

@@ -1,5 +1,5 @@
 import { utf8Length } from '../../shared/encoding/bytes.ts';
-import { MAX_PUSH_PAYLOAD_BYTES, type PushMessage } from '../../shared/messages/events.ts';
+import { MAX_PUSH_PAYLOAD_BYTES, type PushMessage } from '../../shared/messages/pushMessages.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { closesByPush } from '../push/closesByPush.ts';
 import { decidePush, HOUR_MS, MINUTE_MS, pushCapsFrom } from '../push/pushCaps.ts';

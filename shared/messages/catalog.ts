@@ -6,11 +6,10 @@ import {
   pairConfirmEnvelopeSchema,
   revokeGrantEnvelopeSchema,
 } from './envelopes.ts';
-import { hostEventSchema, pushMessageSchema } from './events.ts';
+import { hostEventSchema, hostFrameSchema } from './events.ts';
 import { fleetStateSchema, resumeVoteSchema } from './killSwitch.ts';
 import { pairConfirmRequestSchema, pairingCompletionSchema, pairingOfferSchema } from './pairing.ts';
 import {
-  hostFrameSchema,
   membersSchema,
   offerCreatedSchema,
   offerStatusSchema,
@@ -19,6 +18,7 @@ import {
   requestListSchema,
   requestWithdrawnSchema,
 } from './relayViews.ts';
+import { pushMessageSchema } from './pushMessages.ts';
 
 /** Every message of the protocol by name: the docs and the property tests walk this list. */
 export const MESSAGE_SCHEMAS: Readonly<Record<string, Field<unknown>>> = {

@@ -1,7 +1,6 @@
 import { f, type Infer } from '../schema/index.ts';
 import { DECISIONS } from './approvals.ts';
 import { RISK_LEVELS } from './common.ts';
-import { hostEventSchema } from './events.ts';
 import { LIMITS } from './limits.ts';
 import { pairingCompletionSchema, pairingOfferSchema } from './pairing.ts';
 
@@ -30,14 +29,6 @@ export type RequestView = Infer<typeof requestViewSchema>;
 
 export const requestListSchema = f.object({ v: f.version(), requests: f.array(requestViewSchema, 1000) });
 export type RequestList = Infer<typeof requestListSchema>;
-
-/** One frame on a daemon's WebSocket: an event and its place in the fleet's event log. */
-export const hostFrameSchema = f.object({
-  v: f.version(),
-  seq: f.integer(0, Number.MAX_SAFE_INTEGER),
-  event: hostEventSchema,
-});
-export type HostFrame = Infer<typeof hostFrameSchema>;
 
 /** The devices and hosts of a fleet, for the phone's devices screen. */
 export const memberViewSchema = f.object({

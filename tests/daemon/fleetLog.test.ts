@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HostEvent } from '../../shared/messages/events.ts';
-import type { HostFrame } from '../../shared/messages/relayViews.ts';
+import type { HostEvent, HostFrame } from '../../shared/messages/events.ts';
 import { FleetLog, type FleetLogHandlers } from '../../daemon/relay/fleetLog.ts';
 
 const expired = (seq: number, requestId: string): HostFrame => ({

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pushMessageSchema } from '../../shared/messages/events.ts';
+import { pushMessageSchema } from '../../shared/messages/pushMessages.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import type { PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush } from '../support/browserPhone.ts';

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pushMessageSchema } from '../../shared/messages/events.ts';
+import { pushMessageSchema } from '../../shared/messages/pushMessages.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { approvePending, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush, shownNotifications } from '../support/browserPhone.ts';

@@ -2,7 +2,7 @@ import { runDurableObjectAlarm } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import type { Fleet } from '../../relay/fleet/Fleet.ts';
 import { closesByPush } from '../../relay/push/closesByPush.ts';
-import { pushMessageSchema, type PushMessage } from '../../shared/messages/events.ts';
+import { pushMessageSchema, type PushMessage } from '../../shared/messages/pushMessages.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
 import { expectRefusedReply } from '../support/expectRefused.ts';

@@ -4,7 +4,7 @@ import type { Fleet } from '../../relay/fleet/Fleet.ts';
 import type { OfferIndex } from '../../relay/offers/OfferIndex.ts';
 import { revokeChallenge } from '../../shared/device-auth/revokeChallenge.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
-import type { HostFrame } from '../../shared/messages/relayViews.ts';
+import type { HostFrame } from '../../shared/messages/events.ts';
 import { createOffer, TEST_ORIGIN, TEST_RP_ID, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
 import { bearer, RelayDriver, type Reply, type TestFleet } from '../support/relayDriver.ts';

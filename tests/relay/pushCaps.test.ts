@@ -2,7 +2,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import type { Fleet } from '../../relay/fleet/Fleet.ts';
 import { decidePush, HOUR_MS, PUSH_CAPS, pushCapsFrom, type PushHistory } from '../../relay/push/pushCaps.ts';
-import { pushMessageSchema } from '../../shared/messages/events.ts';
+import { pushMessageSchema } from '../../shared/messages/pushMessages.ts';
 import type { RequestList } from '../../shared/messages/relayViews.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import {

@@ -5,7 +5,7 @@ import { MemorySingleUseStore } from '../../shared/approvals/singleUseStore.ts';
 import { verifyCapabilityToken } from '../../shared/approvals/verifyCapabilityToken.ts';
 import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
-import { pushMessageSchema } from '../../shared/messages/events.ts';
+import { pushMessageSchema } from '../../shared/messages/pushMessages.ts';
 import type { RequestList } from '../../shared/messages/relayViews.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pushMessageSchema } from '../../shared/messages/events.ts';
+import { pushMessageSchema } from '../../shared/messages/pushMessages.ts';
 import type { RequestList, RequestView } from '../../shared/messages/relayViews.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';

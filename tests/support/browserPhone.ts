@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import type { PushSubscriptionJson } from '../../shared/messages/common.ts';
-import { pushMessageSchema } from '../../shared/messages/events.ts';
+import { pushMessageSchema } from '../../shared/messages/pushMessages.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { findChromium } from './findChromium.ts';
 

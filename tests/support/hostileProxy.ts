@@ -2,8 +2,7 @@ import { createServer, request as httpRequest, type IncomingMessage } from 'node
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { ApprovalRequest } from '../../shared/messages/approvals.ts';
-import type { HostEvent } from '../../shared/messages/events.ts';
-import type { HostFrame } from '../../shared/messages/relayViews.ts';
+import type { HostEvent, HostFrame } from '../../shared/messages/events.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { pushMessageSchema, type PushMessage } from '../../shared/messages/events.ts';
+import { pushMessageSchema, type PushMessage } from '../../shared/messages/pushMessages.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import type { PairedBrowserPhone } from './browserFlows.ts';
 import { deliverPush, type BrowserPhone } from './browserPhone.ts';
