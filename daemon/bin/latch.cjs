@@ -43,8 +43,16 @@ const bundle = join(
   hook ? 'hook.cjs' : daemon ? 'daemon.cjs' : 'main.mjs',
 );
 if (!existsSync(bundle)) fail('the CLI is not built; run `npm run build` in the repository');
+// A hook bundle cut short (an upgrade rewriting it, a disk that filled) can load and end without
+// a word: exit 0 and silence, on which the agent runs the tool. So the hook ends with exit 2 (the
+// installed command's failsafe says why) unless the hook itself exits with its answer.
+if (hook) process.exitCode = 2;
 try {
-  if (hook || daemon) require(bundle);
+  if (hook) {
+    const { run } = require(bundle);
+    if (typeof run !== 'function') fail('the hook is not whole; run `npm run build`, or install Latch again');
+    run().catch((error) => fail(`internal error: ${error.message}`));
+  } else if (daemon) require(bundle);
   else import(require('node:url').pathToFileURL(bundle).href).catch((error) => fail(error.message));
 } catch (error) {
   fail(`cannot start: ${error.message}`);

@@ -1,10 +1,31 @@
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 
-/** Whether this process has a controlling terminal a person could answer on. */
+/**
+ * Whether this process has a controlling terminal a person could answer on, and may use it now.
+ * A process outside the terminal's foreground process group that reads it, or sets its mode, is
+ * stopped by the kernel (SIGTTIN, SIGTTOU): a hook whose agent started it in a group of its own,
+ * or an agent started with `&`, would wait stopped, never reach its own deadline, and be killed
+ * at the agent's timeout, after which the tool runs.
+ */
 export function canPromptOnTty(): boolean {
   try {
     closeSync(openSync('/dev/tty', 'r+'));
-    return true;
+  } catch {
+    return false;
+  }
+  return inTerminalForeground();
+}
+
+/**
+ * Whether this process's group is its terminal's foreground group, from /proc/self/stat: `pid
+ * (comm) state ppid pgrp session tty_nr tpgid …`, the name in parentheses possibly holding both.
+ * Without /proc (not Linux) it cannot tell, and says no: the terminal is not asked.
+ */
+function inTerminalForeground(): boolean {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const [, , processGroup, , , foregroundGroup] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return processGroup !== undefined && processGroup === foregroundGroup;
   } catch {
     return false;
   }

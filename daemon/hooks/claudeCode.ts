@@ -81,8 +81,24 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
   };
 }
 
+/** What the hook does with an answer: print `stdout` (if any) and exit 0, or block (exit 2). */
+export type HookReply = { stdout?: object } | { block: string };
+
 /**
- * The JSON the hook prints. PreToolUse answers allow, deny or ask (ask: Claude Code's own
+ * Claude Code's reply: every deny blocks with exit 2 and its reason on stderr, which Claude Code
+ * reads for both events whatever else reached stdout. A JSON deny counts only if stdout is that
+ * JSON alone: a line any preload of the user's `NODE_OPTIONS` printed first (dotenv's, say) made
+ * it plain text, and the tool ran. Allow and defer stay JSON: spoiled, they fall back to Claude
+ * Code's own permission flow, as if Latch had not answered.
+ */
+export function claudeCodeHookReply(event: ClaudeCodeEvent, answer: GateAnswer): HookReply {
+  if (answer.decision === 'deny') return { block: answer.reason };
+  const stdout = claudeCodeHookOutput(event, answer);
+  return stdout ? { stdout } : {};
+}
+
+/**
+ * The JSON form of an answer. PreToolUse answers allow, deny or ask (ask: Claude Code's own
  * prompt). PermissionRequest answers allow or deny; to defer it prints nothing, which leaves the
  * prompt Claude Code is about to show.
  */

@@ -1,8 +1,5 @@
 import type { GateAnswer } from '../socket/localApi.ts';
-import { claudeCodeHookOutput, type ClaudeCodeEvent } from './claudeCode.ts';
-
-/** What `latch hook codex` does with an answer: print `stdout` (if any) and exit 0, or block. */
-export type CodexHookReply = { stdout?: object } | { block: string };
+import { claudeCodeHookOutput, type ClaudeCodeEvent, type HookReply } from './claudeCode.ts';
 
 /**
  * Codex's hooks read Claude Code's input JSON, but its PreToolUse accepts only a deny: it treats
@@ -11,7 +8,7 @@ export type CodexHookReply = { stdout?: object } | { block: string };
  * settings, and every deny blocks with exit 2, which Codex honours in every version with hooks.
  * Codex's PermissionRequest takes the same `decision.behavior` as Claude Code's.
  */
-export function codexHookReply(event: ClaudeCodeEvent, answer: GateAnswer): CodexHookReply {
+export function codexHookReply(event: ClaudeCodeEvent, answer: GateAnswer): HookReply {
   if (event === 'PreToolUse') {
     return answer.decision === 'allow' || answer.decision === 'defer' ? {} : { block: answer.reason };
   }

@@ -1,4 +1,4 @@
-import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { keepStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
 import { unifiedDiff, type DiffLabels } from '../diff/unifiedDiff.ts';
@@ -109,7 +109,13 @@ function readSmallTextFile(path: string): string | undefined {
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile() || stat.size > MOST_FILE_BYTES) return undefined;
-    return new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(fd));
+    // Read up to the limit, not to the size the file claims: /proc's files say 0 and never end.
+    const buffer = Buffer.allocUnsafe(MOST_FILE_BYTES + 1);
+    let length = 0;
+    for (let read = -1; read !== 0 && length < buffer.length; length += read)
+      read = readSync(fd, buffer, length, buffer.length - length, null);
+    if (length > MOST_FILE_BYTES) return undefined;
+    return new TextDecoder('utf-8', { fatal: true }).decode(buffer.subarray(0, length));
   } catch {
     return undefined;
   } finally {

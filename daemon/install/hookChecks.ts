@@ -25,6 +25,26 @@ function timeoutProblem(hook: Located, needed: Needed): string | undefined {
   return undefined;
 }
 
+/** Shells that refuse `-lc`, with which Codex runs every hook (`Unknown option: '-lc'`, exit 1). */
+const REFUSE_LOGIN_COMMAND = new Set(['csh', 'tcsh']);
+
+/**
+ * Codex runs a hook as `$SHELL -lc '<command>'`: a shell that refuses that ends with exit 1
+ * before Latch starts, and Codex then runs the tool.
+ */
+function codexShellCheck(shell: string | undefined): Check {
+  const name = 'Codex hook shell';
+  const program = shell?.split('/').at(-1) ?? '';
+  if (!REFUSE_LOGIN_COMMAND.has(program))
+    return { name, ok: true, detail: shell ? `${shell} -lc runs the hook command` : 'SHELL is not set' };
+  return {
+    name,
+    ok: false,
+    detail: `Codex runs hooks with ${shell} -lc, which ${program} refuses (exit 1): Latch never starts, and Codex runs every tool`,
+    fix: 'start Codex with SHELL naming bash, zsh or fish (SHELL=/bin/bash codex)',
+  };
+}
+
 /** One check over every Latch hook found: each failing hook named with its event and file. */
 function everyHook(
   name: string,
@@ -107,6 +127,7 @@ export function hookChecks(needed: Needed | undefined): Check[] {
         'it writes the absolute paths of this Node and of Latch, and the failsafe',
       ),
     );
+    if (agent === 'codex') checks.push(codexShellCheck(process.env['SHELL']));
     if (needed)
       checks.push(
         everyHook(

@@ -2,13 +2,15 @@ import { readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DAEMON_REFUSED_EXIT } from '../../daemon/cli/exitCodes.ts';
 import {
+  claudeCodeDecision,
+  claudeCodeReads,
   hookInput,
   initMachine,
+  type LatchMachine,
   newMachine,
   runLatch,
   startDaemon,
   startDaemonForTest,
-  type LatchMachine,
 } from '../support/latchMachine.ts';
 
 const read = hookInput('PreToolUse', 'Read', { file_path: '/home/dev/project/README.md' });
@@ -26,7 +28,7 @@ async function expectRefusal(machine: LatchMachine, stderr: string): Promise<voi
   expect(refused).toMatchObject({ code: DAEMON_REFUSED_EXIT, stdout: '', stderr: `latch: ${stderr}\n` });
   // Meanwhile every gated call is denied, even one the policy allows.
   const hook = await runLatch(machine, ['hook', 'claude-code'], { input: read });
-  expect(JSON.parse(hook.stdout)).toEqual({
+  expect(claudeCodeReads(hook, read)).toEqual({
     hookSpecificOutput: {
       hookEventName: 'PreToolUse',
       permissionDecision: 'deny',
@@ -47,7 +49,7 @@ describe('a corrupt or truncated state.db', () => {
     expect((await runLatch(machine, ['init', '--reset'])).code).toBe(0);
     await startDaemonForTest(machine);
     const hook = await runLatch(machine, ['hook', 'claude-code'], { input: read });
-    expect(JSON.parse(hook.stdout).hookSpecificOutput.permissionDecision).toBe('allow');
+    expect(claudeCodeDecision(hook, read)).toBe('allow');
   });
 
   it('with a garbage header: refused as not a database', async () => {

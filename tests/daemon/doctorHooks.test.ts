@@ -32,6 +32,20 @@ describe('latch doctor checks the agents’ hooks', () => {
     expect(lines.has('Codex hooks')).toBe(false);
   });
 
+  it('names a login shell that Codex cannot run hooks with (csh, tcsh: `-lc` refused, exit 1)', async () => {
+    const host = await newHost();
+    await host.run(['install', 'codex']);
+    expect((await doctor(host, { SHELL: '/bin/tcsh' })).lines.get('Codex hook shell')).toEqual({
+      ok: false,
+      detail:
+        'Codex runs hooks with /bin/tcsh -lc, which tcsh refuses (exit 1): Latch never starts, and Codex runs every tool',
+      fix: 'start Codex with SHELL naming bash, zsh or fish (SHELL=/bin/bash codex)',
+    });
+    expect((await doctor(host, { SHELL: '/usr/bin/zsh' })).lines.get('Codex hook shell')).toMatchObject({
+      ok: true,
+    });
+  });
+
   it('names a missing PermissionRequest hook when PreToolUse alone is there', async () => {
     const host = await newHost();
     mkdirSync(host.claude);

@@ -4,12 +4,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connect } from '../../daemon/sdk/latch.ts';
 import { BrokenDaemon, type BrokenBehaviour } from '../support/brokenDaemon.ts';
 import {
+  claudeCodeReads,
   hookInput,
   initMachine,
-  newMachine,
-  runLatch,
   type LatchMachine,
+  newMachine,
   type Ran,
+  runLatch,
 } from '../support/latchMachine.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 import { LATCH_BIN } from '../support/latchCli.ts';
@@ -165,8 +166,9 @@ describe('a daemon whose deny reason is not fit to print', () => {
     broken.behaviour = 'noisy-deny';
     const cleanReason = /^policy\[2J\]0;owned latch: approved x+…$/;
 
-    const claudeCode = await runLatch(machine, ['hook', 'claude-code'], { input: risky() });
-    const shown = (JSON.parse(claudeCode.stdout) as { hookSpecificOutput: Record<string, string> })
+    const input = risky();
+    const claudeCode = await runLatch(machine, ['hook', 'claude-code'], { input });
+    const shown = (claudeCodeReads(claudeCode, input) as { hookSpecificOutput: Record<string, string> })
       .hookSpecificOutput['permissionDecisionReason']!;
     expect(shown.replace(/^latch: /, '')).toMatch(cleanReason);
     expect(Buffer.byteLength(shown)).toBeLessThanOrEqual(4096 + 'latch: '.length);

@@ -4,13 +4,14 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { DAEMON_REFUSED_EXIT } from '../../daemon/cli/exitCodes.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
 import {
+  claudeCodeDecision,
   hookInput,
   initMachine,
+  type LatchMachine,
   newMachine,
   pairPhoneDirectly,
   runLatch,
   startDaemonForTest,
-  type LatchMachine,
 } from '../support/latchMachine.ts';
 
 let relay: StandInRelay;
@@ -106,15 +107,12 @@ describe('the hook fails closed', () => {
     writeFileSync(machine.files.policy, 'default = "allow"\n[[rule]]\ntool = "Bash"\nactoin = "allow"\n');
     await expectDeny(machine, /policy_invalid|malformed: rule 1: unknown key "actoin"/);
     // A broken policy also denies what the old one allowed:
-    const read = await runLatch(machine, ['hook', 'claude-code'], {
-      input: hookInput('PreToolUse', 'Read', { file_path: '/x' }),
-    });
-    expect(JSON.parse(read.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
+    const readX = hookInput('PreToolUse', 'Read', { file_path: '/x' });
+    const read = await runLatch(machine, ['hook', 'claude-code'], { input: readX });
+    expect(claudeCodeDecision(read, readX)).toBe('deny');
     writeFileSync(machine.files.policy, 'default = "allow"\n');
-    const fixed = await runLatch(machine, ['hook', 'claude-code'], {
-      input: hookInput('PreToolUse', 'Read', { file_path: '/x' }),
-    });
-    expect(JSON.parse(fixed.stdout).hookSpecificOutput.permissionDecision).toBe('allow');
+    const fixed = await runLatch(machine, ['hook', 'claude-code'], { input: readX });
+    expect(claudeCodeDecision(fixed, readX)).toBe('allow');
   });
 
   it('denies with not_paired when no phone is paired', async () => {

@@ -57,6 +57,13 @@ describe('fileEditDiff', () => {
     );
   });
 
+  it('reads no more than its limit of a file that says it is empty and never ends (/proc/self/pagemap)', () => {
+    // 8 bytes for every page of this process's address space: hundreds of GiB, read whole before.
+    expect(fileEditDiff('Write', { file_path: '/proc/self/pagemap', content: 'x\n' }, project)).toMatch(
+      /^# \/proc\/self\/pagemap: the file could not be read; it would be replaced by this\n/,
+    );
+  });
+
   it('says so when nothing changes', () => {
     expect(
       fileEditDiff(

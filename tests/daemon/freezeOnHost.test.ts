@@ -8,15 +8,17 @@ import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts'
 import type { StandInRelay } from '../support/standInRelay.ts';
 import {
   auditLines,
+  claudeCodeDecision,
+  claudeCodeReads,
   hookInput,
   initMachine,
+  type LatchMachine,
   newMachine,
   pairPhoneDirectly,
   runLatch,
+  type RunningDaemon,
   startDaemonForTest,
   withStore,
-  type LatchMachine,
-  type RunningDaemon,
 } from '../support/latchMachine.ts';
 import {
   KILL_SWITCH_POLICY,
@@ -91,10 +93,9 @@ describe('the kill switch on the host', () => {
 
     // Stopped (T), or frozen in latch exec's cgroup where the machine gives it one.
     await expect.poll(() => isHeld(sleeper)).toBe(true);
-    const blocked = await runLatch(machine, ['hook', 'claude-code'], {
-      input: hookInput('PreToolUse', 'Read', { file_path: '/x' }),
-    });
-    expect(JSON.parse(blocked.stdout).hookSpecificOutput).toMatchObject({
+    const readX = hookInput('PreToolUse', 'Read', { file_path: '/x' });
+    const blocked = await runLatch(machine, ['hook', 'claude-code'], { input: readX });
+    expect(claudeCodeReads(blocked, readX)?.['hookSpecificOutput']).toMatchObject({
       permissionDecision: 'deny',
       permissionDecisionReason: expect.stringMatching(
         /^latch: kill_switch: the fleet is frozen \(prod incident 412\)/,
@@ -164,10 +165,9 @@ describe('the kill switch on the host', () => {
         refused: [{ device: phones[0]!.id, code: 'already_used' }],
       }),
     ]);
-    const read = await runLatch(machine, ['hook', 'claude-code'], {
-      input: hookInput('PreToolUse', 'Read', { file_path: '/x' }),
-    });
-    expect(JSON.parse(read.stdout).hookSpecificOutput.permissionDecision).toBe('allow');
+    const readX = hookInput('PreToolUse', 'Read', { file_path: '/x' });
+    const read = await runLatch(machine, ['hook', 'claude-code'], { input: readX });
+    expect(claudeCodeDecision(read, readX)).toBe('allow');
   });
 
   it('honours a freeze it cannot verify (the safe direction), says so in the audit log, and binds it to its id', async () => {

@@ -1,5 +1,16 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -7,7 +18,7 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../daemon/hooks/claudeCode.ts';
 import { codexHookReply } from '../../daemon/hooks/codex.ts';
-import { hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { claudeCodeReads, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
 import { LATCH_BIN } from '../support/latchCli.ts';
 import { runToEnd } from '../support/processes.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
@@ -45,11 +56,21 @@ beforeAll(async () => {
 
 afterAll(() => paired.stop());
 
-const hook = async (input: string, agent: 'claude-code' | 'codex' = 'claude-code') => {
-  const ran = await runLatch(machine, ['hook', agent], { input });
+/** The hook's exit code and stderr, and its output: for Claude Code, what Claude Code reads of it. */
+const hook = async (
+  input: string,
+  agent: 'claude-code' | 'codex' = 'claude-code',
+  env?: NodeJS.ProcessEnv,
+) => {
+  const ran = await runLatch(machine, ['hook', agent], { input, ...(env ? { env } : {}) });
   return {
     code: ran.code,
-    output: ran.stdout.trim() ? (JSON.parse(ran.stdout) as unknown) : undefined,
+    output:
+      agent === 'claude-code'
+        ? claudeCodeReads(ran, input)
+        : ran.stdout.trim()
+          ? (JSON.parse(ran.stdout) as unknown)
+          : undefined,
     stderr: ran.stderr,
   };
 };
@@ -78,11 +99,11 @@ describe('latch hook claude-code', () => {
     );
   });
 
-  it('answers PreToolUse deny with the reason', async () => {
+  it('answers PreToolUse deny with the reason, as exit 2', async () => {
     expect(
       await hook(hookInput('PreToolUse', 'Bash', { command: 'psql prod -c "drop table users"' })),
     ).toMatchObject({
-      code: 0,
+      code: 2,
       output: {
         hookSpecificOutput: {
           hookEventName: 'PreToolUse',
@@ -90,6 +111,22 @@ describe('latch hook claude-code', () => {
           permissionDecisionReason: 'latch: policy_violation: denied by policy rule "never drop prod"',
         },
       },
+    });
+  });
+
+  it('denies all the same when a preload of the user’s NODE_OPTIONS printed on stdout first', async () => {
+    // dotenv's `-r dotenv/config` prints such a line: a JSON deny after it is plain text to
+    // Claude Code, which then runs the tool.
+    const preload = join(mkdtempSync(join(tmpdir(), 'latch-preload-')), 'preload.cjs');
+    writeFileSync(preload, "process.stdout.write('[dotenv@17.2.3] injecting env (0) from .env\\n');\n");
+    const env = { NODE_OPTIONS: `--require ${preload}` };
+    const input = hookInput('PreToolUse', 'Bash', { command: 'psql prod -c "drop table users"' });
+    const denied = await hook(input, 'claude-code', env);
+    expect(denied.code).toBe(2);
+    expect(denied.output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
+    const permission = hookInput('PermissionRequest', 'Bash', { command: 'psql prod -c "drop table users"' });
+    expect((await hook(permission, 'claude-code', env)).output).toMatchObject({
+      hookSpecificOutput: { decision: { behavior: 'deny' } },
     });
   });
 
@@ -164,9 +201,9 @@ describe('latch hook claude-code', () => {
       file_path: '/home/dev/project/README.md',
       limit: 'x'.repeat(1024 * 1024),
     });
-    expect(await hook(oversized)).toEqual({
+    expect(await hook(oversized)).toMatchObject({
       code: 2,
-      output: undefined,
+      output: { hookSpecificOutput: { permissionDecision: 'deny' } },
       stderr: 'latch: the hook input is over 1 MiB\n',
     });
   });
@@ -299,6 +336,38 @@ describe('latch hook claude-code', () => {
     expect(ran.stderr).toMatch(/^latch: internal error: stdout is \/dev\/null/m);
   });
 
+  it('blocks with exit 2 when its bundle was cut short (an upgrade writing it, a full disk), wherever the cut', async () => {
+    // A copy of the package's two files: the real dist/ is the other tests'.
+    const root = mkdtempSync(join(tmpdir(), 'latch-cut-bundle-'));
+    mkdirSync(join(root, 'daemon', 'bin'), { recursive: true });
+    mkdirSync(join(root, 'dist', 'latch'), { recursive: true });
+    copyFileSync(LATCH_BIN, join(root, 'daemon', 'bin', 'latch.cjs'));
+    const lines = readFileSync(
+      join(dirname(LATCH_BIN), '..', '..', 'dist', 'latch', 'hook.cjs'),
+      'utf8',
+    ).split('\n');
+    const input = hookInput('PreToolUse', 'Bash', { command: 'rm -rf build' });
+    try {
+      for (const cut of [
+        0,
+        1,
+        ...Array.from({ length: 24 }, (_, n) => Math.floor(((n + 1) * lines.length) / 25)),
+      ]) {
+        writeFileSync(join(root, 'dist', 'latch', 'hook.cjs'), lines.slice(0, cut).join('\n'));
+        const ran = await runToEnd(
+          [process.execPath, join(root, 'daemon', 'bin', 'latch.cjs'), 'hook', 'claude-code'],
+          {
+            env: machine.env,
+            input,
+          },
+        );
+        expect({ cut, code: ran.code }).toEqual({ cut, code: 2 });
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it('blocks with exit 2 on input it cannot read', async () => {
     for (const input of [
       'not json',
@@ -308,7 +377,6 @@ describe('latch hook claude-code', () => {
     ]) {
       const result = await hook(input);
       expect(result.code).toBe(2);
-      expect(result.output).toBeUndefined();
       expect(result.stderr).toMatch(/^latch: /);
     }
   });

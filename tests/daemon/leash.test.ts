@@ -5,12 +5,13 @@ import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
 import type { ApprovalRequest } from '../../shared/messages/approvals.ts';
 import {
   auditLines,
+  claudeCodeDecision,
   hookInput,
   initMachine,
+  type LatchMachine,
   newMachine,
   runLatch,
   startDaemon,
-  type LatchMachine,
 } from '../support/latchMachine.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
@@ -35,8 +36,8 @@ async function paired(options: Parameters<typeof startPairedDaemon>[0] = {}): Pr
 const editConfig = (machine: LatchMachine, edit: (text: string) => string) =>
   writeFileSync(machine.files.config, edit(readFileSync(machine.files.config, 'utf8')), { mode: 0o600 });
 
-const read = (machine: LatchMachine) =>
-  runLatch(machine, ['hook', 'claude-code'], { input: hookInput('PreToolUse', 'Read', { file_path: '/x' }) });
+const readInput = hookInput('PreToolUse', 'Read', { file_path: '/x' });
+const read = (machine: LatchMachine) => runLatch(machine, ['hook', 'claude-code'], { input: readInput });
 
 async function opened(phone: TestPhone, request: ApprovalRequest) {
   const box = request.sealed.find((sealed) => sealed.device === phone.id)!.box;
@@ -111,17 +112,16 @@ describe('a lost or swapped state database', () => {
     expect(refused.code).toBe(DAEMON_REFUSED_EXIT);
     expect(refused.stderr).toMatch(/state\.db is missing: .*latch init --reset/);
     const denied = await read(machine);
-    expect(JSON.parse(denied.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
+    expect(claudeCodeDecision(denied, readInput)).toBe('deny');
 
     const reset = await runLatch(machine, ['init', '--reset']);
     expect(reset.code).toBe(0);
     const daemon = await startDaemon(machine);
     cleanups.push(() => daemon.stop());
     // The defaults are the baseline: the file's "allow everything" is a loosening nobody approved.
-    const bash = await runLatch(machine, ['hook', 'claude-code'], {
-      input: hookInput('PreToolUse', 'Bash', { command: 'curl -X POST https://example.com' }),
-    });
-    expect(JSON.parse(bash.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
+    const curl = hookInput('PreToolUse', 'Bash', { command: 'curl -X POST https://example.com' });
+    const bash = await runLatch(machine, ['hook', 'claude-code'], { input: curl });
+    expect(claudeCodeDecision(bash, curl)).toBe('deny');
     expect((await runLatch(machine, ['status'])).stdout).toMatch(/policy loosening pending/);
   });
 

@@ -5,7 +5,13 @@ import { globToRegExp } from '../../daemon/policy/glob.ts';
 import { evaluatePolicy, parsePolicy, PolicyError } from '../../daemon/policy/policy.ts';
 import { isTightening } from '../../daemon/policy/tightening.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
-import { auditLines, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import {
+  auditLines,
+  claudeCodeDecision,
+  hookInput,
+  type LatchMachine,
+  runLatch,
+} from '../support/latchMachine.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
 import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
@@ -205,12 +211,9 @@ describe('policy changes on a running daemon', () => {
   let phone: TestPhone;
   let paired: PairedDaemon;
   const STRICT = 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n';
-  const read = () =>
-    runLatch(machine, ['hook', 'claude-code'], {
-      input: hookInput('PreToolUse', 'Read', { file_path: '/x' }),
-    });
-  const decisionOf = async (ran: ReturnType<typeof read>) =>
-    JSON.parse((await ran).stdout).hookSpecificOutput.permissionDecision as string;
+  const readX = hookInput('PreToolUse', 'Read', { file_path: '/x' });
+  const read = () => runLatch(machine, ['hook', 'claude-code'], { input: readX });
+  const decisionOf = async (ran: ReturnType<typeof read>) => claudeCodeDecision(await ran, readX);
 
   beforeAll(async () => {
     paired = await startPairedDaemon({ policy: STRICT });

@@ -28,7 +28,7 @@ describe.each([
     startHook(paired.machine, hookInput('PreToolUse', tool, input), 60_000, env);
 
   const refusedWith = (rule: string) => ({
-    code: 0,
+    code: 2,
     output: {
       hookSpecificOutput: {
         permissionDecision: 'deny',
@@ -46,7 +46,7 @@ describe.each([
     expect(request.risk).toBe('critical');
     await relay.sendDenial(phones[0], request);
     expect(await answered).toMatchObject({
-      code: 0,
+      code: 2,
       output: {
         hookSpecificOutput: {
           permissionDecision: 'deny',
@@ -88,7 +88,7 @@ describe.each([
   it('refuses a path no tool could open (over PATH_MAX) as an invalid request, not a cut one', async () => {
     const answer = await hook('Read', { file_path: `/${'a/'.repeat(2100)}x` });
     expect(answer).toMatchObject({
-      code: 0,
+      code: 2,
       output: {
         hookSpecificOutput: {
           permissionDecision: 'deny',

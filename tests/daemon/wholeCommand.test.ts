@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { hookInput, runLatch, startHook } from '../support/latchMachine.ts';
+import { claudeCodeDecision, hookInput, runLatch, startHook } from '../support/latchMachine.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
@@ -15,10 +15,8 @@ describe('the policy judges the whole command an agent sends', () => {
   afterAll(() => paired.stop());
 
   const decisionOf = async (command: string) => {
-    const ran = await runLatch(paired.machine, ['hook', 'claude-code'], {
-      input: hookInput('PreToolUse', 'Bash', { command }),
-    });
-    return JSON.parse(ran.stdout).hookSpecificOutput.permissionDecision as string;
+    const input = hookInput('PreToolUse', 'Bash', { command });
+    return claudeCodeDecision(await runLatch(paired.machine, ['hook', 'claude-code'], { input }), input);
   };
 
   /** Runs the hook, returns what the phone is shown, then lets the request expire. */

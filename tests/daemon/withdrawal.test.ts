@@ -10,14 +10,15 @@ import type { RequestList, RequestView } from '../../shared/messages/relayViews.
 import { LATCH_BIN } from '../support/latchCli.ts';
 import {
   auditLines,
+  claudeCodeReads,
   hookInput,
   initMachine,
+  type LatchMachine,
   newMachine,
   runLatch,
+  type RunningDaemon,
   startDaemon,
   startHook,
-  type LatchMachine,
-  type RunningDaemon,
 } from '../support/latchMachine.ts';
 import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { decideAtRelay, openAtRelay, tokenFor } from '../support/phoneAtRelay.ts';
@@ -57,8 +58,13 @@ afterAll(async () => {
   rmSync(state, { recursive: true, force: true });
 });
 
-/** `latch hook claude-code` for a Bash call, resolved once it says it waits for the phone. */
-async function waitingHook(input: string): Promise<{ child: ChildProcess; exited: Promise<string> }> {
+/**
+ * `latch hook claude-code` for a Bash call, resolved once it says it waits for the phone;
+ * `exited` is what Claude Code reads of its answer.
+ */
+async function waitingHook(
+  input: string,
+): Promise<{ child: ChildProcess; exited: Promise<Record<string, unknown> | undefined> }> {
   const child = spawn(process.execPath, [LATCH_BIN, 'hook', 'claude-code'], {
     env: machine.env,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -68,7 +74,9 @@ async function waitingHook(input: string): Promise<{ child: ChildProcess; exited
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<string>((resolve) => child.once('exit', () => resolve(stdout)));
+  const exited = new Promise<Record<string, unknown> | undefined>((resolve) =>
+    child.once('exit', (code) => resolve(claudeCodeReads({ code, stdout, stderr }, input))),
+  );
   child.stdin!.end(input);
   await expect.poll(() => stderr).toMatch(/waiting for your phone/);
   return { child, exited };
@@ -157,7 +165,7 @@ describe('withdrawing a request nobody waits for', () => {
 
     const { details } = await openAtRelay(relay, phone, fleet, requestId);
     expect((await decideAtRelay(relay, phone, await tokenFor(relay, phone, details))).status).toBe(200);
-    expect(JSON.parse(await second.exited)).toMatchObject({
+    expect(await second.exited).toMatchObject({
       hookSpecificOutput: { permissionDecision: 'allow' },
     });
     expect(withdrawnLines(requestId)).toEqual([]);
@@ -179,7 +187,7 @@ describe('withdrawing a request nobody waits for', () => {
     const requestId = await onlyPending();
     await daemon.stop();
 
-    expect(JSON.parse(await hook.exited)).toMatchObject({
+    expect(await hook.exited).toMatchObject({
       hookSpecificOutput: { permissionDecision: 'deny' },
     });
     await expectWithdrawn(requestId, 'daemon_stopped');
@@ -213,7 +221,7 @@ describe('withdrawing a request nobody waits for', () => {
     const requestId = await onlyPending();
     expect((await runLatch(machine, ['panic', 'withdrawal test'])).code).toBe(0);
 
-    expect(JSON.parse(await hook.exited)).toMatchObject({
+    expect(await hook.exited).toMatchObject({
       hookSpecificOutput: { permissionDecision: 'deny' },
     });
     await expectWithdrawn(requestId, 'frozen');

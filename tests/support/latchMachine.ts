@@ -225,7 +225,30 @@ export function hookInput(
   });
 }
 
-/** Runs `latch hook claude-code` in the background: the answer arrives when someone decides. */
+/**
+ * The decision Claude Code takes from a hook that ran, in the form of its JSON output: exit 2 is a
+ * deny whose reason is stderr (stdout ignored); exit 0 is the JSON on stdout when stdout is JSON
+ * alone, and otherwise no decision (plain text); any other exit is no decision either, and the
+ * tool runs. Claude Code reads all of stderr; the reason given here is its last line, the deny's
+ * own (a line before it says the phone was asked).
+ */
+export function claudeCodeReads(ran: Ran, input: string): Record<string, unknown> | undefined {
+  if (ran.code === 2) {
+    const reason = ran.stderr.trim().split('\n').at(-1);
+    return {
+      hookSpecificOutput: input.includes('"hook_event_name":"PermissionRequest"')
+        ? { hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: reason } }
+        : { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason },
+    };
+  }
+  if (ran.code !== 0 || !ran.stdout.trimStart().startsWith('{')) return undefined;
+  return JSON.parse(ran.stdout) as Record<string, unknown>;
+}
+
+/**
+ * Runs `latch hook claude-code` in the background: the answer arrives when someone decides.
+ * `output` is what Claude Code reads of it (claudeCodeReads).
+ */
 export function startHook(
   machine: LatchMachine,
   input: string,
@@ -233,12 +256,14 @@ export function startHook(
   env?: NodeJS.ProcessEnv,
 ): Promise<Ran & { output: Record<string, unknown> | undefined }> {
   return runLatch(machine, ['hook', 'claude-code'], { input, timeoutMs, ...(env ? { env } : {}) }).then(
-    (ran) => ({
-      ...ran,
-      output: ran.stdout.trim() ? (JSON.parse(ran.stdout) as Record<string, unknown>) : undefined,
-    }),
+    (ran) => ({ ...ran, output: claudeCodeReads(ran, input) }),
   );
 }
+
+/** The PreToolUse decision Claude Code takes from a hook that ran (claudeCodeReads), if any. */
+export const claudeCodeDecision = (ran: Ran, input: string): string | undefined =>
+  (claudeCodeReads(ran, input)?.['hookSpecificOutput'] as { permissionDecision?: string } | undefined)
+    ?.permissionDecision;
 
 /** What Claude Code hears from a PreToolUse hook. */
 export type HookAnswer = Record<'hookEventName' | 'permissionDecision' | 'permissionDecisionReason', string>;

@@ -2,7 +2,7 @@ import { fstatSync, readSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { resolve } from 'node:path';
 import { isInitialised } from '../../config/paths.ts';
-import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../hooks/claudeCode.ts';
+import { claudeCodeHookReply, parseClaudeCodeHookInput } from '../../hooks/claudeCode.ts';
 import { codexHookReply } from '../../hooks/codex.ts';
 import {
   AGENT_DEFAULT_HOOK_TIMEOUT_SECONDS,
@@ -138,8 +138,7 @@ export async function run(): Promise<void> {
         blockReason: 'config_missing',
         reason: 'config_missing: Latch is not set up on this machine; run latch init',
       };
-  const reply =
-    agent === 'codex' ? codexHookReply(event, answer) : { stdout: claudeCodeHookOutput(event, answer) };
+  const reply = agent === 'codex' ? codexHookReply(event, answer) : claudeCodeHookReply(event, answer);
   if ('block' in reply) block(reply.block);
   // Written whole before the guard stands down: a write that fails ends in its deny (exit 2).
   if ('stdout' in reply && reply.stdout) await writeStdoutWhole(`${JSON.stringify(reply.stdout)}\n`);
