@@ -1,3 +1,4 @@
+import { RelayNoise } from './audit/relayNoise.ts';
 import { tightenToOwnerOnly } from './config/fileModes.ts';
 import { latchFiles, ownerOnlyFiles, socketPath as defaultSocketPath } from './config/paths.ts';
 import { Gatekeeper } from './gate/gatekeeper.ts';
@@ -61,6 +62,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
   const pruning = schedulePrune(store, () => inForce().retention.requestsDays * 86_400_000, log);
 
   const revokesFromApp = new RevokesFromApp({ store, audit, fleet, relying });
+  const grantRevokeNoise = new RelayNoise(audit);
   const cursor = {
     // From the start of the log the first time, so nothing decided before the first connection is lost.
     read: () => Number(store.meta('cursor') ?? 0),
@@ -77,7 +79,8 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
       approved: ({ requestId, token }) => gatekeeper.onApproved(requestId, token),
       denied: ({ requestId, envelope }) => gatekeeper.onDenied(requestId, envelope),
       expired: ({ requestId }) => gatekeeper.onExpired(requestId),
-      grant_revoked: ({ envelope }) => revokeFromPhone(envelope, { store, audit, hostId: host.id }),
+      grant_revoked: ({ envelope }) =>
+        revokeFromPhone(envelope, { store, audit, noise: grantRevokeNoise, hostId: host.id }),
       device_revoked: (event) => revokesFromApp.onDeviceRevoked(event),
       frozen: ({ envelope }) => killSwitch.applyFreeze(envelope, 'relay'),
       resumed: ({ freeze, votes }) => killSwitch.onResumed(freeze, votes),

@@ -13,12 +13,12 @@ import type { Callers } from './callers.ts';
 import type { Conversation } from './conversation.ts';
 import { conversationId } from './conversationId.ts';
 import { dedupKey } from './dedupKey.ts';
-import { deny, frozenDeny } from './deny.ts';
+import { deny, frozenDeny, reportedDeny } from './deny.ts';
 import type { PushFatigue } from './pushFatigue.ts';
 import { requestDetails, type AskTerms } from './requestDetails.ts';
 import { terminalFallbackOr } from './terminalFallback.ts';
 import type { Waiting } from './waiting.ts';
-import { recordWithdrawal } from './withdrawal.ts';
+import { recordWithdrawal, type WithdrawalReason } from './withdrawal.ts';
 
 export interface AskingOptions {
   store: StateStore;
@@ -82,6 +82,7 @@ export class Asking {
         : undefined;
     sealing?.catch(() => undefined); // Its failure is met where it is awaited, below.
     const binding = await detailsBinding(details);
+    const askedInEpoch = store.switchState().epoch;
     store.db.transaction(
       () => {
         store.saveRequest(
@@ -161,14 +162,17 @@ export class Asking {
         requestId,
       );
     }
-    // A freeze that came while the relay took the request refuses it now: the freeze withdrew
-    // only what was waiting then, and this request was not yet.
-    const switchState = store.switchState();
-    if (switchState.frozen) {
-      if (!joined && recordWithdrawal(store, audit, requestId, 'frozen'))
-        void relay.withdrawRequest(requestId);
+    // A freeze, or a report of the session, that came while the relay took the request refuses
+    // it now, even a freeze resumed since: each withdrew the request here (so no approval counts
+    // after it), but an approval that came before it, early, waits to be given (the rule it
+    // brought ended with the freeze or the report).
+    const fenced = this.#fence(request, askedInEpoch, requestId);
+    if (fenced) {
+      const [why, answer] = fenced;
       if (joined) store.deleteRequest(requestId);
-      return frozenDeny(switchState.reason, requestId);
+      else if (recordWithdrawal(store, audit, requestId, why)) void relay.withdrawRequest(requestId);
+      else audit.append({ event: 'decided', requestId, decision: 'deny', reason: answer.reason });
+      return answer;
     }
     const waitFor = joined ? claimed : requestId;
     if (!joined) fatigue.asked(requestId, request);
@@ -181,6 +185,23 @@ export class Asking {
     const answer = waiting.wait(waitFor, exp);
     callers.asked({ requestId: waitFor, exp });
     return answer;
+  }
+
+  /** What refuses a request asked in `askedInEpoch` now: a freeze since, or its session reported. */
+  #fence(
+    request: GateRequest,
+    askedInEpoch: number,
+    requestId: string,
+  ): [WithdrawalReason, GateAnswer] | undefined {
+    const switchState = this.#options.store.switchState();
+    if (switchState.frozen) return ['frozen', frozenDeny(switchState.reason, requestId)];
+    if (switchState.epoch !== askedInEpoch)
+      return [
+        'frozen',
+        deny('kill_switch', 'kill_switch: the fleet was frozen while the relay took this request', requestId),
+      ];
+    const reportedUntil = this.#options.fatigue.reportedUntil(request, Date.now());
+    return reportedUntil === undefined ? undefined : ['reported', reportedDeny(reportedUntil, requestId)];
   }
 
   #noPhone(

@@ -17,7 +17,7 @@ import type { PolicyKeeper } from '../policy/policyKeeper.ts';
 import { protectedPlaces, withAgentConfigDir } from '../policy/protectedPlaces.ts';
 import { selfProtection } from '../policy/selfProtection.ts';
 import type { GateAnswer, GateRequest } from '../socket/localApi.ts';
-import { deny, frozenDeny } from './deny.ts';
+import { deny, frozenDeny, reportedDeny } from './deny.ts';
 import type { Loosening } from './loosening.ts';
 import type { PushFatigue } from './pushFatigue.ts';
 import type { AskTerms } from './requestDetails.ts';
@@ -95,12 +95,7 @@ export class Deciding {
         tool: request.tool,
         command: forAudit(request.command),
       });
-      return answered(
-        deny(
-          'reported',
-          `reported: a phone reported this agent session as unexpected; it is refused until ${new Date(reportedUntil).toISOString()}`,
-        ),
-      );
+      return answered(reportedDeny(reportedUntil));
     }
     const configView = this.#options.configKeeper.current();
     if (!configView.ok) {

@@ -11,3 +11,11 @@ export const deny = (blockReason: BlockReason, reason: string, requestId?: strin
 /** The deny of every call while the fleet is frozen. */
 export const frozenDeny = (reason: string | null, requestId?: string): GateAnswer =>
   deny('kill_switch', `kill_switch: the fleet is frozen (${reason ?? 'no reason given'})`, requestId);
+
+/** The deny of every call of an agent session a phone reported as unexpected, until `until`. */
+export const reportedDeny = (until: number, requestId?: string): GateAnswer =>
+  deny(
+    'reported',
+    `reported: a phone reported this agent session as unexpected; it is refused until ${new Date(until).toISOString()}`,
+    requestId,
+  );

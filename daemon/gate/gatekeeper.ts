@@ -65,7 +65,14 @@ export class Gatekeeper {
     this.#asking = new Asking({ ...options, config, fatigue, waiting: this.#waiting });
     this.#loosening = new Loosening({ ...options, config, asking: this.#asking });
     this.#deciding = new Deciding({ ...options, fatigue, grants, loosening: this.#loosening });
-    this.#answers = new RelayAnswers({ ...options, fatigue, grants, waiting: this.#waiting });
+    this.#answers = new RelayAnswers({
+      ...options,
+      fatigue,
+      grants,
+      waiting: this.#waiting,
+      sessionReported: (conversation, until, reported) =>
+        this.#withdrawing.sessionReported(conversation, until, reported),
+    });
     this.#withdrawing = new Withdrawing({ ...options, waiting: this.#waiting });
   }
 

@@ -90,10 +90,11 @@ export class PushFatigue {
    * Undefined when there is none to refuse: a call that named no session (blocking every such
    * call would block `latch request` itself).
    */
-  reportSession(record: RequestRecord, now: number): string | undefined {
+  reportSession(record: RequestRecord, now: number): { conversation: string; until: number } | undefined {
     if (!record.conversation) return undefined;
-    this.#store.setMeta(reportedKey(record.conversation), String(now + REPORTED_SESSION_MS));
-    return record.conversation;
+    const until = now + REPORTED_SESSION_MS;
+    this.#store.setMeta(reportedKey(record.conversation), String(until));
+    return { conversation: record.conversation, until };
   }
 
   #recentApprovals(config: ApprovalsConfig, now: number): number {

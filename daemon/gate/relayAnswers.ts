@@ -31,6 +31,8 @@ export interface RelayAnswersOptions {
   fatigue: PushFatigue;
   grants: Grants;
   waiting: Waiting;
+  /** Refuses the requests of a reported agent session still pending, but `reported` itself. */
+  sessionReported(conversation: string, until: number, reported: string): void;
 }
 
 /**
@@ -49,7 +51,7 @@ export class RelayAnswers {
 
   /** A token from the relay: worth nothing until this host has verified it end to end. */
   async onApproved(requestId: string, token: CapabilityToken): Promise<void> {
-    const { store, audit, relying, grants } = this.#options;
+    const { store, relying, grants } = this.#options;
     const record = store.request(requestId);
     if (!record || token.requestId !== requestId) {
       this.#noise.append('unknown_request', {
@@ -63,7 +65,12 @@ export class RelayAnswers {
     // A grant is honoured only where this host offered one; the signature then commits to it.
     const notGrantable = grants.refusal(record, token);
     if (notGrantable) {
-      audit.append({ event: 'token_refused', requestId, code: 'grant_not_offered', message: notGrantable });
+      this.#noise.append(`${requestId} grant_not_offered`, {
+        event: 'token_refused',
+        requestId,
+        code: 'grant_not_offered',
+        message: notGrantable,
+      });
       return;
     }
     const device = store.deviceByCredential(token.assertion.credentialId);
@@ -230,16 +237,18 @@ export class RelayAnswers {
     if (revoked.length > 0)
       audit.append({ event: 'grant_revoked', grants: revoked, by: 'report', requestId });
     if (scope === 'session') {
-      const conversation = fatigue.reportSession(record, Date.now());
+      const reported = fatigue.reportSession(record, Date.now());
       audit.append({
         event: 'reported',
         requestId,
         device,
         scope,
         verified,
-        acted: conversation !== undefined,
-        conversation,
+        acted: reported !== undefined,
+        conversation: reported?.conversation,
       });
+      // The session's other requests still pending end now; this one, its own deny ends.
+      if (reported) this.#options.sessionReported(reported.conversation, reported.until, requestId);
       return;
     }
     // A freeze in force stays: a new one would void the resume votes already counted for it.

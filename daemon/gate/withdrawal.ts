@@ -2,7 +2,7 @@ import type { AuditLog } from '../audit/auditLog.ts';
 import type { StateStore } from '../state/stateStore.ts';
 
 /** Why nobody here waits for a request any more (docs/daemon.md). */
-export type WithdrawalReason = 'caller_gone' | 'frozen' | 'daemon_stopped' | 'daemon_restarted';
+export type WithdrawalReason = 'caller_gone' | 'frozen' | 'reported' | 'daemon_stopped' | 'daemon_restarted';
 
 /**
  * Withdraws a request nobody here waits for: from now on this host refuses any answer to it

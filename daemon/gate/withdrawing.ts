@@ -2,7 +2,8 @@ import type { AuditLog } from '../audit/auditLog.ts';
 import type { KillSwitch } from '../kill-switch/killSwitch.ts';
 import type { RelayClient } from '../relay/relayClient.ts';
 import type { StateStore } from '../state/stateStore.ts';
-import { deny, frozenDeny } from './deny.ts';
+import type { GateAnswer } from '../socket/localApi.ts';
+import { deny, frozenDeny, reportedDeny } from './deny.ts';
 import type { Waiting } from './waiting.ts';
 import { recordWithdrawal, type WithdrawalReason } from './withdrawal.ts';
 
@@ -23,15 +24,24 @@ export class Withdrawing {
 
   constructor(options: WithdrawingOptions) {
     this.#options = options;
-    const { killSwitch, waiting } = options;
-    // A freeze refuses at once everything still waiting for a phone.
+    const { killSwitch } = options;
+    // A freeze refuses at once every request still pending: those waited for, and those whose
+    // POST the relay still holds (their asker checks the freeze when it answers). Withdrawn, a
+    // request takes no approval after the resume either, nor the rule one would bring.
     killSwitch.onChange((state) => {
       if (!state.frozen) return;
-      for (const requestId of waiting.requestIds()) {
-        void this.#withdraw(requestId, 'frozen');
-        waiting.settle(requestId, frozenDeny(state.reason, requestId));
-      }
+      for (const requestId of options.store.pendingRequestIds())
+        this.#refuse(requestId, 'frozen', frozenDeny(state.reason, requestId));
     });
+  }
+
+  /**
+   * A phone reported an agent session as unexpected: every request of it still pending is refused
+   * (but the reported one, which its own deny ends).
+   */
+  sessionReported(conversation: string, until: number, reported: string): void {
+    for (const requestId of this.#options.store.pendingRequestIds(conversation))
+      if (requestId !== reported) this.#refuse(requestId, 'reported', reportedDeny(until, requestId));
   }
 
   /** Every caller of a request hung up: the phones are no longer asked, and nothing runs. */
@@ -62,6 +72,11 @@ export class Withdrawing {
       Promise.all(told),
       new Promise((resolve) => (timer = setTimeout(resolve, withinMs))),
     ]).finally(() => clearTimeout(timer));
+  }
+
+  #refuse(requestId: string, why: WithdrawalReason, answer: GateAnswer): void {
+    void this.#withdraw(requestId, why);
+    this.#options.waiting.settle(requestId, answer);
   }
 
   /** Withdraws a request here, then at the relay in the background (gate/withdrawal). */

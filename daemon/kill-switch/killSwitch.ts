@@ -5,7 +5,7 @@ import { verifyResumeVote } from '../../shared/kill-switch/verifyResumeVote.ts';
 import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
 import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts';
 import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
-import type { AuditLog } from '../audit/auditLog.ts';
+import type { AuditEvent, AuditLog } from '../audit/auditLog.ts';
 import { RelayNoise } from '../audit/relayNoise.ts';
 import { GrantStore } from '../grants/grantStore.ts';
 import type { HostIdentity } from '../identity/hostIdentity.ts';
@@ -141,6 +141,19 @@ export class KillSwitch {
       }
       const inForceSignedAt =
         this.state.freeze === null ? undefined : store.freezeSignedAt(this.state.freeze);
+      // A freeze in force applied before this host kept signing times: nothing can be shown to
+      // come after it (an older one would bring its old votes back), so it stays. The other is
+      // not ended here: once the one in force ends, the relay's state may bring it.
+      if (this.state.freeze !== null && inForceSignedAt === undefined) {
+        this.#noise.append(
+          'freeze of unknown order',
+          ignored(
+            'freeze_ignored',
+            'the freeze in force has no signing time recorded here: none can be shown to come after it',
+          ),
+        );
+        return;
+      }
       if (inForceSignedAt !== undefined && envelope.ts < inForceSignedAt) {
         store.refuseStaleFreeze(id, envelope.ts, Date.now());
         audit.append(ignored('freeze_stale_ignored', 'signed before the freeze in force, which stays'));
@@ -187,8 +200,9 @@ export class KillSwitch {
     const current = this.state;
     // A replay of votes for a freeze that already ended: nothing to do, nothing new to say.
     if (!current.frozen || store.freezeEnded(freeze)) return;
+    // A relay can send resumes at will: what counts no new vote is audited once a minute.
     if (current.freeze === null) {
-      audit.append({
+      this.#noise.append('resume refused', {
         event: 'resume_refused',
         epoch: current.epoch,
         freeze,
@@ -197,6 +211,7 @@ export class KillSwitch {
       return;
     }
     const refused: { device: string; code: string }[] = [];
+    let countedNow = 0;
     for (const vote of votes) {
       const device = store.activeDevice(vote.device);
       const result = await verifyResumeVote(
@@ -215,13 +230,20 @@ export class KillSwitch {
       // As for approvals: the next assertion of this passkey must count higher, so a copy of
       // this one, or of an older one, fails.
       store.setCounter(result.value.device, result.value.counter);
+      countedNow++;
     }
     const counted = store.resumeVoters(current.freeze);
     const needed = this.#options.quorum();
     const enough = counted.length >= needed;
     // Only this freeze ends: a panic that came while the votes were checked stays in force.
     const resumed = enough ? store.endFreeze(current.freeze, Date.now()) : undefined;
-    audit.append({
+    // Audited once a minute for each freeze and refusal: the phones here and codes bound the kinds.
+    const kind = `resume refused ${current.freeze} ${refused
+      .map(({ device, code }) => `${store.activeDevice(device) ? device : 'unpaired'}:${code}`)
+      .join(',')}`;
+    const append = (line: AuditEvent) =>
+      resumed || countedNow > 0 ? audit.append(line) : this.#noise.append(kind, line);
+    append({
       event: resumed ? 'resume' : 'resume_refused',
       epoch: current.epoch,
       freeze: current.freeze,

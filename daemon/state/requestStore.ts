@@ -69,12 +69,19 @@ export class RequestStore {
   }
 
   /** The requests still waiting for a phone's answer, oldest first. */
-  pendingIds(): string[] {
-    return (
-      this.#statements
-        .get("SELECT request_id FROM requests WHERE state = 'pending' ORDER BY created_at")
-        .all() as { request_id: string }[]
-    ).map(({ request_id }) => request_id);
+  /** Every pending request, or those of one agent session. */
+  pendingIds(conversation?: string): string[] {
+    const rows =
+      conversation === undefined
+        ? this.#statements
+            .get("SELECT request_id FROM requests WHERE state = 'pending' ORDER BY created_at")
+            .all()
+        : this.#statements
+            .get(
+              "SELECT request_id FROM requests WHERE state = 'pending' AND conversation = ? ORDER BY created_at",
+            )
+            .all(conversation);
+    return (rows as { request_id: string }[]).map(({ request_id }) => request_id);
   }
 
   delete(requestId: string): void {

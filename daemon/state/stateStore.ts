@@ -119,8 +119,8 @@ export class StateStore implements SingleUseStore {
     return this.#requests.settle(requestId, state);
   }
 
-  pendingRequestIds(): string[] {
-    return this.#requests.pendingIds();
+  pendingRequestIds(conversation?: string): string[] {
+    return this.#requests.pendingIds(conversation);
   }
 
   deleteRequest(requestId: string): void {

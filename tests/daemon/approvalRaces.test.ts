@@ -49,6 +49,7 @@ beforeEach(async () => {
     fatigue,
     grants,
     waiting,
+    sessionReported: () => undefined,
   });
   return () => store.close();
 });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fromBase64url, toBase64url } from '../../shared/encoding/base64url.ts';
+import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import type { FreezeEnvelope } from '../../shared/messages/envelopes.ts';
 import type { FleetState, ResumeVote } from '../../shared/messages/killSwitch.ts';
@@ -7,6 +8,7 @@ import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import type { StandInRelay } from '../support/standInRelay.ts';
 import {
+  auditLines,
   runLatch,
   startDaemon,
   withStore,
@@ -16,6 +18,7 @@ import {
 import {
   KILL_SWITCH_POLICY,
   audited,
+  fleetOf,
   sendFreeze,
   sendVotes,
   signFreeze,
@@ -113,6 +116,57 @@ describe('a relay that replays what ended', () => {
 
     await resumeHonestly(second);
     expect(audited(machine, 'resume', second)).toHaveLength(1);
+  });
+
+  it('keeps a freeze in force whose signing time it never recorded: an older one with its old vote lifts nothing', async () => {
+    const older = await signFreeze(machine, phone, 'older incident');
+    const olderId = await freezeId(older);
+    const olderVote = await vote(machine, relay, phone, olderId);
+    const inForce = await signFreeze(machine, phone, 'the one in force');
+    const inForceId = await freezeId(inForce);
+    sendFreeze(relay, inForce, 1);
+    await expect.poll(() => statusCode(machine)).toBe(1);
+    // As a version before signing times were kept left it.
+    withStore(machine, (store) =>
+      store.db.prepare('UPDATE freezes SET signed_at = NULL WHERE id = ?').run(inForceId),
+    );
+    sendFreeze(relay, older, 2);
+    sendVotes(relay, olderId, [olderVote]);
+    await framesHandled(machine, relay);
+    expect(audited(machine, 'freeze_ignored')).toContainEqual(
+      expect.objectContaining({ freeze: olderId, why: expect.stringMatching(/no signing time recorded/) }),
+    );
+    expect(withStore(machine, (store) => store.switchState().freeze)).toBe(inForceId);
+    expect(await statusCode(machine)).toBe(1);
+    await resumeHonestly(inForceId);
+  });
+
+  it('audits what a relay sends at will once a minute: resumes that count no vote, made-up revokes', async () => {
+    const envelope = await signFreeze(machine, phone, 'flooded');
+    const id = await freezeId(envelope);
+    sendFreeze(relay, envelope, 1);
+    await expect.poll(() => statusCode(machine)).toBe(1);
+    const linesBefore = auditLines(machine).length;
+    const forger = await createPhone('Relay’s own key');
+    for (let n = 0; n < 50; n++) {
+      sendVotes(relay, id, []);
+      relay.send({
+        v: PROTOCOL_VERSION,
+        type: 'grant_revoked',
+        envelope: await signEnvelope(
+          'revoke-grant',
+          { fleet: fleetOf(machine), host: 'some-host', requestId: `made-up-${n}` },
+          { role: 'device', id: forger.id },
+          forger.deviceKeys.privateKey,
+        ),
+        at: Date.now(),
+      });
+    }
+    await framesHandled(machine, relay);
+    const added = auditLines(machine).slice(linesBefore);
+    expect(added.filter((line) => line['event'] === 'resume_refused')).toHaveLength(1);
+    expect(added.filter((line) => line['event'] === 'grant_revoked')).toHaveLength(1);
+    await resumeHonestly(id);
   });
 
   it('ignores a freeze that ended here when the relay sends it again, and says so once; a new unverifiable freeze is honoured', async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import type { ApprovalRequest, RequestDetails } from '../../shared/messages/approvals.ts';
 import { freezeId } from '../../shared/kill-switch/freezeId.ts';
@@ -225,6 +225,97 @@ describe('what ends every grant it touches', () => {
       expect.objectContaining({ grants: [grant!.id], by: 'host', device: spare!.id }),
     );
     await expire(await asking(bash('git push origin feature/y')));
+  });
+});
+
+describe('what a freeze or a report ends, whatever the order the relay delivers in', () => {
+  /** The relay sits on its answer to the next request's POST until `reply()`. */
+  function holdTheReply(): { reply: () => void } {
+    const held = { reply: () => {} };
+    relay.answerRequest = (request) =>
+      new Promise((resolve) => (held.reply = () => resolve({ requestId: request.requestId, joined: false })));
+    return held;
+  }
+  const deniedWith = (reason: RegExp) => ({
+    hookSpecificOutput: {
+      permissionDecision: 'deny',
+      permissionDecisionReason: expect.stringMatching(reason),
+    },
+  });
+  const freezeAndResume = async () => {
+    const envelope = await signFreeze(machine, phone);
+    sendFreeze(relay, envelope, 1);
+    await expect.poll(() => statusCode(machine)).not.toBe(0);
+    const freeze = await freezeId(envelope);
+    sendVotes(relay, freeze, [await vote(machine, relay, phone, freeze)]);
+    await expect.poll(() => statusCode(machine)).toBe(0);
+  };
+  afterEach(() => {
+    relay.answerRequest = undefined;
+  });
+
+  it('a freeze, resumed before the relay answered the POST: the approval that follows adds no rule, and nothing runs', async () => {
+    const held = holdTheReply();
+    const asked = await asking(bash('git push origin main', 'session-20'));
+    await freezeAndResume();
+    const { token } = await phoneApproves(phone, asked.request, relay.origin, { grant: 'half_hour' });
+    relay.sendApproval(asked.request.requestId, token);
+    await framesHandled(machine, relay);
+    held.reply();
+    expect((await asked.hook).output).toMatchObject(deniedWith(/^latch: kill_switch: the fleet was frozen/));
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({
+        event: 'token_refused',
+        requestId: asked.request.requestId,
+        code: 'withdrawn',
+      }),
+    );
+    expect((await grantsJson()).grants).toEqual([]);
+  });
+
+  it('a freeze after an early approval, resumed before the relay answered the POST: the approval is not given', async () => {
+    const held = holdTheReply();
+    const asked = await asking(bash('git push origin main', 'session-21'));
+    const { token } = await phoneApproves(phone, asked.request, relay.origin, { grant: 'half_hour' });
+    relay.sendApproval(asked.request.requestId, token);
+    await expect.poll(async () => (await grantsJson()).grants).toHaveLength(1);
+    await freezeAndResume();
+    held.reply();
+    expect((await asked.hook).output).toMatchObject(deniedWith(/^latch: kill_switch: the fleet was frozen/));
+    expect((await grantsJson()).grants).toEqual([]);
+  });
+
+  it('a report of a session refuses its other request still waiting: the approval that follows adds no rule', async () => {
+    const reported = await asking(bash('git push origin main', 'session-22'));
+    const other = await asking(bash('git push origin feature/z', 'session-22'));
+    const { token } = await phoneApproves(phone, other.request, relay.origin, { grant: 'half_hour' });
+    await relay.sendDenial(phone, reported.request, 'session');
+    expect((await other.hook).output).toMatchObject(deniedWith(/^latch: reported: /));
+    relay.sendApproval(other.request.requestId, token);
+    await framesHandled(machine, relay);
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({
+        event: 'token_refused',
+        requestId: other.request.requestId,
+        code: 'withdrawn',
+      }),
+    );
+    expect((await grantsJson()).grants).toEqual([]);
+    expect((await reported.hook).output).toMatchObject(deniedWith(/^latch: denied on /));
+  });
+
+  it('a report of a session after an early approval of its other request: the approval is not given', async () => {
+    const reported = await asking(bash('git push origin main', 'session-23'));
+    const held = holdTheReply();
+    const other = await asking(bash('git push origin feature/z', 'session-23'));
+    const { token } = await phoneApproves(phone, other.request, relay.origin, { grant: 'half_hour' });
+    relay.sendApproval(other.request.requestId, token);
+    await expect.poll(async () => (await grantsJson()).grants).toHaveLength(1);
+    await relay.sendDenial(phone, reported.request, 'session');
+    await expect.poll(async () => (await grantsJson()).grants).toEqual([]);
+    held.reply();
+    expect((await other.hook).output).toMatchObject(deniedWith(/^latch: reported: /));
+    expect((await reported.hook).output).toMatchObject(deniedWith(/^latch: denied on /));
   });
 });
 
