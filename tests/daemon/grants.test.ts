@@ -229,13 +229,6 @@ describe('what ends every grant it touches', () => {
 });
 
 describe('what a freeze or a report ends, whatever the order the relay delivers in', () => {
-  /** The relay sits on its answer to the next request's POST until `reply()`. */
-  function holdTheReply(): { reply: () => void } {
-    const held = { reply: () => {} };
-    relay.answerRequest = (request) =>
-      new Promise((resolve) => (held.reply = () => resolve({ requestId: request.requestId, joined: false })));
-    return held;
-  }
   const deniedWith = (reason: RegExp) => ({
     hookSpecificOutput: {
       permissionDecision: 'deny',
@@ -255,7 +248,7 @@ describe('what a freeze or a report ends, whatever the order the relay delivers 
   });
 
   it('a freeze, resumed before the relay answered the POST: the approval that follows adds no rule, and nothing runs', async () => {
-    const held = holdTheReply();
+    const held = relay.holdReplies();
     const asked = await asking(bash('git push origin main', 'session-20'));
     await freezeAndResume();
     const { token } = await phoneApproves(phone, asked.request, relay.origin, { grant: 'half_hour' });
@@ -274,7 +267,7 @@ describe('what a freeze or a report ends, whatever the order the relay delivers 
   });
 
   it('a freeze after an early approval, resumed before the relay answered the POST: the approval is not given', async () => {
-    const held = holdTheReply();
+    const held = relay.holdReplies();
     const asked = await asking(bash('git push origin main', 'session-21'));
     const { token } = await phoneApproves(phone, asked.request, relay.origin, { grant: 'half_hour' });
     relay.sendApproval(asked.request.requestId, token);
@@ -306,7 +299,7 @@ describe('what a freeze or a report ends, whatever the order the relay delivers 
 
   it('a report of a session after an early approval of its other request: the approval is not given', async () => {
     const reported = await asking(bash('git push origin main', 'session-23'));
-    const held = holdTheReply();
+    const held = relay.holdReplies();
     const other = await asking(bash('git push origin feature/z', 'session-23'));
     const { token } = await phoneApproves(phone, other.request, relay.origin, { grant: 'half_hour' });
     relay.sendApproval(other.request.requestId, token);

@@ -147,13 +147,11 @@ describe('the relay’s word on a decision', () => {
 
 describe('a freeze while the relay sits on its answer to a new request', () => {
   it('refuses the request once the answer comes, withdraws it, and refuses the phone’s approval of it', async () => {
-    let answerNow!: () => void;
-    relay.answerRequest = (request) =>
-      new Promise((resolve) => (answerNow = () => resolve({ requestId: request.requestId, joined: false })));
+    const held = relay.holdReplies();
     const hook = bash('rm -rf /srv/important');
     const asked = await relay.nextRequest(0);
     await runLatch(machine, ['panic', 'stop', 'everything']);
-    answerNow();
+    held.reply();
     expect((await hook).output).toMatchObject({
       hookSpecificOutput: {
         permissionDecision: 'deny',
@@ -175,18 +173,11 @@ describe('a freeze while the relay sits on its answer to a new request', () => {
 });
 
 describe('a phone that answers before the relay’s reply to the new request arrives', () => {
-  /** The relay sits on its reply to the next request until `reply()`. */
-  function holdTheReply(): { reply: () => void } {
-    const held = { reply: () => {} };
-    relay.answerRequest = (request) =>
-      new Promise((resolve) => (held.reply = () => resolve({ requestId: request.requestId, joined: false })));
-    return held;
-  }
   const audited = (event: string, requestId: string) =>
     auditLines(machine).filter((line) => line['event'] === event && line['requestId'] === requestId);
 
   it('gives the agent that approval once the reply comes, not an expiry at the deadline', async () => {
-    const held = holdTheReply();
+    const held = relay.holdReplies();
     const hook = bash('rm -rf build');
     const asked = await relay.nextRequest(0);
     relay.sendApproval(asked.requestId, (await phoneApproves(phone, asked, relay.origin)).token);
@@ -202,7 +193,7 @@ describe('a phone that answers before the relay’s reply to the new request arr
   });
 
   it('gives the agent that deny, and a freeze that comes before the reply refuses an early approval', async () => {
-    const heldDeny = holdTheReply();
+    const heldDeny = relay.holdReplies();
     const denied = bash('rm -rf build');
     const first = await relay.nextRequest(0);
     await relay.sendDenial(phone, first);
@@ -215,7 +206,7 @@ describe('a phone that answers before the relay’s reply to the new request arr
       },
     });
 
-    const heldApproval = holdTheReply();
+    const heldApproval = relay.holdReplies();
     const approved = bash('rm -rf dist');
     const second = await relay.nextRequest(1);
     relay.sendApproval(second.requestId, (await phoneApproves(phone, second, relay.origin)).token);

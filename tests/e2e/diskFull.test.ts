@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   auditLines,
+  claudeCodeReads,
   hookInput,
   initMachine,
   newMachine,
@@ -53,7 +54,7 @@ function fillDisk(folder: string): string {
 /** What Claude Code hears for a read-only call, which the default policy allows. */
 async function hookAnswer(machine: LatchMachine): Promise<HookAnswer> {
   const ran = await runLatch(machine, ['hook', 'claude-code'], { input: read });
-  return (JSON.parse(ran.stdout) as { hookSpecificOutput: HookAnswer }).hookSpecificOutput;
+  return claudeCodeReads(ran, read)?.['hookSpecificOutput'] as HookAnswer;
 }
 
 describe.skipIf(!canMount)('a full disk under the daemon’s state (ENOSPC)', () => {

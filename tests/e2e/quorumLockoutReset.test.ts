@@ -215,7 +215,7 @@ describe('a host locked out by its quorum (one phone, kill_switch.quorum = 2)', 
       stderr: '',
     });
     expect(await hookAnswer(machine, READ)).toEqual({
-      code: 0,
+      code: 2,
       decision: 'deny',
       reason: 'latch: kill_switch: the fleet is frozen (prod incident 412)',
     });
@@ -237,7 +237,7 @@ describe('a host locked out by its quorum (one phone, kill_switch.quorum = 2)', 
     // put to a phone (nothing pending at the relay, nothing asked in the audit log), so no phone
     // can approve it while the host is frozen.
     expect(await hookAnswer(machine, READ)).toEqual({
-      code: 0,
+      code: 2,
       decision: 'deny',
       reason: 'latch: kill_switch: the fleet is frozen (prod incident 412)',
     });

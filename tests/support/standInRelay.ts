@@ -40,6 +40,14 @@ export class StandInRelay {
    * when it answers (a relay that sits on its answer).
    */
   answerRequest: ((request: ApprovalRequest) => RequestAnswer | Promise<RequestAnswer>) | undefined;
+  /** From now on the relay sits on its answer to each new request's POST, until `reply()`. */
+  holdReplies(): { reply: () => void } {
+    const held = { reply: () => {} };
+    this.answerRequest = (request) =>
+      new Promise((resolve) => (held.reply = () => resolve({ requestId: request.requestId, joined: false })));
+    return held;
+  }
+
   /** When set, what the relay answers to a freeze in place of the state it made (a lying relay). */
   answerFreeze: ((state: FleetState) => FleetState) | undefined;
   /** When set, every HTTP call is answered with this status (503: "unreachable"). */
