@@ -62,7 +62,37 @@ export function pathPattern(spelt: Word): PathPattern {
     });
   }
   endSegment();
-  return { from, segments };
+  return (from === 'root' && throughOwnProcess(segments)) || { from, segments };
+}
+
+/** /dev/fd is /proc/self/fd, and /dev/stdin, stdout and stderr its 0, 1 and 2. */
+const DEV_STREAMS: Record<string, string> = { stdin: '0', stdout: '1', stderr: '2' };
+
+/**
+ * A path through the links /proc gives a process to its own view of the file system
+ * (`/proc/self/cwd/…`, `/proc/$$/root/…`, `/dev/fd/../cwd/…`), as the agent's process sees it:
+ * its folder's path is `base`, its root `/`. Followed here, in the daemon, they would lead to the
+ * daemon's own folder, which is nothing the agent names. A number is another process, whose
+ * links resolve the same from here. What the process's other links lead to (its open files) is
+ * its own: nothing this can name.
+ */
+function throughOwnProcess(written: PathSegment[]): PathPattern | undefined {
+  let path = written.filter((segment) => segment !== '.' && segment !== '');
+  if (path[0] === 'dev' && path[1] === 'fd') path = ['proc', 'self', 'fd', ...path.slice(2)];
+  const stream = path[0] === 'dev' && typeof path[1] === 'string' ? DEV_STREAMS[path[1]] : undefined;
+  if (stream !== undefined) path = ['proc', 'self', 'fd', stream, ...path.slice(2)];
+  const process = path[1];
+  const own =
+    path[0] === 'proc' &&
+    process !== undefined &&
+    (process === 'self' || process === 'thread-self' || typeof process !== 'string');
+  if (!own) return undefined;
+  // `fd/..` is the process's folder again; `cwd/..` and `root/..` lead where those links do.
+  while (path.length > 3 && path[3] === '..' && path[2] !== 'cwd' && path[2] !== 'root')
+    path = [...path.slice(0, 2), ...path.slice(4)];
+  if (path[2] === 'cwd') return { from: 'here', segments: path.slice(3) };
+  if (path[2] === 'root') return { from: 'root', segments: path.slice(3) };
+  return { from: 'computed', segments: [] };
 }
 
 /** More runs than a name of 255 bytes needs: such a pattern is taken to match any name. */

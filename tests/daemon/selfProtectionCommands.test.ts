@@ -119,6 +119,13 @@ describe('self-protection: commands', () => {
     ['pnpm add --global ./evil', 'files'],
     ['yarn global add file:/tmp/evil', 'files'],
     ['npm i -g @latchhq/latch@0.0.1', 'files'],
+    // The agent's process's own links: /proc/self/cwd is its folder, not the daemon's.
+    ['echo "exit 0" >> /proc/self/cwd/../.bashrc', 'hooks'],
+    ['cd ~ && echo "exit 0" >> /proc/$$/cwd/.profile', 'hooks'],
+    ['echo "exit 0" >> /proc/thread-self/cwd/../.zshenv', 'hooks'],
+    ['echo "exit 0" >> /dev/fd/../cwd/../.profile', 'hooks'],
+    ['cat /proc/self/cwd/../.latch/totp.json', 'secrets'],
+    ['cat /proc/self/root/H/.latch/totp.json', 'secrets'],
     // A bare cd goes home.
     ['cd && echo "exit 0" >> .bashrc', 'hooks'],
     ['cd; cp /tmp/x/.bashrc .', 'hooks'],

@@ -34,6 +34,9 @@ describe('self-protection: tools that read', () => {
     ['Read of a hard link to the host key', () => tool('Read', 'P/key-copy.json'), 'secrets'],
     ['Write over a hard link to the host key', () => tool('Write', 'P/key-copy.json'), 'secrets'],
     ['Read through a link to a secret not written yet', () => tool('Read', 'wal'), 'secrets'],
+    // The tool's process's own links, which the daemon would resolve to its own folder.
+    ['Read through /proc/self/cwd', () => tool('Read', '/proc/self/cwd/../.latch/host-key.json'), 'secrets'],
+    ['Write through /proc/self/cwd', () => tool('Write', '/proc/self/cwd/../.bashrc'), 'hooks'],
     ['NotebookRead of the secret', () => tool('NotebookRead', 'H/.latch/totp.json'), 'secrets'],
     ['LS of the secret', () => tool('LS', 'H/.latch/totp.json'), 'secrets'],
     ['Glob in the secret', () => tool('Glob', 'H/.latch/host-token'), 'secrets'],
