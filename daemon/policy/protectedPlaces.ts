@@ -61,13 +61,18 @@ function shellStartupFiles(env: NodeJS.ProcessEnv): string[] {
   const home = homeFolder(env);
   const zsh = env['ZDOTDIR'] || home;
   const fish = join(env['XDG_CONFIG_HOME'] || join(home, '.config'), 'fish');
+  const fishData = join(env['XDG_DATA_HOME'] || join(home, '.local', 'share'), 'fish');
   const files = [
     ...['.profile', '.bash_profile', '.bash_login', '.bashrc'].map((file) => join(home, file)),
-    ...ZSH_FILES.map((file) => join(zsh, file)),
+    // zsh runs a file's compiled twin (`.zshenv.zwc`) in its stead when it is newer.
+    ...ZSH_FILES.flatMap((file) => [join(zsh, file), join(zsh, `${file}.zwc`)]),
     join(fish, 'config.fish'),
     join(fish, 'conf.d'),
     // Universal variables: `set -Ux NODE_OPTIONS …` there reaches every fish.
     join(fish, 'fish_variables'),
+    // Where fish also looks for start-up scripts and functions, in the user's data folder.
+    join(fishData, 'vendor_conf.d'),
+    join(fishData, 'vendor_functions.d'),
     // A graphical session's environment, which the agent and its hooks inherit at the next login.
     ...['.xsessionrc', '.xprofile', '.pam_environment'].map((file) => join(home, file)),
   ];

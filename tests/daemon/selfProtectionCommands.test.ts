@@ -119,6 +119,10 @@ describe('self-protection: commands', () => {
     ['pnpm add --global ./evil', 'files'],
     ['yarn global add file:/tmp/evil', 'files'],
     ['npm i -g @latchhq/latch@0.0.1', 'files'],
+    // zsh's compiled start-up files, and fish's vendor folders in the user's data folder.
+    ['cp /tmp/x ~/.zshenv.zwc', 'hooks'],
+    ['echo exit > ~/.local/share/fish/vendor_conf.d/e.fish', 'hooks'],
+    ['cp /tmp/f.fish ~/.local/share/fish/vendor_functions.d/ls.fish', 'hooks'],
     // The agent's process's own links: /proc/self/cwd is its folder, not the daemon's.
     ['echo "exit 0" >> /proc/self/cwd/../.bashrc', 'hooks'],
     ['cd ~ && echo "exit 0" >> /proc/$$/cwd/.profile', 'hooks'],
