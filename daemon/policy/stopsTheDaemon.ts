@@ -1,5 +1,8 @@
 import { literalText, type SimpleCommand, type Word } from './commandWords.ts';
 
+/** Programs that run a command with their input in place of some of its words. */
+const SUBSTITUTE = new Set(['xargs', 'parallel', 'find']);
+
 /** Programs that signal processes by name or pattern: the daemon's name is one a pattern can hit. */
 const BY_NAME = new Set(['pkill', 'killall', 'killall5', 'skill']);
 
@@ -68,10 +71,16 @@ export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boole
   return command.some((word, index) => {
     const name = programName(word);
     switch (name) {
-      case 'kill':
+      case 'kill': {
+        // Under a program that puts its input in place of a word (`xargs -I{} kill {}`), a word
+        // that is no pid may be replaced by the daemon's.
+        const replaced = command.slice(0, index).some((before) => SUBSTITUTE.has(programName(before) ?? ''));
         return killMayReach(texts, index + 1, (from) =>
-          anyFrom(from, 'target', (i) => mayBeTheDaemon(texts[i], command[i]!, daemonPid)),
+          anyFrom(from, replaced ? 'replaced target' : 'target', (i) =>
+            mayBeTheDaemon(texts[i], command[i]!, daemonPid, replaced),
+          ),
         );
+      }
       case 'fuser':
         return anyFrom(
           index + 1,
@@ -130,7 +139,12 @@ function killMayReach(
   return i >= texts.length || targetFrom(i);
 }
 
-function mayBeTheDaemon(text: string | undefined, target: Word, daemonPid: number): boolean {
+function mayBeTheDaemon(
+  text: string | undefined,
+  target: Word,
+  daemonPid: number,
+  replaced: boolean,
+): boolean {
   if (text === undefined) {
     const only = target.length === 1 ? target[0] : undefined;
     return !(only && 'computed' in only && ['$$', '$!', '$BASHPID'].includes(only.computed));
@@ -138,7 +152,7 @@ function mayBeTheDaemon(text: string | undefined, target: Word, daemonPid: numbe
   // As kill reads a number: blanks around it and a sign allowed (`kill ' 42'`, `kill +42`), and,
   // for procps's kill, taken as a 32-bit pid (4294967296 + 42 is 42, 4294967295 is -1: all).
   const pid = /^\s*([+-]?\d+)\s*$/.exec(text)?.[1];
-  if (pid === undefined) return false;
+  if (pid === undefined) return replaced;
   const as32Bits = Number(BigInt.asIntN(32, BigInt(pid)));
   return pid.startsWith('-') || as32Bits <= 0 || as32Bits === daemonPid;
 }

@@ -157,6 +157,10 @@ describe('self-protection: commands', () => {
     ['kill -- -1', 'stop'],
     ['kill -9 -1234', 'stop'],
     ['pgrep latch | xargs kill', 'stop'],
+    // Words a program puts its input in place of: any may be the daemon's pid.
+    ['pgrep node | xargs -I{} kill -9 {}', 'stop'],
+    ['pgrep node | xargs -I PID kill PID', 'stop'],
+    ['find /proc -maxdepth 1 -name "[0-9]*" -exec kill {} +', 'stop'],
     ["sh -c 'kill -TERM `pgrep node`'", 'stop'],
     ['fuser -k /tmp/x', 'stop'],
     ['systemctl --user stop latch.service', 'stop'],
