@@ -165,6 +165,8 @@ export function protectedPlaces(
   const places: Place[] = [];
   const add = (kind: PlaceKind, path: string) => places.push(...placeForms(kind, path));
   for (const secret of secrets) add('secret', secret);
+  // The daemon's own /proc folder: its memory and environment, and its open files (state.db).
+  add('secret', `/proc/${daemonPid}`);
   add('home', home);
   add('socket', dirname(socket));
   for (const path of [...program, ...serviceFiles(env)]) add('program', path);

@@ -10,7 +10,7 @@ import type { ProtectedPlaces } from './protectedPlaces.ts';
 import { realPath } from './realPath.ts';
 import { replacesGlobalPackages } from './replacesGlobalPackages.ts';
 import { placeByIdentity } from './sameFile.ts';
-import { stopsTheDaemon } from './stopsTheDaemon.ts';
+import { attachesToTheDaemon, stopsTheDaemon } from './stopsTheDaemon.ts';
 import { mayWrite, wordsTouch } from './wordsTouch.ts';
 
 /** A gated call as self-protection sees it. */
@@ -103,6 +103,8 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
     namesTouch(words, places, note);
     wordsTouch(words, cwd, places, real, note, onlyLookedAt(commands));
     if (commands.some((command) => stopsTheDaemon(command, places.daemonPid))) note('stop', 'latch daemon');
+    if (commands.some((command) => attachesToTheDaemon(command, places.daemonPid)))
+      note('secrets', 'latch daemon');
     const leash = commands.map(changesTheLeash).find(Boolean);
     if (leash) note('commands', leash);
     // Latch installed as a global package is replaced by another global install of its name.

@@ -109,6 +109,37 @@ export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boole
   });
 }
 
+/** Programs that attach to a running process: to read its memory, run code in it, or limit it. */
+const ATTACH = new Set([
+  'gdb',
+  'gdbserver',
+  'gcore',
+  'lldb',
+  'strace',
+  'ltrace',
+  'perf',
+  'prlimit',
+  'pstack',
+  'eu-stack',
+]);
+
+/**
+ * Whether a command could attach to the daemon (a debugger, a tracer, `prlimit --pid`): inside
+ * it, code runs with its keys, and its memory holds them. Any word after such a program that
+ * may be the daemon's pid counts, as for `kill`; a program to start (`strace ls`) does not.
+ */
+export function attachesToTheDaemon(command: SimpleCommand, daemonPid: number): boolean {
+  const texts = command.map(literalText);
+  const at = command.findIndex((word) => ATTACH.has(programName(word) ?? ''));
+  if (at < 0) return false;
+  return command.slice(at + 1).some((word, i) => {
+    const text = texts[at + 1 + i];
+    // A word that is no pid, literal, names a program or an option here, not a process.
+    if (text !== undefined && !/^\s*[+-]?\d+\s*$/.test(text)) return false;
+    return mayBeTheDaemon(text, word, daemonPid, false);
+  });
+}
+
 /**
  * `kill`'s targets, after its options from `start`. Plainly not the daemon: the shell itself or
  * its last job (`$$`, `$!`, `%1`), a pid other than the daemon's, or a word that is no pid at all

@@ -150,6 +150,17 @@ describe('self-protection: commands', () => {
     // Stopping the daemon.
     ['pkill -f "latch daemon"', 'stop'],
     ['killall node', 'stop'],
+    // Attaching to the daemon runs code in it, and reads its keys from its memory.
+    [`gdb -batch -p ${DAEMON_PID} -ex 'call (int)system("id")'`, 'secrets'],
+    ['gdb -batch -p `pgrep -n node`', 'secrets'],
+    [`gcore -o /tmp/core ${DAEMON_PID}`, 'secrets'],
+    ['strace -p $(pgrep -f "latch daemon")', 'secrets'],
+    [`prlimit --pid ${DAEMON_PID} --nofile=0:0`, 'secrets'],
+    [`cat /proc/${DAEMON_PID}/environ`, 'secrets'],
+    [`cp /proc/${DAEMON_PID}/fd/1[7] /tmp/s.db`, 'secrets'],
+    ['strace -f ls', undefined],
+    ['gdb ./a.out', undefined],
+    ['perf stat -e cycles sleep 1', undefined],
     [`kill ${DAEMON_PID}`, 'stop'],
     [`kill -9 ${DAEMON_PID}`, 'stop'],
     ['kill -9 $(pgrep -f latch)', 'stop'],
@@ -160,7 +171,7 @@ describe('self-protection: commands', () => {
     // Words a program puts its input in place of: any may be the daemon's pid.
     ['pgrep node | xargs -I{} kill -9 {}', 'stop'],
     ['pgrep node | xargs -I PID kill PID', 'stop'],
-    ['find /proc -maxdepth 1 -name "[0-9]*" -exec kill {} +', 'stop'],
+    ['pgrep node | parallel kill {}', 'stop'],
     ["sh -c 'kill -TERM `pgrep node`'", 'stop'],
     ['fuser -k /tmp/x', 'stop'],
     ['systemctl --user stop latch.service', 'stop'],
