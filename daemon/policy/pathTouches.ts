@@ -1,4 +1,4 @@
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
   namesOne,
@@ -22,9 +22,9 @@ export interface Touch {
 
 /**
  * The protected places a path pattern can name, from `base` when it is relative. It is judged
- * twice: as written, with `..` taken away lexically, and as the file system resolves it (the
- * real path of its literal part, the deepest folder that exists), so that a symbolic link to a
- * secret counts as the secret. Places are compared on whole segments (`~/.latch2` is not
+ * twice: as written, with `..` taken away lexically, and as the file system resolves it (its
+ * globs expanded as the shell would, and the real path of each match: the deepest folder that
+ * exists), so that a symbolic link to a secret counts as the secret, however it is named. Places are compared on whole segments (`~/.latch2` is not
  * `~/.latch`). A project's hook settings count wherever they stand (`<any>/.claude/settings.json`).
  */
 export function pathTouches(
@@ -56,7 +56,7 @@ export function pathTouches(
   const written = [...(pattern.from === 'here' ? base!.split('/').filter(Boolean) : []), ...pattern.segments];
   return [
     ...anywhere,
-    ...[normalise(written), resolved(written, realPath)].flatMap((path) => [
+    ...[normalise(written), ...resolved(written, realPath)].flatMap((path) => [
       ...places.places.flatMap((place): Touch[] => {
         const relation = relationTo(path, place.parts);
         if (relation !== 'above') return relation ? [{ place, relation }] : [];
@@ -162,10 +162,49 @@ function normalise(segments: PathSegment[]): PathSegment[] {
   return out;
 }
 
-/** The literal part resolved by the file system (links, and `..` after a link), the rest after it. */
-function resolved(segments: PathSegment[], realPath: (path: string) => string): PathSegment[] {
-  const glob = segments.findIndex((segment) => typeof segment !== 'string');
-  const literal = glob < 0 ? segments : segments.slice(0, glob);
-  const rest = glob < 0 ? [] : segments.slice(glob);
-  return normalise([...realPath(`/${literal.join('/')}`).split('/'), ...rest]);
+/** How many names a path's globs may expand to before the path is judged unexpanded. */
+const MOST_EXPANDED = 64;
+
+/**
+ * The path as the file system resolves it (links, and `..` after a link): the globs of its
+ * folders expanded against those that are there, as the shell does, so that a link a glob names
+ * is followed too (`ln -s ~ h && cat [h]/.bashrc`), each match resolved. Its last name stays a
+ * pattern, matched against places by name as before (`.*` in a search pattern is no folder).
+ * Past a computed segment, a glob that matches nothing, or more matches than MOST_EXPANDED, the
+ * rest stays as written.
+ */
+function resolved(segments: PathSegment[], realPath: (path: string) => string): PathSegment[][] {
+  let found = [''];
+  for (const [index, segment] of segments.entries()) {
+    if (typeof segment === 'string') {
+      found = found.map((path) => `${path}/${segment}`);
+      continue;
+    }
+    const last = index === segments.length - 1;
+    const matches = last || segment === UNKNOWN_SEGMENT ? [] : expand(found, segment, realPath);
+    if (matches.length === 0 || matches.length > MOST_EXPANDED)
+      return found.map((path) => normalise([...realPath(path || '/').split('/'), ...segments.slice(index)]));
+    found = matches;
+  }
+  return found.map((path) => normalise(realPath(path || '/').split('/')));
+}
+
+/** The entries of each folder that a glob segment names, up to one more than MOST_EXPANDED. */
+function expand(folders: string[], glob: PathSegment, realPath: (path: string) => string): string[] {
+  const matches: string[] = [];
+  for (const folder of folders) {
+    const real = realPath(folder || '/');
+    let names: string[];
+    try {
+      names = readdirSync(real);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (!segmentMatches(glob, name)) continue;
+      matches.push(`${real === '/' ? '' : real}/${name}`);
+      if (matches.length > MOST_EXPANDED) return matches;
+    }
+  }
+  return matches;
 }

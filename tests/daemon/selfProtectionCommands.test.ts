@@ -119,6 +119,10 @@ describe('self-protection: commands', () => {
     ['pnpm add --global ./evil', 'files'],
     ['yarn global add file:/tmp/evil', 'files'],
     ['npm i -g @latchhq/latch@0.0.1', 'files'],
+    // A link a glob names is followed, as the shell expands it (conf is a link to ~/.latch).
+    ['cat [c]onf/totp.json', 'secrets'],
+    ['cat ?onf/host-key.json', 'secrets'],
+    ['echo "allow" >> [c]onf/policy.toml', 'files'],
     // zsh's compiled start-up files, and fish's vendor folders in the user's data folder.
     ['cp /tmp/x ~/.zshenv.zwc', 'hooks'],
     ['echo exit > ~/.local/share/fish/vendor_conf.d/e.fish', 'hooks'],
