@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { changesTheLeash } from './changesTheLeash.ts';
-import { commandWords, literalText, type SimpleCommand, type Word } from './commandWords.ts';
+import { commandWords, literalText, wordText, type SimpleCommand, type Word } from './commandWords.ts';
 import { pathPattern } from './pathPattern.ts';
 import { pathTouches, type Touch } from './pathTouches.ts';
 import { namesTouch } from './namesTouch.ts';
@@ -100,6 +100,12 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
       const value = /^--?[\w-]+=(.+)$/s.exec(literalText(word) ?? '')?.[1];
       if (value !== undefined) words.push([{ text: value, glob: false }]);
     }
+    // A path a program's own code names in quotes (`python3 -c "open('../.bashrc', 'a')"`, awk's
+    // `print > "../.profile"`) is a word of its own: from the folder the command runs in, `.`
+    // and `//` as the file system reads them, through links.
+    for (const word of [...words])
+      for (const path of quotedPaths(wordText(word)))
+        words.push([{ text: withHome(path, places), glob: false }]);
     namesTouch(words, places, note);
     wordsTouch(words, cwd, places, real, note, onlyLookedAt(commands));
     if (commands.some((command) => stopsTheDaemon(command, places.daemonPid))) note('stop', 'latch daemon');
@@ -185,6 +191,17 @@ function onRead(tool: string, { place, relation }: Touch): Guard | undefined {
 }
 
 /** `~`, `$HOME` and `${HOME}` at a path's start, as a shell would have expanded them. */
+/** How many quoted paths one word's code may add: more is more than a person writes. */
+const MOST_QUOTED_PATHS = 64;
+
+/** What a word's text holds in quotes that reads as a path: with a slash, or a dot first. */
+function quotedPaths(text: string): string[] {
+  const paths: string[] = [];
+  for (const [, , quoted] of text.matchAll(/(["'`])([^"'`\n]{1,4096})\1/g))
+    if ((quoted!.includes('/') || quoted!.startsWith('.')) && paths.push(quoted!) >= MOST_QUOTED_PATHS) break;
+  return paths;
+}
+
 function withHome(path: string, places: ProtectedPlaces): string {
   return path.replace(/^(~|\$HOME|\$\{HOME\})(?=\/|$)/, () => places.variables['HOME'] ?? '~');
 }

@@ -119,6 +119,17 @@ describe('self-protection: commands', () => {
     ['pnpm add --global ./evil', 'files'],
     ['yarn global add file:/tmp/evil', 'files'],
     ['npm i -g @latchhq/latch@0.0.1', 'files'],
+    // A path a program's code names in quotes: from the folder it runs in, `.` and `//` read as
+    // the file system reads them, through links (the project is in the home folder).
+    ["python3 -c \"open('../.bashrc','a').write('exit 0')\"", 'hooks'],
+    ["python3 -c \"open('H/./.bashrc','a')\"", 'hooks'],
+    ["python3 -c \"open('H//.zshenv','a')\"", 'hooks'],
+    ["node -e \"require('fs').appendFileSync('../.bashrc','exit 0')\"", 'hooks'],
+    ['perl -e \'open(F,">>","../.profile");print F "exit 0"\'', 'hooks'],
+    ['awk \'BEGIN{print "exit 0" >> "../.bashrc"}\'', 'hooks'],
+    ["python3 -c \"open('conf/policy.toml','w')\"", 'files'],
+    ['python3 -c "print(open(\'src/latch.ts\').read())"', undefined],
+    ['git commit -m "fix \'src/app.ts\' and the .* grep"', undefined],
     // A link a glob names is followed, as the shell expands it (conf is a link to ~/.latch).
     ['cat [c]onf/totp.json', 'secrets'],
     ['cat ?onf/host-key.json', 'secrets'],
