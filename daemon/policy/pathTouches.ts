@@ -22,10 +22,11 @@ export interface Touch {
 
 /**
  * The protected places a path pattern can name, from `base` when it is relative. It is judged
- * twice: as written, with `..` taken away lexically, and as the file system resolves it (its
- * globs expanded as the shell would, and the real path of each match: the deepest folder that
- * exists), so that a symbolic link to a secret counts as the secret, however it is named. Places are compared on whole segments (`~/.latch2` is not
- * `~/.latch`). A project's hook settings count wherever they stand (`<any>/.claude/settings.json`).
+ * twice: as written, with `..` taken away lexically, and as the file system resolves it (the
+ * globs of its folders expanded as the shell would, and the real path of each match: the
+ * deepest folder that exists), so that a symbolic link to a secret counts as the secret, however
+ * it is named. Places are compared on whole segments (`~/.latch2` is not `~/.latch`). A
+ * project's hook settings count wherever they stand (`<any>/.claude/settings.json`).
  */
 export function pathTouches(
   pattern: PathPattern,
