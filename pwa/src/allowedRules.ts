@@ -25,6 +25,8 @@ export interface AllowedRule {
   grant: Grant;
   similar: SimilarCall;
   expiresAt: number;
+  /** When the relay reported a freeze of the fleet, which ended the rule if the relay told the truth. */
+  frozenAt?: number;
 }
 
 /** The rules this phone allowed that have not lapsed, newest first. */
@@ -50,14 +52,18 @@ export async function rememberRule(request: OpenedRequest, grant: Grant): Promis
 }
 
 /**
- * A freeze revokes every rule on the fleet's hosts (docs/kill-switch.md#freeze): the phone forgets
- * the rules it allowed there, so its list does not show rules that no longer hold.
+ * A freeze revokes every rule on the fleet's hosts (docs/kill-switch.md#freeze). The phone cannot
+ * check a freeze's signature (it holds neither the other phones' keys nor the hosts'), so a relay
+ * could say "frozen" to this phone alone: the rules stay on its list, marked with the freeze, and
+ * keep their Revoke, which costs nothing when the host has already ended the rule.
  */
-export async function forgetRulesOf(frozenFleets: string[]): Promise<void> {
-  if (frozenFleets.length === 0) return;
+export async function markRulesFrozen(frozen: { fleet: string; at: number }[]): Promise<void> {
   const rules = await loadAllowedRules<AllowedRule>();
-  const kept = rules.filter((rule) => !frozenFleets.includes(rule.fleet));
-  if (kept.length < rules.length) await saveAllowedRules(kept);
+  const freezeOf = (rule: AllowedRule) => frozen.find((fleet) => fleet.fleet === rule.fleet);
+  const newlyFrozen = rules.filter((rule) => rule.frozenAt === undefined && freezeOf(rule));
+  if (newlyFrozen.length === 0) return;
+  for (const rule of newlyFrozen) rule.frozenAt = freezeOf(rule)!.at;
+  await saveAllowedRules(rules);
 }
 
 const revoked = f.object({ v: f.version(), requestId: f.id() });

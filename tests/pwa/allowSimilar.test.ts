@@ -136,7 +136,7 @@ describe('approve, and allow calls like this', () => {
     expect(problems).toEqual([]);
   });
 
-  it('ends with a freeze: the phone forgets the rule, and after the resume the call asks again', async () => {
+  it('ends with a freeze: the phone marks the rule ended and keeps its revoke, and after the resume the call asks again', async () => {
     const page = phone.browser.page;
     const first = ask('git push origin main', 'session-f');
     await openPending(phone.browser, origin, /git push origin main/);
@@ -151,11 +151,50 @@ describe('approve, and allow calls like this', () => {
     await page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
     await page.getByText(/^Armed/).waitFor();
     await page.goto(`${origin}/devices`);
+    const listed = page.getByRole('listitem').filter({ hasText: 'git push origin ‹name›' });
+    await listed
+      .getByText(/^Ended by the freeze of .+, as the relay says\. Revoke it to be sure\.$/)
+      .waitFor();
+    await listed
+      .getByRole('button', { name: 'Revoke rule Bash git push origin ‹name›', exact: true })
+      .click();
     await page.getByText(NO_RULES).waitFor();
 
     const again = ask('git push origin feature', 'session-f');
     await openPending(phone.browser, origin, /git push origin feature/);
     await page.getByRole('button', { name: 'Deny', exact: true }).click();
     expect(await again).toMatchObject({ permissionDecision: 'deny' });
+  });
+
+  it('keeps a live rule revocable when the relay tells this phone alone that the fleet is frozen', async () => {
+    const page = phone.browser.page;
+    const first = ask('git push origin main', 'session-g');
+    await openPending(phone.browser, origin, /git push origin main/);
+    await page.getByRole('button', { name: 'Allow calls like this…' }).click();
+    await page.getByRole('button', { name: 'Approve, and allow calls like this for 30 minutes' }).click();
+    expect(await first).toMatchObject({ permissionDecision: 'allow' });
+
+    // The relay says "frozen" to the phone, and to no host: the rule still holds there.
+    await page.route('**/state', async (route) => {
+      const answer = await route.fetch();
+      const state = (await answer.json()) as Record<string, unknown>;
+      await route.fulfill({ response: answer, json: { ...state, frozen: true, reason: 'a relay says so' } });
+    });
+    try {
+      await page.goto(origin);
+      await page.getByText(/a relay says so/).waitFor();
+    } finally {
+      await page.unroute('**/state');
+    }
+    expect(await grants()).toHaveLength(1);
+
+    await page.goto(`${origin}/devices`);
+    const listed = page.getByRole('listitem').filter({ hasText: 'git push origin ‹name›' });
+    await listed.getByText(/^Ended by the freeze of/).waitFor();
+    await listed
+      .getByRole('button', { name: 'Revoke rule Bash git push origin ‹name›', exact: true })
+      .click();
+    await page.getByText(NO_RULES).waitFor();
+    await expect.poll(grants).toEqual([]);
   });
 });

@@ -9,6 +9,8 @@ import { refusalText } from '../refusalText.ts';
  * revocable with one tap (a revoke only tightens: no Face ID). Kept on this phone alone; the
  * host lists every phone's with `latch policy grants`.
  */
+const clockTime = (at: number) => new Date(at).toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' });
+
 export function AllowedRules({ identity }: { identity: DeviceIdentity | undefined }) {
   const [rules, setRules] = useState<AllowedRule[]>();
   const [message, setMessage] = useState<string>();
@@ -38,8 +40,13 @@ export function AllowedRules({ identity }: { identity: DeviceIdentity | undefine
               </span>
               <span class="muted">
                 in <code>{rule.similar.folder}</code> on {rule.hostName}, {GRANT_WORDS[rule.grant]} (until{' '}
-                {new Date(rule.expiresAt).toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' })})
+                {clockTime(rule.expiresAt)})
               </span>
+              {rule.frozenAt !== undefined && (
+                <span class="muted">
+                  Ended by the freeze of {clockTime(rule.frozenAt)}, as the relay says. Revoke it to be sure.
+                </span>
+              )}
             </span>
             <span class="member-actions">
               <button

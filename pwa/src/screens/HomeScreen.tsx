@@ -11,7 +11,7 @@ import {
   voteToResume,
   type OpenedRequest,
 } from '../actions.ts';
-import { forgetRulesOf } from '../allowedRules.ts';
+import { markRulesFrozen } from '../allowedRules.ts';
 import { NotificationBanner } from '../components/NotificationBanner.tsx';
 import { PanicButton } from '../components/PanicButton.tsx';
 import { RiskBadge } from '../components/RiskBadge.tsx';
@@ -87,8 +87,12 @@ export function HomeScreen() {
     setPasskey(await loadPasskey());
     const views = await Promise.all((await loadMemberships()).map((membership) => loadFleet(me, membership)));
     setFleets(views);
-    // A freeze ended every rule phones allowed on the fleet's hosts: this phone's list forgets them.
-    await forgetRulesOf(views.filter((fleet) => fleet.state?.frozen).map((fleet) => fleet.membership.fleet));
+    // A freeze ended every rule phones allowed on the fleet's hosts: this phone's list says so.
+    await markRulesFrozen(
+      views.flatMap(({ membership, state }) =>
+        state?.frozen ? [{ fleet: membership.fleet, at: state.frozenAt ?? Date.now() }] : [],
+      ),
+    );
     // A resume (voted here or on another phone) ends "Frozen" as soon as the relay says so.
     if (!views.some((fleet) => fleet.state?.frozen))
       setPanicked((said) => (said === FROZEN ? undefined : said));
