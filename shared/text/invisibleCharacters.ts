@@ -1,18 +1,17 @@
+/** Unicode's default-ignorable code points: those a font draws as nothing at all. */
+const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/u;
+/** The first of them (U+00AD, the soft hyphen): plain ASCII text needs no look-up. */
+const FIRST_DEFAULT_IGNORABLE = 0xad;
+
 /**
- * Code points that change how text looks without being seen: the bidi marks, embeddings,
- * overrides and isolates of Trojan Source (CVE-2021-42574), the zero-width characters, the word
- * joiner, the byte-order mark, and the tag characters that can spell a whole hidden sentence.
+ * Code points that change how text looks without being seen, as one Unicode class rather than a
+ * list: the bidi marks, embeddings, overrides and isolates of Trojan Source (CVE-2021-42574), the
+ * zero-width characters and joiners, the byte-order mark, the tag characters that can spell a
+ * whole hidden sentence, the variation selectors that can carry hidden bytes, the soft hyphen, and
+ * the Hangul fillers that JavaScript takes for a name (an "invisible" variable in `node -e`).
  */
 export function isInvisible(codePoint: number): boolean {
-  return (
-    codePoint === 0x061c ||
-    (codePoint >= 0x200b && codePoint <= 0x200f) ||
-    (codePoint >= 0x202a && codePoint <= 0x202e) ||
-    codePoint === 0x2060 ||
-    (codePoint >= 0x2066 && codePoint <= 0x2069) ||
-    codePoint === 0xfeff ||
-    (codePoint >= 0xe0000 && codePoint <= 0xe007f)
-  );
+  return codePoint >= FIRST_DEFAULT_IGNORABLE && DEFAULT_IGNORABLE.test(String.fromCodePoint(codePoint));
 }
 
 /** C0 controls, DEL and C1 controls. */

@@ -59,6 +59,41 @@ describe('sanitizeText', () => {
     },
   );
 
+  const drawnAsNothing = [
+    0x00ad, // soft hyphen
+    0x034f, // combining grapheme joiner
+    0x115f, // Hangul choseong filler
+    0x1160, // Hangul jungseong filler
+    0x3164, // Hangul filler, a name in JavaScript
+    0xffa0, // halfwidth Hangul filler
+    0x17b4, // Khmer vowel inherent
+    0x180e, // Mongolian vowel separator
+    0x2061, // function application
+    0x2064, // invisible plus
+    0xfe0f, // variation selector 16
+    0xe0100, // variation selector 17, which can carry a hidden byte
+    0x1bca0, // shorthand format letter overlap
+    0x1d173, // musical symbol begin beam
+  ];
+  it.each(drawnAsNothing.map((codePoint) => [hex(codePoint), codePoint]))(
+    'removes %s, which a font draws as nothing',
+    (_name, codePoint) => {
+      expect(sanitizeText(`a${String.fromCodePoint(codePoint)}b`, line)).toEqual({
+        text: 'ab',
+        changed: true,
+      });
+    },
+  );
+
+  it('shows that an invisible name was taken out of code, and keeps the Hangul people read', () => {
+    const invisibleVariable = 'node -e "const {ls,\u3164} = process.env; run([ls, \u3164])"';
+    expect(sanitizeText(invisibleVariable, block)).toEqual({
+      text: 'node -e "const {ls,} = process.env; run([ls, ])"',
+      changed: true,
+    });
+    expect(sanitizeText('echo 한국어 ㄱㄴ', line)).toEqual({ text: 'echo 한국어 ㄱㄴ', changed: false });
+  });
+
   it.each([0x202a, 0x202b, 0x202c, 0x202d, 0x202e].map((codePoint) => [hex(codePoint), codePoint]))(
     'removes the bidi embedding or override %s',
     (_name, codePoint) => {
@@ -100,7 +135,9 @@ describe('sanitizeText', () => {
 
   it('keeps the neighbours of the removed ranges', () => {
     const neighbours = [
-      0xa0, 0x200a, 0x2010, 0x2027, 0x202f, 0x2065, 0x206a, 0xfefe, 0xff00, 0xdffff, 0xe0080,
+      0xa0, 0xac, 0xae, 0x34e, 0x350, 0x115e, 0x1161, 0x17b3, 0x17b6, 0x180a, 0x1810, 0x200a, 0x2010, 0x2027,
+      0x202f, 0x205f, 0x2070, 0x3163, 0x3165, 0xfdff, 0xfe10, 0xfefe, 0xff00, 0xff9f, 0xffa1, 0xffef, 0xfff9,
+      0x1bc9f, 0x1bca4, 0x1d172, 0x1d17b, 0xdffff, 0xe1000,
     ];
     const text = neighbours.map((codePoint) => String.fromCodePoint(codePoint)).join('');
     expect(sanitizeText(text, line)).toEqual({ text, changed: false });
