@@ -15,12 +15,12 @@ interface Report {
   run: string;
   pids: Record<'relay' | 'workerd' | 'daemon' | 'exec' | 'command', number[]>;
   started: Record<string, number>;
-  /** What the fixture made on disk, removed once it is checked. */
+  /** What the fixture made on disk (a relay's state, a daemon's home): the teardown removes it. */
   folders: string[];
 }
 
 describe('no orphans', () => {
-  it('a suite whose worker is killed mid-test leaves no relay, workerd, daemon or latch exec behind', async () => {
+  it('a suite whose worker is killed mid-test leaves no relay, workerd, daemon, latch exec or temporary folder behind', async () => {
     const scratch = mkdtempSync(join(tmpdir(), 'latch-no-orphans-'));
     onTestFinished(() => rmSync(scratch, { recursive: true, force: true }));
     const reportPath = join(scratch, 'report.json');
@@ -58,5 +58,8 @@ describe('no orphans', () => {
     expect([...findRunProcesses(undefined, report.run, new Map(), { variable: TEST_RUN }).keys()]).toEqual(
       [],
     );
+    // Made under the run's own temporary folder, which its teardown removed with them.
+    expect(report.folders.length).toBeGreaterThan(0);
+    expect(report.folders.filter((folder) => existsSync(folder))).toEqual([]);
   });
 });

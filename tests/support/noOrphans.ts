@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommandTree } from '../../daemon/exec/commandTree.ts';
 import { endCommandTree } from '../../daemon/exec/endCommandTree.ts';
@@ -23,13 +25,21 @@ const GRACE_MS = 3000;
 const REAP_MS = 5000;
 
 /**
- * Global setup: marks the run; its teardown, once every test file has ended (passed, failed, or
- * its worker killed), ends whatever the run left behind.
+ * Global setup: marks the run, and gives it a temporary folder of its own (`TMPDIR`, which every
+ * `mkdtemp` under `os.tmpdir()` and every process the run starts inherit, as the marker is).
+ * Its teardown, once every test file has ended (passed, failed, or its worker killed), ends
+ * whatever the run left running, then removes that folder: the homes, databases and browser
+ * profiles of hundreds of tests, which no test has to remember to remove.
  */
 export default function markTestRun(): () => Promise<void> {
   const run = randomBytes(12).toString('hex');
   process.env[TEST_RUN] = run;
-  return () => endTestRun(run);
+  const temporary = mkdtempSync(join(tmpdir(), 'latch-test-run-'));
+  process.env['TMPDIR'] = temporary;
+  return async () => {
+    await endTestRun(run);
+    rmSync(temporary, { recursive: true, force: true });
+  };
 }
 
 /**
