@@ -27,6 +27,7 @@ const UNAVAILABLE: ReadonlySet<BlockReason> = new Set<BlockReason>([
   'relay_unreachable',
   'not_paired',
   'not_recorded',
+  'invalid_request',
 ]);
 
 export function isUnavailable(answer: GateAnswer): boolean {

@@ -1,5 +1,6 @@
 import type { GateQuestion } from '../socket/askDaemon.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
+import { toolInputText } from '../socket/toolInputText.ts';
 import { fileEditDiff } from './fileEditDiff.ts';
 
 export const CLAUDE_CODE_EVENTS = ['PreToolUse', 'PermissionRequest'] as const;
@@ -46,13 +47,8 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
     typeof raw['tool_input'] === 'object' && raw['tool_input'] !== null
       ? (raw['tool_input'] as Record<string, unknown>)
       : {};
-  let inputText: string;
-  try {
-    inputText = JSON.stringify(input, null, 2);
-  } catch {
-    // A tool input nested deeper than the stack can walk: nobody could read it on a phone either.
-    return { error: 'the tool input is nested too deeply to show' };
-  }
+  const inputText = toolInputText(input);
+  if ('error' in inputText) return inputText;
   const paths = ['file_path', 'path', 'notebook_path']
     .map((key) => asString(input[key]))
     .filter((path): path is string => path !== undefined);
@@ -68,7 +64,7 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
       agent: 'claude-code',
       tool,
       paths,
-      input: inputText,
+      input: inputText.text,
       canDefer: ATTENDED_MODES.has(asString(raw['permission_mode']) ?? ''),
       ...(command !== undefined ? { command } : {}),
       // The agent's own words: shown under its command, never instead of it (gate/requestCard).

@@ -16,6 +16,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { askDaemon } from '../socket/askDaemon.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
+import { toolInputText } from '../socket/toolInputText.ts';
 
 /**
  * `latch mcp -- <server…>`: a stdio MCP proxy. It starts the real server and forwards what the
@@ -146,18 +147,25 @@ const UNREADABLE = -32600;
 /** A request other than a tool call that the policy or a phone refused (JSON-RPC's server range). */
 const REFUSED = -32000;
 
-interface HeldCall {
+/** A request that may make the server act, as its method's schema read it. */
+interface ReadCall {
   id: RequestId;
   method: string;
   /** What the policy sees after `mcp__<server>__`: the tool's name, or the method (`resources/read`). */
   tool: string;
-  /** What the call acts on, as the phone shows it and self-protection reads it. */
+  /** What the call acts on. */
   input: Record<string, unknown>;
   /**
    * The call as judged, rebuilt from what the schema read: no member it left out (a `Name` that
    * Go's case-blind decoding would take for `name`), no duplicate, no other spelling.
    */
   forwarded: object;
+}
+
+/** A call held for a decision. */
+interface HeldCall extends ReadCall {
+  /** Its input as the phone shows it and self-protection reads it (toolInputText). */
+  inputText: string;
 }
 
 function readMessage(line: string): unknown {
@@ -247,11 +255,12 @@ function judgeRead(message: unknown, line: string): Judged {
       why: 'a batch that asks the server to act is not forwarded: send each request alone',
     };
   const refuse = (why: string): Judged => ({ kind: 'refuse', id: idOf(message), why });
-  const call = isJSONRPCRequest(message) ? heldCall(message) : undefined;
+  const call = isJSONRPCRequest(message) ? readCall(message) : undefined;
   if (!call) return refuse('not a valid JSON-RPC request for its method: not forwarded');
-  return hasInexactInteger(call.forwarded)
-    ? refuse(INEXACT)
-    : { kind: 'call', call, line: JSON.stringify(call.forwarded) };
+  if (hasInexactInteger(call.forwarded)) return refuse(INEXACT);
+  const inputText = toolInputText(call.input);
+  if ('error' in inputText) return refuse(`${inputText.error}: not forwarded`);
+  return { kind: 'call', call: { ...call, inputText: inputText.text }, line: JSON.stringify(call.forwarded) };
 }
 
 // JSON.parse rounds an integer past 2^53: the server would get another number than was sent.
@@ -278,7 +287,7 @@ function asReadAlone(message: unknown): unknown {
 }
 
 /** A request to judge, read by its method's schema; undefined when that schema refuses it. */
-function heldCall(request: JSONRPCRequest): HeldCall | undefined {
+function readCall(request: JSONRPCRequest): ReadCall | undefined {
   const envelope = { jsonrpc: '2.0', id: request.id };
   const held = { id: request.id, method: request.method, tool: request.method };
   switch (request.method) {
@@ -343,7 +352,7 @@ async function decide(serverName: string, call: HeldCall): Promise<GateAnswer> {
       agent: 'mcp',
       tool,
       title: `${serverName}: ${call.tool}`,
-      input: JSON.stringify(call.input, null, 2),
+      input: call.inputText,
       // The server runs in this folder: a relative path in the input is read from here.
       cwd: process.cwd(),
     },

@@ -1,6 +1,6 @@
 import type { Refusal } from '../../shared/errors.ts';
 import type { RiskLevel } from '../../shared/messages/common.ts';
-import { DaemonUnreachableError } from '../socket/daemonSocket.ts';
+import { CallRefusedError, DaemonUnreachableError } from '../socket/daemonSocket.ts';
 import { gateCall } from '../socket/gateClient.ts';
 import type { BlockReason, GateAnswer } from '../socket/localApi.ts';
 import { InsecurePathError } from '../socket/securePath.ts';
@@ -73,6 +73,9 @@ async function decide(
   agent: string,
   socketPath: string | undefined,
 ): Promise<GateAnswer | ReturnType<typeof refusal>> {
+  const { timeoutSeconds } = call;
+  if (timeoutSeconds !== undefined && !(Number.isSafeInteger(timeoutSeconds) && timeoutSeconds > 0))
+    return refusal('invalid_request', 'timeoutSeconds must be a whole number of seconds above 0');
   try {
     return await gateCall(
       {
@@ -99,6 +102,7 @@ async function decide(
     );
   } catch (error) {
     if (error instanceof InsecurePathError) return refusal('insecure_socket_path', error.message);
+    if (error instanceof CallRefusedError) return refusal('invalid_request', error.message);
     if (error instanceof DaemonUnreachableError) return refusal('daemon_unreachable', error.message);
     return refusal('daemon_unreachable', (error as Error).message);
   }

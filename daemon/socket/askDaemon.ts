@@ -1,5 +1,5 @@
 import { canPromptOnTty, promptOnTty } from '../fallback/ttyPrompt.ts';
-import { DaemonUnreachableError } from './daemonSocket.ts';
+import { CallRefusedError, DaemonUnreachableError } from './daemonSocket.ts';
 import { gateCall } from './gateClient.ts';
 import type { GateAnswer, GateRequest } from './localApi.ts';
 import { InsecurePathError } from './securePath.ts';
@@ -52,6 +52,12 @@ export async function askDaemon(question: GateQuestion, options: AskOptions = {}
         decision: 'deny',
         blockReason: 'insecure_socket_path',
         reason: `insecure_socket_path: ${error.message}`,
+      };
+    if (error instanceof CallRefusedError)
+      return {
+        decision: 'deny',
+        blockReason: 'invalid_request',
+        reason: `invalid_request: ${error.message}`,
       };
     const why =
       error instanceof DaemonUnreachableError ? error.message : `internal error: ${(error as Error).message}`;

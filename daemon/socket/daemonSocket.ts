@@ -5,6 +5,14 @@ export class DaemonUnreachableError extends Error {
   readonly code = 'daemon_unreachable';
 }
 
+/**
+ * The call itself is at fault, not the daemon: the daemon refused it as sent, or it could not be
+ * sent (not JSON, over the daemon's cap). Asking again cannot help; restarting the daemon neither.
+ */
+export class CallRefusedError extends Error {
+  readonly code = 'invalid_request';
+}
+
 export interface DaemonCallOptions {
   socketPath?: string;
   /** How long to wait for the answer; a gate call waits as long as a phone may take. */

@@ -1,6 +1,11 @@
 import { connect } from 'node:net';
-import { checkedSocketPath, DaemonUnreachableError, type DaemonCallOptions } from './daemonSocket.ts';
-import { readGateLine, type FallbackOffer, type GateAnswer } from './localApi.ts';
+import {
+  CallRefusedError,
+  checkedSocketPath,
+  DaemonUnreachableError,
+  type DaemonCallOptions,
+} from './daemonSocket.ts';
+import { MAX_REQUEST_LINE_BYTES, readGateLine, type FallbackOffer, type GateAnswer } from './localApi.ts';
 import { readLines } from './readLines.ts';
 
 export interface GateConversation {
@@ -25,9 +30,10 @@ const EXPIRY_GRACE_MS = 10_000;
  * on one plain connection (docs/daemon.md), not HTTP: Node's HTTP client cost every hook process
  * milliseconds to load and run. The call goes first; back come progress lines, then the answer;
  * an offered fallback is answered (or declined) with a line. Resolves only with a well-formed
- * answer; everything else — the daemon dying, a connection closed mid-answer, garbage, a
- * refusal, silence past the deadline — rejects with DaemonUnreachableError, which every door
- * turns into a deny.
+ * answer; everything else rejects, and every door turns that into a deny: with CallRefusedError
+ * when the call is at fault (the daemon refused it, or it cannot be sent), else with
+ * DaemonUnreachableError (the daemon dying, a connection closed mid-answer, garbage, silence
+ * past the deadline).
  */
 export function gateCall(
   gateRequest: unknown,
@@ -36,20 +42,32 @@ export function gateCall(
   let socketPath: string;
   let payload: string;
   try {
-    socketPath = checkedSocketPath(options);
     payload = `${JSON.stringify(gateRequest)}\n`;
+  } catch (error) {
+    // A BigInt or a cycle in an SDK caller's input, or a nesting deeper than the stack.
+    return Promise.reject(
+      new CallRefusedError(`the call cannot be written as JSON: ${(error as Error).message}`),
+    );
+  }
+  if (Buffer.byteLength(payload) > MAX_REQUEST_LINE_BYTES)
+    return Promise.reject(
+      new CallRefusedError(`the call is over ${MAX_REQUEST_LINE_BYTES} bytes, the most the daemon reads`),
+    );
+  try {
+    socketPath = checkedSocketPath(options);
   } catch (error) {
     return Promise.reject(error);
   }
   return new Promise<GateAnswer>((resolve, reject) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
-    const finish = (outcome: { answer: GateAnswer } | { error: string }) => {
+    const finish = (outcome: { answer: GateAnswer } | { error: string } | { refused: string }) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       connection.destroy();
       if ('answer' in outcome) resolve(outcome.answer);
+      else if ('refused' in outcome) reject(new CallRefusedError(outcome.refused));
       else reject(new DaemonUnreachableError(outcome.error));
     };
     // The daemon's own deadlines bound the wait, and the caller's hard deadline bounds them.
@@ -77,7 +95,7 @@ export function gateCall(
         if (!message) return finish({ error: 'the daemon answered something that is not an answer' });
         if ('answer' in message) return finish({ answer: message.answer });
         if ('refused' in message)
-          return finish({ error: `the daemon refused the request: ${message.refused.message}` });
+          return finish({ refused: `the daemon refused the request: ${message.refused.message}` });
         if ('pending' in message) {
           options.onPending?.(message.pending);
           return waitUntil(message.pending.exp + EXPIRY_GRACE_MS);

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { Conversation } from '../gate/gatekeeper.ts';
 import {
+  MAX_REQUEST_LINE_BYTES,
   readGateRequest,
   type FallbackOffer,
   type GateAnswer,
@@ -8,14 +9,14 @@ import {
   type GateRequest,
 } from './localApi.ts';
 
-/** The gate request: an agent's call with its command and input, whole (the policy matches it whole). */
-const MAX_REQUEST_LINE_BYTES = 1024 * 1024;
 /** A client that says nothing for this long after connecting is not asking anything. */
 export const FIRST_LINE_WITHIN_MS = 10_000;
 /** A typed fallback answer. */
 const MAX_LATER_LINE_BYTES = 4096;
 /** Unread lines a caller can have sent: its call, then the one answer it may be asked for. */
 const MAX_WAITING_LINES = 2;
+/** How long a caller that was cut off has to read why, before its connection is closed. */
+const CUT_GRACE_MS = 2000;
 
 /**
  * One call's whole conversation on one connection, NDJSON both ways (docs/daemon.md). The first
@@ -31,12 +32,22 @@ export async function serveGateConversation(
   const write = (line: GateLine) => {
     if (connection.writable) connection.write(`${JSON.stringify(line)}\n`);
   };
+  let said = false;
+  /** The conversation's last line: an answer or a refusal, whichever comes first. */
+  const sayLast = (line: GateLine) => {
+    if (said) return;
+    said = true;
+    write(line);
+    connection.end();
+  };
+  const refuse = (why: string) => sayLast({ refused: { code: 'invalid_request', message: why } });
   const hungUp = new AbortController();
   let answered = false;
   const gone = () => {
     if (!answered) hungUp.abort();
   };
-  const lines = new ConnectionLines(connection, gone);
+  // A caller cut off is told why at once, even while its call waits: it is gone for the gate.
+  const lines = new ConnectionLines(connection, gone, refuse);
   const first = await lines.next(Date.now() + FIRST_LINE_WITHIN_MS);
   let parsed: unknown;
   try {
@@ -47,12 +58,7 @@ export async function serveGateConversation(
   const call = readGateRequest(parsed);
   if ('error' in call) {
     answered = true;
-    const why =
-      lines.problem ??
-      (first === undefined ? `no whole line within ${FIRST_LINE_WITHIN_MS / 1000} s` : call.error);
-    write({ refused: { code: 'invalid_request', message: why } });
-    connection.end();
-    return;
+    return refuse(first === undefined ? `no whole line within ${FIRST_LINE_WITHIN_MS / 1000} s` : call.error);
   }
   const answer = await gate(call, {
     gone: hungUp.signal,
@@ -69,8 +75,7 @@ export async function serveGateConversation(
     },
   });
   answered = true;
-  write({ answer });
-  connection.end();
+  sayLast({ answer });
 }
 
 /** The caller's lines, each capped; `next` resolves undefined once the caller's end is closed. */
@@ -82,27 +87,32 @@ class ConnectionLines {
   #received = 0;
   #ended = false;
 
-  constructor(connection: Socket, onGone: () => void) {
+  constructor(connection: Socket, onGone: () => void, onCut: (problem: string) => void) {
     connection.setEncoding('utf8');
-    connection.on('data', (chunk: string) => {
-      this.#buffer += chunk;
-      let newline;
-      while ((newline = this.#buffer.indexOf('\n')) >= 0) {
-        this.#lines.push(this.#buffer.slice(0, newline));
-        this.#buffer = this.#buffer.slice(newline + 1);
-        this.#received += 1;
-      }
-      const cap = this.#received === 0 ? MAX_REQUEST_LINE_BYTES : MAX_LATER_LINE_BYTES;
-      if (Buffer.byteLength(this.#buffer) > cap)
-        this.#cut(connection, `a line of the request is over ${cap} bytes`);
-      else if (this.#lines.length > MAX_WAITING_LINES)
-        this.#cut(connection, 'more lines than a caller sends');
-      this.#wake();
-    });
     const end = () => {
       onGone();
       this.#end();
     };
+    connection.on('data', (chunk: string) => {
+      // Cut off: what else it sends is not read.
+      if (this.problem) return;
+      this.#buffer += chunk;
+      let newline;
+      // Each line is measured as it is split off, and the rest as it stands: the cap is exact.
+      while ((newline = this.#buffer.indexOf('\n')) >= 0) {
+        const line = this.#buffer.slice(0, newline);
+        if (this.#overCap(line)) return this.#cut(connection, end, onCut);
+        this.#lines.push(line);
+        this.#buffer = this.#buffer.slice(newline + 1);
+        this.#received += 1;
+      }
+      if (this.#overCap(this.#buffer)) return this.#cut(connection, end, onCut);
+      if (this.#lines.length > MAX_WAITING_LINES) {
+        this.problem = 'more lines than a caller sends';
+        return this.#cut(connection, end, onCut);
+      }
+      this.#wake();
+    });
     connection.on('end', end);
     connection.on('error', end);
     connection.on('close', end);
@@ -122,11 +132,23 @@ class ConnectionLines {
     return this.problem ? undefined : this.#lines.shift();
   }
 
-  /** A caller that sends what no caller of ours would is cut off, and so heard as gone. */
-  #cut(connection: Socket, problem: string): void {
-    this.problem = problem;
-    connection.destroy();
-    this.#end();
+  /** Over the cap for the line it is (the call, or a later one), and then `problem` says so. */
+  #overCap(line: string): boolean {
+    const cap = this.#received === 0 ? MAX_REQUEST_LINE_BYTES : MAX_LATER_LINE_BYTES;
+    if (Buffer.byteLength(line) <= cap) return false;
+    this.problem = `a line of the request is over ${cap} bytes`;
+    return true;
+  }
+
+  /**
+   * A caller that sends what no caller of ours would is cut off, and so heard as gone. Its
+   * connection stays open for the refusal that says why, then closes whatever it does.
+   */
+  #cut(connection: Socket, end: () => void, onCut: (problem: string) => void): void {
+    this.#buffer = '';
+    setTimeout(() => connection.destroy(), CUT_GRACE_MS).unref();
+    end();
+    onCut(this.problem!);
   }
 
   #end(): void {

@@ -6,6 +6,7 @@ import { sanitizeText } from '../../shared/text/sanitizeText.ts';
 import { MOST_DIFF_BYTES } from '../hooks/fileEditDiff.ts';
 import { PATH_MAX } from '../policy/realPath.ts';
 import { jsonObjectLine } from './jsonObjectLine.ts';
+import { toolInputText } from './toolInputText.ts';
 
 /**
  * The daemon's local API, spoken over its Unix socket by hooks, `latch request`, `latch exec`,
@@ -67,7 +68,9 @@ export type BlockReason =
   // Said by clients, when the daemon itself cannot be trusted or reached:
   | 'daemon_unreachable'
   | 'insecure_socket_path'
-  | 'config_missing';
+  | 'config_missing'
+  // The call itself: refused by the daemon as sent, or one that cannot be sent.
+  | 'invalid_request';
 
 export type GateAnswer =
   | { decision: 'allow'; reason: string; via: AllowedVia; requestId?: string }
@@ -161,6 +164,9 @@ export function readGateLine(line: string): GateLine | undefined {
   }
 }
 
+/** The gate request: an agent's call with its command and input, whole (the policy matches it whole). */
+export const MAX_REQUEST_LINE_BYTES = 1024 * 1024;
+
 /**
  * Caps on what an agent sends. Text shown as sent takes the wire's caps; what is judged is
  * refused beyond its cap (a longer path cannot be opened, no tool has more paths), and the
@@ -210,6 +216,13 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
   const agentConfigDir = typeof raw['agentConfigDir'] === 'string' ? raw['agentConfigDir'] : undefined;
   if ([...paths, cwd ?? '', agentConfigDir ?? ''].some((path) => utf8Length(path) > MAX.path))
     return { error: `a path is at most ${MAX.path} bytes (PATH_MAX): a longer one cannot be opened` };
+  let input: string | undefined;
+  if (typeof raw['input'] === 'string') input = raw['input'];
+  else if (raw['input'] !== undefined) {
+    const written = toolInputText(raw['input']);
+    if ('error' in written) return written;
+    input = written.text;
+  }
   const risk = RISK_LEVELS.includes(raw['risk'] as RiskLevel) ? (raw['risk'] as RiskLevel) : undefined;
   const timeout =
     typeof raw['timeoutSeconds'] === 'number' &&
@@ -230,14 +243,7 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     ...optional('command', typeof raw['command'] === 'string' ? raw['command'] : undefined),
     ...optional('cwd', cwd),
     ...optional('agentConfigDir', agentConfigDir?.startsWith('/') ? agentConfigDir : undefined),
-    ...optional(
-      'input',
-      typeof raw['input'] === 'string'
-        ? raw['input']
-        : raw['input'] !== undefined
-          ? JSON.stringify(raw['input'], null, 2)
-          : undefined,
-    ),
+    ...optional('input', input),
     ...optional('title', text(raw['title'], MAX.title)),
     ...optional('detail', text(raw['detail'], MAX.detail, true)),
     ...optional('diff', shown(raw['diff'], MAX.diff)),

@@ -104,7 +104,11 @@ function askThroughEveryDoor(machine: LatchMachine, options: { timeoutSeconds?: 
   };
 }
 
-async function expectEveryDoorDenied(doors: ReturnType<typeof askThroughEveryDoor>, reason: RegExp) {
+async function expectEveryDoorDenied(
+  doors: ReturnType<typeof askThroughEveryDoor>,
+  reason: RegExp,
+  code = 'daemon_unreachable',
+) {
   expectClaudeCodeDeny(await doors.claudeCode, reason);
   const codex = await doors.codex;
   expect(codex.code).toBe(2);
@@ -113,7 +117,7 @@ async function expectEveryDoorDenied(doors: ReturnType<typeof askThroughEveryDoo
   expect(request.code).toBe(3);
   expect(request.stdout).toMatch(/^unavailable: /);
   expect(request.stdout).toMatch(reason);
-  expect(await doors.sdk).toMatchObject({ ok: false, reason: 'unavailable', code: 'daemon_unreachable' });
+  expect(await doors.sdk).toMatchObject({ ok: false, reason: 'unavailable', code });
   expect(doors.ran.runs).toBe(0);
   const mcp = await doors.mcp;
   expect(mcp.result?.isError).toBe(true);
@@ -135,24 +139,25 @@ describe('a daemon that dies while calls wait for a phone', () => {
 });
 
 describe('a daemon that answers wrong', () => {
-  const cases: [BrokenBehaviour, RegExp][] = [
+  const cases: [BrokenBehaviour, RegExp, string?][] = [
     ['close', /daemon_unreachable: .*(closed|cannot be reached)/],
     ['garbage', /daemon_unreachable: the daemon answered something that is not an answer/],
     ['malformed-allow', /daemon_unreachable: the daemon answered something that is not an answer/],
     ['cut-after-pending', /daemon_unreachable: the daemon closed the connection without an answer/],
-    ['refused', /daemon_unreachable: the daemon refused the request: oops/],
+    // The daemon says the call is at fault: not a daemon to restart.
+    ['refused', /invalid_request: the daemon refused the request: oops/, 'invalid_request'],
     ['http', /daemon_unreachable: the daemon speaks an older protocol/],
     ['pending-then-silence', /daemon_unreachable: the daemon gave no answer in time/],
     ['hang', /daemon_unreachable: the daemon gave no answer in time|no answer before the deadline/],
   ];
-  for (const [behaviour, reason] of cases) {
+  for (const [behaviour, reason, code] of cases) {
     it(`is a deny at every door: ${behaviour}`, { timeout: 90_000 }, async () => {
       const machine = newMachine();
       await initMachine(machine, { relay: 'http://127.0.0.1:9' });
       const broken = await BrokenDaemon.listen(machine.socket);
       cleanups.push(() => broken.stop());
       broken.behaviour = behaviour;
-      await expectEveryDoorDenied(askThroughEveryDoor(machine, { timeoutSeconds: 1 }), reason);
+      await expectEveryDoorDenied(askThroughEveryDoor(machine, { timeoutSeconds: 1 }), reason, code);
     });
   }
 });
@@ -210,7 +215,9 @@ describe('latch hook on input it cannot take', () => {
     `{"session_id":"s","hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"Bash","tool_input":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
 
   it.each([
-    ['nested 5,000 levels deep', nested(5000), /nested too deeply/],
+    ['nested 5,000 levels deep', nested(5000), /nested more than 64 levels deep/],
+    // Sent whole, it would be 32 MB indented: refused in the hook, before the daemon sees it.
+    ['nested 65 levels deep', nested(65), /nested more than 64 levels deep/],
     ['not UTF-8', Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]), /not UTF-8/],
     ['not JSON', 'rm -rf /', /not JSON/],
     [

@@ -88,19 +88,54 @@ describe("the daemon's socket", () => {
     });
     const heard = await converse(server.socketPath, '{"tool": 5}\n', true);
     expect(JSON.parse(heard)).toEqual({ refused: { code: 'invalid_request', message: 'tool is required' } });
+    // The call is at fault, not the daemon: the client says so, not "unreachable".
     await expect(
       gateCall({ paths: ['/etc/hosts'] }, { socketPath: server.socketPath }),
     ).rejects.toMatchObject({
-      code: 'daemon_unreachable',
+      code: 'invalid_request',
       message: 'the daemon refused the request: tool is required',
     });
     expect(asked).toBe(0);
   });
 
-  it('cuts a first line over 1 MiB without an answer', async () => {
-    const server = await serve(async () => ALLOW);
-    const heard = await converse(server.socketPath, `{"tool":"Read","pad":"${'x'.repeat(1024 * 1024)}`, true);
-    expect(heard).toBe('');
+  it('refuses a first line over 1 MiB with a line saying so, whether its newline has come or not', async () => {
+    let asked = 0;
+    const server = await serve(async () => {
+      asked += 1;
+      return ALLOW;
+    });
+    const refused = {
+      refused: { code: 'invalid_request', message: 'a line of the request is over 1048576 bytes' },
+    };
+    const pad = 'x'.repeat(1024 * 1024);
+    expect(JSON.parse(await converse(server.socketPath, `{"tool":"Read","pad":"${pad}`, true))).toEqual(
+      refused,
+    );
+    // Its newline in the chunk that crosses the cap: measured all the same, as a line.
+    expect(JSON.parse(await converse(server.socketPath, `{"tool":"Read","pad":"${pad}"}\n`, true))).toEqual(
+      refused,
+    );
+    expect(asked).toBe(0);
+  });
+
+  it('refuses an input nested deeper than 64 levels before it is written out, and asks nothing', async () => {
+    const asked: GateRequest[] = [];
+    const server = await serve(async (call) => {
+      asked.push(call);
+      return ALLOW;
+    });
+    const nested = (depth: number): unknown => (depth === 0 ? 'x' : [nested(depth - 1)]);
+    // 8 KB sent; indented, 32 MB to write out (seconds of the daemon's one thread).
+    await expect(
+      gateCall({ tool: 'deploy', input: nested(4000) }, { socketPath: server.socketPath }),
+    ).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: 'the daemon refused the request: the tool input is nested more than 64 levels deep',
+    });
+    expect(asked).toEqual([]);
+    // 64 levels are taken, indented for the phone.
+    await gateCall({ tool: 'deploy', input: nested(64) }, { socketPath: server.socketPath });
+    expect(asked.map((call) => call.input?.split('\n').length)).toEqual([64 * 2 + 1]);
   });
 
   it('cuts a caller that sends lines nobody asked for, and hears it as gone', async () => {
@@ -114,9 +149,16 @@ describe("the daemon's socket", () => {
     const closed = new Promise((resolve) => connection.on('close', resolve));
     connection.write('{"tool":"Bash","command":"rm -rf build"}\n');
     await expect.poll(() => gone).toBeDefined();
+    let heard = '';
+    connection.setEncoding('utf8');
+    connection.on('data', (chunk: string) => (heard += chunk));
     connection.write('{}\n{}\n{}\n');
     await closed;
     expect(gone!.aborted).toBe(true);
+    // Told why before the connection closed.
+    expect(JSON.parse(heard)).toEqual({
+      refused: { code: 'invalid_request', message: 'more lines than a caller sends' },
+    });
   });
 
   it('closes a connection that says nothing, or never finishes its HTTP head, after 10 s', async () => {

@@ -336,12 +336,35 @@ describe('latch mcp', () => {
     gated.sendLine(
       `{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"read_note","arguments":{"id":"1","x":${deep}}}}`,
     );
+    // A request the gate lets by unjudged, rebuilt as it was read: too deep to write out again.
+    gated.sendLine(`{"jsonrpc":"2.0","id":32,"method":"ping","params":{"x":${deep}},"extra":1}`);
     gated.sendLine(deep);
     expect(JSON.parse(await gated.answerTo(30))).toMatchObject({
+      error: {
+        code: -32600,
+        message: 'latch mcp: the tool input is nested more than 64 levels deep: not forwarded',
+      },
+    });
+    expect(JSON.parse(await gated.answerTo(32))).toMatchObject({
       error: { code: -32600, message: 'latch mcp: a message the gate could not read: not forwarded' },
     });
     expect(JSON.parse(await gated.answerTo(null))).toMatchObject({
       error: { code: -32600, message: 'latch mcp: a batch inside a batch is not forwarded' },
+    });
+    expect(await noteText(gated)).toBe('buy milk');
+  });
+
+  it('refuses, unforwarded, a call whose arguments nest more than 64 levels deep', async () => {
+    const gated = await gatedSession();
+    const nested = (depth: number): string => (depth === 0 ? '"1"' : `[${nested(depth - 1)}]`);
+    gated.sendLine(
+      `{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"read_note","arguments":{"id":${nested(100)}}}}`,
+    );
+    expect(JSON.parse(await gated.answerTo(31))).toMatchObject({
+      error: {
+        code: -32600,
+        message: 'latch mcp: the tool input is nested more than 64 levels deep: not forwarded',
+      },
     });
     expect(await noteText(gated)).toBe('buy milk');
   });

@@ -38,6 +38,8 @@ beforeAll(async () => {
 
 afterAll(() => paired.stop());
 
+const nestedArray = (depth: number): unknown => (depth === 0 ? 'x' : [nestedArray(depth - 1)]);
+
 /** A function that counts its runs. */
 function counted<T>(value: T) {
   const fn = () => {
@@ -164,6 +166,33 @@ describe('the SDK guard', () => {
       reason: 'unavailable',
       code: 'daemon_unreachable',
     });
+    expect(fn.runs).toBe(0);
+  });
+
+  it('says invalid_request, not daemon_unreachable, for a call that is at fault, and runs nothing', async () => {
+    const fn = counted('x');
+    const faulty: [string, Parameters<LatchClient['guard']>[0], string][] = [
+      ['no tool', { tool: '' }, 'the daemon refused the request: tool is required'],
+      ['a BigInt', { tool: 'read_report', input: { rows: 10n } }, 'the call cannot be written as JSON'],
+      [
+        'nested 4,000 deep',
+        { tool: 'read_report', input: nestedArray(4000) },
+        'the daemon refused the request: the tool input is nested more than 64 levels deep',
+      ],
+      [
+        'over 1 MiB',
+        { tool: 'read_report', input: 'x'.repeat(1024 * 1024) },
+        'the call is over 1048576 bytes, the most the daemon reads',
+      ],
+      ['a timeout below 1 s', { tool: 'read_report', timeoutSeconds: -5 }, 'timeoutSeconds must be'],
+    ];
+    for (const [what, call, message] of faulty)
+      expect(await latch.guard(call, fn), what).toMatchObject({
+        ok: false,
+        reason: 'unavailable',
+        code: 'invalid_request',
+        message: expect.stringContaining(message),
+      });
     expect(fn.runs).toBe(0);
   });
 
