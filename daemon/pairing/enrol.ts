@@ -1,4 +1,6 @@
 import { writeFileSync } from 'node:fs';
+import { fromBase64url } from '../../shared/encoding/base64url.ts';
+import { keyId } from '../../shared/keys/p256.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
 import type { Gatekeeper } from '../gate/gatekeeper.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
@@ -24,12 +26,29 @@ export async function enrol(
   const enrolment = readEnrolment(body);
   if ('error' in enrolment)
     return { status: 400, body: { error: { code: 'invalid_request', message: enrolment.error } } };
+  if (enrolment.kind === 'phone') {
+    const { device } = enrolment;
+    // An id names one device key (protocol.md): another key under it is another device.
+    if (device.id !== (await keyId(fromBase64url(device.deviceKey))))
+      return {
+        status: 400,
+        body: { error: { code: 'invalid_request', message: 'the device id is not its device key’s' } },
+      };
+    const alreadyPaired = paired(deps.store, device.id);
+    if (alreadyPaired) return alreadyPaired;
+  }
   const answer = await deps.gatekeeper.approveChange(enrolmentChange(enrolment, deps.hostName));
   if (answer.decision !== 'allow') {
     deps.audit.append({ event: 'enrolment_refused', kind: enrolment.kind, reason: answer.reason });
     return { status: 200, body: answer };
   }
   if (enrolment.kind === 'phone') {
+    // Another enrolment of this id may have been approved while this one waited.
+    const alreadyPaired = paired(deps.store, enrolment.device.id);
+    if (alreadyPaired) {
+      deps.audit.append({ event: 'enrolment_refused', kind: 'phone', reason: 'already_paired' });
+      return alreadyPaired;
+    }
     deps.store.addDevice(enrolment.device, Date.now());
     deps.audit.append({
       event: 'paired',
@@ -42,4 +61,16 @@ export async function enrol(
     deps.audit.append({ event: 'totp_enrolled', approvedIn: answer.requestId });
   }
   return { status: 200, body: answer };
+}
+
+/**
+ * A phone paired here is never added again: adding writes every key under its id, so an
+ * enrolment with a paired phone's id (and its public device key) but keys of its own would
+ * silently take that phone's place, sealed details and approvals with it.
+ */
+function paired(store: StateStore, device: string) {
+  const stored = store.activeDevice(device);
+  if (!stored) return undefined;
+  const message = `${stored.name} (${device}) is already paired with this host; to pair it anew, revoke it first (latch devices --revoke ${device})`;
+  return { status: 409, body: { error: { code: 'already_paired', message } } };
 }

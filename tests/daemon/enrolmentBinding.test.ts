@@ -46,4 +46,33 @@ describe('adding a phone through a paired phone’s approval', () => {
     const stored = withStore(machine, (store) => store.activeDevice(newPhone.id));
     expect(stored?.credential.id).toBe(genuine.device.credential.id);
   });
+
+  it('refuses, asking nobody, a phone already paired here under keys of its own, and an id that is not its key’s', async () => {
+    const { relay, machine } = paired;
+    const [approver] = paired.phones;
+    const intruder = await createPhone('anything');
+    const options = { socketPath: machine.socket, timeoutMs: 60_000 };
+    const asked = relay.requests.length;
+
+    // The paired phone's id and public device key, with the intruder's encryption key and passkey.
+    const own = await enrolmentOf(approver!, intruder, relay.origin);
+    const takeover = { kind: 'phone', device: { ...own.device, ecdhKey: intruder.ecdhKey } } as const;
+    expect(await callDaemon('POST', '/v1/enrol', takeover, options)).toEqual({
+      error: {
+        code: 'already_paired',
+        message: `${approver!.name} (${approver!.id}) is already paired with this host; to pair it anew, revoke it first (latch devices --revoke ${approver!.id})`,
+      },
+    });
+    // A new phone's id under the intruder's device key.
+    const newPhone = await createPhone('Pixel 9');
+    const genuine = await enrolmentOf(newPhone, intruder, relay.origin);
+    const misnamed = { kind: 'phone', device: { ...genuine.device, deviceKey: intruder.deviceKey } } as const;
+    expect(await callDaemon('POST', '/v1/enrol', misnamed, options)).toEqual({
+      error: { code: 'invalid_request', message: 'the device id is not its device key’s' },
+    });
+
+    expect(relay.requests.length).toBe(asked);
+    const stored = withStore(machine, (store) => store.activeDevice(approver!.id));
+    expect(stored?.ecdhKey).toBe(approver!.ecdhKey);
+  });
 });

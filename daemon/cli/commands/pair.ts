@@ -65,14 +65,15 @@ async function admit(
 
 /** Asks the running daemon to add a phone or TOTP once a paired phone approves; fails otherwise. */
 async function askDaemonToEnrol(enrolment: Enrolment, approvalSeconds: number): Promise<void> {
-  let answer: GateAnswer;
+  let answer: GateAnswer | { error: { code: string; message: string } };
   try {
-    answer = await callDaemon<GateAnswer>('POST', '/v1/enrol', enrolment, {
+    answer = await callDaemon<typeof answer>('POST', '/v1/enrol', enrolment, {
       timeoutMs: (approvalSeconds + 30) * 1000,
     });
   } catch (error) {
     fail(`a paired phone must approve this, through the daemon: ${(error as Error).message}`, 1);
   }
+  if ('error' in answer) fail(`not added: ${answer.error.message} (${answer.error.code})`, 1);
   if (answer.decision !== 'allow') fail(`not added: ${answer.reason}`, 1);
 }
 
