@@ -312,7 +312,8 @@ describe('reading an agent’s gate request', () => {
     expect(read.diff!.startsWith('--- a/x\n+++ b/x\n')).toBe(true);
     expect(read.diff!).toMatch(/\n… [\d,]+ bytes not shown …\n/);
     expect(read.diff!.endsWith('\n+b\n')).toBe(true);
-    expect(read.input).toBe(JSON.stringify({ content: `${'c'.repeat(20_000)}END` }, null, 2));
+    // Whole; over 16 KiB, compact (toolInputText).
+    expect(read.input).toBe(JSON.stringify({ content: `${'c'.repeat(20_000)}END` }));
     expect(read.shortened).toBe(true);
   });
 
