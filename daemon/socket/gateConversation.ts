@@ -101,16 +101,16 @@ class ConnectionLines {
       // Each line is measured as it is split off, and the rest as it stands: the cap is exact.
       while ((newline = this.#buffer.indexOf('\n')) >= 0) {
         const line = this.#buffer.slice(0, newline);
-        if (this.#overCap(line)) return this.#cut(connection, end, onCut);
+        const tooLong = this.#overCap(line);
+        if (tooLong) return this.#cut(connection, tooLong, end, onCut);
         this.#lines.push(line);
         this.#buffer = this.#buffer.slice(newline + 1);
         this.#received += 1;
       }
-      if (this.#overCap(this.#buffer)) return this.#cut(connection, end, onCut);
-      if (this.#lines.length > MAX_WAITING_LINES) {
-        this.problem = 'more lines than a caller sends';
-        return this.#cut(connection, end, onCut);
-      }
+      const problem =
+        this.#overCap(this.#buffer) ??
+        (this.#lines.length > MAX_WAITING_LINES ? 'more lines than a caller sends' : undefined);
+      if (problem) return this.#cut(connection, problem, end, onCut);
       this.#wake();
     });
     connection.on('end', end);
@@ -132,23 +132,22 @@ class ConnectionLines {
     return this.problem ? undefined : this.#lines.shift();
   }
 
-  /** Over the cap for the line it is (the call, or a later one), and then `problem` says so. */
-  #overCap(line: string): boolean {
+  /** What is wrong with `line` when it is over the cap for the line it is (the call, or a later one). */
+  #overCap(line: string): string | undefined {
     const cap = this.#received === 0 ? MAX_REQUEST_LINE_BYTES : MAX_LATER_LINE_BYTES;
-    if (Buffer.byteLength(line) <= cap) return false;
-    this.problem = `a line of the request is over ${cap} bytes`;
-    return true;
+    return Buffer.byteLength(line) > cap ? `a line of the request is over ${cap} bytes` : undefined;
   }
 
   /**
    * A caller that sends what no caller of ours would is cut off, and so heard as gone. Its
    * connection stays open for the refusal that says why, then closes whatever it does.
    */
-  #cut(connection: Socket, end: () => void, onCut: (problem: string) => void): void {
+  #cut(connection: Socket, problem: string, end: () => void, onCut: (problem: string) => void): void {
+    this.problem = problem;
     this.#buffer = '';
     setTimeout(() => connection.destroy(), CUT_GRACE_MS).unref();
     end();
-    onCut(this.problem!);
+    onCut(problem);
   }
 
   #end(): void {
