@@ -167,7 +167,7 @@ async function workedExample(): Promise<string> {
     block('PairingOffer', offer),
     'The phone answers with its keys and passkey registration, under the MAC:',
     block('PairingCompletion', completion),
-    'Both screens then show the same short code:',
+    'The phone then shows the short code, which the person types on the terminal running `latch pair` (or compares, where it has none):',
     text('ShortCode', await shortCode(macKey, offer, completion)),
     'and the daemon stores:',
     block('PairedDevice', paired.value),

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -20,7 +19,7 @@ import { parsePairingLink } from '../../shared/pairing/pairingLink.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { json } from '../support/cliOutput.ts';
 import { expectRefusedReply } from '../support/expectRefused.ts';
-import { LATCH_BIN } from '../support/latchCli.ts';
+import { startLatchPair } from '../support/latchPairRun.ts';
 import {
   auditLines,
   hookInput,
@@ -83,20 +82,10 @@ async function quorumCheck(machine: LatchMachine) {
  * `latch pair` process is ended when the test ends, should it still run.
  */
 async function pairAgain(machine: LatchMachine, driver: RelayDriver, phone: TestPhone) {
-  const pair = spawn(process.execPath, [LATCH_BIN, 'pair'], {
-    env: machine.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  onTestFinished(() => {
-    if (pair.exitCode === null && pair.signalCode === null) pair.kill('SIGKILL');
-  });
-  let stdout = '';
-  let stderr = '';
-  pair.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  pair.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => pair.once('exit', resolve));
-  await expect.poll(() => /^http\S+\/pair#\S+$/m.test(stdout) || pair.exitCode !== null).toBe(true);
-  const link = parsePairingLink(/^(http\S+\/pair#\S+)$/m.exec(stdout)?.[1] ?? `no link:\n${stdout}${stderr}`);
+  const pair = startLatchPair(machine);
+  onTestFinished(() => pair.kill());
+  const [, linkText] = await pair.waitFor(/^(http\S+\/pair#\S+)$/m);
+  const link = parsePairingLink(linkText!);
   if (!link.ok) throw link.error;
   const { offerId, offerToken } = await derivePairingKeys(link.value.secret);
   const scanned = await driver.scanOffer(link.value.secret);
@@ -109,7 +98,7 @@ async function pairAgain(machine: LatchMachine, driver: RelayDriver, phone: Test
   });
   const sent = await driver.sendCompletion(phone, offer.fleet, offerId, offerToken, completion);
   expect(sent.status).toBe(202);
-  return { code: await exited, stdout, stderr };
+  return { code: await pair.exited, stdout: pair.stdout(), stderr: pair.stderr() };
 }
 
 describe('a host locked out by its quorum (one phone, kill_switch.quorum = 2)', () => {

@@ -1,24 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { launchPhone, type BrowserPhone } from './browserPhone.ts';
 import type { LatchMachine } from './latchMachine.ts';
 import type { PushServiceClient } from './pushServiceClient.ts';
-import { LATCH_BIN } from './latchCli.ts';
+import { startLatchPair, type LatchPairRun } from './latchPairRun.ts';
 
 export interface PairedBrowserPhone {
   browser: BrowserPhone;
   pushId: string;
 }
 
-async function waitUntil(condition: () => boolean, failure: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(failure);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /**
- * `latch pair` in a terminal, and a browser phone that opens its link and pairs with Face ID.
+ * `latch pair` (with no terminal: the code is compared, not typed), and a browser phone that opens its link and pairs with Face ID.
  * With `phone`, that phone (already paired with another host) scans this host's code: it keeps
  * its keys, passkey and push subscription, as a real phone joining a further host does.
  * `prepare` readies a new phone before it opens the link. Pairing is done once the phone says
@@ -38,21 +29,13 @@ export async function pairBrowserPhone(
   } = {},
 ): Promise<PairedBrowserPhone> {
   const { browser, pushId: id } = options.phone ?? (await launchPairingPhone(origin, pushService, name));
-  let started: ChildProcess | undefined;
+  let pair: LatchPairRun | undefined;
   try {
     if (!options.phone) await options.prepare?.(browser);
-    const pair = spawn(process.execPath, [LATCH_BIN, 'pair'], {
-      env: machine.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    started = pair;
-    const exited = new Promise((resolve) => pair.once('exit', resolve));
-    let terminal = '';
-    pair.stdout.on('data', (chunk: Buffer) => (terminal += chunk.toString()));
-    await waitUntil(() => /^(http\S+\/pair#\S+)$/m.test(terminal), 'latch pair printed no link');
-    const link = /^(http\S+\/pair#\S+)$/m.exec(terminal)![1]!;
+    pair = startLatchPair(machine);
+    const [, link] = await pair.waitFor(/^(http\S+\/pair#\S+)$/m);
 
-    await browser.page.goto(link);
+    await browser.page.goto(link!);
     await browser.page.getByLabel('Name this phone').fill(name);
     if (options.faceIdCancelledFirst) await cancelFirstFaceId(browser);
     await browser.page.getByRole('button', { name: 'Pair with Face ID' }).click();
@@ -61,9 +44,9 @@ export async function pairBrowserPhone(
     const shown = (await code.textContent())!.trim();
     // A host that already trusts a phone adds another only once that phone approves.
     await options.approve?.();
-    await exited;
-    if (!terminal.includes(`Your phone shows this code: ${shown}`))
-      throw new Error(`the phone and the terminal show different codes:\n${terminal}`);
+    await pair.exited;
+    if (!pair.stdout().includes(`Your phone shows this code: ${shown}`))
+      throw new Error(`the phone and the terminal show different codes:\n${pair.stdout()}`);
     await browser.page.getByText(/^Paired with .+\.$/).waitFor();
     await browser.page.getByText('Notifications are on.').waitFor({ timeout: 30_000 });
     // The secret left the address bar once read.
@@ -71,7 +54,7 @@ export async function pairBrowserPhone(
       throw new Error(`the pairing secret stayed in the address bar: ${browser.page.url()}`);
   } catch (error) {
     // A failed pairing leaves nothing running: not latch pair, nor a phone launched for it.
-    started?.kill('SIGKILL');
+    pair?.kill();
     if (!options.phone) await browser.close();
     throw error;
   }

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { parsePairingLink } from '../../shared/pairing/pairingLink.ts';
 import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
 import { shortCode } from '../../shared/pairing/pairingTranscript.ts';
@@ -8,7 +7,7 @@ import type { LatchMachine } from './latchMachine.ts';
 import { completePairing, createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { decidePendingAtRelay } from './phoneAtRelay.ts';
 import type { RelayDriver } from './relayDriver.ts';
-import { LATCH_BIN } from './latchCli.ts';
+import { startLatchPair } from './latchPairRun.ts';
 
 /**
  * Runs `latch pair` and plays, in software, the phone that scans its code: fetches the offer by
@@ -24,6 +23,13 @@ export async function pairSoftwarePhone(
     counter?: 'increment' | 'zero';
     /** A phone already paired with this host, which approves (or denies) adding this one. */
     admittedBy?: { phone: TestPhone; decision: 'approve' | 'deny' };
+    /**
+     * `latch pair` runs on a terminal of its own, where this is typed once it asks for the code
+     * (given the code the phone shows). Without it, it runs with no terminal.
+     */
+    typeOnTerminal?: (phoneCode: string) => string;
+    /** latch pair is meant to refuse the phone: the caller looks at what it said. */
+    refusalExpected?: boolean;
   } = {},
 ): Promise<{
   phone: TestPhone;
@@ -31,56 +37,64 @@ export async function pairSoftwarePhone(
   stdout: string;
   stderr: string;
   phoneCode: string;
+  /** How latch pair exited. */
+  code: number | null;
   /** What the admitting phone was shown, when one was asked. */
   admission?: RequestDetails;
 }> {
-  const pair = spawn(process.execPath, [LATCH_BIN, 'pair'], {
-    env: machine.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  pair.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  pair.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const deadline = Date.now() + 15_000;
-  while (!/^http\S+\/pair#\S+$/m.test(stdout)) {
-    if (Date.now() > deadline || pair.exitCode !== null)
-      throw new Error(`latch pair printed no link:\n${stdout}\n${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  const pair = startLatchPair(machine, { terminal: options.typeOnTerminal !== undefined });
+  // Ended however this ends: a failed pairing leaves no latch pair waiting.
+  try {
+    const [, linkText] = await pair.waitFor(/^(http\S+\/pair#\S+)$/m);
+    const link = parsePairingLink(linkText!);
+    if (!link.ok) throw link.error;
+
+    const { offerId, offerToken, macKey } = await derivePairingKeys(link.value.secret);
+    const scanned = await relay.scanOffer(link.value.secret);
+    if (!scanned.offer?.ok)
+      throw new Error(`the phone refused the offer: ${JSON.stringify(scanned.reply.body)}`);
+    const offer = scanned.offer.value;
+
+    const phone = await createPhone(
+      options.name ?? 'Software phone',
+      options.counter ? { counter: options.counter } : {},
+    );
+    const completion = await completePairing(phone, offer, link.value.secret, {
+      origin: relay.origin,
+      rpId: relay.rpId,
+      ...(options.push ? { push: options.push } : {}),
+    });
+    const sent = await relay.sendCompletion(phone, offer.fleet, offerId, offerToken, completion);
+    if (sent.status !== 202)
+      throw new Error(`the relay refused the completion: ${JSON.stringify(sent.body)}`);
+    const admission = options.admittedBy
+      ? await decidePendingAtRelay(
+          relay,
+          options.admittedBy.phone,
+          offer.fleet,
+          (details) => details.tool === 'latch.phone' && details.title.includes(phone.name),
+          options.admittedBy.decision,
+        )
+      : undefined;
+    const phoneCode = await shortCode(macKey, offer, completion);
+    if (options.typeOnTerminal) {
+      await pair.waitFor(/to trust it: $/);
+      pair.type(options.typeOnTerminal(phoneCode));
+    }
+    const code = await pair.exited;
+    const [stdout, stderr] = [pair.stdout(), pair.stderr()];
+    if (code !== 0 && !options.refusalExpected && options.admittedBy?.decision !== 'deny')
+      throw new Error(`latch pair failed:\n${stdout}\n${stderr}`);
+    return {
+      phone,
+      fleet: offer.fleet,
+      code,
+      stdout,
+      stderr,
+      phoneCode,
+      ...(admission ? { admission } : {}),
+    };
+  } finally {
+    pair.kill();
   }
-  const link = parsePairingLink(/^(http\S+\/pair#\S+)$/m.exec(stdout)![1]!);
-  if (!link.ok) throw link.error;
-
-  const { offerId, offerToken, macKey } = await derivePairingKeys(link.value.secret);
-  const scanned = await relay.scanOffer(link.value.secret);
-  if (!scanned.offer?.ok)
-    throw new Error(`the phone refused the offer: ${JSON.stringify(scanned.reply.body)}`);
-  const offer = scanned.offer.value;
-
-  const phone = await createPhone(
-    options.name ?? 'Software phone',
-    options.counter ? { counter: options.counter } : {},
-  );
-  const completion = await completePairing(phone, offer, link.value.secret, {
-    origin: relay.origin,
-    rpId: relay.rpId,
-    ...(options.push ? { push: options.push } : {}),
-  });
-  const sent = await relay.sendCompletion(phone, offer.fleet, offerId, offerToken, completion);
-  if (sent.status !== 202) throw new Error(`the relay refused the completion: ${JSON.stringify(sent.body)}`);
-  const admission = options.admittedBy
-    ? await decidePendingAtRelay(
-        relay,
-        options.admittedBy.phone,
-        offer.fleet,
-        (details) => details.tool === 'latch.phone' && details.title.includes(phone.name),
-        options.admittedBy.decision,
-      )
-    : undefined;
-  const phoneCode = await shortCode(macKey, offer, completion);
-  const code = await new Promise<number | null>((resolve) => pair.once('exit', resolve));
-  // A denied admission is meant to fail: the caller looks at what latch pair said.
-  if (code !== 0 && options.admittedBy?.decision !== 'deny')
-    throw new Error(`latch pair failed:\n${stdout}\n${stderr}`);
-  return { phone, fleet: offer.fleet, stdout, stderr, phoneCode, ...(admission ? { admission } : {}) };
 }

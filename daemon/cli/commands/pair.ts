@@ -26,11 +26,16 @@ import { fail, openHome } from '../home.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** How long a person has to type the phone's code on the terminal. */
+const CODE_ENTRY_MS = 120_000;
+
 /**
- * Makes a phone, whose pairing answer checked out, one this host trusts. The first phone is
- * trusted on the strength of the QR secret and the matching codes. Once one is paired, another
- * needs a paired phone's approval: an agent that runs `latch pair` must not enrol a "phone" of
- * its own. If every phone was revoked, the person at the terminal types the phone's code.
+ * Makes a phone, whose pairing answer checked out, one this host trusts. Once one is paired,
+ * another needs a paired phone's approval: an agent that runs `latch pair` must not enrol a
+ * "phone" of its own. The first phone (or the first after every phone was revoked) is trusted
+ * once the person at the terminal types the code it shows: whoever else saw the QR code, and
+ * answered first, is not paired. Without a terminal (an agent's, `npm start`'s), a first phone is
+ * trusted on the QR secret alone and the code is printed to compare; after revocations, never.
  */
 async function admit(
   device: PairedDevice,
@@ -39,6 +44,7 @@ async function admit(
 ): Promise<void> {
   const { store, audit } = context;
   if (store.devices().length > 0) {
+    showCode(device, code);
     const enrolment = { kind: 'phone', device } as const;
     process.stdout.write(
       `Approve adding ${device.name} (keys ${enrolmentFingerprint(enrolment)}) on a phone already paired with this host (Face ID)…\n`,
@@ -46,21 +52,40 @@ async function admit(
     await askDaemonToEnrol(enrolment, context.approvalSeconds);
     return;
   }
-  if (store.devices({ includeRevoked: true }).length > 0) {
-    // Every earlier phone was revoked: nobody can approve, so a person proves presence here.
-    if (!canPromptOnTty())
-      fail('every phone of this host is revoked: run latch pair in a terminal to add one', 1);
+  const revokedEarlier = store.devices({ includeRevoked: true }).length > 0;
+  const typedOnTerminal = canPromptOnTty();
+  if (typedOnTerminal) {
+    // The terminal keeps its own code to itself: the person types what the phone shows.
     const typed = await promptOnTty(
-      ['Every phone of this host was revoked.', 'Type the code your phone shows to trust it:'],
-      Date.now() + 120_000,
+      [
+        ...(revokedEarlier ? ['Every phone of this host was revoked.'] : []),
+        `Type the code ${device.name} shows to trust it:`,
+      ],
+      Date.now() + CODE_ENTRY_MS,
     );
     if (typed?.trim() !== code) {
-      audit.append({ event: 'pairing_refused', device: device.id, code: 'code_mismatch' });
-      fail('the code does not match; the phone was not added', 1);
+      const problem = typed === undefined ? 'code_not_typed' : 'code_mismatch';
+      audit.append({ event: 'pairing_refused', device: device.id, code: problem });
+      fail(
+        `${problem === 'code_mismatch' ? 'the code does not match' : 'no code was typed in time'}; the phone was not added. Run latch pair again.`,
+        1,
+      );
     }
+  } else if (revokedEarlier) {
+    fail('every phone of this host is revoked: run latch pair in a terminal to add one', 1);
+  } else {
+    showCode(device, code);
+    process.stdout.write('(No terminal to type it on: this first phone is trusted on the QR code alone.)\n');
   }
   store.addDevice(device, Date.now());
-  audit.append({ event: 'paired', device: device.id, name: device.name });
+  audit.append({ event: 'paired', device: device.id, name: device.name, codeTyped: typedOnTerminal });
+}
+
+/** The code for a person to compare with the phone's, and what to do if they differ. */
+function showCode(device: PairedDevice, code: string): void {
+  process.stdout.write(
+    `\nYour phone shows this code: ${code}\nIf it does not, run latch devices --revoke ${device.id}.\n`,
+  );
 }
 
 /** Asks the running daemon to add a phone or TOTP once a paired phone approves; fails otherwise. */
@@ -116,9 +141,6 @@ export async function run(options: { totp?: boolean; timeout: number }): Promise
     fail(`refused the phone’s answer: ${paired.error.message} (${paired.error.code})`, 1);
   }
   const code = await shortCode(macKey, offer, completion);
-  process.stdout.write(
-    `\nYour phone shows this code: ${code}\nIf it does not, run latch devices --revoke ${paired.value.id}.\n`,
-  );
   await admit(paired.value, code, { store, audit, approvalSeconds: config.approvals.timeoutSeconds });
 
   const envelope = await signEnvelope(

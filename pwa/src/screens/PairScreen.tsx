@@ -88,7 +88,7 @@ export function PairScreen() {
       {progress.step === 'sending' && <p>Sending this phone’s keys…</p>}
       {(progress.step === 'compare' || progress.step === 'done') && (
         <div class="code-box">
-          <p>Check that your terminal shows the same code:</p>
+          <p>Type this code where your terminal asks for it, or check it shows the same:</p>
           <p class="short-code" aria-label="short code">
             {progress.code}
           </p>
