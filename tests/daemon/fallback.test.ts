@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { totpCode } from '../../daemon/fallback/totp.ts';
@@ -16,7 +15,7 @@ import {
   type LatchMachine,
   type RunningDaemon,
 } from '../support/latchMachine.ts';
-import { LATCH_BIN } from '../support/latchCli.ts';
+import { startLatch } from '../support/latchRun.ts';
 
 /**
  * The terminal fallbacks, when no phone can be reached: the relay here is a closed port. A
@@ -227,47 +226,25 @@ describe('the TOTP fallback', () => {
   });
 });
 
-const CURSOR_MOVES = /\x1b\[[0-9;]*[A-Za-z]/g;
-
 /**
- * `latch request` on a terminal of its own (a pseudo-terminal made by util-linux `script`): the
- * real client prompts on /dev/tty, where a person reads the screen and types `answer(screen)` once
- * it shows the prompt. Resolves with the exit code and the `--json` answer (else the screen, to
- * show what went wrong).
+ * `latch request` on a terminal of its own: the real client prompts on /dev/tty, where a person
+ * reads the screen and types `answer(screen)` once it shows the prompt. Resolves with the exit
+ * code and the `--json` answer.
  */
-function requestOnTerminal(
+async function requestOnTerminal(
   machine: LatchMachine,
   answer: (screen: string) => string | undefined,
 ): Promise<{ code: number | null; json: Record<string, unknown> }> {
-  const quoted = [process.execPath, LATCH_BIN, 'request', '--title', 'deploy to prod', '--json'].map(
-    (word) => `'${word.replaceAll("'", "'\\''")}'`,
-  );
-  const terminal = spawn(
-    'script',
-    ['--quiet', '--flush', '--return', '--command', quoted.join(' '), '/dev/null'],
-    {
-      env: machine.env,
-    },
-  );
-  onTestFinished(() => {
-    terminal.kill('SIGKILL');
-  });
-  let screen = '';
-  let typed = false;
-  terminal.stdout.on('data', (chunk: Buffer) => {
-    screen += chunk.toString();
-    // Readline places its prompt with cursor moves: the person sees the text without them.
-    const typing = typed ? undefined : answer(screen.replace(CURSOR_MOVES, ''));
-    if (typing === undefined) return;
-    typed = true;
-    terminal.stdin.write(`${typing}\n`);
-  });
-  return new Promise((resolve) =>
-    terminal.on('close', (code) => {
-      const line = screen.split(/\r?\n/).find((text) => text.startsWith('{'));
-      resolve({ code, json: line ? (JSON.parse(line) as Record<string, unknown>) : { screen } });
-    }),
-  );
+  const request = startLatch(machine, ['request', '--title', 'deploy to prod', '--json'], { terminal: true });
+  onTestFinished(() => request.kill());
+  request.type(await request.waitFor(answer, 'its prompt'));
+  const code = await request.exited;
+  const line = request
+    .stdout()
+    .split('\n')
+    .find((text) => text.startsWith('{'));
+  if (line === undefined) throw new Error(`latch request printed no answer:\n${request.stdout()}`);
+  return { code, json: JSON.parse(line) as Record<string, unknown> };
 }
 
 describe('on the terminal: latch request, answered by the person at the keyboard', () => {

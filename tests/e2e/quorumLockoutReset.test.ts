@@ -19,7 +19,7 @@ import { parsePairingLink } from '../../shared/pairing/pairingLink.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { json } from '../support/cliOutput.ts';
 import { expectRefusedReply } from '../support/expectRefused.ts';
-import { startLatchPair } from '../support/latchPairRun.ts';
+import { pairingLinkOn, startLatch } from '../support/latchRun.ts';
 import {
   auditLines,
   hookInput,
@@ -82,10 +82,9 @@ async function quorumCheck(machine: LatchMachine) {
  * `latch pair` process is ended when the test ends, should it still run.
  */
 async function pairAgain(machine: LatchMachine, driver: RelayDriver, phone: TestPhone) {
-  const pair = startLatchPair(machine);
+  const pair = startLatch(machine, ['pair']);
   onTestFinished(() => pair.kill());
-  const [, linkText] = await pair.waitFor(/^(http\S+\/pair#\S+)$/m);
-  const link = parsePairingLink(linkText!);
+  const link = parsePairingLink(await pair.waitFor(pairingLinkOn, 'a pairing link'));
   if (!link.ok) throw link.error;
   const { offerId, offerToken } = await derivePairingKeys(link.value.secret);
   const scanned = await driver.scanOffer(link.value.secret);

@@ -1,7 +1,7 @@
 import { launchPhone, type BrowserPhone } from './browserPhone.ts';
 import type { LatchMachine } from './latchMachine.ts';
 import type { PushServiceClient } from './pushServiceClient.ts';
-import { startLatchPair, type LatchPairRun } from './latchPairRun.ts';
+import { pairingLinkOn, startLatch, type LatchRun } from './latchRun.ts';
 
 export interface PairedBrowserPhone {
   browser: BrowserPhone;
@@ -29,13 +29,13 @@ export async function pairBrowserPhone(
   } = {},
 ): Promise<PairedBrowserPhone> {
   const { browser, pushId: id } = options.phone ?? (await launchPairingPhone(origin, pushService, name));
-  let pair: LatchPairRun | undefined;
+  let pair: LatchRun | undefined;
   try {
     if (!options.phone) await options.prepare?.(browser);
-    pair = startLatchPair(machine);
-    const [, link] = await pair.waitFor(/^(http\S+\/pair#\S+)$/m);
+    pair = startLatch(machine, ['pair']);
+    const link = await pair.waitFor(pairingLinkOn, 'a pairing link');
 
-    await browser.page.goto(link!);
+    await browser.page.goto(link);
     await browser.page.getByLabel('Name this phone').fill(name);
     if (options.faceIdCancelledFirst) await cancelFirstFaceId(browser);
     await browser.page.getByRole('button', { name: 'Pair with Face ID' }).click();

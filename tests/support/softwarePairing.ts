@@ -7,7 +7,7 @@ import type { LatchMachine } from './latchMachine.ts';
 import { completePairing, createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { decidePendingAtRelay } from './phoneAtRelay.ts';
 import type { RelayDriver } from './relayDriver.ts';
-import { startLatchPair } from './latchPairRun.ts';
+import { pairingLinkOn, startLatch } from './latchRun.ts';
 
 /**
  * Runs `latch pair` and plays, in software, the phone that scans its code: fetches the offer by
@@ -42,11 +42,10 @@ export async function pairSoftwarePhone(
   /** What the admitting phone was shown, when one was asked. */
   admission?: RequestDetails;
 }> {
-  const pair = startLatchPair(machine, { terminal: options.typeOnTerminal !== undefined });
+  const pair = startLatch(machine, ['pair'], { terminal: options.typeOnTerminal !== undefined });
   // Ended however this ends: a failed pairing leaves no latch pair waiting.
   try {
-    const [, linkText] = await pair.waitFor(/^(http\S+\/pair#\S+)$/m);
-    const link = parsePairingLink(linkText!);
+    const link = parsePairingLink(await pair.waitFor(pairingLinkOn, 'a pairing link'));
     if (!link.ok) throw link.error;
 
     const { offerId, offerToken, macKey } = await derivePairingKeys(link.value.secret);
@@ -78,7 +77,10 @@ export async function pairSoftwarePhone(
       : undefined;
     const phoneCode = await shortCode(macKey, offer, completion);
     if (options.typeOnTerminal) {
-      await pair.waitFor(/to trust it: $/);
+      await pair.waitFor(
+        (screen) => (screen.endsWith('to trust it: ') ? true : undefined),
+        'the code prompt',
+      );
       pair.type(options.typeOnTerminal(phoneCode));
     }
     const code = await pair.exited;
