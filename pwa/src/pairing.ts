@@ -14,8 +14,8 @@ export type PairingProgress =
   | { step: 'checking' }
   | { step: 'passkey' }
   | { step: 'sending' }
-  | { step: 'compare'; code: string; hostName: string }
-  | { step: 'done'; code: string; hostName: string }
+  | { step: 'compare'; code: string; hostName: string; device: string }
+  | { step: 'done'; code: string; hostName: string; device: string }
   | { step: 'failed'; message: string };
 
 const accepted = f.object({ v: f.version(), accepted: f.boolean() });
@@ -86,7 +86,7 @@ export async function pairWith(
   if (!sent.ok) return report({ step: 'failed', message: `The relay refused: ${sent.message}` });
 
   const code = await shortCode(macKey, offer, completion);
-  report({ step: 'compare', code, hostName: offer.hostName });
+  report({ step: 'compare', code, hostName: offer.hostName, device: identity.id });
   for (;;) {
     const current: { ok: true; value: OfferStatus } | { ok: false } = await relayCall(
       'GET',
@@ -102,5 +102,5 @@ export async function pairWith(
   await addMembership(offer.fleet, { id: offer.host, name: offer.hostName });
   forgetPushRegistration(offer.fleet);
   void ensurePushSubscription();
-  report({ step: 'done', code, hostName: offer.hostName });
+  report({ step: 'done', code, hostName: offer.hostName, device: identity.id });
 }

@@ -47,7 +47,7 @@ export function DevicesScreen() {
   };
 
   const rename = async (id: string, current: string) => {
-    const typed = prompt('New name', current);
+    const typed = prompt('New name, in the app (computers keep the name it paired with)', current);
     if (typed === null || !identity || !fleet) return;
     const name = sanitizeText(typed.trim(), { maxBytes: LIMITS.nameBytes, multiline: false }).text;
     if (!name) return setMessage('A name cannot be blank.');

@@ -95,11 +95,13 @@ export function PairScreen() {
           <p>
             {progress.step === 'done'
               ? `Paired with ${progress.hostName}.`
-              : `Waiting for ${progress.hostName} to confirm… If it already trusts a phone, approve this one there.`}
+              : `Waiting for ${progress.hostName}: type the code in its terminal, or approve this phone on one it already trusts.`}
           </p>
           {/* Paired already: the check is what to do if the terminal shows another code. */}
           {progress.step === 'done' && (
-            <p class="muted">A different code there? Revoke this phone: latch devices --revoke.</p>
+            <p class="muted">
+              A different code there? Revoke this phone: latch devices --revoke {progress.device}
+            </p>
           )}
           {progress.step === 'done' && <NotificationBanner confirm />}
         </div>
