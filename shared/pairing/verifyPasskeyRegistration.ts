@@ -2,7 +2,7 @@ import { verifyRegistrationResponse } from '@simplewebauthn/server';
 import { toBase64url } from '../encoding/base64url.ts';
 import { LatchError } from '../errors.ts';
 import type { DeviceKeys, Registration } from '../messages/pairing.ts';
-import { COSE_ALGORITHMS } from '../webauthn/coseSignature.ts';
+import { COSE_ALGORITHMS, isAcceptedCoseKey } from '../webauthn/coseSignature.ts';
 import type { PairedCredential } from '../webauthn/pairedCredential.ts';
 import type { RelyingParty } from '../webauthn/verifyAssertion.ts';
 import { registrationChallenge } from './registrationChallenge.ts';
@@ -48,6 +48,14 @@ export async function verifyPasskeyRegistration(
     throw new LatchError('registration_failed', 'the passkey registration does not verify');
   }
   const { credential } = verified.registrationInfo;
+  // The library checks the algorithm, not the key: an RSA key with exponent 1 would let anyone
+  // who reads the public key (the relay stores it) sign approvals.
+  if (!isAcceptedCoseKey(credential.publicKey)) {
+    throw new LatchError(
+      'registration_failed',
+      'the passkey’s key is too weak: an RSA key needs 2048 to 8192 bits and the exponent 65537',
+    );
+  }
   return {
     id: credential.id,
     publicKey: toBase64url(credential.publicKey),

@@ -2,7 +2,8 @@ import { toBase64url } from '../encoding/base64url.ts';
 
 /**
  * Verifies a WebAuthn signature with a COSE public key (RFC 9052/9053), for the two algorithms
- * pairing accepts: ES256 (EC2, P-256, DER signature) and RS256 (RSASSA-PKCS1-v1_5, SHA-256).
+ * pairing accepts: ES256 (EC2, P-256, DER signature) and RS256 (RSASSA-PKCS1-v1_5, SHA-256,
+ * with a strong key only).
  *
  * Our own, rather than @simplewebauthn/server's `verifySignature`: its helpers module loads an
  * X.509 and CMS stack (~750 KB, ~15 MB resident) that assertions never use, into the daemon.
@@ -16,6 +17,14 @@ const COSE_KTY_EC2 = 2;
 const COSE_KTY_RSA = 3;
 const COSE_CRV_P256 = 1;
 const P256_COORDINATE_BYTES = 32;
+/**
+ * RSA keys as authenticators make them (FIDO requires a 2048-bit modulus and exponent 65537).
+ * Others are refused: with exponent 1 anyone forges a signature from the public key alone, and a
+ * short modulus is factored. The ceiling bounds the work one signature check can cost.
+ */
+const RSA_MIN_MODULUS_BITS = 2048;
+const RSA_MAX_MODULUS_BITS = 8192;
+const RSA_EXPONENT_65537 = [1, 0, 1];
 
 type CoseValue = number | Uint8Array;
 
@@ -27,30 +36,23 @@ export async function verifyCoseSignature(
 ): Promise<boolean> {
   try {
     const key = decodeCoseKey(coseKey);
-    const kty = key.get(1);
-    const alg = key.get(3);
-    if (kty === COSE_KTY_EC2 && alg === COSE_ALGORITHMS.ES256) {
-      const x = key.get(-2);
-      const y = key.get(-3);
-      if (key.get(-1) !== COSE_CRV_P256 || !isCoordinate(x) || !isCoordinate(y)) return false;
+    const kind = acceptedKind(key);
+    if (kind === 'ES256') {
       const rawSignature = ecdsaDerToRaw(signature);
       if (!rawSignature) return false;
       const publicKey = await crypto.subtle.importKey(
         'jwk',
-        { kty: 'EC', crv: 'P-256', x: toBase64url(x), y: toBase64url(y) },
+        { kty: 'EC', crv: 'P-256', x: toBase64url(bytesAt(key, -2)), y: toBase64url(bytesAt(key, -3)) },
         { name: 'ECDSA', namedCurve: 'P-256' },
         false,
         ['verify'],
       );
       return await crypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, publicKey, rawSignature, data);
     }
-    if (kty === COSE_KTY_RSA && alg === COSE_ALGORITHMS.RS256) {
-      const n = key.get(-1);
-      const e = key.get(-2);
-      if (!(n instanceof Uint8Array) || !(e instanceof Uint8Array)) return false;
+    if (kind === 'RS256') {
       const publicKey = await crypto.subtle.importKey(
         'jwk',
-        { kty: 'RSA', n: toBase64url(n), e: toBase64url(e), alg: 'RS256' },
+        { kty: 'RSA', n: toBase64url(bytesAt(key, -1)), e: toBase64url(bytesAt(key, -2)), alg: 'RS256' },
         { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
         false,
         ['verify'],
@@ -63,8 +65,55 @@ export async function verifyCoseSignature(
   }
 }
 
+/**
+ * Whether a passkey's public key is one assertions can be verified with: ES256 on P-256, or
+ * RS256 with a strong key. Pairing refuses any other, so none is ever stored.
+ */
+export function isAcceptedCoseKey(coseKey: Uint8Array): boolean {
+  try {
+    return acceptedKind(decodeCoseKey(coseKey)) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/** The algorithm of a key with every parameter it needs, well formed; undefined for any other. */
+function acceptedKind(key: Map<number, CoseValue>): 'ES256' | 'RS256' | undefined {
+  const [kty, alg] = [key.get(1), key.get(3)];
+  if (kty === COSE_KTY_EC2 && alg === COSE_ALGORITHMS.ES256)
+    return key.get(-1) === COSE_CRV_P256 && isCoordinate(key.get(-2)) && isCoordinate(key.get(-3))
+      ? 'ES256'
+      : undefined;
+  if (kty === COSE_KTY_RSA && alg === COSE_ALGORITHMS.RS256)
+    return isStrongRsaKey(key.get(-1), key.get(-2)) ? 'RS256' : undefined;
+  return undefined;
+}
+
+/** A parameter acceptedKind found to be bytes. */
+const bytesAt = (key: Map<number, CoseValue>, label: number) => key.get(label) as Uint8Array;
+
 const isCoordinate = (value: CoseValue | undefined): value is Uint8Array =>
   value instanceof Uint8Array && value.length === P256_COORDINATE_BYTES;
+
+/** A modulus of 2048 to 8192 bits and the exponent 65537, both unsigned big-endian. */
+function isStrongRsaKey(n: CoseValue | undefined, e: CoseValue | undefined): boolean {
+  if (!(n instanceof Uint8Array) || !(e instanceof Uint8Array)) return false;
+  const modulus = withoutLeadingZeros(n);
+  const bits = modulus.length === 0 ? 0 : (modulus.length - 1) * 8 + (32 - Math.clz32(modulus[0]!));
+  const exponent = withoutLeadingZeros(e);
+  return (
+    bits >= RSA_MIN_MODULUS_BITS &&
+    bits <= RSA_MAX_MODULUS_BITS &&
+    exponent.length === RSA_EXPONENT_65537.length &&
+    RSA_EXPONENT_65537.every((byte, at) => exponent[at] === byte)
+  );
+}
+
+const withoutLeadingZeros = (bytes: Uint8Array): Uint8Array => {
+  let start = 0;
+  while (start < bytes.length && bytes[start] === 0) start++;
+  return bytes.subarray(start);
+};
 
 const copy = (bytes: Uint8Array): Uint8Array<ArrayBuffer> => new Uint8Array(bytes);
 

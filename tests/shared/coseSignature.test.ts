@@ -6,11 +6,17 @@ import {
   COSE_ALGORITHMS,
   decodeCoseKey,
   ecdsaDerToRaw,
+  isAcceptedCoseKey,
   verifyCoseSignature,
 } from '../../shared/webauthn/coseSignature.ts';
+import { concatBytes, sha256 } from '../../shared/encoding/bytes.ts';
 import { derSignature } from '../../scripts/lib/softwareAuthenticator.ts';
 
 type Cose = Map<number, number | Uint8Array>;
+/** DER of SHA-256's DigestInfo before the digest (RFC 8017, 9.2). */
+const SHA256_DIGEST_INFO_PREFIX = Uint8Array.from(
+  '3031300d060960864801650304020105000420'.match(/../g)!.map((byte) => parseInt(byte, 16)),
+);
 const encode = (key: Cose) => isoCBOR.encode(key as Parameters<typeof isoCBOR.encode>[0]);
 
 async function ec2Key(): Promise<{ keys: CryptoKeyPair; cose: Cose }> {
@@ -90,6 +96,35 @@ describe('verifyCoseSignature', () => {
     expect(await verifySignature({ signature, data, credentialPublicKey: key })).toBe(true);
     data[0]! ^= 1;
     expect(await verifyCoseSignature(key, signature, data)).toBe(false);
+  });
+
+  it('refuses RSA keys anyone can sign with or factor, even under a genuine signature', async () => {
+    const data = new Uint8Array(64);
+    // Exponent 1: the signature of anything is its padded digest, made from the public key alone.
+    const digestInfo = concatBytes(SHA256_DIGEST_INFO_PREFIX, await sha256(data));
+    const padded = concatBytes(
+      Uint8Array.of(0, 1),
+      new Uint8Array(256 - 3 - digestInfo.length).fill(0xff),
+      Uint8Array.of(0),
+      digestInfo,
+    );
+    const modulus = new Uint8Array(256).fill(0xff);
+    const exponentOne = new Map([...rsa.cose, [-1, modulus], [-2, Uint8Array.of(1)]]);
+    expect(await verifyCoseSignature(encode(exponentOne), padded, data)).toBe(false);
+    for (const exponent of [Uint8Array.of(3), Uint8Array.of(1, 0, 1)]) {
+      const weak = await crypto.subtle.generateKey(
+        { name: 'RSASSA-PKCS1-v1_5', modulusLength: 1024, publicExponent: exponent, hash: 'SHA-256' },
+        true,
+        ['sign', 'verify'],
+      );
+      const jwk = await crypto.subtle.exportKey('jwk', weak.publicKey);
+      const cose = new Map([...rsa.cose, [-1, fromBase64url(jwk.n!)], [-2, fromBase64url(jwk.e!)]]);
+      const signature = new Uint8Array(await crypto.subtle.sign('RSASSA-PKCS1-v1_5', weak.privateKey, data));
+      expect(await verifyCoseSignature(encode(cose), signature, data), `1024 bits, e = ${jwk.e}`).toBe(false);
+    }
+    // A strong key (2048 bits, 65537) is taken: the RS256 test above.
+    expect(isAcceptedCoseKey(encode(rsa.cose))).toBe(true);
+    expect(isAcceptedCoseKey(encode(exponentOne))).toBe(false);
   });
 
   it('refuses a signature made by another key', async () => {

@@ -1,6 +1,7 @@
+import { isoCBOR } from '@simplewebauthn/server/helpers';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { toBase64url } from '../../shared/encoding/base64url.ts';
-import { utf8Length } from '../../shared/encoding/bytes.ts';
+import { concatBytes, sha256, utf8Length } from '../../shared/encoding/bytes.ts';
 import type { LatchErrorCode } from '../../shared/errors.ts';
 import type { PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
 import { parsePairingLink, pairingLink } from '../../shared/pairing/pairingLink.ts';
@@ -8,6 +9,7 @@ import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
 import { completionMac, offerMac, shortCode } from '../../shared/pairing/pairingTranscript.ts';
 import { verifyPairingCompletion } from '../../shared/pairing/verifyPairingCompletion.ts';
 import { verifyPairingOffer } from '../../shared/pairing/verifyPairingOffer.ts';
+import { registrationChallenge } from '../../shared/pairing/registrationChallenge.ts';
 import { expectRefused } from '../support/expectRefused.ts';
 import {
   completePairing,
@@ -173,6 +175,28 @@ describe('pairing', () => {
     expect(result.ok || result.error.message).toBe('the passkey registration does not verify');
   });
 
+  it('refuses a passkey whose RSA key anyone can sign with (exponent 1), or factor (1024 bits)', async () => {
+    // Only the public key is needed: with e = 1 the "signature" is the padded message itself.
+    const weakKeys: [string, Uint8Array, Uint8Array][] = [
+      ['exponent 1', randomModulus(2048), Uint8Array.of(1)],
+      ['1024 bits', randomModulus(1024), Uint8Array.of(1, 0, 1)],
+    ];
+    for (const [, n, e] of weakKeys) {
+      const cose = isoCBOR.encode(
+        new Map<number, number | Uint8Array>([
+          [1, 3],
+          [3, -257],
+          [-1, n],
+          [-2, e],
+        ]),
+      );
+      const weak = await remac({ ...completion, registration: await registrationWithKey(completion, cose) });
+      const result = await verifyPairingCompletion(weak, offer, secret, relying);
+      expectRefused(result, 'registration_failed');
+      expect(result.ok || result.error.message).toContain('too weak');
+    }
+  });
+
   it('refuses a registration whose attestation object is garbage', async () => {
     const garbage = await remac({
       ...completion,
@@ -262,3 +286,45 @@ describe('pairing link', () => {
     expectRefused(parsePairingLink(link), code as LatchErrorCode);
   });
 });
+
+/** A modulus of `bits` bits (its top bit set): the key need not work, only be read. */
+function randomModulus(bits: number): Uint8Array {
+  const modulus = crypto.getRandomValues(new Uint8Array(bits / 8));
+  modulus[0]! |= 0x80;
+  return modulus;
+}
+
+/** A registration, as an authenticator without attestation makes it, of a passkey with `coseKey`. */
+async function registrationWithKey(completion: PairingCompletion, coseKey: Uint8Array) {
+  const credentialId = crypto.getRandomValues(new Uint8Array(16));
+  const clientDataJSON = new TextEncoder().encode(
+    JSON.stringify({
+      type: 'webauthn.create',
+      challenge: toBase64url(await registrationChallenge(completion.device)),
+      origin: TEST_ORIGIN,
+      crossOrigin: false,
+    }),
+  );
+  const FLAGS_UP_UV_AT = 0x45;
+  const authenticatorData = concatBytes(
+    await sha256(new TextEncoder().encode(TEST_RP_ID)),
+    Uint8Array.of(FLAGS_UP_UV_AT, 0, 0, 0, 0),
+    new Uint8Array(16), // no AAGUID
+    Uint8Array.of(0, credentialId.length),
+    credentialId,
+    coseKey,
+  );
+  const attestationObject = isoCBOR.encode(
+    new Map<string, unknown>([
+      ['fmt', 'none'],
+      ['attStmt', new Map()],
+      ['authData', authenticatorData],
+    ]) as Parameters<typeof isoCBOR.encode>[0],
+  );
+  return {
+    ...completion.registration,
+    credentialId: toBase64url(credentialId),
+    clientDataJSON: toBase64url(clientDataJSON),
+    attestationObject: toBase64url(attestationObject),
+  };
+}
