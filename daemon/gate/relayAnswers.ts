@@ -109,7 +109,16 @@ export class RelayAnswers {
       audit.append({ event: 'token_refused', requestId, code: 'unknown_credential', device: token.device });
       return;
     }
-    store.setCounter(verified.device, verified.counter);
+    // Checked again here, in the commit: two of its assertions checked at once both passed.
+    if (!store.advanceCounter(verified.device, verified.counter)) {
+      audit.append({
+        event: 'token_refused',
+        requestId,
+        code: 'counter_not_increased',
+        device: token.device,
+      });
+      return;
+    }
     // Verified, and used up: but the relay's word that it is still open is checked against ours,
     // as it stands now that the checks are done (a withdrawal or a freeze may have come meanwhile).
     const state = store.request(requestId)?.state;

@@ -28,7 +28,11 @@ export class DeviceStore {
     this.#statements = statements;
   }
 
-  /** A phone paired again under its id (after a revocation, say) takes every key it brings now. */
+  /**
+   * A phone paired again under its id (after a revocation, say) takes every key it brings now. The
+   * same passkey keeps the higher of its counters: a registration reports the counter of its
+   * making, and assertions signed since, for requests still open, must not count again.
+   */
   add(device: PairedDevice, now: number): void {
     this.#statements
       .get(
@@ -36,7 +40,9 @@ export class DeviceStore {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET name = excluded.name, device_key = excluded.device_key,
            ecdh_key = excluded.ecdh_key, credential_id = excluded.credential_id,
-           credential_key = excluded.credential_key, counter = excluded.counter, revoked_at = NULL`,
+           credential_key = excluded.credential_key, revoked_at = NULL,
+           counter = CASE WHEN credential_id = excluded.credential_id
+             THEN max(counter, excluded.counter) ELSE excluded.counter END`,
       )
       .run(
         device.id,
@@ -70,8 +76,16 @@ export class DeviceStore {
     return row ? toDevice(row) : undefined;
   }
 
-  setCounter(device: string, counter: number): void {
-    this.#statements.get('UPDATE devices SET counter = ? WHERE id = ?').run(counter, device);
+  /**
+   * Stores a passkey's signature counter, if it is above the one stored (or both are 0, as synced
+   * passkeys report): false when another assertion, checked at the same time, got there first.
+   */
+  advanceCounter(device: string, counter: number): boolean {
+    return (
+      this.#statements
+        .get('UPDATE devices SET counter = ? WHERE id = ? AND (counter < ? OR (counter = 0 AND ? = 0))')
+        .run(counter, device, counter, counter).changes === 1
+    );
   }
 
   revoke(id: string, now: number): boolean {

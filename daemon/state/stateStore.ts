@@ -97,8 +97,8 @@ export class StateStore implements SingleUseStore {
     return this.#devices.byCredential(credentialId);
   }
 
-  setCounter(device: string, counter: number): void {
-    this.#devices.setCounter(device, counter);
+  advanceCounter(device: string, counter: number): boolean {
+    return this.#devices.advanceCounter(device, counter);
   }
 
   revokeDevice(id: string, now: number): boolean {

@@ -11,6 +11,7 @@ import { recordWithdrawal } from '../../daemon/gate/withdrawal.ts';
 import { Grants } from '../../daemon/grants/grants.ts';
 import { StateStore } from '../../daemon/state/stateStore.ts';
 import { detailsBinding } from '../../shared/approvals/approvalBinding.ts';
+import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import {
   pairedFleet,
   requestDetails,
@@ -138,4 +139,48 @@ it('allows the same approval when nothing happened meanwhile, grant and all', as
   await answers.onApproved(requestId, token);
   expect(await answer).toMatchObject({ decision: 'allow', via: 'phone' });
   expect(grants.store.live(Date.now())).toHaveLength(1);
+});
+
+/** The signature counter an approval's authenticator data carries. */
+const counterOf = (token: { assertion: { authenticatorData: string } }) =>
+  new DataView(fromBase64url(token.assertion.authenticatorData).buffer).getUint32(33);
+
+const storedCounter = () => store.activeDevice(fleet.device.id)!.credential.counter;
+
+it('refuses an approval whose counter another assertion of the passkey passed while it was verified', async () => {
+  const { requestId, answer, token } = await askedAndApproved();
+  const later = counterOf(token) + 5;
+  // Another assertion of the same passkey (a resume vote, say) is stored meanwhile.
+  duringVerification(() =>
+    store.db.prepare('UPDATE devices SET counter = ? WHERE id = ?').run(later, fleet.device.id),
+  );
+  await answers.onApproved(requestId, token);
+  expect(storedCounter()).toBe(later);
+  expect(auditEvents()).toContainEqual(
+    expect.objectContaining({ event: 'token_refused', requestId, code: 'counter_not_increased' }),
+  );
+  expect(store.request(requestId)?.state).toBe('pending');
+  waiting.settle(requestId, deny('expired', 'expired', requestId));
+  await answer;
+});
+
+it('keeps a passkey’s counter when its phone is paired again: a token it signed before counts no more', async () => {
+  const signedBefore = await askedAndApproved();
+  const { requestId, answer, token } = await askedAndApproved();
+  await answers.onApproved(requestId, token);
+  expect(await answer).toMatchObject({ decision: 'allow' });
+  store.revokeDevice(fleet.device.id, Date.now());
+  // Paired again with the same passkey, whose registration reported the counter of its making.
+  store.addDevice(fleet.device, Date.now());
+  expect(storedCounter()).toBe(counterOf(token));
+  await answers.onApproved(signedBefore.requestId, signedBefore.token);
+  expect(auditEvents()).toContainEqual(
+    expect.objectContaining({
+      event: 'token_refused',
+      requestId: signedBefore.requestId,
+      code: 'counter_not_increased',
+    }),
+  );
+  waiting.settle(signedBefore.requestId, deny('expired', 'expired', signedBefore.requestId));
+  await signedBefore.answer;
 });
