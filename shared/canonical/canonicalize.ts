@@ -28,7 +28,8 @@ export function canonicalize(value: unknown): string {
       return JSON.stringify(value);
     case 'object': {
       if (value === null) return 'null';
-      if (Array.isArray(value)) return `[${value.map(canonicalize).join(',')}]`;
+      // Array.from visits holes too (as undefined, refused); map would skip them.
+      if (Array.isArray(value)) return `[${Array.from(value, (item) => canonicalize(item)).join(',')}]`;
       if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) {
         throw new LatchError('invalid_field', 'only plain objects have a canonical form');
       }

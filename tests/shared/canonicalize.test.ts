@@ -95,6 +95,12 @@ describe('canonicalize (RFC 8785)', () => {
     }
   });
 
+  it('refuses an array with a hole or an undefined item: `[]` and `[,]` are no JSON of it', () => {
+    for (const value of [new Array(1), new Array(2), [1, , 2], [undefined]]) {
+      expect(() => canonicalize({ value })).toThrowError(expect.objectContaining({ code: 'invalid_field' }));
+    }
+  });
+
   it('leaves out members whose value is undefined, as JSON.stringify does', () => {
     expect(canonicalize({ b: undefined, a: 1 })).toBe('{"a":1}');
   });
