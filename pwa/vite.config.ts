@@ -51,5 +51,8 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     minify: 'terser',
     terserOptions: { ...TERSER, module: true },
+    // On a busy machine the build says which plugin took its time (terser, mostly): a block of
+    // text in npm start's output that nobody acts on.
+    rolldownOptions: { checks: { bundlerTimings: false } },
   },
 });
