@@ -267,5 +267,5 @@ describe('what the phone says', () => {
       .waitFor();
     expect(await b.browser.page.getByRole('button', { name: /Panic/ }).isDisabled()).toBe(true);
     expect((await runLatch(machine, ['status'])).code).toBe(0);
-  }, 60_000);
+  }, 90_000);
 });
