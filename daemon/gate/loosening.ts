@@ -4,6 +4,7 @@ import type { LatchConfig } from '../config/config.ts';
 import type { ConfigKeeper } from '../config/configKeeper.ts';
 import type { PolicyKeeper } from '../policy/policyKeeper.ts';
 import type { GateAnswer, GateRequest } from '../socket/localApi.ts';
+import { RESERVED_AGENT } from '../socket/reservedAgent.ts';
 import type { StateStore } from '../state/stateStore.ts';
 import type { Asking } from './asking.ts';
 import { dedupKey } from './dedupKey.ts';
@@ -50,8 +51,8 @@ export class Loosening {
   async approveChange(change: ChangeRequest): Promise<GateAnswer> {
     const { store, audit, asking } = this.#options;
     const request: GateRequest = {
-      agent: 'latch',
-      tool: `latch.${change.kind}`,
+      agent: RESERVED_AGENT,
+      tool: `${RESERVED_AGENT}.${change.kind}`,
       paths: [],
       title: change.title,
       detail: change.detail,

@@ -6,6 +6,7 @@ import { sanitizeText } from '../../shared/text/sanitizeText.ts';
 import { MOST_DIFF_BYTES } from '../hooks/fileEditDiff.ts';
 import { PATH_MAX } from '../policy/realPath.ts';
 import { jsonObjectLine } from './jsonObjectLine.ts';
+import { RESERVED_AGENT } from './reservedAgent.ts';
 import { toolInputText } from './toolInputText.ts';
 
 /**
@@ -208,6 +209,11 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     return {
       error: `tool must be a name of at most ${MAX.tool} bytes, without control or invisible characters`,
     };
+  // Latch's own changes (a looser config, a phone added) ask as agent "latch", tool "latch.…":
+  // a caller that took those names could ask first, and the daemon's request would join its own.
+  const agent = text(raw['agent'], MAX.name) || 'agent';
+  if (agent === RESERVED_AGENT || tool.startsWith(`${RESERVED_AGENT}.`))
+    return { error: `the agent name "${RESERVED_AGENT}" and tools "${RESERVED_AGENT}.…" are Latch's own` };
   const paths = Array.isArray(raw['paths'])
     ? raw['paths'].filter((path): path is string => typeof path === 'string' && path !== '')
     : [];
@@ -233,7 +239,7 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
   const optional = (key: keyof GateRequest, value: string | number | undefined) =>
     value === undefined || value === '' ? {} : { [key]: value };
   const request = {
-    agent: text(raw['agent'], MAX.name) || 'agent',
+    agent,
     tool,
     paths,
     interactive: raw['interactive'] === true,

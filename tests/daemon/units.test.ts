@@ -321,4 +321,12 @@ describe('reading an agent’s gate request', () => {
     expect(readGateRequest({ command: 'ls' })).toEqual({ error: 'tool is required' });
     expect(readGateRequest('ls')).toEqual({ error: 'the request must be a JSON object' });
   });
+
+  it('refuses the names Latch asks its own changes under: a caller asking first would be joined by them', () => {
+    const refused = { error: 'the agent name "latch" and tools "latch.…" are Latch\'s own' };
+    expect(readGateRequest({ agent: 'latch', tool: 'latch.config' })).toEqual(refused);
+    expect(readGateRequest({ agent: 'latch', tool: 'Bash', command: 'ls' })).toEqual(refused);
+    expect(readGateRequest({ agent: 'claude-code', tool: 'latch.policy' })).toEqual(refused);
+    expect(readGateRequest({ agent: 'latchkey', tool: 'latchkey.open' })).not.toHaveProperty('error');
+  });
 });
