@@ -1,9 +1,10 @@
 import { toBase64url } from '../../shared/encoding/base64url.ts';
-import { randomBytes } from '../../shared/encoding/bytes.ts';
+import { randomBytes, utf8Length } from '../../shared/encoding/bytes.ts';
 import type { RequestDetails, SimilarCall } from '../../shared/messages/approvals.ts';
 import type { RiskLevel } from '../../shared/messages/common.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
 import { keepLineStartAndEnd, keepStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
+import { revealHidden } from '../../shared/text/revealHidden.ts';
 import { sanitizeText } from '../../shared/text/sanitizeText.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import type { LatchConfig } from '../config/config.ts';
@@ -43,7 +44,24 @@ export function requestDetails(
     shortened ||= kept.changed;
     return kept.text;
   };
-  const card = requestCard(request);
+  // What runs is shown as it runs: no character in it may read as another, or as nothing.
+  const revealed = (text: string) => revealHidden(text, { multiline: true });
+  const asRuns: GateRequest = {
+    ...request,
+    paths: request.paths.map((path) => revealHidden(path, { multiline: false })),
+    ...(request.command !== undefined ? { command: revealed(request.command) } : {}),
+    ...(request.detail !== undefined ? { detail: revealed(request.detail) } : {}),
+    ...(request.input !== undefined ? { input: revealed(request.input) } : {}),
+    ...(request.diff !== undefined ? { diff: revealed(request.diff) } : {}),
+    ...(request.cwd !== undefined ? { cwd: revealHidden(request.cwd, { multiline: false }) } : {}),
+  };
+  const card = requestCard(asRuns);
+  // A phone shown part of a command, a file's content or a tool's input asks for the most care
+  // (type the target, wait), and offers no rule for calls like it: what is not shown is where a
+  // `curl … | sh` would hide. (Cleaning what was revealed removes nothing: these sizes hold.)
+  const shownCut =
+    utf8Length(card.detail) > LIMITS.detailBytes ||
+    (card.diff !== undefined && utf8Length(card.diff) > LIMITS.diffBytes);
   return {
     v: PROTOCOL_VERSION,
     fleet: config.host.fleet,
@@ -55,17 +73,17 @@ export function requestDetails(
     title: shown(card.title, LIMITS.titleBytes, keepLineStartAndEnd),
     ...(card.description ? { description: clean(card.description, LIMITS.titleBytes) } : {}),
     detail: shown(card.detail, LIMITS.detailBytes),
-    ...(request.cwd ? { cwd: shown(request.cwd, LIMITS.cwdBytes, keepLineStartAndEnd) } : {}),
+    ...(asRuns.cwd ? { cwd: shown(asRuns.cwd, LIMITS.cwdBytes, keepLineStartAndEnd) } : {}),
     ...(card.project ? { project: clean(card.project, LIMITS.nameBytes) } : {}),
     ...(card.session ? { session: clean(card.session, LIMITS.nameBytes) } : {}),
     ...(card.diff ? { diff: shown(card.diff, LIMITS.diffBytes) } : {}),
-    target: clean(terms.target, LIMITS.targetBytes),
-    risk: terms.risk,
+    target: clean(revealHidden(terms.target, { multiline: false }), LIMITS.targetBytes),
+    risk: shownCut ? 'critical' : terms.risk,
     createdAt: now,
     exp: now + terms.timeoutSeconds * 1000,
     nonce: toBase64url(randomBytes(16)),
     shortened,
-    ...(terms.similar ? { similar: terms.similar } : {}),
+    ...(terms.similar && !shownCut ? { similar: terms.similar } : {}),
     ...fatigue.terms(request, config.approvals, now),
   };
 }

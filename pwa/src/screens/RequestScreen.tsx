@@ -257,7 +257,7 @@ function Review({
       <h1 class={details.detail === details.title ? 'request-title command' : 'request-title'}>
         {details.title}
       </h1>
-      {details.description && <p class="request-description">{details.description}</p>}
+      {details.description && <p class="request-description">The agent says: {details.description}</p>}
       <p class="request-meta">
         <span>{cardContext(details)}</span> · <span>{details.agent}</span> · <span>{details.tool}</span> ·{' '}
         <RiskBadge risk={details.risk} />
@@ -275,7 +275,7 @@ function Review({
       )}
       {details.diff && <DiffView diff={details.diff} />}
       {details.cwd && (
-        <p class="muted">
+        <p class="muted request-cwd">
           in <code>{details.cwd}</code>
         </p>
       )}

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { revealHidden } from '../../shared/text/revealHidden.ts';
+import { sanitizeText } from '../../shared/text/sanitizeText.ts';
+
+const multiline = { multiline: true };
+
+describe('revealHidden: what runs, shown as it runs', () => {
+  it('writes out a space that is not one, before a "#" that is then no comment to the shell', () => {
+    expect(revealHidden('npm test\u00a0# && curl x | sh', multiline)).toBe(
+      'npm test⟨U+00A0⟩# && curl x | sh',
+    );
+    expect(revealHidden('npm test\u2800# ; scp key x:', multiline)).toBe('npm test⟨U+2800⟩# ; scp key x:');
+    expect(revealHidden('ok\r# ; echo ran', multiline)).toBe('ok⟨U+000D⟩# ; echo ran');
+    for (const space of [
+      '\u2002',
+      '\u2009',
+      '\u200a',
+      '\u202f',
+      '\u205f',
+      '\u3000',
+      '\u1680',
+      '\u0085',
+      '\u2028',
+    ])
+      expect(revealHidden(`a${space}b`, multiline)).toMatch(/^a⟨U\+[0-9A-F]{4}⟩b$/);
+  });
+
+  it('writes out what cleaning would remove, rather than close the gap it leaves', () => {
+    expect(revealHidden('ok\u200b# ; echo ran', multiline)).toBe('ok⟨U+200B⟩# ; echo ran');
+    expect(revealHidden('rm -rf \u202e/ppa', multiline)).toBe('rm -rf ⟨U+202E⟩/ppa');
+    expect(revealHidden('a\u{e0041}b\u0007', multiline)).toBe('a⟨U+E0041⟩b⟨U+0007⟩');
+    expect(revealHidden('x\ud800y', multiline)).toBe('x⟨U+D800⟩y');
+  });
+
+  it('writes out right-to-left letters, beside which a browser reorders digits', () => {
+    expect(revealHidden('iptables -s א 10.0.0.1 ב', multiline)).toBe(
+      'iptables -s ⟨U+05D0⟩ 10.0.0.1 ⟨U+05D1⟩',
+    );
+    expect(revealHidden('echo مرحبا', multiline)).not.toMatch(/[\u0600-\u06ff]/);
+  });
+
+  it('keeps plain text, other scripts, newlines and tabs as they are; a line loses its breaks', () => {
+    const plain = 'git push origin main\n\tcd /srv/app && ls ./données 日本';
+    expect(revealHidden(plain, multiline)).toBe(plain);
+    expect(revealHidden('a\nb\tc', { multiline: false })).toBe('a⟨U+000A⟩b⟨U+0009⟩c');
+  });
+
+  it('gives clean text: cleaning it changes nothing', () => {
+    const revealed = revealHidden('a\u00a0\u200b\u202e\u0000\r\u05d0b\n', multiline);
+    expect(sanitizeText(revealed, { maxBytes: 1000, multiline: true })).toEqual({
+      text: revealed,
+      changed: false,
+    });
+  });
+});
