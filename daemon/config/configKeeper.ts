@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { AuditLog } from '../audit/auditLog.ts';
 import type { StateStore } from '../state/stateStore.ts';
 import { ConfigError, parseConfig, type LatchConfig } from './config.ts';
 import { configChanges, type ConfigChange } from './configTightening.ts';
+import { NotRegularFileError, readRegularFile } from './readRegularFile.ts';
 
 export type ConfigView =
   | {
@@ -83,7 +84,13 @@ export class ConfigKeeper {
   }
 
   #read(): ConfigView {
-    const text = readFileSync(this.#path, 'utf8');
+    let text: string;
+    try {
+      text = readRegularFile(this.#path);
+    } catch (error) {
+      if (error instanceof NotRegularFileError) return { ok: false, message: error.message };
+      throw error;
+    }
     let next: LatchConfig;
     try {
       next = parseConfig(text, this.#path, this.#env);

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readRegularFile } from '../config/readRegularFile.ts';
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import type { RequestDetails } from '../../shared/messages/approvals.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
@@ -95,9 +96,9 @@ function stillAllowed(store: StateStore, answer: GateAnswer, requestId: string):
 /** Each time step's code is accepted once, across every request. */
 function checkTotp(typed: string, requestId: string, context: FallbackContext): GateAnswer {
   const now = Date.now();
-  const secret = fromBase64url(
-    (JSON.parse(readFileSync(context.totpPath, 'utf8')) as { secret: string }).secret,
-  );
+  const secret = totpSecret(context.totpPath);
+  if (!secret)
+    return deny('fallback_failed', 'the TOTP secret file is not one latch pair --totp wrote', requestId);
   const step = matchTotp(secret, typed.trim(), now);
   if (step === undefined || !context.store.consumeTotpStep(step, now))
     return deny('fallback_failed', 'the TOTP code is wrong or was already used', requestId);
@@ -120,4 +121,18 @@ function checkChallenge(typed: string, challenge: LocalChallenge, requestId: str
     via: 'challenge',
     requestId,
   };
+}
+
+/** RFC 4226 asks for 128 bits at least (latch pair --totp makes 160). */
+const TOTP_SECRET_MIN_BYTES = 16;
+
+/** The TOTP secret, or undefined for a file that is not one latch wrote (unreadable, or a weak secret). */
+function totpSecret(path: string): Uint8Array | undefined {
+  try {
+    const { secret } = JSON.parse(readRegularFile(path)) as { secret?: unknown };
+    const bytes = typeof secret === 'string' ? fromBase64url(secret) : undefined;
+    return bytes && bytes.length >= TOTP_SECRET_MIN_BYTES ? bytes : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -223,17 +223,18 @@ export class KillSwitch {
         refused.push({ device: vote.device, code: result.error.code });
         continue;
       }
+      if (store.resumeVoters(current.freeze).includes(result.value.device)) {
+        refused.push({ device: vote.device, code: 'already_used' });
+        continue;
+      }
       // As for approvals: the next assertion of this passkey must count higher, so a copy of
-      // this one, or of an older one, fails; checked again as it is stored, since another of its
+      // this one, or of an older one, fails. Checked again as it is stored, since another of its
       // assertions may have been checked meanwhile.
       if (!store.advanceCounter(result.value.device, result.value.counter)) {
         refused.push({ device: vote.device, code: 'counter_not_increased' });
         continue;
       }
-      if (!store.countResumeVote(current.freeze, result.value.device, Date.now())) {
-        refused.push({ device: vote.device, code: 'already_used' });
-        continue;
-      }
+      store.countResumeVote(current.freeze, result.value.device, Date.now());
       countedNow++;
     }
     const counted = store.resumeVoters(current.freeze);

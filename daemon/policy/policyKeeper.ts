@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { AuditLog } from '../audit/auditLog.ts';
 import type { StateStore } from '../state/stateStore.ts';
 import { parsePolicy, PolicyError, type Policy } from './policy.ts';
 import { isTightening } from './tightening.ts';
+import { NotRegularFileError, readRegularFile } from '../config/readRegularFile.ts';
 
 export type PolicyView =
   | {
@@ -60,7 +61,13 @@ export class PolicyKeeper {
   }
 
   #read(): PolicyView {
-    const text = readFileSync(this.#path, 'utf8');
+    let text: string;
+    try {
+      text = readRegularFile(this.#path);
+    } catch (error) {
+      if (error instanceof NotRegularFileError) return { ok: false, message: error.message };
+      throw error;
+    }
     const hash = sha256(text);
     let next: Policy;
     try {

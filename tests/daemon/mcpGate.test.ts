@@ -181,13 +181,13 @@ describe('latch mcp', () => {
     });
     const second = await relay.nextRequest(before + 1);
     const { token, details } = await phoneApproves(phone, second, relay.origin);
-    // What the phone shows is cleaned like any agent's text.
+    // What the phone shows of the input writes out what would hide: the override, by its code.
     expect(details).toMatchObject({
       tool: 'mcp__notes__delete_note',
       agent: 'mcp',
       title: 'notes: delete_note',
     });
-    expect(details.detail).toContain('"why": "xevil"');
+    expect(details.detail).toContain('"why": "x⟨U+202E⟩evil"');
     relay.sendApproval(second.requestId, token);
     expect(result(await again)).toEqual({ content: [{ type: 'text', text: 'deleted 1' }] });
     expect(await noteText(gated)).toBe('no such note');
