@@ -1,9 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
 import { validateId } from '../../shared/text/validateId.ts';
 import { AUDIT_ROTATION_DEFAULTS } from '../audit/auditRotation.ts';
 import { LastingFault } from '../lastingFault.ts';
 import { tomlKeyLine } from './tomlKeyLine.ts';
+import { NotRegularFileError, readRegularFile } from './readRegularFile.ts';
 
 export interface LatchConfig {
   relay: { url: string };
@@ -109,7 +110,14 @@ const isOneOf =
 export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): LatchConfig {
   if (!existsSync(path))
     throw new ConfigError('config_missing', `no configuration at ${path}; run latch init`);
-  return parseConfig(readFileSync(path, 'utf8'), path, env);
+  let text: string;
+  try {
+    text = readRegularFile(path);
+  } catch (error) {
+    if (error instanceof NotRegularFileError) throw new ConfigError('config_invalid', error.message);
+    throw error;
+  }
+  return parseConfig(text, path, env);
 }
 
 /** Checks a config's text; `path` names it in messages. Throws ConfigError. */
