@@ -4,7 +4,7 @@ import { validateId } from '../../shared/text/validateId.ts';
 import { AUDIT_ROTATION_DEFAULTS } from '../audit/auditRotation.ts';
 import { LastingFault } from '../lastingFault.ts';
 import { tomlKeyLine } from './tomlKeyLine.ts';
-import { NotRegularFileError, readRegularFile } from './readRegularFile.ts';
+import { readRegularFile } from './readRegularFile.ts';
 
 export interface LatchConfig {
   relay: { url: string };
@@ -110,14 +110,9 @@ const isOneOf =
 export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): LatchConfig {
   if (!existsSync(path))
     throw new ConfigError('config_missing', `no configuration at ${path}; run latch init`);
-  let text: string;
-  try {
-    text = readRegularFile(path);
-  } catch (error) {
-    if (error instanceof NotRegularFileError) throw new ConfigError('config_invalid', error.message);
-    throw error;
-  }
-  return parseConfig(text, path, env);
+  const read = readRegularFile(path);
+  if (!read.ok) throw new ConfigError('config_invalid', read.message);
+  return parseConfig(read.text, path, env);
 }
 
 /** Checks a config's text; `path` names it in messages. Throws ConfigError. */

@@ -4,7 +4,7 @@ import type { AuditLog } from '../audit/auditLog.ts';
 import type { StateStore } from '../state/stateStore.ts';
 import { ConfigError, parseConfig, type LatchConfig } from './config.ts';
 import { configChanges, type ConfigChange } from './configTightening.ts';
-import { NotRegularFileError, readRegularFile } from './readRegularFile.ts';
+import { readRegularFile } from './readRegularFile.ts';
 
 export type ConfigView =
   | {
@@ -84,13 +84,9 @@ export class ConfigKeeper {
   }
 
   #read(): ConfigView {
-    let text: string;
-    try {
-      text = readRegularFile(this.#path);
-    } catch (error) {
-      if (error instanceof NotRegularFileError) return { ok: false, message: error.message };
-      throw error;
-    }
+    const read = readRegularFile(this.#path);
+    if (!read.ok) return read;
+    const { text } = read;
     let next: LatchConfig;
     try {
       next = parseConfig(text, this.#path, this.#env);

@@ -129,7 +129,9 @@ const TOTP_SECRET_MIN_BYTES = 16;
 /** The TOTP secret, or undefined for a file that is not one latch wrote (unreadable, or a weak secret). */
 function totpSecret(path: string): Uint8Array | undefined {
   try {
-    const { secret } = JSON.parse(readRegularFile(path)) as { secret?: unknown };
+    const read = readRegularFile(path);
+    if (!read.ok) return undefined;
+    const { secret } = JSON.parse(read.text) as { secret?: unknown };
     const bytes = typeof secret === 'string' ? fromBase64url(secret) : undefined;
     return bytes && bytes.length >= TOTP_SECRET_MIN_BYTES ? bytes : undefined;
   } catch {

@@ -4,7 +4,7 @@ import type { AuditLog } from '../audit/auditLog.ts';
 import type { StateStore } from '../state/stateStore.ts';
 import { parsePolicy, PolicyError, type Policy } from './policy.ts';
 import { isTightening } from './tightening.ts';
-import { NotRegularFileError, readRegularFile } from '../config/readRegularFile.ts';
+import { readRegularFile } from '../config/readRegularFile.ts';
 
 export type PolicyView =
   | {
@@ -61,13 +61,9 @@ export class PolicyKeeper {
   }
 
   #read(): PolicyView {
-    let text: string;
-    try {
-      text = readRegularFile(this.#path);
-    } catch (error) {
-      if (error instanceof NotRegularFileError) return { ok: false, message: error.message };
-      throw error;
-    }
+    const read = readRegularFile(this.#path);
+    if (!read.ok) return read;
+    const { text } = read;
     const hash = sha256(text);
     let next: Policy;
     try {

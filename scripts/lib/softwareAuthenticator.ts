@@ -19,6 +19,8 @@ export interface Ceremony {
   topOrigin?: string;
   /** Overrides the signature counter the authenticator reports. */
   counter?: number;
+  /** Registers this public key (a COSE_Key) in place of the passkey's own: a key a test builds. */
+  publicKey?: Uint8Array;
 }
 
 const FLAG_UP = 0x01;
@@ -54,7 +56,7 @@ export class SoftwareAuthenticator {
       NONE_AAGUID,
       Uint8Array.of(credentialId.length >> 8, credentialId.length & 0xff),
       credentialId,
-      await this.#coseKey(),
+      ceremony.publicKey ?? (await this.#coseKey()),
     );
     const authenticatorData = concatBytes(
       await this.#authenticatorData(ceremony, FLAG_AT, 0),

@@ -1,7 +1,7 @@
 import { isoCBOR } from '@simplewebauthn/server/helpers';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { toBase64url } from '../../shared/encoding/base64url.ts';
-import { concatBytes, sha256, utf8Length } from '../../shared/encoding/bytes.ts';
+import { utf8Length } from '../../shared/encoding/bytes.ts';
 import type { LatchErrorCode } from '../../shared/errors.ts';
 import type { PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
 import { parsePairingLink, pairingLink } from '../../shared/pairing/pairingLink.ts';
@@ -11,6 +11,7 @@ import { verifyPairingCompletion } from '../../shared/pairing/verifyPairingCompl
 import { verifyPairingOffer } from '../../shared/pairing/verifyPairingOffer.ts';
 import { registrationChallenge } from '../../shared/pairing/registrationChallenge.ts';
 import { expectRefused } from '../support/expectRefused.ts';
+import { SoftwareAuthenticator } from '../../scripts/lib/softwareAuthenticator.ts';
 import {
   completePairing,
   createHost,
@@ -296,35 +297,11 @@ function randomModulus(bits: number): Uint8Array {
 
 /** A registration, as an authenticator without attestation makes it, of a passkey with `coseKey`. */
 async function registrationWithKey(completion: PairingCompletion, coseKey: Uint8Array) {
-  const credentialId = crypto.getRandomValues(new Uint8Array(16));
-  const clientDataJSON = new TextEncoder().encode(
-    JSON.stringify({
-      type: 'webauthn.create',
-      challenge: toBase64url(await registrationChallenge(completion.device)),
-      origin: TEST_ORIGIN,
-      crossOrigin: false,
-    }),
-  );
-  const FLAGS_UP_UV_AT = 0x45;
-  const authenticatorData = concatBytes(
-    await sha256(new TextEncoder().encode(TEST_RP_ID)),
-    Uint8Array.of(FLAGS_UP_UV_AT, 0, 0, 0, 0),
-    new Uint8Array(16), // no AAGUID
-    Uint8Array.of(0, credentialId.length),
-    credentialId,
-    coseKey,
-  );
-  const attestationObject = isoCBOR.encode(
-    new Map<string, unknown>([
-      ['fmt', 'none'],
-      ['attStmt', new Map()],
-      ['authData', authenticatorData],
-    ]) as Parameters<typeof isoCBOR.encode>[0],
-  );
-  return {
-    ...completion.registration,
-    credentialId: toBase64url(credentialId),
-    clientDataJSON: toBase64url(clientDataJSON),
-    attestationObject: toBase64url(attestationObject),
-  };
+  const authenticator = await SoftwareAuthenticator.create();
+  return authenticator.register({
+    rpId: TEST_RP_ID,
+    origin: TEST_ORIGIN,
+    challenge: await registrationChallenge(completion.device),
+    publicKey: coseKey,
+  });
 }
