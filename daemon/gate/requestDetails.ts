@@ -46,14 +46,15 @@ export function requestDetails(
   };
   // What runs is shown as it runs: no character in it may read as another, or as nothing.
   const revealed = (text: string) => revealHidden(text, { multiline: true });
+  const revealedLine = (text: string) => revealHidden(text, { multiline: false });
   const asRuns: GateRequest = {
     ...request,
-    paths: request.paths.map((path) => revealHidden(path, { multiline: false })),
+    paths: request.paths.map(revealedLine),
     ...(request.command !== undefined ? { command: revealed(request.command) } : {}),
     ...(request.detail !== undefined ? { detail: revealed(request.detail) } : {}),
     ...(request.input !== undefined ? { input: revealed(request.input) } : {}),
     ...(request.diff !== undefined ? { diff: revealed(request.diff) } : {}),
-    ...(request.cwd !== undefined ? { cwd: revealHidden(request.cwd, { multiline: false }) } : {}),
+    ...(request.cwd !== undefined ? { cwd: revealedLine(request.cwd) } : {}),
   };
   const card = requestCard(asRuns);
   // A phone shown part of a command, a file's content or a tool's input asks for the most care
@@ -77,7 +78,7 @@ export function requestDetails(
     ...(card.project ? { project: clean(card.project, LIMITS.nameBytes) } : {}),
     ...(card.session ? { session: clean(card.session, LIMITS.nameBytes) } : {}),
     ...(card.diff ? { diff: shown(card.diff, LIMITS.diffBytes) } : {}),
-    target: clean(revealHidden(terms.target, { multiline: false }), LIMITS.targetBytes),
+    target: clean(revealedLine(terms.target), LIMITS.targetBytes),
     risk: shownCut ? 'critical' : terms.risk,
     createdAt: now,
     exp: now + terms.timeoutSeconds * 1000,

@@ -20,6 +20,11 @@ export function revealHidden(text: string, options: { multiline: boolean }): str
   let revealed = '';
   for (const character of text) {
     const codePoint = character.codePointAt(0)!;
+    // Printable ASCII, most of any command, needs no look-up.
+    if (codePoint > 0x20 && codePoint < 0x7f) {
+      revealed += character;
+      continue;
+    }
     const plain = character === ' ' || (options.multiline && (character === '\n' || character === '\t'));
     const hidden =
       !plain &&
