@@ -34,10 +34,12 @@ export function requestCard(request: GateRequest): RequestCard {
     // Runs of spaces are one in a title: `ls` and 400 spaces would push `; rm -rf ~` out of it.
     const title = `${firstLine.replace(/\s+/g, ' ') || request.tool}${more}`;
     const description = request.title && request.title !== title ? { description: request.title } : {};
-    const detail =
-      request.detail && request.detail !== request.command
-        ? `${request.command}\n\n${request.detail}`
-        : request.command;
+    const rest = inputBesidesCommand(request);
+    const detail = [
+      request.command,
+      ...(request.detail && request.detail !== request.command ? [request.detail] : []),
+      ...(rest ? [`${ALSO_IN_INPUT}\n${rest}`] : []),
+    ].join('\n\n');
     return { title, detail, ...description, ...context };
   }
   const path = request.paths[0];
@@ -45,6 +47,32 @@ export function requestCard(request: GateRequest): RequestCard {
   if (request.diff !== undefined)
     return { title, detail: request.detail ?? request.paths.join('\n'), diff: request.diff, ...context };
   return { title, detail: request.detail ?? request.input ?? request.paths.join('\n'), ...context };
+}
+
+/** Heads what a command's tool input holds besides the command on a phone. */
+export const ALSO_IN_INPUT = 'The tool is also given:';
+
+/**
+ * What a command's tool input holds besides the command and the agent's description, which the
+ * card shows already (the description cleaned, on one line: nothing runs it): Claude Code's `dangerouslyDisableSandbox` (the command runs outside its
+ * sandbox), `run_in_background`, `timeout`, or anything a later version adds. The phone signs
+ * what it is shown, so nothing the tool is given may go unshown.
+ */
+function inputBesidesCommand(request: GateRequest): string | undefined {
+  if (request.input === undefined || request.input === request.command) return undefined;
+  let input: unknown;
+  try {
+    input = JSON.parse(request.input);
+  } catch {
+    return request.input;
+  }
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return request.input;
+  const rest = Object.entries(input).filter(
+    ([key, value]) =>
+      !(key === 'command' && value === request.command) &&
+      !(key === 'description' && request.title !== undefined),
+  );
+  return rest.length > 0 ? JSON.stringify(Object.fromEntries(rest), null, 2) : undefined;
 }
 
 /** A path inside the project, relative to it; any other, whole. */

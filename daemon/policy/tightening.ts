@@ -25,8 +25,22 @@ function atLeastAsStrict(next: PolicyRule, previous: PolicyRule): boolean {
     // may take them over.
     (needsSimpleCommand(next) === needsSimpleCommand(previous) || next.action === 'deny') &&
     riskRank(next.risk) >= riskRank(previous.risk) &&
-    (next.timeoutSeconds ?? Infinity) <= (previous.timeoutSeconds ?? Infinity)
+    (next.action === 'allow' || next.action === 'deny' || asksAlike(next, previous))
   );
+}
+
+/**
+ * A rule that asks keeps what its asking depends on. Grants a phone approved are keyed by the
+ * rule's name (a rule renamed, or an unnamed one renumbered, takes over another rule's grants);
+ * its target is what the person types to approve; a wait only shortens. With no wait of its own
+ * a rule takes the config's, which this cannot compare, so adding or removing one is loosening.
+ */
+function asksAlike(next: PolicyRule, previous: PolicyRule): boolean {
+  const waitsNoLonger =
+    next.timeoutSeconds === undefined || previous.timeoutSeconds === undefined
+      ? next.timeoutSeconds === previous.timeoutSeconds
+      : next.timeoutSeconds <= previous.timeoutSeconds;
+  return next.name === previous.name && next.target === previous.target && waitsNoLonger;
 }
 
 /**

@@ -146,6 +146,7 @@ default = "ask"
 tool = "Read"
 action = "allow"
 [[rule]]
+name = "removals"
 tool = "Bash"
 command = "rm *"
 action = "ask"
@@ -156,19 +157,19 @@ risk = "high"
   it.each([
     [
       'a stricter default',
-      'default = "deny"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
+      'default = "deny"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\nname = "removals"\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
     ],
     [
       'a rule made stricter',
-      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "deny"\nrisk = "high"',
+      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\nname = "removals"\ntool = "Bash"\ncommand = "rm *"\naction = "deny"\nrisk = "high"',
     ],
     [
       'an added deny rule',
-      'default = "ask"\n[[rule]]\ntool = "Bash"\naction = "deny"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
+      'default = "ask"\n[[rule]]\ntool = "Bash"\naction = "deny"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\nname = "removals"\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
     ],
     [
       'a removed allow rule',
-      'default = "ask"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
+      'default = "ask"\n[[rule]]\nname = "removals"\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
     ],
   ])('counts %s as tightening', (_what, text) => {
     expect(isTightening(base, variant(text))).toBe(true);
@@ -177,31 +178,45 @@ risk = "high"
   it.each([
     [
       'a looser default',
-      'default = "allow"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
+      'default = "allow"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\nname = "removals"\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
     ],
     [
       'a rule made looser',
-      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "allow"',
+      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\nname = "removals"\ntool = "Bash"\ncommand = "rm *"\naction = "allow"',
     ],
     [
       'a lower risk',
-      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "low"',
+      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\nname = "removals"\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "low"',
     ],
     [
       'an added allow rule',
-      'default = "ask"\n[[rule]]\ntool = "Bash"\naction = "allow"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
+      'default = "ask"\n[[rule]]\ntool = "Bash"\naction = "allow"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\nname = "removals"\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
     ],
     [
       'an added ask rule (it can shadow a deny)',
-      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\naction = "ask"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
+      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\naction = "ask"\n[[rule]]\nname = "removals"\ntool = "Bash"\ncommand = "rm *"\naction = "ask"\nrisk = "high"',
     ],
     ['a removed ask rule', 'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"'],
     [
       'a defer in place of an ask',
-      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\ncommand = "rm *"\naction = "defer"\nrisk = "high"',
+      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\nname = "removals"\ntool = "Bash"\ncommand = "rm *"\naction = "defer"\nrisk = "high"',
     ],
   ])('counts %s as loosening', (_what, text) => {
     expect(isTightening(base, variant(text))).toBe(false);
+  });
+
+  it('counts an unnamed ask rule renumbered by a removed allow rule as loosening (it takes over the grants of its new name)', () => {
+    const unnamed =
+      'default = "ask"\n[[rule]]\ntool = "Read"\naction = "allow"\n[[rule]]\ntool = "Bash"\naction = "ask"\n';
+    expect(
+      isTightening(parsePolicy(unnamed), parsePolicy(unnamed.replace('action = "allow"', 'action = "deny"'))),
+    ).toBe(true);
+    expect(
+      isTightening(
+        parsePolicy(unnamed),
+        parsePolicy('default = "ask"\n[[rule]]\ntool = "Bash"\naction = "ask"\n'),
+      ),
+    ).toBe(false);
   });
 });
 

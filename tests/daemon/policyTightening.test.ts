@@ -40,7 +40,6 @@ describe('a change of the policy that takes effect at once', () => {
     ['a deny by default', { ...base, defaultAction: 'deny' }],
     ['a shorter timeout', withPushes({ timeoutSeconds: 30 })],
     ['a higher risk', withPushes({ risk: 'critical' })],
-    ['a renamed rule', withPushes({ name: 'git pushes' })],
     ['an allow rule in the middle removed', { ...base, rules: [readsAllowed, pushesAsked, secretsAsked] }],
     ['every allow rule removed', { ...base, rules: [pushesAsked, secretsAsked] }],
     [
@@ -70,6 +69,13 @@ describe('a change of the policy that waits for a phone', () => {
     ['a deferring default', { ...base, defaultAction: 'defer' }],
     ['a longer timeout', withPushes({ timeoutSeconds: 61 })],
     ['no timeout in place of one', withPushes({ timeoutSeconds: undefined })],
+    [
+      "a timeout where the config's applied (even a short one: the config's may be shorter)",
+      { ...base, rules: [readsAllowed, pushesAsked, testsAllowed, { ...secretsAsked, timeoutSeconds: 5 }] },
+    ],
+    // Grants a phone approved are keyed by the rule's name.
+    ['a renamed rule (it takes over the grants of its new name)', withPushes({ name: 'git pushes' })],
+    ['another target to type', withPushes({ target: 'y' })],
     ['a lower risk', withPushes({ risk: 'medium' })],
     // Changed conditions make another rule: the old one, an ask, is gone.
     ['another tool', withPushes({ tool: ['exec'] })],

