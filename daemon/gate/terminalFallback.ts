@@ -1,11 +1,15 @@
 import { existsSync } from 'node:fs';
-import { readRegularFile } from '../config/readRegularFile.ts';
-import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import type { RequestDetails } from '../../shared/messages/approvals.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
 import type { LatchConfig } from '../config/config.ts';
 import { localChallenge, type LocalChallenge } from '../fallback/localChallenge.ts';
 import { matchTotp } from '../fallback/totp.ts';
+import {
+  approvedTotpSecret,
+  clearWrongTotpCodes,
+  noteWrongTotpCode,
+  totpPausedUntil,
+} from '../fallback/totpSecret.ts';
 import type { BlockReason, GateAnswer, GateRequest } from '../socket/localApi.ts';
 import type { StateStore } from '../state/stateStore.ts';
 import { deny, frozenDeny } from './deny.ts';
@@ -93,15 +97,33 @@ function stillAllowed(store: StateStore, answer: GateAnswer, requestId: string):
   return answer;
 }
 
-/** Each time step's code is accepted once, across every request. */
+/**
+ * Each time step's code is accepted once, across every request, from the secret a phone approved
+ * only; wrong codes pause the fallback (fallback/totpSecret.ts).
+ */
 function checkTotp(typed: string, requestId: string, context: FallbackContext): GateAnswer {
+  const { store, totpPath } = context;
   const now = Date.now();
-  const secret = totpSecret(context.totpPath);
+  const pausedUntil = totpPausedUntil(store, now);
+  if (pausedUntil !== undefined)
+    return deny(
+      'fallback_failed',
+      `too many wrong TOTP codes: codes are refused until ${new Date(pausedUntil).toISOString()}`,
+      requestId,
+    );
+  const secret = approvedTotpSecret(store, totpPath);
   if (!secret)
-    return deny('fallback_failed', 'the TOTP secret file is not one latch pair --totp wrote', requestId);
+    return deny(
+      'fallback_failed',
+      'the TOTP secret file is not the one a phone approved (latch pair --totp)',
+      requestId,
+    );
   const step = matchTotp(secret, typed.trim(), now);
-  if (step === undefined || !context.store.consumeTotpStep(step, now))
+  if (step === undefined || !store.consumeTotpStep(step, now)) {
+    noteWrongTotpCode(store, now);
     return deny('fallback_failed', 'the TOTP code is wrong or was already used', requestId);
+  }
+  clearWrongTotpCodes(store);
   return {
     decision: 'allow',
     reason: 'approved with a TOTP code (terminal fallback)',
@@ -121,20 +143,4 @@ function checkChallenge(typed: string, challenge: LocalChallenge, requestId: str
     via: 'challenge',
     requestId,
   };
-}
-
-/** RFC 4226 asks for 128 bits at least (latch pair --totp makes 160). */
-const TOTP_SECRET_MIN_BYTES = 16;
-
-/** The TOTP secret, or undefined for a file that is not one latch wrote (unreadable, or a weak secret). */
-function totpSecret(path: string): Uint8Array | undefined {
-  try {
-    const read = readRegularFile(path);
-    if (!read.ok) return undefined;
-    const { secret } = JSON.parse(read.text) as { secret?: unknown };
-    const bytes = typeof secret === 'string' ? fromBase64url(secret) : undefined;
-    return bytes && bytes.length >= TOTP_SECRET_MIN_BYTES ? bytes : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -1,7 +1,7 @@
-import { writeFileSync } from 'node:fs';
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { keyId } from '../../shared/keys/p256.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
+import { storeApprovedTotpSecret } from '../fallback/totpSecret.ts';
 import type { Gatekeeper } from '../gate/gatekeeper.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
 import type { StateStore } from '../state/stateStore.ts';
@@ -57,7 +57,7 @@ export async function enrol(
       approvedIn: answer.requestId,
     });
   } else {
-    writeFileSync(deps.totpPath, `${JSON.stringify({ secret: enrolment.secret })}\n`, { mode: 0o600 });
+    storeApprovedTotpSecret(deps.store, deps.totpPath, enrolment.secret);
     deps.audit.append({ event: 'totp_enrolled', approvedIn: answer.requestId });
   }
   return { status: 200, body: answer };

@@ -1,7 +1,10 @@
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { approvedTotpSecret } from '../../daemon/fallback/totpSecret.ts';
 import { callDaemon } from '../../daemon/socket/daemonClient.ts';
 import type { GateAnswer } from '../../daemon/socket/localApi.ts';
 import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
+import { toBase64url } from '../../shared/encoding/base64url.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 import { pairedDeviceOf, withStore } from '../support/latchMachine.ts';
@@ -74,5 +77,34 @@ describe('adding a phone through a paired phone’s approval', () => {
     expect(relay.requests.length).toBe(asked);
     const stored = withStore(machine, (store) => store.activeDevice(approver!.id));
     expect(stored?.ecdhKey).toBe(approver!.ecdhKey);
+  });
+});
+
+describe('enrolling an authenticator app through a paired phone’s approval', () => {
+  it('keeps the secret the phone approved, and only that one; a denied one is never written', async () => {
+    const { relay, machine } = paired;
+    const [approver] = paired.phones;
+    const options = { socketPath: machine.socket, timeoutMs: 60_000 };
+    const secret = toBase64url(new Uint8Array(20).fill(3));
+    const approvedSecret = () => withStore(machine, (store) => approvedTotpSecret(store, machine.files.totp));
+
+    const denied = callDaemon<GateAnswer>('POST', '/v1/enrol', { kind: 'totp', secret }, options);
+    await relay.sendDenial(approver!, await relay.nextRequest(0));
+    expect(await denied).toMatchObject({ decision: 'deny' });
+    expect(existsSync(machine.files.totp)).toBe(false);
+
+    const approved = callDaemon<GateAnswer>('POST', '/v1/enrol', { kind: 'totp', secret }, options);
+    const asked = await relay.nextRequest(1);
+    relay.sendApproval(asked.requestId, (await phoneApproves(approver, asked, relay.origin)).token);
+    expect(await approved).toMatchObject({ decision: 'allow' });
+    expect(statSync(machine.files.totp).mode & 0o777).toBe(0o600);
+    expect(toBase64url(approvedSecret()!)).toBe(secret);
+
+    // The same file with a secret nobody approved is not the approved secret.
+    writeFileSync(
+      machine.files.totp,
+      `${JSON.stringify({ secret: toBase64url(new Uint8Array(20).fill(4)) })}\n`,
+    );
+    expect(approvedSecret()).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { totpCode } from '../../daemon/fallback/totp.ts';
+import { storeApprovedTotpSecret } from '../../daemon/fallback/totpSecret.ts';
 import { callDaemon } from '../../daemon/socket/daemonClient.ts';
 import { gateCall } from '../../daemon/socket/gateClient.ts';
 import type { FallbackOffer, GateRequest } from '../../daemon/socket/localApi.ts';
@@ -14,6 +15,7 @@ import {
   startDaemon,
   type LatchMachine,
   type RunningDaemon,
+  withStore,
 } from '../support/latchMachine.ts';
 import { startLatch } from '../support/latchRun.ts';
 
@@ -36,9 +38,9 @@ async function startFallbackHost(
   });
   await pairPhoneDirectly(machine, UNREACHABLE);
   if (mode === 'totp')
-    writeFileSync(machine.files.totp, `${JSON.stringify({ secret: toBase64url(TOTP_SECRET) })}\n`, {
-      mode: 0o600,
-    });
+    withStore(machine, (store) =>
+      storeApprovedTotpSecret(store, machine.files.totp, toBase64url(TOTP_SECRET)),
+    );
   return { machine, daemon: await startDaemon(machine) };
 }
 
@@ -244,6 +246,41 @@ describe('the TOTP fallback', () => {
     expect(auditLines(own.machine)).toContainEqual(
       expect.objectContaining({ event: 'decided', decision: 'deny', via: 'totp' }),
     );
+  });
+
+  it('refuses the codes of a secret file a phone did not approve (written outside any gate)', async () => {
+    const own = await startFallbackHost('totp');
+    onTestFinished(() => own.daemon.stop());
+    const othersSecret = new Uint8Array(20).fill(9);
+    writeFileSync(own.machine.files.totp, `${JSON.stringify({ secret: toBase64url(othersSecret) })}\n`);
+    const othersCode = totpCode(othersSecret, Math.floor(Date.now() / 30_000));
+    expect(await ask(own.machine, () => othersCode)).toMatchObject({
+      decision: 'deny',
+      blockReason: 'fallback_failed',
+      reason: 'the TOTP secret file is not the one a phone approved (latch pair --totp)',
+    });
+  });
+
+  it('stops taking codes after five wrong ones, the right one too, across a restart; a right one before clears the count', async () => {
+    const own = await startFallbackHost('totp');
+    onTestFinished(() => own.daemon.stop());
+    const wrong = () => {
+      const step = Math.floor(Date.now() / 30_000);
+      const right = [step - 1, step, step + 1].map((near) => totpCode(TOTP_SECRET, near));
+      return ['000000', '111111', '222222', '333333'].find((code) => !right.includes(code))!;
+    };
+    const wrongAnswer = { decision: 'deny', reason: 'the TOTP code is wrong or was already used' };
+    for (let i = 0; i < 4; i++) expect(await ask(own.machine, wrong)).toMatchObject(wrongAnswer);
+    expect(await ask(own.machine, currentCode)).toMatchObject({ decision: 'allow', via: 'totp' });
+    for (let i = 0; i < 5; i++) expect(await ask(own.machine, wrong)).toMatchObject(wrongAnswer);
+    await own.daemon.stop();
+    own.daemon = await startDaemon(own.machine);
+    const paused = await ask(own.machine, () => totpCode(TOTP_SECRET, Math.floor(Date.now() / 30_000) + 1));
+    expect(paused).toMatchObject({ decision: 'deny', blockReason: 'fallback_failed' });
+    const until = /^too many wrong TOTP codes: codes are refused until (.+)$/.exec(paused.reason)?.[1];
+    // 15 minutes from the fifth wrong code.
+    expect(Date.parse(until!) - Date.now()).toBeGreaterThan(14 * 60_000);
+    expect(Date.parse(until!) - Date.now()).toBeLessThanOrEqual(15 * 60_000);
   });
 
   it('refuses a used code after a daemon restart: the used steps are on disk', async () => {

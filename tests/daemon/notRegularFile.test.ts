@@ -48,7 +48,7 @@ describe('a file of Latch’s that is not what Latch wrote', () => {
     expect(await call(code)).toMatchObject({
       decision: 'deny',
       blockReason: 'fallback_failed',
-      reason: 'the TOTP secret file is not one latch pair --totp wrote',
+      reason: 'the TOTP secret file is not the one a phone approved (latch pair --totp)',
     });
   });
 
