@@ -128,7 +128,11 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
       enrol(body, { gatekeeper, store, audit, totpPath: files.totp, hostName: config.host.name }),
     status,
     panic: (reason) => panic(panicContext, reason),
-    watched: () => ({ frozen: killSwitch.state.frozen, reason: killSwitch.state.reason }),
+    watched: () => {
+      const { strict, graceSeconds, onFreeze } = inForce().killSwitch;
+      const { frozen, reason } = killSwitch.state;
+      return { frozen, reason, rules: { strict, graceSeconds, onFreeze } };
+    },
   });
   killSwitch.onChange(() => server.notifyWatchers());
   audit.append({ event: 'daemon_started', host: host.id, fleet: config.host.fleet });

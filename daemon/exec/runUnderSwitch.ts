@@ -1,7 +1,6 @@
 import { constants } from 'node:os';
-import type { LatchConfig } from '../config/config.ts';
 import { writeStderrLine } from '../output/stderrLine.ts';
-import { watchDaemon } from '../socket/watchDaemon.ts';
+import { watchDaemon, type DaemonWatcher, type SwitchRules } from '../socket/watchDaemon.ts';
 import { endCommandTree } from './endCommandTree.ts';
 import { startCommand } from './startCommand.ts';
 
@@ -23,18 +22,48 @@ export const EXEC_EXIT = {
 /** How long what is left of a command has between SIGTERM and SIGKILL. */
 const GRACE_MS = 5000;
 
+/** What `latch exec` does around the start: its answer is given once the command starts, or never does. */
+export interface StartDoors {
+  /** The command started, under the switch. */
+  started(): void;
+  /** The command will not start: deny, and exit. */
+  notStarted(reason: string): never;
+}
+
 /**
  * Runs a command the daemon allowed, under the fleet's kill switch, and exits with its code once
- * it ends. It follows the daemon's switch as long as the command runs, across daemon restarts: a
- * freeze stops (or ends) everything the command started, a resume continues it. However this
- * process ends — the command's exit, a signal, an error of its own — what the command started
- * ends with it, and its cgroup is removed.
+ * it ends. It starts only once the daemon's watch has said the switch's state and the rules in
+ * force there (strict, grace, stop or terminate): never the config file as it reads now, which may
+ * hold a loosening no phone approved. A fleet frozen since the allow, or a daemon gone before it
+ * said, and the command does not start.
  */
-export function runUnderSwitch(
+export function runUnderSwitch(argv: readonly string[], command: string, doors: StartDoors): void {
+  let obeying: DaemonWatcher | undefined;
+  const stopWatching = watchDaemon({
+    onState: (state) => {
+      if (obeying) return obeying.onState(state);
+      if (state.frozen) doors.notStarted(`the fleet is frozen (${state.reason ?? 'no reason given'})`);
+      obeying = startObeying(argv, command, state.rules, () => stopWatching());
+      doors.started();
+    },
+    onLost: (reason) =>
+      obeying ? obeying.onLost(reason) : doors.notStarted(`lost the daemon before it started (${reason})`),
+    onBack: () => obeying?.onBack(),
+  });
+}
+
+/**
+ * Starts the command and follows the switch as long as it runs, across daemon restarts: a freeze
+ * stops (or ends) everything the command started, a resume continues it. However this process
+ * ends — the command's exit, a signal, an error of its own — what the command started ends with
+ * it, and its cgroup is removed.
+ */
+function startObeying(
   argv: readonly string[],
   command: string,
-  rules: LatchConfig['killSwitch'],
-): void {
+  firstRules: SwitchRules,
+  stopWatching: () => void,
+): DaemonWatcher {
   const say = (line: string) => writeStderrLine(`latch: ${line}`);
   let started: ReturnType<typeof startCommand>;
   try {
@@ -53,6 +82,7 @@ export function runUnderSwitch(
   process.on('uncaughtException', crash);
   process.on('unhandledRejection', crash);
 
+  let rules = firstRules;
   let held = false;
   let ending: Promise<void> | undefined;
   let strictTimer: NodeJS.Timeout | undefined;
@@ -76,9 +106,12 @@ export function runUnderSwitch(
     say(`the fleet is not frozen; continuing ${command}`);
     tree.release();
   };
-  const stopWatching = watchDaemon({
-    onState: (state) =>
-      state.frozen ? freeze(`the fleet is frozen (${state.reason ?? 'no reason given'})`) : resume(),
+  const watcher: DaemonWatcher = {
+    onState: (state) => {
+      rules = state.rules;
+      if (state.frozen) freeze(`the fleet is frozen (${state.reason ?? 'no reason given'})`);
+      else resume();
+    },
     onLost: (reason) => {
       // Like the daemon without its relay (strict = false): the last state holds while it is away.
       const meanwhile = held
@@ -97,7 +130,7 @@ export function runUnderSwitch(
       clearTimeout(strictTimer);
       say('the daemon is back');
     },
-  });
+  };
 
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => {
@@ -121,4 +154,5 @@ export function runUnderSwitch(
     void finish(EXEC_EXIT.cannotRun);
   });
   child.on('exit', (code, signal) => void finish(code ?? 128 + constants.signals[signal!]));
+  return watcher;
 }

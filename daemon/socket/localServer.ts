@@ -7,6 +7,7 @@ import { daemonLog as log } from '../output/daemonLog.ts';
 import { FIRST_LINE_WITHIN_MS, serveGateConversation } from './gateConversation.ts';
 import type { DaemonStatus, GateAnswer, GateRequest } from './localApi.ts';
 import { InsecurePathError } from './securePath.ts';
+import type { SwitchView } from './watchDaemon.ts';
 
 const MAX_LOCAL_BODY_BYTES = 1024 * 1024;
 
@@ -20,8 +21,8 @@ export interface LocalRoutes {
   status(): DaemonStatus;
   /** `POST /v1/panic`: the reason as sent, if it is a string. */
   panic(reason: string): Promise<object>;
-  /** The kill switch's state, as `GET /v1/watch` streams it: now, then at each change. */
-  watched(): { frozen: boolean; reason: string | null };
+  /** The kill switch's state and rules, as `GET /v1/watch` streams them: now, then at each change. */
+  watched(): SwitchView;
 }
 
 export interface LocalServer {

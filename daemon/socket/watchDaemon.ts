@@ -1,13 +1,18 @@
 import type { ClientRequest } from 'node:http';
+import type { LatchConfig } from '../config/config.ts';
 import { requestOverSocket } from './daemonClient.ts';
 import { checkedSocketPath, type DaemonCallOptions } from './daemonSocket.ts';
 import { jsonObjectLine } from './jsonObjectLine.ts';
 import { readLines } from './readLines.ts';
 
-/** The switch as `GET /v1/watch` tells it. */
+/** How a command run under the switch obeys it: the kill-switch settings in force at the daemon. */
+export type SwitchRules = Pick<LatchConfig['killSwitch'], 'strict' | 'graceSeconds' | 'onFreeze'>;
+
+/** The switch as `GET /v1/watch` tells it, with the rules in force when it was told. */
 export interface SwitchView {
   frozen: boolean;
   reason: string | null;
+  rules: SwitchRules;
 }
 
 export interface DaemonWatcher {
@@ -98,7 +103,16 @@ export function watchDaemon(watcher: DaemonWatcher, options: DaemonCallOptions =
 function readSwitchView(line: string): SwitchView | undefined {
   const value = jsonObjectLine(line);
   if (!value) return undefined;
-  const { frozen, reason } = value;
+  const { frozen, reason, rules } = value;
   if (typeof frozen !== 'boolean' || (reason !== null && typeof reason !== 'string')) return undefined;
-  return { frozen, reason };
+  if (typeof rules !== 'object' || rules === null) return undefined;
+  const { strict, graceSeconds, onFreeze } = rules as Record<string, unknown>;
+  if (
+    typeof strict !== 'boolean' ||
+    !Number.isSafeInteger(graceSeconds) ||
+    (graceSeconds as number) < 0 ||
+    (onFreeze !== 'stop' && onFreeze !== 'terminate')
+  )
+    return undefined;
+  return { frozen, reason, rules: { strict, graceSeconds: graceSeconds as number, onFreeze } };
 }

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -221,6 +221,28 @@ describe('latch exec', () => {
       await expect.poll(run.stderr, PATIENCE).toMatch(/the fleet is frozen \(terminate\); terminating/);
     },
   );
+
+  it('obeys the kill-switch rules in force at the daemon, not a loosening of the config file no phone approved', async () => {
+    const setup = await setUp((text) => text.replace('on_freeze = "stop"', 'on_freeze = "terminate"'));
+    const { machine } = setup;
+    writeFileSync(
+      machine.files.config,
+      readFileSync(machine.files.config, 'utf8').replace('on_freeze = "terminate"', 'on_freeze = "stop"'),
+    );
+    const seconds = uniqueSleep();
+    const run = startExec(machine, ['sleep', seconds]);
+    await sleepers(seconds);
+    expect(JSON.parse((await runLatch(machine, ['status', '--json'])).stdout)).toMatchObject({
+      config: 'loosening_pending',
+    });
+
+    await freezeFromPhone(setup, 'terminate all the same');
+    expect(await run.exited).toBe(128 + constants.signals.SIGTERM);
+    expect(processesRunning('sleep', seconds)).toEqual([]);
+    await expect
+      .poll(run.stderr, PATIENCE)
+      .toMatch(/the fleet is frozen \(terminate all the same\); terminating/);
+  });
 
   it('in strict mode, stops the command once the daemon has been away for grace_seconds, and continues it when the daemon is back unfrozen', async () => {
     const setup = await setUp((text) =>

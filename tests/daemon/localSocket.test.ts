@@ -43,7 +43,11 @@ async function serve(gate: LocalRoutes['gate']): Promise<LocalServer> {
     enrol: async () => ({ status: 400, body: {} }),
     status: () => STATUS,
     panic: async () => ({}),
-    watched: () => ({ frozen: false, reason: null }),
+    watched: () => ({
+      frozen: false,
+      reason: null,
+      rules: { strict: false, graceSeconds: 120, onFreeze: 'stop' },
+    }),
   });
   cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
   cleanups.push(() => server.close());

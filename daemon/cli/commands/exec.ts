@@ -1,6 +1,4 @@
 import type { RiskLevel } from '../../../shared/messages/common.ts';
-import { ConfigError, loadConfig, type LatchConfig } from '../../config/config.ts';
-import { latchFiles, latchHome } from '../../config/paths.ts';
 import { EXEC_EXIT, runUnderSwitch } from '../../exec/runUnderSwitch.ts';
 import { writeStderrLine } from '../../output/stderrLine.ts';
 import { askDaemon } from '../../socket/askDaemon.ts';
@@ -27,12 +25,6 @@ export async function run(argv: string[], options: { risk?: RiskLevel; title?: s
     process.exit(EXEC_DENIED);
   }
 
-  let rules: LatchConfig['killSwitch'];
-  try {
-    rules = loadConfig(latchFiles(latchHome()).config).killSwitch;
-  } catch (error) {
-    deny(error instanceof ConfigError ? `${error.code}: ${error.message}` : String(error));
-  }
   const answer = await askDaemon({
     agent: 'latch exec',
     tool: 'exec',
@@ -42,6 +34,5 @@ export async function run(argv: string[], options: { risk?: RiskLevel; title?: s
     ...(options.title ? { title: options.title } : {}),
   });
   if (answer.decision !== 'allow') deny(answer.reason);
-  guard.answered();
-  runUnderSwitch(argv, command, rules);
+  runUnderSwitch(argv, command, { started: () => guard.answered(), notStarted: deny });
 }
