@@ -29,7 +29,7 @@ describe('latch without a daemon', () => {
   it(`latch exec exits ${EXEC_DENIED}, not 126, when Latch is not set up`, async () => {
     const ran = await runLatch(newMachine(), ['exec', '--', 'true']);
     expect(ran.code).toBe(EXEC_DENIED);
-    expect(ran.stderr).toMatch(/^latch: not running true: config_missing: /m);
+    expect(ran.stderr).toMatch(/^latch: not running true: daemon_unreachable: /m);
   });
 
   it('latch devices --revoke --json answers with the list, the phone revoked', async () => {
