@@ -53,3 +53,29 @@ describe('revealHidden: what runs, shown as it runs', () => {
     });
   });
 });
+
+describe('revealHidden: letters that only look Latin', () => {
+  it('writes out another script’s letter in a Latin word: an address reads as the one it imitates', () => {
+    expect(revealHidden('git push https://gіthub.com/acme/app', multiline)).toBe(
+      'git push https://g⟨U+0456⟩thub.com/acme/app',
+    );
+    // A whole name in Cyrillic still ends in a Latin `.com`.
+    expect(revealHidden('curl https://аррӏе.com', multiline)).toBe(
+      'curl https://⟨U+0430⟩⟨U+0440⟩⟨U+0440⟩⟨U+04CF⟩⟨U+0435⟩.com',
+    );
+    expect(revealHidden('scp key pаypal.com:', multiline)).toBe('scp key p⟨U+0430⟩ypal.com:');
+    expect(revealHidden('rm -rf ~/.sѕh', multiline)).toBe('rm -rf ~/.s⟨U+0455⟩h');
+    expect(revealHidden('ssh οps@host', multiline)).toBe('ssh ⟨U+03BF⟩ps@host');
+  });
+
+  it('writes out a compatibility form of a Latin letter: fullwidth, mathematical, a ligature', () => {
+    expect(revealHidden('ｒｍ -rf /', multiline)).toBe('⟨U+FF52⟩⟨U+FF4D⟩ -rf /');
+    expect(revealHidden('curl 𝐞vil.example', multiline)).toBe('curl ⟨U+1D41E⟩vil.example');
+    expect(revealHidden('cat ﬁle', multiline)).toBe('cat ⟨U+FB01⟩le');
+  });
+
+  it('keeps a word all in another script, and accented Latin, as they are', () => {
+    const plain = 'git commit -m "Исправлено: ошибка" && ls ./données ./日本語 ./ελληνικά';
+    expect(revealHidden(plain, multiline)).toBe(plain);
+  });
+});
