@@ -178,6 +178,31 @@ describe('the phone app', () => {
     expect(await hook).toMatchObject({ permissionDecision: 'deny' });
   }, 90_000);
 
+  it('draws a changed line that starts like a file header as the change it is', async () => {
+    const [{ browser }] = phones as [(typeof phones)[0]];
+    const project = join(state, 'headers');
+    mkdirSync(project, { recursive: true });
+    // Added, these lines read `+++ b/ok` and `+-- a/ok`: only the first two lines are headers.
+    const hook = askHook(
+      machine,
+      hookInput(
+        'PreToolUse',
+        'Write',
+        { file_path: join(project, 'notes'), content: '++ b/ok\n-- a/ok\n' },
+        { cwd: project },
+      ),
+    );
+    await browser.page.goto(origin);
+    await browser.page.getByRole('button', { name: /Write notes/ }).click();
+    const diff = browser.page.getByLabel(/^Changes:/);
+    await expect
+      .poll(() => diff.locator('.diff-added').allTextContents())
+      .toEqual(['+++ b/ok\n', '+-- a/ok\n']);
+    expect(await diff.locator('.diff-file').allTextContents()).toEqual(['--- /dev/null\n', '+++ b/notes\n']);
+    await browser.page.keyboard.press('Escape');
+    expect(await hook).toMatchObject({ permissionDecision: 'deny' });
+  }, 60_000);
+
   it('shows an expired request as expired', async () => {
     const [{ browser }] = phones as [(typeof phones)[0]];
     const request = runLatch(machine, ['request', '--title', 'Publish the package', '--timeout', '5'], {
