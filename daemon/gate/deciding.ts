@@ -154,7 +154,10 @@ export class Deciding {
     const guarded = selfProtection(request, places);
     const verdict = guarded && policyVerdict.action !== 'deny' ? guarded : policyVerdict;
     const rule = verdict === guarded ? `Latch's own rule "${verdict.rule}"` : `policy rule "${verdict.rule}"`;
-    if (verdict.action === 'allow') {
+    // Outside the agent's sandbox a command goes to the agent's own permission flow (or a phone)
+    // even where a rule allows it: an allow here would skip the prompt the agent gives it there.
+    const leftToAgent = request.unsandboxed === true && verdict.action === 'allow';
+    if (verdict.action === 'allow' && !leftToAgent) {
       audit.append({
         event: 'allowed',
         via: 'policy',
@@ -174,14 +177,17 @@ export class Deciding {
       });
       return answered(deny('policy_violation', `policy_violation: denied by ${rule}`));
     }
-    if (verdict.action === 'defer' && request.canDefer) {
+    if ((verdict.action === 'defer' || leftToAgent) && request.canDefer) {
       audit.append({ event: 'deferred', rule: verdict.rule, tool: request.tool });
-      return answered({ decision: 'defer', reason: `${rule} leaves this to the agent's own prompt` });
+      const reason = leftToAgent
+        ? `${rule} allows this, but it runs outside the agent's sandbox: the agent's own prompt decides`
+        : `${rule} leaves this to the agent's own prompt`;
+      return answered({ decision: 'defer', reason });
     }
     const risk = strictest(verdict.risk, request.risk);
     // A rule a phone allowed covers only what the same policy rule asks, never what Latch guards.
     const asked = { policyRule: verdict.rule, risk, guarded: verdict === guarded };
-    const granted = asked.guarded ? undefined : grants.covering(request, asked);
+    const granted = asked.guarded || request.unsandboxed ? undefined : grants.covering(request, asked);
     if (granted) {
       audit.append({
         event: 'allowed',

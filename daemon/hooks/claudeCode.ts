@@ -66,6 +66,7 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
       paths,
       input: inputText.text,
       canDefer: ATTENDED_MODES.has(asString(raw['permission_mode']) ?? ''),
+      ...(input['dangerouslyDisableSandbox'] === true ? { unsandboxed: true } : {}),
       ...(command !== undefined ? { command } : {}),
       // The agent's own words: shown under its command, never instead of it (gate/requestCard).
       ...(description !== undefined && command !== undefined ? { title: description } : {}),

@@ -47,6 +47,11 @@ export interface GateRequest {
   interactive: boolean;
   /** The caller has a native prompt to defer to (Claude Code's PreToolUse). */
   canDefer: boolean;
+  /**
+   * The command is to run outside the agent's sandbox (Claude Code's `dangerouslyDisableSandbox`):
+   * it goes to the agent's own permission flow, or a phone, never past either on a rule of Latch's.
+   */
+  unsandboxed?: boolean;
   /** Cleaning changed some text: the phone shows the "text shortened" mark. */
   shortened: boolean;
 }
@@ -244,6 +249,7 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     paths,
     interactive: raw['interactive'] === true,
     canDefer: raw['canDefer'] === true,
+    ...(raw['unsandboxed'] === true ? { unsandboxed: true } : {}),
     // The command stays exactly as sent, whole (the socket caps a request at 1 MiB): the policy
     // must judge what runs, not a cleaned or cut copy. It is cleaned and cut for display later.
     ...optional('command', typeof raw['command'] === 'string' ? raw['command'] : undefined),

@@ -43,6 +43,11 @@ action = "deny"
 name = "edits"
 tool = "Edit"
 action = "defer"
+[[rule]]
+name = "listing"
+tool = "Bash"
+command = "ls *"
+action = "allow"
 `;
 
 let paired: PairedDaemon;
@@ -167,6 +172,35 @@ describe('latch hook claude-code', () => {
       });
     },
   );
+
+  it('leaves a command allowed by a rule to Claude Code’s own prompt when it is to run outside the sandbox', async () => {
+    const listing = (fields: object, extra: Record<string, unknown> = {}) =>
+      hookInput('PreToolUse', 'Bash', { command: 'ls -la', ...fields }, extra);
+    expect((await hook(listing({}))).output).toMatchObject({
+      hookSpecificOutput: { permissionDecision: 'allow' },
+    });
+    expect((await hook(listing({ dangerouslyDisableSandbox: true }))).output).toMatchObject({
+      hookSpecificOutput: {
+        permissionDecision: 'ask',
+        permissionDecisionReason:
+          'latch: policy rule "listing" allows this, but it runs outside the agent\'s sandbox: the agent\'s own prompt decides',
+      },
+    });
+    expect(
+      (
+        await hook(
+          hookInput('PermissionRequest', 'Bash', { command: 'ls -la', dangerouslyDisableSandbox: true }),
+        )
+      ).output,
+    ).toBeUndefined();
+    // With no prompt of the agent's that a person would see, a phone is asked.
+    const before = paired.relay.requests.length;
+    const unattended = hook(
+      listing({ dangerouslyDisableSandbox: true }, { permission_mode: 'bypassPermissions' }),
+    );
+    await paired.relay.sendDenial(paired.phones[0], await paired.relay.nextRequest(before));
+    expect((await unattended).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
+  });
 
   it('answers PermissionRequest allow and deny in Claude Code’s shape', async () => {
     expect((await hook(hookInput('PermissionRequest', 'Read', { file_path: '/x' }))).output).toEqual({
