@@ -70,6 +70,8 @@ export default defineConfig({
                 VAPID_PUBLIC_KEY: vapid.publicKey,
                 VAPID_PRIVATE_KEY: vapid.privateKey,
                 VAPID_SUBJECT: 'mailto:relay-tests@latch.test',
+                // The push stand-in listens on loopback (relay/push/pushServices.ts).
+                PUSH_SERVICE_HOSTS: '127.0.0.1',
                 // The billable-event meter's route (tests/relay/billableMeter.test.ts).
                 BILLABLE_METER: 'on',
               },

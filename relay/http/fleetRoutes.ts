@@ -18,6 +18,7 @@ import { validateId } from '../../shared/text/validateId.ts';
 import { metered } from '../billing/billableMeter.ts';
 import type { Fleet } from '../fleet/Fleet.ts';
 import type { OfferIndex } from '../offers/OfferIndex.ts';
+import { isPushService } from '../push/pushServices.ts';
 import { bearer, idParam, message, relyingParty, signedRequest } from './readRequest.ts';
 import { refusal, RefusalError, refusalResponse } from './relayError.ts';
 import { reply } from './reply.ts';
@@ -32,6 +33,13 @@ export function fleetObject(env: Env, fleet: string): DurableObjectStub<Fleet> {
 /** The object that knows which fleet holds an offer (offers/OfferIndex.ts). */
 export function offerIndexObject(env: Env, offerId: string): DurableObjectStub<OfferIndex> {
   return metered(env.OFFERS.get(env.OFFERS.idFromName(offerId)));
+}
+
+function refuseUnlessPushService(endpoint: string, env: Env): void {
+  if (!isPushService(endpoint, env))
+    throw new RefusalError(
+      refusal('push_service_refused', `${new URL(endpoint).host} is not a browser's push service`),
+    );
 }
 
 const renameSchema = f.object({ v: f.version(), name: f.text(LIMITS.nameBytes) });
@@ -74,6 +82,7 @@ fleetRoutes.get('/pairing/:offer', async (c) => {
 fleetRoutes.post('/pairing/:offer/complete', async (c) => {
   const { fleet, stub } = c.var;
   const { value: completion, bytes } = await message(c.req, pairingCompletionSchema);
+  if (completion.push) refuseUnlessPushService(completion.push.endpoint, c.env);
   const result = await stub.completeOffer(
     fleet,
     idParam(c.req, 'offer'),
@@ -184,6 +193,7 @@ fleetRoutes.delete('/devices/:id', async (c) => {
 fleetRoutes.put('/push', async (c) => {
   const { fleet, stub } = c.var;
   const { value: push, bytes } = await message(c.req, pushSubscriptionSchema);
+  refuseUnlessPushService(push.endpoint, c.env);
   return reply(c, await stub.updatePush(fleet, signedRequest(c.req, bytes), push));
 });
 

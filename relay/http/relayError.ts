@@ -14,7 +14,8 @@ export type RelayErrorCode =
   | 'host_token_required'
   | 'not_frozen'
   | 'unsupported_media_type'
-  | 'too_many_offers';
+  | 'too_many_offers'
+  | 'push_service_refused';
 
 export type RefusalStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 429;
 
@@ -68,6 +69,7 @@ export const STATUS_BY_CODE: Readonly<Record<RelayErrorCode, RefusalStatus>> = {
   host_token_required: 401,
   not_frozen: 409,
   unsupported_media_type: 415,
+  push_service_refused: 400,
   too_many_offers: 429,
 };
 

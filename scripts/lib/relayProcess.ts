@@ -77,6 +77,10 @@ export async function startRelay(options: {
       '--show-interactive-dev-session=false',
       '--env-file',
       options.envFile,
+      // On this machine pushes go to a loopback stand-in (tests, a phone walk): a deployed relay
+      // sends to browsers' push services alone (relay/push/pushServices.ts).
+      '--var',
+      'PUSH_SERVICE_HOSTS:127.0.0.1,localhost',
       ...(options.config ? ['--config', options.config] : []),
     ],
     {

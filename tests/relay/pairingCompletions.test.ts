@@ -74,6 +74,21 @@ describe('pairing routes', () => {
     );
   });
 
+  it('refuses a completion whose push subscription is no browser’s push service', async () => {
+    const { offer, secret } = await fileOffer(fleet());
+    const newcomer = await createPhone();
+    const push = {
+      endpoint: 'https://10.0.0.1/admin',
+      keys: { p256dh: newcomer.ecdhKey, auth: 'A'.repeat(22) },
+    };
+    const completion = await completePairing(newcomer, offer, secret, { push });
+    expectRefusedReply(
+      await sendCompletion(newcomer, fleet().fleet, offer.offerId, offer.offerToken, completion),
+      400,
+      'push_service_refused',
+    );
+  });
+
   it('lets a new host into a fleet that has phones only through a phone already in it', async () => {
     const stranger = await createHost();
     const { offer, secret } = await createOffer(stranger, { fleet: fleet().fleet });

@@ -200,17 +200,44 @@ describe('phone routes', () => {
     expectRefusedReply(await call('GET', path('/state')), 401, 'missing_field');
   });
 
-  it('updates a phone’s push subscription', async () => {
-    const subscription = {
-      endpoint: 'https://push.example.net/new',
-      keys: { p256dh: fleet().phones[0]!.device.ecdhKey, auth: 'A'.repeat(22) },
-    };
+  const subscriptionTo = (endpoint: string) => ({
+    endpoint,
+    keys: { p256dh: fleet().phones[0]!.device.ecdhKey, auth: 'A'.repeat(22) },
+  });
+
+  it.each([
+    'https://fcm.googleapis.com/fcm/send/dQw4w9WgXcQ:APA91b',
+    'https://updates.push.services.mozilla.com/wpush/v2/gAAAAA',
+    'https://web.push.apple.com/QGuQyavXutnMH',
+    'https://wns2-par02p.notify.windows.com/w/?token=BQYAAA',
+  ])('updates a phone’s push subscription to a browser’s push service: %s', async (endpoint) => {
+    const subscription = subscriptionTo(endpoint);
     expect(await phoneCall(phone(), 'PUT', path('/push'), subscription)).toEqual({
       status: 200,
       body: { v: 1, updated: true },
     });
     expectRefusedReply(await call('PUT', path('/push'), { json: subscription }), 401, 'missing_field');
   });
+
+  it.each([
+    'https://push.example.net/new',
+    'https://10.0.0.1/admin',
+    'https://169.254.169.254/latest/meta-data/',
+    'https://[::1]/x',
+    'https://fcm.googleapis.com.evil.example/x',
+    'https://evilfcm.googleapis.com/x',
+    'https://fcm.googleapis.com:8443/fcm/send/x',
+    'http://localhost:9229/json',
+  ])(
+    'refuses a push endpoint that is no browser’s push service: the relay would POST there: %s',
+    async (endpoint) => {
+      expectRefusedReply(
+        await phoneCall(phone(), 'PUT', path('/push'), subscriptionTo(endpoint)),
+        400,
+        'push_service_refused',
+      );
+    },
+  );
 
   it('reads a body exactly at the limit, then judges its content', async () => {
     const body = utf8(`{"v":1,"pad":"${'a'.repeat(MAX_BODY_BYTES - 18)}"}`);
