@@ -295,25 +295,44 @@ function readCall(request: JSONRPCRequest): ReadCall | undefined {
       const parsed = CallToolRequestSchema.safeParse(request);
       if (!parsed.success) return undefined;
       const { name, arguments: args } = parsed.data.params;
-      return { ...held, tool: name, input: args ?? {}, forwarded: { ...envelope, ...parsed.data } };
+      return {
+        ...held,
+        tool: name,
+        input: args ?? {},
+        forwarded: { ...envelope, ...shownMetaOnly(parsed.data) },
+      };
     }
     case 'resources/read': {
       const parsed = ReadResourceRequestSchema.safeParse(request);
       if (!parsed.success) return undefined;
       const { uri } = parsed.data.params;
-      return { ...held, input: { uri }, forwarded: { ...envelope, ...parsed.data } };
+      return { ...held, input: { uri }, forwarded: { ...envelope, ...shownMetaOnly(parsed.data) } };
     }
     case 'prompts/get': {
       const parsed = GetPromptRequestSchema.safeParse(request);
       if (!parsed.success) return undefined;
       const { name, arguments: args } = parsed.data.params;
       const input = { name, arguments: args ?? {} };
-      return { ...held, input, forwarded: { ...envelope, ...parsed.data } };
+      return { ...held, input, forwarded: { ...envelope, ...shownMetaOnly(parsed.data) } };
     }
     default:
       // A method this gate does not know: judged by its name, with its parameters as sent.
       return { ...held, input: request.params ?? {}, forwarded: request };
   }
+}
+
+/**
+ * The request with the only `_meta` member the protocol defines, `progressToken`, which acts on
+ * nothing: the server's handler is given the rest of `_meta` too, and no phone shows it
+ * (`acme/extra_args: ["--delete-all"]` beside arguments the person approved).
+ */
+function shownMetaOnly<T extends { params: { _meta?: Record<string, unknown> } }>(request: T): T {
+  const { _meta: meta, ...params } = request.params;
+  if (meta === undefined) return request;
+  return {
+    ...request,
+    params: 'progressToken' in meta ? { ...params, _meta: { progressToken: meta['progressToken'] } } : params,
+  };
 }
 
 /**

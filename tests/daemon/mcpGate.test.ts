@@ -207,6 +207,33 @@ describe('latch mcp', () => {
     expect(await noteText(gated)).toBe('buy milk');
   });
 
+  it('forwards of a call’s `_meta` only the progress token: the rest reaches the server’s handler, and no phone shows it', async () => {
+    const gated = gatedBy(ECHO_SERVER);
+    gated.send('tools/call', {
+      name: 'read_note',
+      arguments: { id: '1' },
+      _meta: { progressToken: 'p1', 'acme/extra_args': ['--delete-all'] },
+    });
+    gated.send('resources/read', { uri: 'note://1', _meta: { 'acme/extra_args': ['--all'] } });
+    await expect.poll(() => gated.stderr.match(/server saw: .*\n/g)?.length ?? 0).toBe(2);
+    const seen = gated.stderr
+      .match(/server saw: (.*)\n/g)!
+      .map((line) => JSON.parse(line.slice(12)) as object);
+    // Each is forwarded once the daemon allows it: in either order.
+    expect(seen).toHaveLength(2);
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'read_note', arguments: { id: '1' }, _meta: { progressToken: 'p1' } },
+        },
+        { jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'note://1' } },
+      ]),
+    );
+  });
+
   it('refuses, unforwarded, a tools/call it cannot read whole, which a lenient server would run', async () => {
     // Such a server ran delete_note from a call with one member too many, unasked, under a
     // policy that denies it.
