@@ -58,14 +58,15 @@ export async function runMcpGate(command: string[], options: { name?: string } =
   // Client → server: line by line (MCP's stdio framing), held only for what may make the server act.
   const reply = (message: JSONRPCMessage) => process.stdout.write(serializeMessage(message));
   // Each waiting request on its own: a client may reuse an id, and a cancel drops every one of it.
-  const waiting = new Set<{ id: RequestId; cancelled: boolean; decided: Promise<void> }>();
+  const waiting = new Set<{ id: RequestId; cancel: AbortController; decided: Promise<void> }>();
   for await (const line of clientLines) {
     if (line.trim() === '') continue;
     const message = readMessage(line);
     const cancelledId = cancelledCall(message);
     const cancelling = [...waiting].filter((entry) => entry.id === cancelledId);
     if (cancelling.length > 0) {
-      for (const entry of cancelling) entry.cancelled = true;
+      // The daemon withdraws each from the phones: approved later, it would be audited as allowed.
+      for (const entry of cancelling) entry.cancel.abort();
       continue;
     }
     const judged = judgeMessage(message, line);
@@ -81,9 +82,9 @@ export async function runMcpGate(command: string[], options: { name?: string } =
       continue;
     }
     const held = judged.call;
-    const entry = { id: held.id, cancelled: false, decided: Promise.resolve() };
+    const entry = { id: held.id, cancel: new AbortController(), decided: Promise.resolve() };
     // askDaemon always resolves (a deny for anything that goes wrong); the catch is for the rest.
-    entry.decided = decide(serverName, held)
+    entry.decided = decide(serverName, held, entry.cancel.signal)
       .catch((error: unknown): GateAnswer => ({
         decision: 'deny',
         blockReason: 'daemon_unreachable',
@@ -91,7 +92,7 @@ export async function runMcpGate(command: string[], options: { name?: string } =
       }))
       .then((answer) => {
         waiting.delete(entry);
-        if (entry.cancelled) {
+        if (entry.cancel.signal.aborted) {
           process.stderr.write(
             `latch mcp: dropped ${held.tool} (call ${held.id}): the client cancelled it\n`,
           );
@@ -364,7 +365,7 @@ function hasInexactInteger(value: unknown): boolean {
 }
 
 /** The tool's name and input are an agent's text: the daemon cleans them before anyone sees them. */
-async function decide(serverName: string, call: HeldCall): Promise<GateAnswer> {
+async function decide(serverName: string, call: HeldCall, cancelled: AbortSignal): Promise<GateAnswer> {
   const tool = `mcp__${serverName}__${call.tool}`;
   return askDaemon(
     {
@@ -376,6 +377,6 @@ async function decide(serverName: string, call: HeldCall): Promise<GateAnswer> {
       cwd: process.cwd(),
     },
     // The client's interface owns the terminal: no prompt there.
-    { spinner: false, interactive: false },
+    { spinner: false, interactive: false, signal: cancelled },
   );
 }

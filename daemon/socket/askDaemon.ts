@@ -13,6 +13,8 @@ export interface AskOptions {
   interactive?: boolean;
   /** The moment (ms since the epoch) by which the caller must have an answer. */
   deadline?: number;
+  /** Ends the call: the daemon withdraws its request (gateClient's GateConversation). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -29,6 +31,7 @@ export async function askDaemon(question: GateQuestion, options: AskOptions = {}
       {
         ...(options.socketPath ? { socketPath: options.socketPath } : {}),
         ...(options.deadline ? { deadline: options.deadline } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
         onPending: ({ requestId, exp }) => {
           if (options.spinner !== false) stopSpinner = startSpinner(requestId, exp);
         },

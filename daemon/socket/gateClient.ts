@@ -18,6 +18,11 @@ export interface GateConversation {
   onFallback?(offer: FallbackOffer): Promise<string | undefined>;
   /** The moment (ms since the epoch) past which the caller must have its answer, whatever happens. */
   deadline?: number;
+  /**
+   * The caller no longer wants the answer (an MCP client cancelled the call): the connection
+   * closes, so the daemon withdraws the request from the phones, and the call rejects.
+   */
+  signal?: AbortSignal;
 }
 
 /** How long the daemon may take to say anything at all: a policy decision or asking the relay (10 s at most). */
@@ -65,6 +70,7 @@ export function gateCall(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', givenUp);
       connection.destroy();
       if ('answer' in outcome) resolve(outcome.answer);
       else if ('refused' in outcome) reject(new CallRefusedError(outcome.refused));
@@ -80,6 +86,8 @@ export function gateCall(
       );
     };
     waitUntil(Date.now() + FIRST_WORD_MS);
+    const givenUp = () => finish({ error: 'the caller gave up waiting' });
+    options.signal?.addEventListener('abort', givenUp, { once: true });
 
     const connection = connect(socketPath);
     connection.on('error', (error) => finish({ error: `the daemon cannot be reached: ${error.message}` }));
@@ -112,5 +120,6 @@ export function gateCall(
       () => finish({ error: 'the daemon closed the connection without an answer' }),
     );
     connection.write(payload);
+    if (options.signal?.aborted) givenUp();
   });
 }

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
-import { runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { auditLines, runLatch, type LatchMachine } from '../support/latchMachine.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
 import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
@@ -193,12 +193,17 @@ describe('latch mcp', () => {
     expect(await noteText(gated)).toBe('no such note');
   });
 
-  it('drops a call the client cancelled while it waited, even if the phone approves it later', async () => {
+  it('drops a call the client cancelled while it waited, withdrawn from the phones, even if the phone approves it later', async () => {
     const gated = await gatedSession();
     const before = relay.requests.length;
     const id = gated.send('tools/call', { name: 'delete_note', arguments: { id: '1' } });
     const request = await relay.nextRequest(before);
     gated.notify('notifications/cancelled', { requestId: id, reason: 'timed out' });
+    // Left on the phones, an approval would be audited as allowed though nothing ran.
+    await expect.poll(() => relay.withdrawals).toContain(request.requestId);
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({ event: 'withdrawn', requestId: request.requestId }),
+    );
     const { token } = await phoneApproves(phone, request, relay.origin);
     relay.sendApproval(request.requestId, token);
     await expect
