@@ -58,3 +58,8 @@ export function rows<T>(sql: SqlStorage, query: string, ...bindings: unknown[]):
 export function row<T>(sql: SqlStorage, query: string, ...bindings: unknown[]): T | undefined {
   return rows<T>(sql, query, ...bindings)[0];
 }
+
+/** The `n` a `SELECT COUNT(*) AS n …` answers. */
+export function count(sql: SqlStorage, query: string, ...bindings: unknown[]): number {
+  return row<{ n: number }>(sql, query, ...bindings)!.n;
+}

@@ -4,7 +4,7 @@ import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { closesByPush } from '../push/closesByPush.ts';
 import { decidePush, HOUR_MS, MINUTE_MS, pushCapsFrom } from '../push/pushCaps.ts';
 import { sendWebPush, type VapidKeys } from '../push/sendWebPush.ts';
-import { row, rows, type FleetContext } from './context.ts';
+import { count, row, rows, type FleetContext } from './context.ts';
 
 interface Recipient {
   id: string;
@@ -19,17 +19,13 @@ export function vapidFromEnv(env: Env): VapidKeys | undefined {
   return publicKey && privateKey && subject ? { publicKey, privateKey, subject } : undefined;
 }
 
-function count(ctx: FleetContext, query: string, ...bindings: unknown[]): number {
-  return row<{ n: number }>(ctx.sql, query, ...bindings)!.n;
-}
-
 /**
  * The push log's rows that match, counted no further than `cap`: a cap only asks whether it was
  * reached, so an agent flooding requests makes each count no dearer than its cap.
  */
 function countUpTo(ctx: FleetContext, cap: number, where: string, ...bindings: unknown[]): number {
   return count(
-    ctx,
+    ctx.sql,
     `SELECT COUNT(*) AS n FROM (SELECT 1 FROM push_log WHERE ${where} LIMIT ?)`,
     ...bindings,
     cap,
@@ -119,7 +115,7 @@ export function notifyNewRequest(
           type: 'summary',
           fleet: ctx.fleet,
           pending: count(
-            ctx,
+            ctx.sql,
             "SELECT COUNT(*) AS n FROM requests WHERE host = ? AND state = 'pending'",
             host,
           ),

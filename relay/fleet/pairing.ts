@@ -3,11 +3,12 @@ import { attempt } from '../../shared/errors.ts';
 import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
 import { keyId } from '../../shared/keys/p256.ts';
 import type { PairConfirmRequest, PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
+import { LIMITS } from '../../shared/messages/limits.ts';
 import type { OfferStatus, PairConfirmed } from '../../shared/messages/relayViews.ts';
 import { verifyPasskeyRegistration } from '../../shared/pairing/verifyPasskeyRegistration.ts';
 import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import { refusal, refuseWith, type RelayResult, type Unversioned } from '../http/relayError.ts';
-import { row, type FleetContext, type HostRow } from './context.ts';
+import { count, row, type FleetContext, type HostRow } from './context.ts';
 import { activeDevice, authenticateDevice, consumeNonce, type SignedRequest } from './deviceAuth.ts';
 import { authenticateHost, mintHostToken, tokenHash } from './hostAuth.ts';
 
@@ -249,6 +250,10 @@ export async function confirmOffer(
   if (passkeyOfAnotherDevice(ctx, credential.id, device.id)) return passkeyTaken();
   const stranger = strangerRefused(ctx, offer.host, device.id);
   if (stranger) return stranger;
+  if (!activeDevice(ctx, device.id)) {
+    const tooMany = tooManyDevices(ctx);
+    if (tooMany) return tooMany;
+  }
   ctx.sql.exec('UPDATE offers SET confirmed_at = ? WHERE offer_id = ?', now, offerId);
   if (!activeDevice(ctx, device.id)) {
     ctx.sql.exec(
@@ -298,4 +303,24 @@ export async function confirmOffer(
     now,
   );
   return { ok: true, value: hostToken ? { hostToken } : {} };
+}
+
+/**
+ * A fleet's phones: at most as many as a request is sealed for, and, revoked ones counted (they
+ * are kept, and listed), as many as the app's devices screen reads, where phones are revoked.
+ */
+function tooManyDevices(ctx: FleetContext) {
+  const active = count(ctx.sql, 'SELECT COUNT(*) AS n FROM devices WHERE revoked_at IS NULL');
+  if (active >= LIMITS.devicesPerFleet)
+    return refusal(
+      'too_many_devices',
+      `a fleet has at most ${LIMITS.devicesPerFleet} phones: revoke one first`,
+    );
+  const listed = count(ctx.sql, 'SELECT COUNT(*) AS n FROM devices');
+  if (listed >= LIMITS.devicesPerFleet * 4)
+    return refusal(
+      'too_many_devices',
+      `a fleet lists at most ${LIMITS.devicesPerFleet * 4} phones, revoked ones included`,
+    );
+  return undefined;
 }

@@ -14,13 +14,26 @@ import type { RiskLevel } from '../../shared/messages/common.ts';
 import { credentialOfRow } from '../../shared/pairing/storedDevice.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { refusal, refuseWith, type RelayResult, type Unversioned } from '../http/relayError.ts';
-import { row, rows, type DeviceRow, type FleetContext, type HostRow, type RequestRow } from './context.ts';
+import {
+  count,
+  row,
+  rows,
+  type DeviceRow,
+  type FleetContext,
+  type HostRow,
+  type RequestRow,
+} from './context.ts';
 import { activeDevice, consumeNonce } from './deviceAuth.ts';
 import { notifyClosed, notifyNewRequest } from './notify.ts';
 import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 
 /** A request may wait at most a day; the daemon's default is five minutes. */
 const MAX_REQUEST_TTL_MS = 24 * 3600_000;
+/**
+ * Pending requests a host may hold at once: as many as a phone lists (the newest 1000), far more
+ * than a person answers; a host (a stranger's, or one gone rogue) cannot store more.
+ */
+export const MOST_PENDING_PER_HOST = 1000;
 /** Decided and expired requests stay listed this long under "recent". */
 export const RECENT_MS = 24 * 3600_000;
 
@@ -59,6 +72,15 @@ export function createRequest(
     now,
   );
   if (duplicate) return { ok: true, value: { requestId: duplicate.request_id, joined: true } };
+  const pending = count(
+    ctx.sql,
+    "SELECT COUNT(*) AS n FROM (SELECT 1 FROM requests WHERE host = ? AND state = 'pending' AND exp > ? LIMIT ?)",
+    host.id,
+    now,
+    MOST_PENDING_PER_HOST,
+  );
+  if (pending >= MOST_PENDING_PER_HOST)
+    return refusal('too_many_requests', `a host holds at most ${MOST_PENDING_PER_HOST} pending requests`);
 
   ctx.sql.exec(
     `INSERT INTO requests (request_id, host, conversation, dedup_key, risk, created_at, exp, request_hash, nonce, state)

@@ -15,7 +15,9 @@ export type RelayErrorCode =
   | 'not_frozen'
   | 'unsupported_media_type'
   | 'too_many_offers'
-  | 'push_service_refused';
+  | 'push_service_refused'
+  | 'too_many_devices'
+  | 'too_many_requests';
 
 export type RefusalStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 429;
 
@@ -70,6 +72,8 @@ export const STATUS_BY_CODE: Readonly<Record<RelayErrorCode, RefusalStatus>> = {
   not_frozen: 409,
   unsupported_media_type: 415,
   push_service_refused: 400,
+  too_many_devices: 409,
+  too_many_requests: 429,
   too_many_offers: 429,
 };
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { toBase64url } from '../../shared/encoding/base64url.ts';
 import { randomBytes } from '../../shared/encoding/bytes.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
+import { LIMITS } from '../../shared/messages/limits.ts';
 import type { PairingOffer } from '../../shared/messages/pairing.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { expectRefusedReply } from '../support/expectRefused.ts';
@@ -71,6 +72,15 @@ describe('pairing routes', () => {
       await sendCompletion(newcomer, fleet().fleet, offer.offerId, offer.offerToken, completion),
       403,
       'registration_failed',
+    );
+  });
+
+  it(`admits at most ${LIMITS.devicesPerFleet} phones to a fleet, the most a request is sealed for`, async () => {
+    const own = await newFleet({ push: false });
+    for (let i = 1; i < LIMITS.devicesPerFleet; i++)
+      await pairPhone(own.fleet, own.host, { hostToken: own.hostToken, push: false });
+    await expect(pairPhone(own.fleet, own.host, { hostToken: own.hostToken, push: false })).rejects.toThrow(
+      /confirmation refused: .*"code":"too_many_devices"/,
     );
   });
 

@@ -1,10 +1,12 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import type { Fleet } from '../../relay/fleet/Fleet.ts';
+import { MOST_PENDING_PER_HOST } from '../../relay/fleet/requests.ts';
 import { decidePush, HOUR_MS, PUSH_CAPS, pushCapsFrom, type PushHistory } from '../../relay/push/pushCaps.ts';
 import { pushMessageSchema } from '../../shared/messages/pushMessages.ts';
 import type { RequestList } from '../../shared/messages/relayViews.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
+import { expectRefusedReply } from '../support/expectRefused.ts';
 import {
   backgroundDone,
   fleetStub,
@@ -93,6 +95,10 @@ describe('push caps', () => {
     );
     expect(listed.body.requests).toHaveLength(1000);
     expect(await pushService.rejected()).toEqual([]);
+
+    // A host holds no more pending: the storage a host can fill is bounded.
+    expect(ids).toHaveLength(MOST_PENDING_PER_HOST);
+    expectRefusedReply((await submitRequest(test, { now: clock.now })).reply, 429, 'too_many_requests');
   });
 
   it('holds one conversation to 3 pushes a minute', async () => {
