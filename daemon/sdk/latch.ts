@@ -73,6 +73,9 @@ async function decide(
   agent: string,
   socketPath: string | undefined,
 ): Promise<GateAnswer | ReturnType<typeof refusal>> {
+  // Typed, but a JavaScript caller may pass anything.
+  if (typeof call !== 'object' || call === null)
+    return refusal('invalid_request', 'a guarded call is an object naming its tool');
   const { timeoutSeconds } = call;
   if (timeoutSeconds !== undefined && !(Number.isSafeInteger(timeoutSeconds) && timeoutSeconds > 0))
     return refusal('invalid_request', 'timeoutSeconds must be a whole number of seconds above 0');
@@ -127,9 +130,10 @@ export async function connect(options: { socketPath?: string; agent?: string } =
   };
   return {
     guard,
+    // Async, so that a `meta` that throws rejects like every other failure, and runs nothing.
     gated:
       (fn, meta) =>
-      (...args) =>
+      async (...args) =>
         guard(typeof meta === 'function' ? meta(...args) : meta, () => fn(...args)),
   };
 }

@@ -185,6 +185,8 @@ describe('the SDK guard', () => {
         'the call is over 1048576 bytes, the most the daemon reads',
       ],
       ['a timeout below 1 s', { tool: 'read_report', timeoutSeconds: -5 }, 'timeoutSeconds must be'],
+      // From JavaScript, where the types do not hold.
+      ['null', null as never, 'a guarded call is an object naming its tool'],
     ];
     for (const [what, call, message] of faulty)
       expect(await latch.guard(call, fn), what).toMatchObject({
@@ -193,6 +195,14 @@ describe('the SDK guard', () => {
         code: 'invalid_request',
         message: expect.stringContaining(message),
       });
+    expect(fn.runs).toBe(0);
+    // A gated function whose `meta` throws rejects, as a promise: it does not throw at the call.
+    const gated = latch.gated(fn, () => {
+      throw new Error('no meta for this');
+    });
+    let called: Promise<unknown> | undefined;
+    expect(() => (called = gated())).not.toThrow();
+    await expect(called).rejects.toThrow('no meta for this');
     expect(fn.runs).toBe(0);
   });
 
