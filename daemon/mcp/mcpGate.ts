@@ -258,6 +258,10 @@ function judgeRead(message: unknown, line: string): Judged {
   const refuse = (why: string): Judged => ({ kind: 'refuse', id: idOf(message), why });
   const call = isJSONRPCRequest(message) ? readCall(message) : undefined;
   if (!call) return refuse('not a valid JSON-RPC request for its method: not forwarded');
+  // Tools and methods share the policy's names: a tool called `resources/read`, or a method
+  // called `read_note`, would be judged by another's rule. MCP has neither.
+  if (call.method === 'tools/call' ? call.tool.includes('/') : !call.method.includes('/'))
+    return refuse('a tool name with "/", or a method without one, would be judged as another: not forwarded');
   if (hasInexactInteger(call.forwarded)) return refuse(INEXACT);
   const inputText = toolInputText(call.input);
   if ('error' in inputText) return refuse(`${inputText.error}: not forwarded`);

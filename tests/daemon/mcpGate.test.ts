@@ -239,6 +239,25 @@ describe('latch mcp', () => {
     );
   });
 
+  it('refuses, unforwarded, a tool named like a method and a method named like a tool: each would pass under the other’s rule', async () => {
+    const gated = gatedBy(ECHO_SERVER);
+    const asTool = gated.send('tools/call', { name: 'resources/read', arguments: { uri: 'note://1' } });
+    const asMethod = gated.send('read_note', { id: '1' });
+    const why =
+      'latch mcp: a tool name with "/", or a method without one, would be judged as another: not forwarded';
+    for (const id of [asTool, asMethod])
+      expect(JSON.parse(await gated.answerTo(id))).toEqual({
+        jsonrpc: '2.0',
+        id,
+        error: { code: -32600, message: why },
+      });
+    // The server is still reachable, and saw neither.
+    gated.send('resources/read', { uri: 'note://1' });
+    await expect.poll(() => gated.stderr).toContain('server saw:');
+    expect(gated.stderr).not.toContain('read_note');
+    expect(gated.stderr.match(/server saw: /g)).toHaveLength(1);
+  });
+
   it('refuses, unforwarded, a tools/call it cannot read whole, which a lenient server would run', async () => {
     // Such a server ran delete_note from a call with one member too many, unasked, under a
     // policy that denies it.
