@@ -14,7 +14,7 @@ const WRONG_CODES_KEY = 'totp_wrong_codes';
  * further run of wrong codes doubles it. A code is one guess in 333,333 (three time steps count),
  * so an agent typing codes as fast as requests fail would otherwise find one within days.
  */
-export const WRONG_CODES_BEFORE_PAUSE = 5;
+const WRONG_CODES_BEFORE_PAUSE = 5;
 const FIRST_PAUSE_MS = 15 * 60_000;
 const LONGEST_PAUSE_DOUBLINGS = 16;
 

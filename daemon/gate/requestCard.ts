@@ -50,13 +50,14 @@ export function requestCard(request: GateRequest): RequestCard {
 }
 
 /** Heads what a command's tool input holds besides the command on a phone. */
-export const ALSO_IN_INPUT = 'The tool is also given:';
+const ALSO_IN_INPUT = 'The tool is also given:';
 
 /**
  * What a command's tool input holds besides the command and the agent's description, which the
- * card shows already (the description cleaned, on one line: nothing runs it): Claude Code's `dangerouslyDisableSandbox` (the command runs outside its
- * sandbox), `run_in_background`, `timeout`, or anything a later version adds. The phone signs
- * what it is shown, so nothing the tool is given may go unshown.
+ * card shows already (the description cleaned, on one line: nothing runs it): Claude Code's
+ * `dangerouslyDisableSandbox` (the command runs outside its sandbox), `run_in_background`,
+ * `timeout`, or anything a later version adds. The phone signs what it is shown, so nothing the
+ * tool is given may go unshown.
  */
 function inputBesidesCommand(request: GateRequest): string | undefined {
   if (request.input === undefined || request.input === request.command) return undefined;
