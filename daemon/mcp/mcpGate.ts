@@ -62,13 +62,13 @@ export async function runMcpGate(command: string[], options: { name?: string } =
   for await (const line of clientLines) {
     if (line.trim() === '') continue;
     const message = readMessage(line);
-    const cancelledId = cancelledCall(message);
-    const cancelling = [...waiting].filter((entry) => entry.id === cancelledId);
-    if (cancelling.length > 0) {
-      // The daemon withdraws each from the phones: approved later, it would be audited as allowed.
-      for (const entry of cancelling) entry.cancel.abort();
-      continue;
-    }
+    const cancelledIds = cancelledCalls(message);
+    const cancelling = [...waiting].filter((entry) => cancelledIds.includes(entry.id));
+    // The daemon withdraws each from the phones: approved later, it would be audited as allowed.
+    for (const entry of cancelling) entry.cancel.abort();
+    // A cancel alone is ours to keep: the server never saw what it cancels. One in a batch goes
+    // on with the batch, and the server ignores a cancel of a request it does not know.
+    if (cancelling.length > 0 && !Array.isArray(message)) continue;
     const judged = judgeMessage(message, line);
     if (judged.kind === 'forward') {
       server.stdin.write(`${judged.line}\n`);
@@ -76,9 +76,7 @@ export async function runMcpGate(command: string[], options: { name?: string } =
     }
     if (judged.kind === 'refuse') {
       // Never forwarded: a server more lenient than this parser could run what it could not read.
-      process.stdout.write(
-        `${JSON.stringify({ jsonrpc: '2.0', id: judged.id, error: { code: UNREADABLE, message: `latch mcp: ${judged.why}` } })}\n`,
-      );
+      process.stdout.write(`${JSON.stringify(refusal(message, judged.why))}\n`);
       continue;
     }
     const held = judged.call;
@@ -177,16 +175,37 @@ function readMessage(line: string): unknown {
   }
 }
 
-function cancelledCall(message: unknown): RequestId | undefined {
-  if (!isJSONRPCNotification(message) || message.method !== 'notifications/cancelled') return undefined;
-  const parsed = CancelledNotificationSchema.safeParse(message);
-  return parsed.success ? parsed.data.params.requestId : undefined;
+/** The requests a client's message cancels, alone or in a batch. */
+function cancelledCalls(message: unknown): RequestId[] {
+  return (Array.isArray(message) ? message : [message]).flatMap((each: unknown) => {
+    if (!isJSONRPCNotification(each) || each.method !== 'notifications/cancelled') return [];
+    const parsed = CancelledNotificationSchema.safeParse(each);
+    const cancelled = parsed.success ? parsed.data.params.requestId : undefined;
+    return cancelled === undefined ? [] : [cancelled];
+  });
+}
+
+/**
+ * The answer to a message refused unforwarded: an error for each request it holds, so that the
+ * client stops waiting for each id (a batch is answered by a batch). Only a request whose id
+ * cannot be read back exactly, or a message holding none, is answered with `id: null`.
+ */
+function refusal(message: unknown, why: string): JSONRPCMessage | JSONRPCMessage[] {
+  const error = (id: RequestId | null) =>
+    ({ jsonrpc: '2.0', id, error: { code: UNREADABLE, message: `latch mcp: ${why}` } }) as JSONRPCMessage;
+  if (!Array.isArray(message)) return error(idOf(message));
+  const ids = message.flatMap((each: unknown) => {
+    const id = idOf(each);
+    return id !== null && isMethodMessage(each) ? [id] : [];
+  });
+  return ids.length > 0 ? ids.map(error) : error(null);
 }
 
 type Judged =
   /** `line`: as sent (an answer to the server), or rebuilt from what was read (asRead). */
   | { kind: 'forward'; line: string }
-  | { kind: 'refuse'; id: RequestId | null; why: string }
+  /** Answered by `refusal`. */
+  | { kind: 'refuse'; why: string }
   /** `line`: the call as it goes on once allowed. */
   | { kind: 'call'; call: HeldCall; line: string };
 
@@ -227,35 +246,29 @@ function judgeMessage(message: unknown, line: string): Judged {
     return judgeRead(message, line);
   } catch {
     // A nesting too deep to write out again (JSON.stringify recurses): refused, not left unanswered.
-    return { kind: 'refuse', id: idOf(message), why: 'a message the gate could not read: not forwarded' };
+    return { kind: 'refuse', why: 'a message the gate could not read: not forwarded' };
   }
 }
 
-/** The id to answer a refusal with: the message's, when it is one, else null. */
+/** The id to answer a refusal with: the message's, when it reads back exactly, else null. */
 function idOf(message: unknown): RequestId | null {
   const id = (message as { id?: unknown } | undefined)?.id;
   return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : null;
 }
 
 function judgeRead(message: unknown, line: string): Judged {
-  if (message === undefined) return { kind: 'refuse', id: null, why: 'not JSON: not forwarded' };
+  const refuse = (why: string): Judged => ({ kind: 'refuse', why });
+  if (message === undefined) return refuse('not JSON: not forwarded');
   // JSON-RPC has no batch inside a batch: a server that took one would read it its own way.
   if (Array.isArray(message) && message.some(Array.isArray))
-    return { kind: 'refuse', id: null, why: 'a batch inside a batch is not forwarded' };
+    return refuse('a batch inside a batch is not forwarded');
   if (!mayAct(message)) {
     const rebuilt = asRead(message);
     if (rebuilt === message) return { kind: 'forward', line };
-    return hasInexactInteger(rebuilt)
-      ? { kind: 'refuse', id: null, why: INEXACT }
-      : { kind: 'forward', line: JSON.stringify(rebuilt) };
+    return hasInexactInteger(rebuilt) ? refuse(INEXACT) : { kind: 'forward', line: JSON.stringify(rebuilt) };
   }
   if (Array.isArray(message))
-    return {
-      kind: 'refuse',
-      id: null,
-      why: 'a batch that asks the server to act is not forwarded: send each request alone',
-    };
-  const refuse = (why: string): Judged => ({ kind: 'refuse', id: idOf(message), why });
+    return refuse('a batch that asks the server to act is not forwarded: send each request alone');
   const call = isJSONRPCRequest(message) ? readCall(message) : undefined;
   if (!call) return refuse('not a valid JSON-RPC request for its method: not forwarded');
   // Tools and methods share the policy's names: a tool called `resources/read`, or a method
@@ -356,6 +369,9 @@ function mayAct(message: unknown): boolean {
 }
 
 const isMethodKey = (key: string) => key.toLowerCase().replace(/[^a-z]/g, '') === 'method';
+/** A request or notification under some spelling of `method`, not an answer to the server. */
+const isMethodMessage = (message: unknown) =>
+  typeof message === 'object' && message !== null && Object.keys(message).some(isMethodKey);
 
 /** Read without recursion: the nesting is the client's to choose. */
 function hasInexactInteger(value: unknown): boolean {

@@ -270,6 +270,8 @@ describe('latch mcp', () => {
       error: { code: -32600, message: `latch mcp: ${why}` },
     });
     const invalid = 'not a valid JSON-RPC request for its method: not forwarded';
+    const inexact =
+      'a request with an integer beyond 2^53 is not forwarded: it would not reach the server as sent';
     gated.sendLine(call(1, ',"x":1'));
     gated.sendLine(call(2, ',"result":{}'));
     gated.sendLine(call(3).replace('"1"}', '"1","n":NaN}'));
@@ -287,26 +289,26 @@ describe('latch mcp', () => {
     // Look-alikes that a decoder ignoring case, underscores or what follows a NUL takes for `method`.
     gated.sendLine('{"jsonrpc":"2.0","id":12,"method":"ping","me_thod":"tools/call"}');
     gated.sendLine('{"jsonrpc":"2.0","id":13,"method":"ping","method\\u0000":"tools/call"}');
+    // Refused unjudged, and in batches: each request is answered under its own id.
+    gated.sendLine('{"jsonrpc":"2.0","id":15,"method":"ping","params":{"n":1234567890123456789}}');
+    gated.sendLine(`[${call(16)},{"jsonrpc":"2.0","method":"notifications/progress"},${call(17)}]`);
     expect(JSON.parse(await gated.answerTo(1))).toEqual(refused(1, invalid));
     expect(JSON.parse(await gated.answerTo(2))).toEqual(refused(2, invalid));
     expect(JSON.parse(await gated.answerTo(5))).toEqual(refused(5, invalid));
     expect(JSON.parse(await gated.answerTo(6))).toEqual(refused(6, invalid));
-    expect(JSON.parse(await gated.answerTo(8))).toEqual(
-      refused(
-        8,
-        'a request with an integer beyond 2^53 is not forwarded: it would not reach the server as sent',
-      ),
-    );
+    expect(JSON.parse(await gated.answerTo(8))).toEqual(refused(8, inexact));
     expect(JSON.parse(await gated.answerTo(9))).toEqual(refused(9, invalid));
     expect(JSON.parse(await gated.answerTo(11))).toEqual(refused(11, invalid));
     expect(JSON.parse(await gated.answerTo(12))).toEqual(refused(12, invalid));
     expect(JSON.parse(await gated.answerTo(13))).toEqual(refused(13, invalid));
+    expect(JSON.parse(await gated.answerTo(15))).toEqual(refused(15, inexact));
     const batch = 'a batch that asks the server to act is not forwarded: send each request alone';
+    const batches = () => gated.lines.map((line) => JSON.parse(line) as unknown).filter(Array.isArray);
+    await expect.poll(() => batches().length).toBe(2);
+    expect(batches()).toEqual([[refused(4, batch)], [refused(16, batch), refused(17, batch)]]);
     const nulls = () => gated.lines.filter((line) => (JSON.parse(line) as { id?: unknown }).id === null);
-    await expect.poll(() => nulls().length).toBe(4);
     expect(nulls().map((line) => JSON.parse(line))).toEqual([
       refused(null, 'not JSON: not forwarded'),
-      refused(null, batch),
       refused(null, invalid),
       refused(null, 'a batch inside a batch is not forwarded'),
     ]);
@@ -435,7 +437,16 @@ describe('latch mcp', () => {
       relay.sendApproval(request.requestId, token);
     }
     await expect.poll(() => gated.stderr.match(/dropped delete_note \(call 40\)/g)?.length).toBe(2);
-    expect(gated.stderr).not.toContain('server saw');
+    // A cancel inside a batch counts as well.
+    const third = relay.requests.length;
+    gated.sendLine(line.replace('"id":40', '"id":41'));
+    const cancelledInBatch = await relay.nextRequest(third);
+    gated.sendLine('[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":41}}]');
+    await expect.poll(() => relay.withdrawals).toContain(cancelledInBatch.requestId);
+    const { token } = await phoneApproves(phone, cancelledInBatch, relay.origin);
+    relay.sendApproval(cancelledInBatch.requestId, token);
+    await expect.poll(() => gated.stderr).toContain('dropped delete_note (call 41)');
+    expect(gated.stderr).not.toContain('tools/call');
   });
 
   it('reads a relative path in a call from the folder the server runs in', async () => {
