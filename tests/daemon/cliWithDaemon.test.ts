@@ -10,8 +10,10 @@ import type { HostsJson } from '../../daemon/cli/commands/hosts.ts';
 import type { RequestJson } from '../../daemon/cli/commands/request.ts';
 import type { StatusJson } from '../../daemon/cli/commands/status.ts';
 import { ISO_TIME, json } from '../support/cliOutput.ts';
+import { LATCH_BIN } from '../support/latchCli.ts';
 import { runLatch } from '../support/latchMachine.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+import { runToEnd } from '../support/processes.ts';
 
 const POLICY = `
 default = "ask"
@@ -84,6 +86,20 @@ describe('latch against a running daemon', () => {
       reason: expect.stringMatching(/^policy_violation: /),
       requestId: null,
     });
+  });
+
+  it('latch request never exits 0 when it cannot write its answer, nor 2 as for a usage error', async () => {
+    // Its stdout a full disk: a script reading the answer from it would find none.
+    const toFullDisk = (args: string[]) =>
+      runToEnd(['sh', '-c', 'exec "$@" > /dev/full', 'sh', process.execPath, LATCH_BIN, ...args], {
+        env: paired.machine.env,
+      });
+    for (const json of [[], ['--json']]) {
+      const approved = await toFullDisk(['request', '--title', 'ship it', '--tool', 'deploy-ok', ...json]);
+      expect(approved).toMatchObject({ code: 3, stderr: expect.stringContaining('cannot write the answer') });
+      const denied = await toFullDisk(['request', '--title', 'drop it', '--tool', 'deploy-no', ...json]);
+      expect(denied).toMatchObject({ code: 1, stderr: expect.stringContaining('cannot write the answer') });
+    }
   });
 
   it(`latch exec exits ${EXEC_DENIED} when the command is denied, and never runs it`, async () => {

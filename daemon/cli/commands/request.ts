@@ -52,9 +52,18 @@ export async function run(options: {
   timeout?: number;
   json?: boolean;
 }): Promise<void> {
-  // Synchronous: the last resort may print from an 'exit' handler.
-  const say = ({ json }: ReturnType<typeof verdict>) =>
-    options.json ? printJson(json) : writeSync(1, `${json.decision}: ${json.reason}\n`);
+  // Synchronous: the last resort may print from an 'exit' handler. False when stdout took none of
+  // it (closed, or a full disk).
+  const say = ({ json }: ReturnType<typeof verdict>): boolean => {
+    try {
+      if (options.json) printJson(json);
+      else writeSync(1, `${json.decision}: ${json.reason}\n`);
+      return true;
+    } catch (error) {
+      process.stderr.write(`latch: cannot write the answer (${(error as Error).message})\n`);
+      return false;
+    }
+  };
   // A script reads exit 0 as "approved": no path may end there without an approval.
   const guard = guardWithLastResort({
     exitCode: REQUEST_EXIT.unavailable,
@@ -75,6 +84,7 @@ export async function run(options: {
   );
   guard.answered();
   const answered = verdict(answer, answer.reason);
-  say(answered);
-  process.exit(answered.code);
+  // An approval the script could not be told of is not given: it may be reading stdout for it.
+  const told = say(answered);
+  process.exit(told || answered.code !== REQUEST_EXIT.approved ? answered.code : REQUEST_EXIT.unavailable);
 }
