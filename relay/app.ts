@@ -30,6 +30,15 @@ app.use('*', async (_c, next) => {
   await next();
 });
 
+// Over https, every answer tells the browser to come back only over https: a phone on a hostile
+// network then never loads the app, or sends its signed requests, over plain http first. Left
+// out on a local relay's http, where browsers ignore it.
+app.use('*', async (c, next) => {
+  await next();
+  if (c.res.status !== 101 && new URL(c.req.url).protocol === 'https:')
+    c.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
+});
+
 // Every answer under /v1/ carries the relay's time, refusals included: phones sign with it
 // (shared/device-auth/relayTime.ts). A WebSocket upgrade is left as it is (its headers are fixed).
 app.use('/v1/*', async (c, next) => {

@@ -19,6 +19,18 @@ describe('the PWA as static assets', () => {
     },
   );
 
+  it.each(['/', '/sw.js', '/v1/config', '/v1/unknown'])(
+    'tells browsers to reach %s over https only, and says nothing of it over http',
+    async (path) => {
+      const secure = await SELF.fetch(`https://relay.example${path}`);
+      expect(secure.headers.get('strict-transport-security')).toBe('max-age=31536000; includeSubDomains');
+      await secure.body?.cancel();
+      const plain = await SELF.fetch(`http://127.0.0.1:8787${path}`);
+      expect(plain.headers.get('strict-transport-security')).toBeNull();
+      await plain.body?.cancel();
+    },
+  );
+
   it('never answers an API path with the app', async () => {
     const response = await SELF.fetch(`${ORIGIN}/v1/unknown`);
     expect(response.status).toBe(404);
