@@ -6,6 +6,7 @@ import type { RequestDetails } from '../../shared/messages/approvals.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
 import type { LatchConfig } from '../config/config.ts';
+import type { Grants } from '../grants/grants.ts';
 import type { RelayClient } from '../relay/relayClient.ts';
 import type { BlockReason, GateAnswer, GateRequest } from '../socket/localApi.ts';
 import type { StateStore } from '../state/stateStore.ts';
@@ -29,6 +30,7 @@ export interface AskingOptions {
   /** The config in force now. */
   config(): LatchConfig;
   fatigue: PushFatigue;
+  grants: Grants;
   waiting: Waiting;
 }
 
@@ -141,6 +143,7 @@ export class Asking {
         created.failure.kind === 'unreachable'
           ? `the relay cannot be reached (${created.failure.message})`
           : `the relay refused the request (${created.failure.code})`;
+      this.#voidEarlyApproval(requestId, `relay_unreachable: ${why}`);
       return this.#noPhone(request, details, conversation, 'relay_unreachable', `relay_unreachable: ${why}`);
     }
     // The relay's answer is a claim: it may name only this request, or a pending one of this
@@ -154,13 +157,15 @@ export class Asking {
         joined.dedupKey === dedupKey
       : claimed === requestId;
     if (!honest) {
-      store.settleRequest(requestId, 'denied');
-      audit.append({ event: 'relay_claim_refused', requestId, claimed, joined: created.value.joined });
-      return deny(
+      const refused = deny(
         'relay_unreachable',
         'relay_unreachable: the relay answered for a request this host did not make; refused',
         requestId,
       );
+      store.settleRequest(requestId, 'denied');
+      audit.append({ event: 'relay_claim_refused', requestId, claimed, joined: created.value.joined });
+      this.#voidEarlyApproval(requestId, refused.reason);
+      return refused;
     }
     // A freeze, or a report of the session, that came while the relay took the request refuses
     // it now, even a freeze resumed since: each withdrew the request here (so no approval counts
@@ -185,6 +190,19 @@ export class Asking {
     const answer = waiting.wait(waitFor, exp);
     callers.asked({ requestId: waitFor, exp });
     return answer;
+  }
+
+  /**
+   * A phone's approval can come before the relay answers the request's POST; when that answer
+   * then ends the request here (a lie, a refusal, no answer), the agent is denied, and so the
+   * approval is not kept as given: the audit says so, and the rule it brought is revoked.
+   */
+  #voidEarlyApproval(requestId: string, reason: string): void {
+    const { store, audit, grants } = this.#options;
+    if (store.request(requestId)?.state !== 'approved') return;
+    const revoked = grants.store.revoke({ requestId }, Date.now());
+    if (revoked.length > 0) audit.append({ event: 'grant_revoked', grants: revoked, by: 'host', requestId });
+    audit.append({ event: 'decided', requestId, decision: 'deny', reason });
   }
 
   /** What refuses a request asked in `askedInEpoch` now: a freeze since, or its session reported. */

@@ -62,7 +62,7 @@ export class Gatekeeper {
       fatigue,
       onAllGone: (requestId) => this.#withdrawing.nobodyWaits(requestId),
     });
-    this.#asking = new Asking({ ...options, config, fatigue, waiting: this.#waiting });
+    this.#asking = new Asking({ ...options, config, fatigue, grants, waiting: this.#waiting });
     this.#loosening = new Loosening({ ...options, config, asking: this.#asking });
     this.#deciding = new Deciding({ ...options, fatigue, grants, loosening: this.#loosening });
     this.#answers = new RelayAnswers({

@@ -27,7 +27,7 @@ import {
   vote,
 } from '../support/killSwitchRelay.ts';
 import { framesHandled, startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
-import type { StandInRelay } from '../support/standInRelay.ts';
+import type { RequestAnswer, StandInRelay } from '../support/standInRelay.ts';
 
 let paired: PairedDaemon;
 let relay: StandInRelay;
@@ -277,6 +277,36 @@ describe('what a freeze or a report ends, whatever the order the relay delivers 
     expect((await asked.hook).output).toMatchObject(deniedWith(/^latch: kill_switch: the fleet was frozen/));
     expect((await grantsJson()).grants).toEqual([]);
   });
+
+  it.each([
+    ['names a request this host did not make', { requestId: 'an-id-the-relay-made-up', joined: false }],
+    ['is no answer a daemon can read', {}],
+  ])(
+    'an early approval, then the relay’s answer to the POST %s: the approval is not kept as given, nor its rule',
+    async (_, answer) => {
+      let answerThePost = () => {};
+      relay.answerRequest = () =>
+        new Promise((resolve) => (answerThePost = () => resolve(answer as RequestAnswer)));
+      const asked = await asking(bash('git push origin main', 'session-25'));
+      const { requestId } = asked.request;
+      const { token } = await phoneApproves(phone, asked.request, relay.origin, { grant: 'half_hour' });
+      relay.sendApproval(requestId, token);
+      await expect.poll(async () => (await grantsJson()).grants).toHaveLength(1);
+      answerThePost();
+      expect((await asked.hook).output).toMatchObject(deniedWith(/^latch: relay_unreachable: /));
+      expect((await grantsJson()).grants).toEqual([]);
+      const lines = auditLines(machine).filter((line) => line['requestId'] === requestId);
+      // Approved first, then undone: the audit says the deny the agent was given.
+      const events = lines.map((line) => line['event']);
+      expect(events).toEqual(expect.arrayContaining(['approved', 'grant_added', 'grant_revoked']));
+      const undone = lines.findIndex((line) => line['event'] === 'decided');
+      expect(undone).toBeGreaterThan(events.indexOf('approved'));
+      expect(lines[undone]).toMatchObject({
+        decision: 'deny',
+        reason: expect.stringMatching(/^relay_unreachable: /),
+      });
+    },
+  );
 
   it('a report of a session refuses its other request still waiting: the approval that follows adds no rule', async () => {
     const reported = await asking(bash('git push origin main', 'session-22'));

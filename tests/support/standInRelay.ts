@@ -10,7 +10,7 @@ import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 
 /** What the relay answers to a new request. */
-interface RequestAnswer {
+export interface RequestAnswer {
   requestId: string;
   joined: boolean;
 }
