@@ -15,6 +15,7 @@ import { plainCommandWords } from '../policy/plainCommandWords.ts';
 import { evaluatePolicy } from '../policy/policy.ts';
 import type { PolicyKeeper } from '../policy/policyKeeper.ts';
 import { protectedPlaces, withAgentConfigDir } from '../policy/protectedPlaces.ts';
+import { scriptsRun } from '../policy/scriptsRun.ts';
 import { selfProtection } from '../policy/selfProtection.ts';
 import type { GateAnswer, GateRequest } from '../socket/localApi.ts';
 import { deny, frozenDeny, reportedDeny } from './deny.ts';
@@ -151,7 +152,10 @@ export class Deciding {
             request.agent === 'codex' ? 'codex' : 'claude-code',
             request.agentConfigDir,
           );
-    const guarded = selfProtection(request, places);
+    // A script the command runs is read once: self-protection reads it, and a phone is shown it.
+    const scripts =
+      request.command === undefined ? [] : scriptsRun(request.command, request.cwd, places.variables);
+    const guarded = selfProtection({ ...request, scripts }, places);
     const verdict = guarded && policyVerdict.action !== 'deny' ? guarded : policyVerdict;
     const rule = verdict === guarded ? `Latch's own rule "${verdict.rule}"` : `policy rule "${verdict.rule}"`;
     // Outside the agent's sandbox a command goes to the agent's own permission flow (or a phone)
@@ -187,7 +191,11 @@ export class Deciding {
     const risk = strictest(verdict.risk, request.risk);
     // A rule a phone allowed covers only what the same policy rule asks, never what Latch guards.
     const asked = { policyRule: verdict.rule, risk, guarded: verdict === guarded };
-    const granted = asked.guarded || request.unsandboxed ? undefined : grants.covering(request, asked);
+    // Nor what runs a script: a rule is matched by the command's words, and the script may change.
+    const granted =
+      asked.guarded || request.unsandboxed || scripts.length > 0
+        ? undefined
+        : grants.covering(request, asked);
     if (granted) {
       audit.append({
         event: 'allowed',
@@ -203,12 +211,15 @@ export class Deciding {
         via: 'grant',
       });
     }
-    const similar = proposeSimilar(request, asked);
+    const similar = scripts.length > 0 ? undefined : proposeSimilar(request, asked);
     // The policy sets how long a phone may take; an agent may ask for less, never for more.
     const longest = verdict.timeoutSeconds ?? this.#config.approvals.timeoutSeconds;
     const timeoutSeconds = Math.min(request.timeoutSeconds ?? longest, longest);
     const target = verdict.target ?? request.target ?? defaultTarget(request);
-    return { kind: 'ask', terms: { risk, timeoutSeconds, target, ...(similar ? { similar } : {}) } };
+    return {
+      kind: 'ask',
+      terms: { risk, timeoutSeconds, target, scripts, ...(similar ? { similar } : {}) },
+    };
   }
 }
 

@@ -1,4 +1,5 @@
 import { basename, isAbsolute, relative } from 'node:path';
+import type { RunScript } from '../policy/scriptsRun.ts';
 import type { GateRequest } from '../socket/localApi.ts';
 
 /** The texts of a request's card, before cleaning: what the notification, the list and the screen show. */
@@ -21,7 +22,7 @@ const SESSION_LABEL_CHARACTERS = 8;
  * Lays out what a person reads about a request. The card leads with the command or the action
  * itself: a caller's own description never stands in for it, and comes second.
  */
-export function requestCard(request: GateRequest): RequestCard {
+export function requestCard(request: GateRequest, scripts: readonly RunScript[] = []): RequestCard {
   const project = request.cwd ? basename(request.cwd) : '';
   const context = {
     ...(project ? { project } : {}),
@@ -39,6 +40,7 @@ export function requestCard(request: GateRequest): RequestCard {
       request.command,
       ...(request.detail && request.detail !== request.command ? [request.detail] : []),
       ...(rest ? [`${ALSO_IN_INPUT}\n${rest}`] : []),
+      ...scripts.map(scriptShown),
     ].join('\n\n');
     return { title, detail, ...description, ...context };
   }
@@ -75,6 +77,12 @@ function inputBesidesCommand(request: GateRequest): string | undefined {
   );
   return rest.length > 0 ? JSON.stringify(Object.fromEntries(rest), null, 2) : undefined;
 }
+
+/** What a script the command runs holds, since that is what runs; or why it is not shown. */
+const scriptShown = ({ path, text, unread }: RunScript) =>
+  text === undefined
+    ? `The command runs the script ${path}, which Latch could not read (${unread}): what it holds is not shown.`
+    : `The command runs the script ${path}, which holds:\n${text}`;
 
 /** A path inside the project, relative to it; any other, whole. */
 function shownPath(path: string, cwd: string | undefined): string {

@@ -8,6 +8,7 @@ import { revealHidden } from '../../shared/text/revealHidden.ts';
 import { sanitizeText } from '../../shared/text/sanitizeText.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import type { LatchConfig } from '../config/config.ts';
+import type { RunScript } from '../policy/scriptsRun.ts';
 import type { GateRequest } from '../socket/localApi.ts';
 import type { PushFatigue } from './pushFatigue.ts';
 import { requestCard } from './requestCard.ts';
@@ -18,6 +19,8 @@ export interface AskTerms {
   timeoutSeconds: number;
   target: string;
   similar?: SimilarCall;
+  /** The scripts the command runs, shown after it (scriptsRun). */
+  scripts?: readonly RunScript[];
 }
 
 /**
@@ -56,12 +59,18 @@ export function requestDetails(
     ...(request.diff !== undefined ? { diff: revealed(request.diff) } : {}),
     ...(request.cwd !== undefined ? { cwd: revealedLine(request.cwd) } : {}),
   };
-  const card = requestCard(asRuns);
+  const scripts = (terms.scripts ?? []).map((script) => ({
+    ...script,
+    path: revealedLine(script.path),
+    ...(script.text !== undefined ? { text: revealed(script.text) } : {}),
+  }));
+  const card = requestCard(asRuns, scripts);
   // A phone shown part of a command, a file's content or a tool's input asks for the most care
   // (type the target, wait), and offers no rule for calls like it: what is not shown is where a
   // `curl … | sh` would hide. (Cleaning what was revealed removes nothing: these sizes hold.)
   const shownCut =
     utf8Length(card.detail) > LIMITS.detailBytes ||
+    scripts.some((script) => script.text === undefined) ||
     (card.diff !== undefined && utf8Length(card.diff) > LIMITS.diffBytes);
   return {
     v: PROTOCOL_VERSION,

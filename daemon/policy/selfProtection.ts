@@ -9,6 +9,7 @@ import { LONG_COMMAND_BYTES, type Verdict } from './policy.ts';
 import type { ProtectedPlaces } from './protectedPlaces.ts';
 import { realPath } from './realPath.ts';
 import { replacesGlobalPackages } from './replacesGlobalPackages.ts';
+import type { RunScript } from './scriptsRun.ts';
 import { placeByIdentity } from './sameFile.ts';
 import { attachesToTheDaemon, stopsTheDaemon } from './stopsTheDaemon.ts';
 import { mayWrite, wordsTouch } from './wordsTouch.ts';
@@ -21,6 +22,8 @@ export interface ProtectedCall {
   /** The tool's input as JSON text. */
   input?: string;
   cwd?: string;
+  /** The script files the command runs (scriptsRun), read by the daemon. */
+  scripts?: readonly RunScript[];
 }
 
 export type Guard = 'secrets' | 'files' | 'hooks' | 'stop' | 'commands';
@@ -84,40 +87,15 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
     }
   }
   const variables = { ...places.variables, ...(cwd ? { PWD: cwd } : {}) };
-  if (call.command !== undefined && utf8Length(call.command) > LONG_COMMAND_BYTES) {
-    // Longer than a phone shows, a command is asked at critical risk by the policy whatever it
-    // names: only a secret's name can still make that a deny. Its text is searched as sent and
-    // with its quotes and backslashes taken out; reading up to a MiB of it as shell words would
-    // hold every other call up.
-    namesTouch(searchedAsText(call.command), places, note);
-  } else if (call.command !== undefined) {
-    const commands = commandWords(call.command, variables);
-    const words = uniqueWords(commands.flat());
-    // A bare `cd` goes home: what follows is read from there (`cd && cp /tmp/x .bashrc`).
-    if (commands.some(goesHome)) words.push([{ text: places.variables['HOME']!, glob: false }]);
-    // An option's value is a word of its own (`cp --target-directory=$HOME x/.bashrc`).
-    for (const word of [...words]) {
-      const value = /^--?[\w-]+=(.+)$/s.exec(literalText(word) ?? '')?.[1];
-      if (value !== undefined) words.push([{ text: value, glob: false }]);
-    }
-    // A path a program's own code names in quotes (`python3 -c "open('../.bashrc', 'a')"`, awk's
-    // `print > "../.profile"`) is a word of its own: from the folder the command runs in, `.`
-    // and `//` as the file system reads them, through links.
-    for (const word of [...words])
-      for (const path of quotedPaths(wordText(word)))
-        words.push([{ text: withHome(path, places), glob: false }]);
-    namesTouch(words, places, note);
-    wordsTouch(words, cwd, places, real, note, onlyLookedAt(commands));
-    if (commands.some((command) => stopsTheDaemon(command, places.daemonPid))) note('stop', 'latch daemon');
-    if (commands.some((command) => attachesToTheDaemon(command, places.daemonPid)))
-      note('secrets', 'latch daemon');
-    const leash = commands.map(changesTheLeash).find(Boolean);
-    if (leash) note('commands', leash);
-    // Latch installed as a global package is replaced by another global install of its name.
-    const replaces = places.installedGlobally
-      ? commands.map(replacesGlobalPackages).find(Boolean)
-      : undefined;
-    if (replaces) note('files', replaces);
+  if (call.command !== undefined)
+    commandTouches(call.command, LONG_COMMAND_BYTES, { cwd, variables, places, real, note });
+  // What a script the command runs holds runs too (`bash deploy.sh`): a shell's script is read
+  // as commands of its own, another language's as code, for what it names in quotes.
+  for (const script of call.scripts ?? []) {
+    if (script.text === undefined) continue;
+    if (script.shell)
+      commandTouches(script.text, MOST_INPUT_READ_AS_WORDS, { cwd, variables, places, real, note });
+    else codeTouches(script.text, { cwd, variables, places, real, note });
   }
   // An MCP or unknown tool may write anywhere: each string in its input is read as a command's
   // words are. A longer input is more than can be read so in time (16 kB built to be slow takes
@@ -149,6 +127,65 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
       };
   }
   return undefined;
+}
+
+/** Where self-protection reads a call's words: the folder, the shell's variables, what it keeps. */
+interface Reading {
+  cwd: string | undefined;
+  variables: Record<string, string>;
+  places: ProtectedPlaces;
+  real: (path: string) => string;
+  note: Note;
+}
+
+/** What a command's words touch of Latch's, and whether it stops the daemon or changes the leash. */
+function commandTouches(
+  command: string,
+  readAsWordsUpTo: number,
+  { cwd, variables, places, real, note }: Reading,
+): void {
+  if (utf8Length(command) > readAsWordsUpTo) {
+    // Longer than a phone shows, a command is asked at critical risk by the policy whatever it
+    // names: only a secret's name can still make that a deny. Its text is searched as sent and
+    // with its quotes and backslashes taken out; reading up to a MiB of it as shell words would
+    // hold every other call up. So is a script's beyond what is read as words in time.
+    namesTouch(searchedAsText(command), places, note);
+  } else {
+    const commands = commandWords(command, variables);
+    const words = uniqueWords(commands.flat());
+    // A bare `cd` goes home: what follows is read from there (`cd && cp /tmp/x .bashrc`).
+    if (commands.some(goesHome)) words.push([{ text: places.variables['HOME']!, glob: false }]);
+    // An option's value is a word of its own (`cp --target-directory=$HOME x/.bashrc`).
+    for (const word of [...words]) {
+      const value = /^--?[\w-]+=(.+)$/s.exec(literalText(word) ?? '')?.[1];
+      if (value !== undefined) words.push([{ text: value, glob: false }]);
+    }
+    // A path a program's own code names in quotes (`python3 -c "open('../.bashrc', 'a')"`, awk's
+    // `print > "../.profile"`) is a word of its own: from the folder the command runs in, `.`
+    // and `//` as the file system reads them, through links.
+    for (const word of [...words])
+      for (const path of quotedPaths(wordText(word)))
+        words.push([{ text: withHome(path, places), glob: false }]);
+    namesTouch(words, places, note);
+    wordsTouch(words, cwd, places, real, note, onlyLookedAt(commands));
+    if (commands.some((command) => stopsTheDaemon(command, places.daemonPid))) note('stop', 'latch daemon');
+    if (commands.some((command) => attachesToTheDaemon(command, places.daemonPid)))
+      note('secrets', 'latch daemon');
+    const leash = commands.map(changesTheLeash).find(Boolean);
+    if (leash) note('commands', leash);
+    // Latch installed as a global package is replaced by another global install of its name.
+    const replaces = places.installedGlobally
+      ? commands.map(replacesGlobalPackages).find(Boolean)
+      : undefined;
+    if (replaces) note('files', replaces);
+  }
+}
+
+/** What another language's code names of Latch's: the paths it holds in quotes, and Latch's names. */
+function codeTouches(code: string, { cwd, places, real, note }: Reading): void {
+  const quoted = quotedPaths(code).map((path): Word => [{ text: withHome(path, places), glob: false }]);
+  namesTouch([...searchedAsText(code), ...quoted], places, note);
+  wordsTouch(quoted, cwd, places, real, note);
 }
 
 /**

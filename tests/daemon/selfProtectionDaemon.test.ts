@@ -1,6 +1,7 @@
-import { mkdirSync, symlinkSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { connect } from '../../daemon/sdk/latch.ts';
 import { auditLines, hookInput, startHook } from '../support/latchMachine.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
@@ -136,6 +137,14 @@ describe.each([
 
   it('asks a phone at critical risk before a command that could stop the daemon', async () => {
     await askedAtCriticalRisk('Bash', { command: 'pkill -f "latch daemon"' });
+  });
+
+  it('asks a phone at critical risk before a command that runs a script which writes the shell’s start-up file', async () => {
+    // Written by one tool call, run by the next: the command names nothing of Latch's.
+    const script = join(mkdtempSync(join(tmpdir(), 'latch-script-')), 'setup.sh');
+    onTestFinished(() => rmSync(dirname(script), { recursive: true, force: true }));
+    writeFileSync(script, 'echo "exit 0" >> ~/.bashrc\n');
+    await askedAtCriticalRisk('Bash', { command: `bash ${script}` });
   });
 
   it('leaves a call that touches nothing of Latch’s to the policy', async () => {
