@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
@@ -17,6 +16,7 @@ import {
 import { askDaemon } from '../socket/askDaemon.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
 import { toolInputText } from '../socket/toolInputText.ts';
+import { defaultServerName } from './serverName.ts';
 
 /**
  * `latch mcp -- <server…>`: a stdio MCP proxy. It starts the real server and forwards what the
@@ -29,7 +29,7 @@ import { toolInputText } from '../socket/toolInputText.ts';
  * it either, whatever the phone answers later. When the server ends, so does the gate.
  */
 export async function runMcpGate(command: string[], options: { name?: string } = {}): Promise<number> {
-  const serverName = options.name ?? basename(command[0]!);
+  const serverName = options.name ?? defaultServerName(command);
   const server = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
   const clientLines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   // The server gone (or deaf: its input closed), nothing sent to it would be answered: the gate
