@@ -1,6 +1,6 @@
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
-import { keepStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
+import { cutToStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
 import { unifiedDiff, type DiffLabels } from '../diff/unifiedDiff.ts';
 
 /** Files larger than this are not read to diff against: the edit's own text is shown instead. */
@@ -65,7 +65,8 @@ export function fileEditDiff(
         : `# ${name}: the file could not be read, the text to replace is not in it, or the edited file would be over 2 MiB; the edit’s own text, lines counted from it\n` +
           edits!.map((edit) => unifiedDiff(edit.old_string, edit.new_string, labels)).join('');
   }
-  return keepStartAndEnd(diff || `# ${name}: no change\n`, MOST_DIFF_BYTES).text;
+  // Cut, not cleaned: the daemon writes out its hidden characters for the phone (revealHidden).
+  return cutToStartAndEnd(diff || `# ${name}: no change\n`, MOST_DIFF_BYTES).text;
 }
 
 /**

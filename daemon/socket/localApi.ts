@@ -1,7 +1,7 @@
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
-import { keepStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
+import { cutToStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
 import { sanitizeText } from '../../shared/text/sanitizeText.ts';
 import { MOST_DIFF_BYTES } from '../hooks/fileEditDiff.ts';
 import { PATH_MAX } from '../policy/realPath.ts';
@@ -202,9 +202,10 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     shortened ||= cleaned.changed;
     return cleaned.text;
   };
+  // Cut, not cleaned: its hidden characters are written out for the phone (requestDetails).
   const shown = (value: unknown, maxBytes: number): string | undefined => {
     if (typeof value !== 'string') return undefined;
-    const kept = keepStartAndEnd(value, maxBytes);
+    const kept = cutToStartAndEnd(value, maxBytes);
     shortened ||= kept.changed;
     return kept.text;
   };

@@ -14,11 +14,20 @@ export const notShownMarker = (bytes: number) => `\n… ${withThousands(bytes)} 
  */
 export function keepStartAndEnd(text: string, maxBytes: number): SanitizedText {
   const cleaned = sanitizeText(text, { maxBytes: Number.MAX_SAFE_INTEGER, multiline: true });
-  if (utf8Length(cleaned.text) <= maxBytes) return cleaned;
-  const bytes = utf8(cleaned.text);
+  const kept = cutToStartAndEnd(cleaned.text, maxBytes);
+  return { text: kept.text, changed: cleaned.changed || kept.changed };
+}
+
+/**
+ * keepStartAndEnd's cut alone, without cleaning: for a text whose hidden characters are to be
+ * written out later (revealHidden), which cleaning first would remove unseen.
+ */
+export function cutToStartAndEnd(text: string, maxBytes: number): SanitizedText {
+  if (utf8Length(text) <= maxBytes) return { text, changed: false };
+  const bytes = utf8(text);
   // Room for the widest marker this text could need (everything hidden).
   const room = maxBytes - utf8Length(notShownMarker(bytes.length));
-  if (room < 2) return sanitizeText(cleaned.text, { maxBytes, multiline: true });
+  if (room < 2) return { text: fromUtf8(bytes.subarray(0, characterStart(bytes, maxBytes))), changed: true };
 
   let headEnd = characterStart(bytes, Math.ceil(room / 2));
   const lastBreak = bytes.lastIndexOf(0x0a, headEnd - 1);
