@@ -227,15 +227,31 @@ export class Deciding {
  * What a person types to approve a critical call no rule named a target for: the last part of
  * its first path; for a plain command, the last part of its last word that is not an option
  * (`rm -rf /var/lib/postgresql`: postgresql), which makes them read what it acts on, or its
- * program; else the tool.
+ * program; for any other command, its last word as written (`… | sh`: sh), which makes them read
+ * its end, where a long command hides what it does; else the tool.
  */
 function defaultTarget(request: GateRequest): string {
   if (request.paths[0]) return basename(request.paths[0]);
-  const words = request.command === undefined ? undefined : plainCommandWords(request.command);
-  const object =
-    words
-      ?.slice(1)
-      .reverse()
-      .find((word) => !word.startsWith('-') && basename(word) !== '') ?? words?.[0];
-  return object ? basename(object) : request.tool;
+  if (request.command === undefined) return request.tool;
+  const words = plainCommandWords(request.command);
+  const object = words
+    ? (words
+        .slice(1)
+        .reverse()
+        .find((word) => !word.startsWith('-') && basename(word) !== '') ?? words[0])
+    : lastWord(request.command);
+  return (object && basename(object)) || request.tool;
+}
+
+/**
+ * A command's last word, without the quotes, separators and brackets around it. Read back from
+ * the end, not with a pattern: one searched from every start is quadratic in a MiB-long word.
+ */
+function lastWord(command: string): string | undefined {
+  const isSeparator = (at: number) => /[\s;&|()<>'"`$\\{}]/.test(command[at]!);
+  let end = command.length;
+  while (end > 0 && isSeparator(end - 1)) end--;
+  let start = end;
+  while (start > 0 && !isSeparator(start - 1)) start--;
+  return start < end ? command.slice(start, end) : undefined;
 }

@@ -1,4 +1,5 @@
 import { basename, isAbsolute, relative } from 'node:path';
+import { revealHidden } from '../../shared/text/revealHidden.ts';
 import type { RunScript } from '../policy/scriptsRun.ts';
 import type { GateRequest } from '../socket/localApi.ts';
 
@@ -70,10 +71,12 @@ function inputBesidesCommand(request: GateRequest): string | undefined {
     return request.input;
   }
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return request.input;
+  // The card's command has its hidden characters written out (requestDetails): the input's is raw.
+  const isTheCommand = (value: unknown) =>
+    typeof value === 'string' && revealHidden(value, { multiline: true }) === request.command;
   const rest = Object.entries(input).filter(
     ([key, value]) =>
-      !(key === 'command' && value === request.command) &&
-      !(key === 'description' && request.title !== undefined),
+      !(key === 'command' && isTheCommand(value)) && !(key === 'description' && request.title !== undefined),
   );
   return rest.length > 0 ? JSON.stringify(Object.fromEntries(rest), null, 2) : undefined;
 }
