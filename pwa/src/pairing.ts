@@ -16,7 +16,8 @@ export type PairingProgress =
   | { step: 'sending' }
   | { step: 'compare'; code: string; hostName: string; device: string }
   | { step: 'done'; code: string; hostName: string; device: string }
-  | { step: 'failed'; message: string };
+  /** `final`: the code cannot work again (used, expired, tampered with): no "Try again". */
+  | { step: 'failed'; message: string; final?: boolean };
 
 const accepted = f.object({ v: f.version(), accepted: f.boolean() });
 
@@ -36,13 +37,12 @@ export async function pairWith(
     headers: { 'latch-offer-token': offerToken },
   });
   if (!status.ok)
-    return report({
-      step: 'failed',
-      message:
-        status.status === 410
-          ? 'This code expired. Run latch pair again.'
-          : 'This pairing code is not valid any more.',
-    });
+    return report(
+      // The relay's no (used, expired, unknown) is final; no answer may not be.
+      status.status >= 400 && status.status < 500
+        ? { step: 'failed', message: 'This code was used or expired. Run latch pair again.', final: true }
+        : { step: 'failed', message: 'The relay could not be reached.' },
+    );
   // The relay handed us the host's key and the fleet; only the host, which holds the secret,
   // could MAC them.
   const verified = await verifyPairingOffer(status.value.offer, link.secret);
@@ -50,6 +50,7 @@ export async function pairWith(
     return report({
       step: 'failed',
       message: `This code was tampered with on the way (${verified.error.code}). Do not pair.`,
+      final: true,
     });
   }
   const offer = verified.value;

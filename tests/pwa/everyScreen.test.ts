@@ -77,13 +77,18 @@ describe('every screen, in light and dark, at 390 and 320 px: axe finds nothing 
     await page.getByRole('button', { name: 'Pair with Face ID' }).waitFor();
     problems.push(...(await audit(page, cdp, 'pair')));
     await page.getByRole('button', { name: 'Pair with Face ID' }).click();
-    await page.getByRole('alert').getByText('This pairing code is not valid any more.').waitFor();
+    // The relay knows no such code: final, so no "Try again".
+    await page.getByRole('alert').getByText('This code was used or expired. Run latch pair again.').waitFor();
+    expect(await page.getByRole('button', { name: 'Try again' }).count()).toBe(0);
     problems.push(...(await audit(page, cdp, 'pair-failed')));
 
     await page.goto(origin); // from /pair, only the fragment would change: no new page
     await page.goto(`${origin}/pair#not-a-code`);
     await page.getByText(/This pairing link is not valid/).waitFor();
     problems.push(...(await audit(page, cdp, 'pair-bad-link')));
+    // Where a reload after pairing lands too: a way into the app.
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByText('This phone is not paired yet.', { exact: false }).waitFor();
 
     // No camera in this browser: the scanner says so.
     await page.goto(`${origin}/scan`);

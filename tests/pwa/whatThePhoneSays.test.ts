@@ -113,10 +113,20 @@ describe('what the phone says', () => {
     await page.setViewportSize({ width: 320, height: 700 });
     const command =
       'echo wrap && git push --force-with-lease origin main && rm -rf --no-preserve-root ./cache-dir';
-    const hook = ask(command);
+    // With more input than the command, shown under it: the title is still the command.
+    const hook = askHook(
+      machine,
+      hookInput(
+        'PreToolUse',
+        'Bash',
+        { command, description: 'Push', timeout: 60_000 },
+        { session_id: 'walk' },
+      ),
+    );
     await openPending(phoneA.browser, origin, /echo wrap/);
     // A one-line command is the request's title.
     await page.locator('h1.request-title.command').getByText(command).waitFor();
+    await page.getByText('The tool is also given:').waitFor();
     // The characters on each line the command takes, read from where the browser put each one.
     const lines = await page.evaluate(() => {
       const text = document.querySelector('h1.request-title')!.firstChild!;
@@ -135,6 +145,17 @@ describe('what the phone says', () => {
     expect(new Set(lines.slice(0, -1)).size).toBe(1);
     expect(lines.at(-1)!).toBeLessThanOrEqual(lines[0]!);
     expect(await page.locator('main').textContent()).toMatch(/Escape denies\. \d+:\d\d left\./);
+    // The folder, and the list's titles, wrap at the edge too.
+    const lineBreak = (selector: string) =>
+      page
+        .locator(selector)
+        .first()
+        .evaluate((element) => getComputedStyle(element).lineBreak);
+    expect(await lineBreak('.request-cwd')).toBe('anywhere');
+    await page.goto(origin);
+    expect(await lineBreak('.requests .request-title')).toBe('anywhere');
+    await openPending(phoneA.browser, origin, /echo wrap/);
+    await page.locator('h1.request-title.command').waitFor();
     await page.keyboard.press('Escape');
     expect(await hook).toMatchObject({ permissionDecision: 'deny' });
   }, 60_000);

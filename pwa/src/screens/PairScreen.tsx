@@ -44,6 +44,10 @@ export function PairScreen() {
           This pairing link is not valid ({link.error.code}). Run <code>latch pair</code> again and scan the
           new code.
         </p>
+        {/* Also where a reload after pairing lands: the link's secret was taken out of the address. */}
+        <button type="button" class="primary" onClick={() => navigate('/')}>
+          Done
+        </button>
       </main>
     );
   }
@@ -113,7 +117,7 @@ export function PairScreen() {
       )}
       {/* Face ID cancelled, or the relay unreachable: the same code can be tried again while it
           is valid (the relay refuses one already used, or expired, with its reason). */}
-      {progress.step === 'failed' && (
+      {progress.step === 'failed' && !progress.final && (
         <button type="button" class="primary" onClick={() => setStarted(false)}>
           Try again
         </button>

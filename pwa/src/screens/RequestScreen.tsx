@@ -253,8 +253,13 @@ function Review({
       <button type="button" class="link" onClick={() => navigate('/')}>
         Back to the list
       </button>
-      {/* What runs or changes first, then where it comes from. A one-line command is its own title. */}
-      <h1 class={details.detail === details.title ? 'request-title command' : 'request-title'}>
+      {/* What runs or changes first, then where it comes from. A one-line command, the detail's
+          first line, is its own title. */}
+      <h1
+        class={
+          `${details.detail}\n`.startsWith(`${details.title}\n`) ? 'request-title command' : 'request-title'
+        }
+      >
         {details.title}
       </h1>
       {details.description && <p class="request-description">The agent says: {details.description}</p>}
