@@ -38,8 +38,12 @@ export class PushFatigue {
 
   /** The session's report, if a person reported it and it has not lapsed. */
   reportedUntil(request: GateRequest, now: number): number | undefined {
-    if (!request.session) return undefined;
-    const until = Number(this.#store.meta(reportedKey(conversationId(request.session))) ?? 0);
+    return request.session ? this.conversationReportedUntil(conversationId(request.session), now) : undefined;
+  }
+
+  /** Until when a reported agent session's calls are refused; undefined when it is not. */
+  conversationReportedUntil(conversation: string, now: number): number | undefined {
+    const until = Number(this.#store.meta(reportedKey(conversation)) ?? 0);
     return until > now ? until : undefined;
   }
 

@@ -12,7 +12,7 @@ import { RelayNoise } from '../audit/relayNoise.ts';
 import type { Grants } from '../grants/grants.ts';
 import type { RequestRecord } from '../state/requestStore.ts';
 import type { StateStore } from '../state/stateStore.ts';
-import { deny, frozenDeny } from './deny.ts';
+import { deny, frozenDeny, reportedDeny } from './deny.ts';
 import type { PushFatigue } from './pushFatigue.ts';
 import type { Waiting } from './waiting.ts';
 
@@ -133,6 +133,15 @@ export class RelayAnswers {
       waiting.settle(requestId, frozenDeny(switchState.reason, requestId));
       return;
     }
+    // Its session reported on a phone: refused, even if the report's sweep of the session's
+    // waiting requests did not run (it failed, and is tried again).
+    const reportedUntil =
+      record.conversation && fatigue.conversationReportedUntil(record.conversation, Date.now());
+    if (reportedUntil) {
+      audit.append({ event: 'token_refused', requestId, code: 'reported', device: token.device });
+      waiting.settle(requestId, reportedDeny(reportedUntil, requestId));
+      return;
+    }
     // The review hold, timed on this host's clock: a phone app that skips it is refused, and the
     // request denied, since the person did not take the moment it asked for.
     if (fatigue.tooSoon(record.details, Date.now())) {
@@ -145,8 +154,14 @@ export class RelayAnswers {
     }
     fatigue.approved(Date.now());
     audit.append({ event: 'approved', requestId, device: verified.device, verified: true });
-    if (token.grant) {
-      const grant = grants.add(record, { ...token, grant: token.grant }, Date.now());
+    const grant = token.grant && grants.add(record, { ...token, grant: token.grant }, Date.now());
+    if (token.grant && !grant)
+      audit.append({
+        event: 'grant_refused',
+        requestId,
+        why: 'the rule was revoked before its approval came',
+      });
+    if (grant) {
       audit.append({
         event: 'grant_added',
         grant: grant.id,
@@ -201,8 +216,16 @@ export class RelayAnswers {
     // The session is refused before the agent hears the deny, so its next call already is.
     if (report?.scope === 'session')
       await this.#onReported(record, report.scope, denyVerified, envelope.signer.id);
-    fatigue.settled(requestId, Date.now());
-    waiting.settle(requestId, deny('denied', `denied on ${device?.name ?? 'a phone'}`, requestId));
+    // Only a deny a phone signed is the person's: it names the phone, and counts as their no.
+    fatigue.settled(requestId, denyVerified ? Date.now() : undefined);
+    waiting.settle(
+      requestId,
+      deny(
+        'denied',
+        denyVerified ? `denied on ${device!.name}` : 'denied (the relay says so: not verified)',
+        requestId,
+      ),
+    );
     // The freeze after: this agent hears "denied", every other waiting call "kill_switch".
     if (report?.scope === 'fleet')
       await this.#onReported(record, report.scope, denyVerified, envelope.signer.id);
@@ -236,7 +259,10 @@ export class RelayAnswers {
     if (!verified) return notActed('not signed by a phone paired here, for this request of this host');
     const reportableUntil = record.details.exp + REPORTABLE_AFTER_DEADLINE_MS;
     if (Date.now() > reportableUntil) return notActed('more than a day after the request ended');
-    if (!store.consume(`report:${requestId}`, reportableUntil)) return notActed('already reported');
+    // Marked used once acted on, not before: a report whose handling fails (the audit cannot be
+    // written) is tried again by the event log, and must then act, not say "already reported".
+    const once = `report:${requestId}`;
+    if (store.used(once)) return notActed('already reported');
     // What the person did not expect runs no more by a rule approved with it, or in its session.
     const now = Date.now();
     const revoked = [
@@ -258,12 +284,17 @@ export class RelayAnswers {
       });
       // The session's other requests still pending end now; this one, its own deny ends.
       if (reported) this.#options.sessionReported(reported.conversation, reported.until, requestId);
+      store.consume(once, reportableUntil);
       return;
     }
     // A freeze in force stays: a new one would void the resume votes already counted for it.
-    if (store.switchState().freeze !== null) return notActed('the fleet is frozen already');
+    if (store.switchState().freeze !== null) {
+      store.consume(once, reportableUntil);
+      return notActed('the fleet is frozen already');
+    }
     audit.append({ event: 'reported', requestId, device, scope, verified, acted: true });
     await this.#options.freezeFleet(`reported on a phone: request ${requestId} was not expected`);
+    store.consume(once, reportableUntil);
   }
 
   /**

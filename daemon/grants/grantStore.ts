@@ -83,6 +83,10 @@ export function grantCovers(grant: StoredGrant, call: GrantedCall): boolean {
   );
 }
 
+const revokedMark = (requestId: string) => `grant-revoked:${requestId}`;
+/** The longest a request waits (`timeout_seconds` at most a day): its approval cannot come later. */
+const MOST_REQUEST_LIFETIME_MS = 86_400_000;
+
 /**
  * The temporary rules phones granted on this host, in the state database the CLI shares: a
  * revoke from `latch policy revoke` takes effect at the daemon's next call.
@@ -154,6 +158,29 @@ export class GrantStore {
       .map(({ id }) => id);
     const revoke = this.#statement('UPDATE grants SET revoked_at = ? WHERE id = ?');
     for (const id of ids) revoke.run(now, id);
+    // A rule revoked before it came (the relay holds the approval that brings it, or delivers the
+    // revoke first) must not come after: what is revoked is marked, not only what exists now. A
+    // request's own rule is marked while the request waits (its approval can come only then), so
+    // the marks are as many as the requests waiting, whatever a relay sends.
+    if (which === 'all')
+      this.#statement("INSERT OR REPLACE INTO meta (key, value) VALUES ('grants_ended_at', ?)").run(
+        String(now),
+      );
+    else if ('requestId' in which)
+      this.#statement(
+        `INSERT OR IGNORE INTO used_tokens (key, expires_at)
+           SELECT ?, ? FROM requests WHERE request_id = ? AND state = 'pending'`,
+      ).run(revokedMark(which.requestId), now + MOST_REQUEST_LIFETIME_MS, which.requestId);
     return ids;
+  }
+
+  /** Whether the rule a request brings was revoked before it came: by its phone, or all at once. */
+  revokedBeforeItCame(requestId: string, askedAt: number): boolean {
+    const endedAt = this.#statement("SELECT value FROM meta WHERE key = 'grants_ended_at'").get() as
+      { value: string } | undefined;
+    if (endedAt !== undefined && askedAt <= Number(endedAt.value)) return true;
+    return (
+      this.#statement('SELECT 1 FROM used_tokens WHERE key = ?').get(revokedMark(requestId)) !== undefined
+    );
   }
 }

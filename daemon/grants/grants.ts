@@ -50,12 +50,16 @@ export class Grants {
     return undefined;
   }
 
-  /** Adds the rule that a verified token granted; the rule is this host's own, from its record. */
+  /**
+   * Adds the rule that a verified token granted; the rule is this host's own, from its record.
+   * None when it was revoked before it came (GrantStore.revokedBeforeItCame).
+   */
   add(
     record: RequestRecord,
     token: CapabilityToken & { grant: NonNullable<CapabilityToken['grant']> },
     now: number,
-  ): StoredGrant {
+  ): StoredGrant | undefined {
+    if (this.store.revokedBeforeItCame(record.requestId, record.details.createdAt)) return undefined;
     const similar: SimilarCall = record.details.similar!;
     const grant: StoredGrant = {
       // Hex, not base64url: a person types it after `latch policy revoke`, where an id starting
@@ -68,7 +72,9 @@ export class Grants {
       device: token.device,
       requestId: record.requestId,
       createdAt: now,
-      expiresAt: now + GRANT_LIFETIME_MS[token.grant],
+      // From when the request was asked, not when the relay delivered its approval (which it may
+      // hold until the deadline): never later than the end the phone showed.
+      expiresAt: record.details.createdAt + GRANT_LIFETIME_MS[token.grant],
     };
     this.store.add(grant);
     return grant;

@@ -60,6 +60,11 @@ export class StateStore implements SingleUseStore {
 
   // Single use (shared/approvals/singleUseStore): an INSERT is atomic across processes.
 
+  /** Whether `key` was consumed, without consuming it. */
+  used(key: string): boolean {
+    return this.#statements.get('SELECT 1 FROM used_tokens WHERE key = ?').get(key) !== undefined;
+  }
+
   consume(key: string, expiresAt: number): boolean {
     this.#statements.get('DELETE FROM used_tokens WHERE expires_at < ?').run(Date.now() - 86_400_000);
     return (

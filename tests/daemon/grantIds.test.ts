@@ -57,7 +57,7 @@ it('gives every grant an id a person can type after latch policy revoke: hex, ne
   const token = { grant: 'half_hour', device: 'phone-1' } as CapabilityToken & { grant: 'half_hour' };
   const grants = new Grants(store.db);
   // 300 ids: were they base64url, one would start with '-' or '_' with odds of 1 - (62/64)^300 > 99.99%.
-  const ids = Array.from({ length: 300 }, () => grants.add(record, token, now).id);
+  const ids = Array.from({ length: 300 }, () => grants.add(record, token, now)!.id);
   for (const id of ids) expect(id).toMatch(/^[0-9a-f]{16}$/);
   expect(new Set(ids).size).toBe(ids.length);
 });

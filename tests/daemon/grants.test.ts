@@ -368,6 +368,36 @@ describe('a phone revokes a rule it allowed', () => {
     await expire(await asking(bash('git push origin feature/y')));
   });
 
+  it('before the relay delivers the approval that brings it: the call is given, the rule never comes', async () => {
+    const asked = await asking(bash('git push origin main', 'session-30'));
+    const { token, details } = await phoneApproves(phone, asked.request, relay.origin, {
+      grant: 'half_hour',
+    });
+    relay.send({
+      v: PROTOCOL_VERSION,
+      type: 'grant_revoked',
+      envelope: await revokeEnvelope(details, phone),
+      at: Date.now(),
+    });
+    await framesHandled(machine, relay);
+    relay.sendApproval(asked.request.requestId, token);
+    expect((await asked.hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+    expect((await grantsJson()).grants).toEqual([]);
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({ event: 'grant_refused', requestId: asked.request.requestId }),
+    );
+    await expire(await asking(bash('git push origin other-branch', 'session-31')));
+  });
+
+  it('nor after `latch policy revoke --all` at the terminal, while the relay held the approval', async () => {
+    const asked = await asking(bash('git push origin main', 'session-32'));
+    const { token } = await phoneApproves(phone, asked.request, relay.origin, { grant: 'half_hour' });
+    expect((await runLatch(machine, ['policy', 'revoke', '--all'])).code).toBe(0);
+    relay.sendApproval(asked.request.requestId, token);
+    expect((await asked.hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+    expect((await grantsJson()).grants).toEqual([]);
+  });
+
   it('even unverified, since revoking only tightens; the audit says it did not verify', async () => {
     const details = await grantGitPush('half_hour');
     const forger = await createPhone('Relay’s own key');

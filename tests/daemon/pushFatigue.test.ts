@@ -170,10 +170,17 @@ describe('push-fatigue defences, against the real daemon', () => {
       forgedAbout.request,
       'session',
     );
-    expect((await decisionOf(forgedAbout.hook)).permissionDecision).toBe('deny');
+    // A deny, but not the phone's: it is not said to be, nor counted as the person's no.
+    expect((await decisionOf(forgedAbout.hook)).permissionDecisionReason).toBe(
+      'latch: denied (the relay says so: not verified)',
+    );
     expect(auditOf(paired, 'reported', forgedAbout.request.requestId)).toEqual([
       expect.objectContaining({ scope: 'session', verified: false, acted: false }),
     ]);
+    const again = await ask(paired, 'rm -rf /srv', 'forged');
+    expect(again.details.askedAgainAfterDeny).toBeUndefined();
+    await paired.relay.sendDenial(phone, again.request);
+    await again.hook;
     // The session is still asked, not refused.
     const next = await ask(paired, 'ls', 'forged');
     await paired.relay.sendDenial(phone, next.request);
