@@ -43,9 +43,10 @@ export class FleetLog {
     this.#log = log;
   }
 
-  /** Queues a frame from the relay connection. */
-  receive(frame: HostFrame): void {
+  /** Queues a frame from the relay connection; resolves once it is handled (or given up at stop()). */
+  receive(frame: HostFrame): Promise<void> {
     this.#frames = this.#frames.then(() => this.#handleUntilDone(frame));
+    return this.#frames;
   }
 
   /** Resolves once every frame received so far has been handled, or given up at stop(). */

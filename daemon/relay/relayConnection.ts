@@ -13,7 +13,8 @@ export interface ConnectionOptions {
   pingEveryMs(): number;
   /** The last event sequence number handled, to replay what was missed. */
   cursor(): number;
-  onFrame(frame: HostFrame): void;
+  /** Resolves once the frame is handled: the connection reads no further ahead than MOST_FRAMES_AHEAD. */
+  onFrame(frame: HostFrame): Promise<void>;
   onStatus(status: ConnectionStatus): void;
   log(line: string): void;
 }
@@ -27,6 +28,8 @@ const BACKOFF_CAP_MS = 10_000;
 const WORKING_CONNECTION_MS = 10_000;
 /** How often the quorum in force is compared with the one the relay was told (one stat). */
 const QUORUM_CHECK_MS = 1000;
+/** Frames received and not yet handled, past which the connection stops reading. */
+const MOST_FRAMES_AHEAD = 64;
 
 /**
  * The daemon's WebSocket to its fleet. Reconnects with capped exponential backoff and full
@@ -93,12 +96,15 @@ export class RelayConnection {
     });
     this.#socket = socket;
     let heard = true;
+    let framesAhead = 0;
     let openedAt: number | undefined;
     socket.on('open', () => {
       openedAt = Date.now();
       this.#toldQuorum = quorum;
       this.#options.onStatus('connected');
       this.#ping = setInterval(() => {
+        // Paused, this side is the slow one: the relay's answers wait unread.
+        if (socket.isPaused) return;
         if (!heard) {
           this.#options.log('the relay answered no ping; reconnecting');
           socket.terminate();
@@ -113,8 +119,17 @@ export class RelayConnection {
       const text = data.toString();
       if (text === 'pong') return;
       const frame = parseJson(hostFrameSchema, text);
-      if (frame.ok) this.#options.onFrame(frame.value);
-      else this.#options.log(`ignored a malformed frame from the relay (${frame.error.code})`);
+      if (!frame.ok) {
+        this.#options.log(`ignored a malformed frame from the relay (${frame.error.code})`);
+        return;
+      }
+      // Frames are handled one at a time, and a relay may send them faster than that: past so
+      // many waiting, the connection stops reading (TCP holds the rest back at the relay), so the
+      // daemon's memory does not grow with what a relay sends.
+      if (++framesAhead >= MOST_FRAMES_AHEAD) socket.pause();
+      void this.#options.onFrame(frame.value).finally(() => {
+        if (--framesAhead < MOST_FRAMES_AHEAD / 2 && socket.isPaused) socket.resume();
+      });
     });
     socket.on('unexpected-response', (_request, response) => {
       this.#options.log(`the relay refused the connection: ${response.statusCode}`);
