@@ -42,8 +42,37 @@ export async function openPanicContext(
 
 export type PanicOutcome = { told: true } | { told: false; error: string };
 
-/** In state.db's meta while a panic's freeze has not reached the relay: its reason. */
+/**
+ * In state.db's meta while a panic's freeze has not reached the relay: its reason, and the id of
+ * the freeze this host put in force for it (JSON). A bare reason is an earlier version's.
+ */
 const NOT_TOLD = 'panic_not_told';
+/** The freeze this host made when it last told the fleet of a panic it missed, and when (meta, JSON). */
+const LAST_TOLD = 'panic_last_told_at';
+/** How often a relay that keeps answering wrongly is told again: each telling is a new freeze. */
+const TELL_AGAIN_AFTER_MS = 60_000;
+
+interface Untold {
+  reason: string;
+  freeze?: string;
+}
+
+function untoldPanic(store: StateStore): Untold | undefined {
+  const stored = store.meta(NOT_TOLD);
+  if (stored === undefined) return undefined;
+  const read = readJson(stored) as Partial<Untold> | undefined;
+  // Else an earlier version's bare reason.
+  if (typeof read?.reason !== 'string') return { reason: stored };
+  return { reason: read.reason, ...(typeof read.freeze === 'string' ? { freeze: read.freeze } : {}) };
+}
+
+function readJson(text: string | undefined): unknown {
+  try {
+    return text === undefined ? undefined : (JSON.parse(text) as unknown);
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * `latch panic`, from the daemon or from the CLI when no daemon runs: signs a freeze with the
@@ -70,7 +99,7 @@ export async function panic(context: PanicContext, words: string, via?: string):
     store.deleteMeta(NOT_TOLD);
     return { told: true };
   }
-  store.setMeta(NOT_TOLD, reason);
+  store.setMeta(NOT_TOLD, JSON.stringify({ reason, ...(held.freeze ? { freeze: held.freeze } : {}) }));
   audit.append({ event: 'fleet_not_told', epoch: held.epoch, freeze: held.freeze, error });
   return { told: false, error };
 }
@@ -95,8 +124,25 @@ async function notInForce(
  * Tells the fleet of a panic it missed, once the relay is reachable. The freeze is signed anew
  * (the relay refuses one signed over 60 s ago) with the same reason, and put in force here in
  * place of the untold one, so that the freeze phones see and vote on is the one this host holds.
+ * Only while that untold freeze is still in force here (resumed or replaced, it is over), and at
+ * most once a minute: a relay that keeps answering that it did not take it would otherwise have a
+ * new freeze made, in force and audited, for each state frame it sends, each voiding the votes
+ * counted for the one before.
  */
 export async function tellFleetOfPanic(context: PanicContext): Promise<void> {
-  const reason = context.store.meta(NOT_TOLD);
-  if (reason !== undefined) await panic(context, reason, 'told late: the relay was out of reach');
+  const { store, killSwitch } = context;
+  const untold = untoldPanic(store);
+  if (untold === undefined) return;
+  if (untold.freeze !== undefined && killSwitch.state.freeze !== untold.freeze) {
+    store.deleteMeta(NOT_TOLD);
+    return;
+  }
+  const now = Date.now();
+  const last = readJson(store.meta(LAST_TOLD)) as { freeze?: unknown; at?: unknown } | undefined;
+  if (last?.freeze === untold.freeze && now - Number(last?.at) < TELL_AGAIN_AFTER_MS) return;
+  await panic(context, untold.reason, 'told late: the relay was out of reach');
+  // Told again and still untold: the freeze made for this telling waits a minute to be told.
+  const still = untoldPanic(store);
+  if (still?.freeze !== undefined)
+    store.setMeta(LAST_TOLD, JSON.stringify({ freeze: still.freeze, at: now }));
 }
