@@ -19,13 +19,23 @@ export class RelayNoise {
   }
 
   append(kind: string, entry: AuditEvent, now: number = Date.now()): void {
-    const last = this.#lastByKind.get(kind);
-    if (last && now - last.at < ONE_LINE_EVERY_MS) {
-      last.leftOut++;
+    this.appendOfKinds([kind], entry, now);
+  }
+
+  /**
+   * For a line of several kinds at once (a frame refusing votes of several phones, each for its
+   * own reason): written when any of them is due, so that a relay varying how it mixes them
+   * gains nothing.
+   */
+  appendOfKinds(kinds: readonly string[], entry: AuditEvent, now: number = Date.now()): void {
+    const lasts = kinds.map((kind) => this.#lastByKind.get(kind));
+    if (lasts.every((last) => last && now - last.at < ONE_LINE_EVERY_MS)) {
+      for (const last of lasts) last!.leftOut++;
       return;
     }
-    this.#audit.append(last?.leftOut ? { ...entry, leftOutSince: last.leftOut } : entry);
-    this.#lastByKind.set(kind, { at: now, leftOut: 0 });
+    const leftOut = Math.max(0, ...lasts.map((last) => last?.leftOut ?? 0));
+    this.#audit.append(leftOut ? { ...entry, leftOutSince: leftOut } : entry);
+    for (const kind of kinds) this.#lastByKind.set(kind, { at: now, leftOut: 0 });
     // Kinds name requests too: forget those whose minute is over, once there are many.
     if (this.#lastByKind.size > MOST_KINDS_KEPT)
       for (const [each, { at }] of this.#lastByKind)

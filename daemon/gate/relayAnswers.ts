@@ -41,7 +41,7 @@ export interface RelayAnswersOptions {
  */
 export class RelayAnswers {
   readonly #options: RelayAnswersOptions;
-  /** Refusals the relay alone can cause, each kind audited once a minute with a count. */
+  /** Refusals the relay alone can cause, each kind audited once a minute with a count (noiseKind). */
   readonly #noise: RelayNoise;
 
   constructor(options: RelayAnswersOptions) {
@@ -65,7 +65,7 @@ export class RelayAnswers {
     // A grant is honoured only where this host offered one; the signature then commits to it.
     const notGrantable = grants.refusal(record, token);
     if (notGrantable) {
-      this.#noise.append(`${requestId} grant_not_offered`, {
+      this.#noise.append(noiseKind('token refused: grant_not_offered', record), {
         event: 'token_refused',
         requestId,
         code: 'grant_not_offered',
@@ -81,7 +81,7 @@ export class RelayAnswers {
       store,
     );
     if (!verified.ok) {
-      this.#noise.append(`${requestId} ${verified.error.code}`, {
+      this.#noise.append(noiseKind(`token refused: ${verified.error.code}`, record), {
         event: 'token_refused',
         requestId,
         code: verified.error.code,
@@ -201,8 +201,8 @@ export class RelayAnswers {
       (await verifyEnvelope(envelope, { kind: 'deny', publicKey: fromBase64url(device.deviceKey) })).ok;
     if (record.state !== 'pending') {
       if (record.state === 'withdrawn')
-        // A relay can send these again at will: one line a minute for each request.
-        this.#noise.append(`deny refused ${requestId}`, {
+        // A relay can send these again at will: one line a minute.
+        this.#noise.append('deny refused', {
           event: 'deny_refused',
           requestId,
           code: 'withdrawn',
@@ -245,9 +245,9 @@ export class RelayAnswers {
   ): Promise<void> {
     const { store, audit, fatigue, grants } = this.#options;
     const { requestId } = record;
-    // A relay can send a report again, or forge one, at will: one line a minute for each request.
+    // A relay can send a report again, or forge one, at will: one line a minute for each reason.
     const notActed = (why: string) =>
-      this.#noise.append(`report not acted ${requestId}`, {
+      this.#noise.append(noiseKind(`report not acted: ${why}`, record), {
         event: 'reported',
         requestId,
         device,
@@ -310,3 +310,11 @@ export class RelayAnswers {
     waiting.settle(requestId, deny('expired', 'expired: no phone answered before the deadline', requestId));
   }
 }
+
+/**
+ * The kind of a refusal a relay can cause at will: its code, and the request's id while the
+ * request waits, so that a refusal of each waiting one is seen. Not the id of one that ended: a
+ * relay may name any request this host keeps, and every one would be a kind of its own.
+ */
+const noiseKind = (code: string, record: RequestRecord) =>
+  record.state === 'pending' ? `${code} ${record.requestId}` : code;

@@ -29,7 +29,7 @@ export async function revokeFromPhone(
     device: envelope.signer.id,
     verified,
   };
-  // A relay can send made-up revokes at will: one that ends nothing and verifies not, once a minute.
-  if (verified || revoked.length > 0) audit.append(line);
-  else noise.append('unverified grant revoke', line);
+  // A relay can send a revoke again, or make one up, at will: one that ends nothing, once a minute.
+  if (revoked.length > 0) audit.append(line);
+  else noise.append(`grant revoke that ended nothing${verified ? '' : ', unverified'}`, line);
 }

@@ -160,7 +160,9 @@ export class KillSwitch {
         return;
       }
       if (envelope.ts > Date.now() + FREEZE_CLOCK_TOLERANCE_MS) {
-        audit.append(
+        // Kept nowhere, so a relay can send it again at will: once a minute.
+        this.#noise.append(
+          'freeze dated ahead',
           ignored(
             'freeze_ignored',
             `dated more than ${FREEZE_CLOCK_TOLERANCE_MS / 60_000} minutes ahead of this host’s clock: it cannot take the place of the freeze in force, which stays`,
@@ -242,12 +244,16 @@ export class KillSwitch {
     const enough = counted.length >= needed;
     // Only this freeze ends: a panic that came while the votes were checked stays in force.
     const resumed = enough ? store.endFreeze(current.freeze, Date.now()) : undefined;
-    // Audited once a minute for each freeze and refusal: the phones here and codes bound the kinds.
-    const kind = `resume refused ${current.freeze} ${refused
-      .map(({ device, code }) => `${store.activeDevice(device) ? device : 'unpaired'}:${code}`)
-      .join(',')}`;
+    // Audited once a minute for each freeze, phone and refusal, however a relay mixes them in
+    // its frames: the phones paired here and the codes bound the kinds, its lists would not.
+    const kinds = refused.map(
+      ({ device, code }) =>
+        `resume refused ${current.freeze} ${store.activeDevice(device) ? device : 'unpaired'}:${code}`,
+    );
     const append = (line: AuditEvent) =>
-      resumed || countedNow > 0 ? audit.append(line) : this.#noise.append(kind, line);
+      resumed || countedNow > 0
+        ? audit.append(line)
+        : this.#noise.appendOfKinds(kinds.length > 0 ? kinds : [`resume refused ${current.freeze}`], line);
     append({
       event: resumed ? 'resume' : 'resume_refused',
       epoch: current.epoch,

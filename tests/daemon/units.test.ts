@@ -305,13 +305,13 @@ describe('reading an agent’s gate request', () => {
     expect(read.shortened).toBe(false);
   });
 
-  it('cleans a diff, keeping the start and the end of a long one, and keeps an input whole', () => {
+  it('cuts a diff, keeping the start and the end of a long one, uncleaned (the card writes out what is hidden), and keeps an input whole', () => {
     const diff = `--- a/x\n+++ b/x\n@@ -1 +1 @@\n-${'a'.repeat(70_000)}\n+b\u202e\n`;
     const read = readGateRequest({ tool: 'Write', diff, input: { content: `${'c'.repeat(20_000)}END` } });
     if ('error' in read) throw new Error(read.error);
     expect(read.diff!.startsWith('--- a/x\n+++ b/x\n')).toBe(true);
     expect(read.diff!).toMatch(/\n… [\d,]+ bytes not shown …\n/);
-    expect(read.diff!.endsWith('\n+b\n')).toBe(true);
+    expect(read.diff!.endsWith('\n+b\u202e\n')).toBe(true);
     // Whole; over 16 KiB, compact (toolInputText).
     expect(read.input).toBe(JSON.stringify({ content: `${'c'.repeat(20_000)}END` }));
     expect(read.shortened).toBe(true);
