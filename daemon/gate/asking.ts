@@ -13,6 +13,7 @@ import type { StateStore } from '../state/stateStore.ts';
 import type { Callers } from './callers.ts';
 import type { Conversation } from './conversation.ts';
 import { conversationId } from './conversationId.ts';
+import { forAudit } from './deciding.ts';
 import { dedupKey } from './dedupKey.ts';
 import { deny, frozenDeny, reportedDeny } from './deny.ts';
 import type { PushFatigue } from './pushFatigue.ts';
@@ -104,7 +105,11 @@ export class Asking {
           tool: details.tool,
           risk: details.risk,
           title: details.title,
-          detail: details.detail,
+          // What a script holds was read from disk, like a file an edit changes, whose diff is not
+          // kept either: the audit, which an agent may be allowed to read, keeps its path.
+          ...(terms.scripts?.length
+            ? { detail: forAudit(request.command), scripts: terms.scripts.map(({ path }) => path) }
+            : { detail: details.detail }),
           cwd: details.cwd,
         });
       },

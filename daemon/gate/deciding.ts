@@ -45,7 +45,8 @@ const strictest = (a: RiskLevel, b: RiskLevel | undefined): RiskLevel =>
   b !== undefined && RISK_LEVELS.indexOf(b) > RISK_LEVELS.indexOf(a) ? b : a;
 
 /** An agent's command as the audit keeps it: cleaned and capped, like everything shown (it may be 1 MiB). */
-const forAudit = (command: string | undefined) =>
+/** A command as the audit keeps it: cleaned, and cut where a phone's detail is. */
+export const forAudit = (command: string | undefined) =>
   command === undefined
     ? undefined
     : sanitizeText(command, { maxBytes: LIMITS.detailBytes, multiline: true }).text;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RequestDetails } from '../../shared/messages/approvals.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
-import { hookInput, runLatch } from '../support/latchMachine.ts';
+import { auditLines, hookInput, runLatch } from '../support/latchMachine.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
@@ -166,6 +166,13 @@ describe('the card a phone reads', () => {
     });
     // A rule for calls like it would run whatever the script holds next time.
     expect(details.similar).toBeUndefined();
+    // The audit, which an agent may be allowed to read, keeps the script's path, not what it
+    // holds: `bash ~/.ssh/id_rsa` must not copy a key there.
+    const asked = auditLines(paired.machine).find(
+      (line) => line['event'] === 'asked' && line['requestId'] === details.requestId,
+    );
+    expect(asked).toMatchObject({ detail: 'bash deploy.sh', scripts: [join(project, 'deploy.sh')] });
+    expect(JSON.stringify(asked)).not.toContain('curl -T');
     expect((await cardOf('Bash', { command: 'git fetch origin' })).details.similar).toBeDefined();
     // One it cannot read is asked at critical risk: what it holds is not shown.
     const missing = await cardOf('Bash', { command: 'sh ./gone.sh' });
