@@ -33,9 +33,19 @@ const WRAPPERS = new Set(['sudo', 'env', 'nohup', 'exec', 'command', 'time', 'ni
  * An interpreter's options after which its code is in the command itself, or a module's: no
  * script file. A shell's is `-c`, alone or among other letters (`-lc`).
  */
-const INLINE = new Set(['-c', '-e', '-E', '-m', '-p', '-r', '--eval', '--print', '--version', '--help']);
-/** A shell's options that take the next word as their value. */
+const INLINE = new Set(['-c', '-e', '-E', '-m', '-p', '--eval', '--print', '--version', '--help']);
+/** Options that take the next word as their value, which is no script: a shell's, then others'. */
 const SHELL_OPTION_WITH_VALUE = new Set(['-o', '+o', '-O', '+O', '--rcfile', '--init-file']);
+const OPTION_WITH_VALUE = new Set([
+  '-W',
+  '-X',
+  '-I',
+  '-r',
+  '--require',
+  '--import',
+  '--loader',
+  '--env-file',
+]);
 
 /**
  * The scripts `command` runs, read from where it runs (`cwd`), with `variables` as the shell
@@ -93,8 +103,10 @@ function scriptNamed(words: SimpleCommand): { path: string; shell: boolean; byPa
     for (let next = at + 1; next < texts.length; next++) {
       const word = texts[next];
       if (word === undefined) return undefined;
-      if (shell ? /^(-[a-zA-Z]*c[a-zA-Z]*|--command)$/.test(word) : INLINE.has(word)) return undefined;
-      if (shell && SHELL_OPTION_WITH_VALUE.has(word)) next++;
+      // php's -r is its code; node's and ruby's name a module to load first.
+      const inline = INLINE.has(word) || (word === '-r' && name.startsWith('php'));
+      if (shell ? /^(-[a-zA-Z]*c[a-zA-Z]*|--command)$/.test(word) : inline) return undefined;
+      if ((shell ? SHELL_OPTION_WITH_VALUE : OPTION_WITH_VALUE).has(word)) next++;
       else if (word === 'run' && (name === 'deno' || name === 'bun')) continue;
       else if (!word.startsWith('-') && !word.startsWith('+')) return { path: word, shell, byPath: false };
     }

@@ -58,6 +58,10 @@ describe('the scripts a command runs', () => {
     ['python3 -u tools/x.py', 'P/tools/x.py'],
     ['node tools/x.py', 'P/tools/x.py'],
     ['deno run tools/x.py', 'P/tools/x.py'],
+    // An option's value is not the script.
+    ['python3 -W ignore tools/x.py', 'P/tools/x.py'],
+    ['node --import tsx tools/x.py', 'P/tools/x.py'],
+    ['node -r dotenv/config tools/x.py', 'P/tools/x.py'],
   ])('finds the code another language runs in `%s`', (command, path) => {
     expect(run(command)).toEqual([{ path, text: "open('../.bashrc', 'a')\n", shell: false }]);
   });
@@ -81,6 +85,7 @@ describe('the scripts a command runs', () => {
     'python3 -c "print(1)"',
     'python3 -m http.server',
     'node -e 1',
+    "php -r 'echo 1;'",
     'bash',
     'ls deploy.sh',
     'cat deploy.sh | bash',
