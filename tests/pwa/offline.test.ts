@@ -3,6 +3,7 @@ import { pushMessageSchema } from '../../shared/messages/pushMessages.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import type { PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush } from '../support/browserPhone.ts';
+import { keptOnPhone } from '../support/keptOnPhone.ts';
 import { askHook, hookInput, type LatchMachine } from '../support/latchMachine.ts';
 import { ASK_EVERY_BASH_CALL, startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { PushServiceClient } from '../support/pushServiceClient.ts';
@@ -106,17 +107,7 @@ describe('installable and offline', () => {
       await phone.browser.screenshot('offline');
 
       // What was kept is what the relay sent: the request is still a sealed box on the phone.
-      const stored = await page.evaluate(
-        () =>
-          new Promise<string[]>((resolve, reject) => {
-            const opened = indexedDB.open('latch');
-            opened.onerror = () => reject(opened.error);
-            opened.onsuccess = () => {
-              const all = opened.result.transaction('keys').objectStore('keys').getAll();
-              all.onsuccess = () => resolve((all.result as unknown[]).map((value) => JSON.stringify(value)));
-            };
-          }),
-      );
+      const stored = Object.values(await keptOnPhone(page));
       const kept = stored
         .map((value) => JSON.parse(value) as { json?: string })
         .filter((value) => typeof value.json === 'string')

@@ -74,7 +74,7 @@ describe('the phone app', () => {
     await openFirstPending(browser, /rm -rf build/);
     await browser.page.getByRole('button', { name: 'Deny', exact: true }).click();
     expect(await hook).toMatchObject({ permissionDecision: 'deny' });
-  }, 60_000);
+  });
 
   it('holds Approve through the cooling-off, then approves with Face ID', async () => {
     const [{ browser }] = phones as [(typeof phones)[0]];
@@ -93,7 +93,7 @@ describe('the phone app', () => {
       permissionDecision: 'allow',
       permissionDecisionReason: 'latch: approved on Phone A',
     });
-  }, 60_000);
+  });
 
   it('never approves on Enter, even with the focus on an enabled Approve; Escape denies, and the agent hears it', async () => {
     const [{ browser }] = phones as [(typeof phones)[0]];
@@ -118,7 +118,7 @@ describe('the phone app', () => {
       permissionDecision: 'deny',
       permissionDecisionReason: 'latch: denied on Phone A',
     });
-  }, 60_000);
+  });
 
   it('shows a file edit as its diff, the list leading with the action, then project · session · host', async () => {
     const [{ browser }] = phones as [(typeof phones)[0]];
@@ -176,7 +176,7 @@ describe('the phone app', () => {
 
     await browser.page.keyboard.press('Escape');
     expect(await hook).toMatchObject({ permissionDecision: 'deny' });
-  }, 90_000);
+  });
 
   it('draws a changed line that starts like a file header as the change it is', async () => {
     const [{ browser }] = phones as [(typeof phones)[0]];
@@ -201,7 +201,7 @@ describe('the phone app', () => {
     expect(await diff.locator('.diff-file').allTextContents()).toEqual(['--- /dev/null\n', '+++ b/notes\n']);
     await browser.page.keyboard.press('Escape');
     expect(await hook).toMatchObject({ permissionDecision: 'deny' });
-  }, 60_000);
+  });
 
   it('shows an expired request as expired', async () => {
     const [{ browser }] = phones as [(typeof phones)[0]];
@@ -211,7 +211,7 @@ describe('the phone app', () => {
     await openFirstPending(browser, /Publish the package/);
     await browser.page.getByRole('status').getByText('Expired').waitFor();
     expect(await request).toMatchObject({ code: 1, stdout: expect.stringMatching(/^denied: expired/) });
-  }, 60_000);
+  });
 
   it('shows text cleaned of bidi overrides and tag characters, with the "text shortened" mark', async () => {
     const [{ browser }] = phones as [(typeof phones)[0]];
@@ -240,5 +240,5 @@ describe('the phone app', () => {
     expect(text).not.toMatch(/[\u202A-\u202E\u2066-\u2069]|[\u{E0000}-\u{E007F}]/u);
     await browser.page.getByRole('button', { name: 'Deny', exact: true }).click();
     expect((await request).code).toBe(1);
-  }, 60_000);
+  });
 });

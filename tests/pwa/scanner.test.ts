@@ -19,7 +19,7 @@ beforeAll(async () => {
   ensureRelayEnvFile(envFile);
   relay = await startRelay({ persistTo: state, envFile });
   origin = `http://localhost:${relay.port}`;
-}, 90_000);
+});
 
 afterAll(async () => {
   await relay?.stop();

@@ -24,7 +24,7 @@ beforeAll(async () => {
   // WebAuthn needs a domain for its RP ID, not an IP address.
   origin = `http://localhost:${relay.port}`;
   driver = new RelayDriver(origin, fetch);
-}, 90_000);
+});
 
 afterAll(async () => {
   await relay?.stop();

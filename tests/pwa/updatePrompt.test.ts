@@ -18,7 +18,7 @@ beforeAll(async () => {
   ({ relay, app } = await startRelayServingAppCopy(state));
   context = await launchChromium('update');
   page = context.pages()[0] ?? (await context.newPage());
-}, 90_000);
+});
 
 afterAll(async () => {
   await context?.close();

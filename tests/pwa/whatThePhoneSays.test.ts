@@ -69,7 +69,7 @@ describe('what the phone says', () => {
       'Approval sentYour computer checks it, then the agent goes ahead, once.',
     );
     expect(await hook).toMatchObject({ permissionDecision: 'allow' });
-  }, 60_000);
+  });
 
   it('shows a long command whole in the page, its end before Approve, at 390×844 in light and dark', async () => {
     const { page } = phoneA.browser;
@@ -106,7 +106,7 @@ describe('what the phone says', () => {
     await page.emulateMedia({ colorScheme: 'light' });
     await page.keyboard.press('Escape');
     expect(await hook).toMatchObject({ permissionDecision: 'deny' });
-  }, 60_000);
+  });
 
   it('wraps a command at the edge as a terminal does, never by choice after a hyphen, and says the time left as the list does', async () => {
     const { page } = phoneA.browser;
@@ -158,7 +158,7 @@ describe('what the phone says', () => {
     await page.locator('h1.request-title.command').waitFor();
     await page.keyboard.press('Escape');
     expect(await hook).toMatchObject({ permissionDecision: 'deny' });
-  }, 60_000);
+  });
 
   it('keeps Expired on screen when a refused approval comes back after it', async () => {
     const { page } = phoneA.browser;
@@ -184,7 +184,7 @@ describe('what the phone says', () => {
       await page.unroute('**/decision');
     }
     expect(await request).toMatchObject({ code: 1, stdout: expect.stringMatching(/^denied: expired/) });
-  }, 60_000);
+  });
 
   it('names each phone in its Rename and Revoke buttons, and tells the two Cancel buttons apart', async () => {
     await pairedPhoneB();
@@ -220,7 +220,7 @@ describe('what the phone says', () => {
       await result.getByRole('heading', { name: 'Cannot open' }).waitFor();
       expect(await result.textContent()).toBe(`Cannot open${said}`);
     }
-  }, 60_000);
+  });
 
   it('says a cancelled Face ID sent nothing, and a vote was counted only in the freeze it was cast in', async () => {
     const { page } = phoneA.browser;
@@ -243,7 +243,7 @@ describe('what the phone says', () => {
     expect(await page.getByRole('alert').textContent()).not.toContain('Your vote is counted.');
     await vote.click();
     await page.getByText('Armed: agents run under your policy.').waitFor();
-  }, 90_000);
+  });
 
   it('revokes a phone only after Face ID, warning when fewer phones than the quorum would be left; the revoked phone says it is no longer paired, and its PANIC is off', async () => {
     const b = await pairedPhoneB();
@@ -288,5 +288,5 @@ describe('what the phone says', () => {
       .waitFor();
     expect(await b.browser.page.getByRole('button', { name: /Panic/ }).isDisabled()).toBe(true);
     expect((await runLatch(machine, ['status'])).code).toBe(0);
-  }, 90_000);
+  });
 });
