@@ -1,5 +1,6 @@
 import { constants } from 'node:os';
 import { writeStderrLine } from '../output/stderrLine.ts';
+import { fleetFrozenText } from '../gate/deny.ts';
 import { watchDaemon, type DaemonWatcher, type SwitchRules } from '../socket/watchDaemon.ts';
 import { endCommandTree } from './endCommandTree.ts';
 import { startCommand } from './startCommand.ts';
@@ -42,7 +43,7 @@ export function runUnderSwitch(argv: readonly string[], command: string, doors: 
   const stopWatching = watchDaemon({
     onState: (state) => {
       if (obeying) return obeying.onState(state);
-      if (state.frozen) doors.notStarted(`the fleet is frozen (${state.reason ?? 'no reason given'})`);
+      if (state.frozen) doors.notStarted(fleetFrozenText(state.reason));
       obeying = startObeying(argv, command, state.rules, () => stopWatching());
       doors.started();
     },
@@ -109,7 +110,7 @@ function startObeying(
   const watcher: DaemonWatcher = {
     onState: (state) => {
       rules = state.rules;
-      if (state.frozen) freeze(`the fleet is frozen (${state.reason ?? 'no reason given'})`);
+      if (state.frozen) freeze(fleetFrozenText(state.reason));
       else resume();
     },
     onLost: (reason) => {

@@ -18,6 +18,13 @@ import type { StateStore, SwitchState } from '../state/stateStore.ts';
  */
 const FREEZE_CLOCK_TOLERANCE_MS = 6 * 60_000;
 
+/**
+ * The reason kept for a freeze no phone paired here (nor this host) signed: it is shown to agents
+ * in every deny, and words a relay wrote are not passed on to them as if a person had.
+ */
+export const UNVERIFIED_FREEZE_REASON =
+  'the relay says so, not signed by a phone paired here: its reason is not shown';
+
 export interface KillSwitchOptions {
   store: StateStore;
   audit: AuditLog;
@@ -88,7 +95,11 @@ export class KillSwitch {
           ? this.#options.host.publicKey
           : undefined;
     if (!key || envelope.body.fleet !== this.#options.fleet) return false;
-    return (await verifyEnvelope(envelope, { kind: 'freeze', publicKey: fromBase64url(key) })).ok;
+    // A check that fails to run has verified nothing; the freeze is honoured all the same.
+    return verifyEnvelope(envelope, { kind: 'freeze', publicKey: fromBase64url(key) }).then(
+      (result) => result.ok,
+      () => false,
+    );
   }
 
   /**
@@ -171,14 +182,26 @@ export class KillSwitch {
         return;
       }
     }
-    const state = this.#freeze({ id, reason: envelope.body.reason, cause, signedAt: envelope.ts });
-    // Frozen first, verified after: an unverifiable freeze is honoured all the same (safe direction).
+    // An unverifiable freeze is honoured all the same (safe direction), but its words are the
+    // relay's: agents are told them only from a signer paired here. This host's own panic is in
+    // force before anything is awaited, and verified after, for the audit line.
+    if (cause === 'relay' && verified === undefined) {
+      verified = await this.#freezeVerified(envelope);
+      if (this.state.freeze === id || store.freezeEnded(id)) return;
+    }
+    const state = this.#freeze({
+      id,
+      reason: cause === 'panic' || verified ? envelope.body.reason : UNVERIFIED_FREEZE_REASON,
+      cause,
+      signedAt: envelope.ts,
+    });
+    verified ??= await this.#freezeVerified(envelope);
     audit.append({
       event: 'freeze',
       cause,
       epoch: state.epoch,
       freeze: id,
-      verified: verified ?? (await this.#freezeVerified(envelope)),
+      verified,
       signer: envelope.signer,
       reason: envelope.body.reason,
       ...(via ? { via } : {}),
@@ -280,7 +303,7 @@ export class KillSwitch {
       if (current.frozen && current.cause !== 'unreachable') return;
       const frozen = this.#freeze({
         id: null,
-        reason: state.reason ?? 'frozen',
+        reason: UNVERIFIED_FREEZE_REASON,
         cause: 'relay',
         signedAt: null,
       });

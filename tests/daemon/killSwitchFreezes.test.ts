@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SwitchState } from '../../daemon/state/switchStore.ts';
+import { UNVERIFIED_FREEZE_REASON } from '../../daemon/kill-switch/killSwitch.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import { inProcessKillSwitchForEachTest, otherKey } from '../support/inProcessKillSwitch.ts';
@@ -86,8 +87,10 @@ describe('a freeze on the host', () => {
     ],
   ])('is honoured all the same, audited as not verified, from %s', async (_from, envelope) => {
     await rig.killSwitch.applyFreeze(await envelope(), 'relay');
-    expect(rig.killSwitch.state.frozen).toBe(true);
-    expect(rig.auditEvents()).toEqual([expect.objectContaining({ event: 'freeze', verified: false })]);
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, reason: UNVERIFIED_FREEZE_REASON });
+    expect(rig.auditEvents()).toEqual([
+      expect.objectContaining({ event: 'freeze', verified: false, reason: 'x' }),
+    ]);
   });
 
   it('is nothing new when the same freeze comes again', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { freezeId } from '../../shared/kill-switch/freezeId.ts';
+import { UNVERIFIED_FREEZE_REASON } from '../../daemon/kill-switch/killSwitch.ts';
 import { inProcessKillSwitchForEachTest, otherKey } from '../support/inProcessKillSwitch.ts';
 
 const rig = inProcessKillSwitchForEachTest();
@@ -117,10 +118,11 @@ describe('the relay’s view of the fleet', () => {
 
   it('freezes the host under no id when it says frozen without the envelope', async () => {
     await rig.killSwitch.onRelayState(rig.relayState({ frozen: true, reason: 'no envelope' }));
+    // The relay's words stay in the audit; what agents are told of the freeze is not them.
     expect(rig.killSwitch.state).toMatchObject({
       frozen: true,
       freeze: null,
-      reason: 'no envelope',
+      reason: UNVERIFIED_FREEZE_REASON,
       cause: 'relay',
     });
     expect(rig.auditEvents()).toEqual([
@@ -139,7 +141,12 @@ describe('the relay’s view of the fleet', () => {
   it('takes over a freeze the host made because the relay was unreachable', async () => {
     rig.killSwitch.freezeUnreachable('out of reach');
     await rig.killSwitch.onRelayState(rig.relayState({ frozen: true }));
-    expect(rig.killSwitch.state).toMatchObject({ frozen: true, epoch: 2, reason: 'frozen', cause: 'relay' });
+    expect(rig.killSwitch.state).toMatchObject({
+      frozen: true,
+      epoch: 2,
+      reason: UNVERIFIED_FREEZE_REASON,
+      cause: 'relay',
+    });
   });
 
   it('does not replace a freeze in force with one it cannot show', async () => {
