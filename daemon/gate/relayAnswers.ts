@@ -85,7 +85,8 @@ export class RelayAnswers {
         event: 'token_refused',
         requestId,
         code: verified.error.code,
-        device: token.device,
+        // The relay's word for whose token it is: nothing here verified it.
+        claimedDevice: token.device,
       });
       return;
     }
@@ -106,7 +107,12 @@ export class RelayAnswers {
     // Revoked here while its token was checked: `latch devices --revoke` ended its rules, and it
     // adds none now.
     if (!store.activeDevice(verified.device)) {
-      audit.append({ event: 'token_refused', requestId, code: 'unknown_credential', device: token.device });
+      audit.append({
+        event: 'token_refused',
+        requestId,
+        code: 'unknown_credential',
+        device: verified.device,
+      });
       return;
     }
     // Checked again here, in the commit: two of its assertions checked at once both passed.
@@ -115,7 +121,7 @@ export class RelayAnswers {
         event: 'token_refused',
         requestId,
         code: 'counter_not_increased',
-        device: token.device,
+        device: verified.device,
       });
       return;
     }
@@ -124,12 +130,12 @@ export class RelayAnswers {
     const state = store.request(requestId)?.state;
     if (state !== 'pending') {
       const code = state === 'withdrawn' ? 'withdrawn' : 'already_decided';
-      audit.append({ event: 'token_refused', requestId, code, device: token.device });
+      audit.append({ event: 'token_refused', requestId, code, device: verified.device });
       return;
     }
     const switchState = store.switchState();
     if (switchState.frozen) {
-      audit.append({ event: 'token_refused', requestId, code: 'kill_switch', device: token.device });
+      audit.append({ event: 'token_refused', requestId, code: 'kill_switch', device: verified.device });
       waiting.settle(requestId, frozenDeny(switchState.reason, requestId));
       return;
     }
@@ -138,14 +144,14 @@ export class RelayAnswers {
     const reportedUntil =
       record.conversation && fatigue.conversationReportedUntil(record.conversation, Date.now());
     if (reportedUntil) {
-      audit.append({ event: 'token_refused', requestId, code: 'reported', device: token.device });
+      audit.append({ event: 'token_refused', requestId, code: 'reported', device: verified.device });
       waiting.settle(requestId, reportedDeny(reportedUntil, requestId));
       return;
     }
     // The review hold, timed on this host's clock: a phone app that skips it is refused, and the
     // request denied, since the person did not take the moment it asked for.
     if (fatigue.tooSoon(record.details, Date.now())) {
-      audit.append({ event: 'token_refused', requestId, code: 'too_soon', device: token.device });
+      audit.append({ event: 'token_refused', requestId, code: 'too_soon', device: verified.device });
       waiting.settle(
         requestId,
         deny('too_soon', 'too_soon: approved before the review hold ended', requestId),

@@ -70,13 +70,14 @@ describe('the daemon verifies every decision itself', () => {
     const { output } = await hook;
     expect(output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
     expect(JSON.stringify(output)).toContain('expired');
-    expect(auditLines(machine)).toContainEqual(
-      expect.objectContaining({
-        event: 'token_refused',
-        requestId: request.requestId,
-        code: 'unknown_credential',
-      }),
+    // The phone it names is the relay's claim, and the line says so.
+    const refused = auditLines(machine).filter(
+      (line) => line['event'] === 'token_refused' && line['requestId'] === request.requestId,
     );
+    expect(refused).toEqual([
+      expect.objectContaining({ code: 'unknown_credential', claimedDevice: phone.id }),
+    ]);
+    expect(refused[0]).not.toHaveProperty('device');
   });
 
   it('refuses a genuine token issued for another request', async () => {

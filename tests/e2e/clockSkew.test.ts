@@ -83,7 +83,7 @@ describe('clock skew between host, relay and phone', () => {
     await framesHandled(machine, relay);
     const lines = auditLines(machine).filter((line) => line['requestId'] === request.requestId);
     expect(lines).toContainEqual(
-      expect.objectContaining({ event: 'token_refused', code: 'expired', device: phone.id }),
+      expect.objectContaining({ event: 'token_refused', code: 'expired', claimedDevice: phone.id }),
     );
     expect(lines.map((line) => line['event'])).not.toContain('approved');
   });
