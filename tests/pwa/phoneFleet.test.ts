@@ -135,6 +135,13 @@ describe('the phone app', () => {
     await a.browser.page.getByText('Phone B (revoked)').waitFor();
     await b.browser.page.goto(origin);
     await b.browser.page.getByText('This phone is not paired with this fleet, or no longer is.').waitFor();
+    // It sees none of the fleet's requests: it does not say none are waiting, and its PANIC says why it is off.
+    expect(await b.browser.page.getByText(/Nothing is waiting|Nothing decided yet/).count()).toBe(0);
+    const panic = b.browser.page.getByRole('button', { name: /Panic/ });
+    expect([await panic.isDisabled(), await panic.textContent()]).toEqual([
+      true,
+      'Panic no fleet knows this phone',
+    ]);
     // The host checked Phone A's Face ID assertion itself before it stopped trusting Phone B.
     const devices = async () =>
       (JSON.parse((await runLatch(machine, ['devices', '--json'])).stdout) as DevicesJson).devices;

@@ -9,12 +9,12 @@ const HOLD_MS = 600;
 export function PanicButton({
   onFire,
   disabled,
-  frozen,
+  why,
 }: {
   onFire: () => void;
   disabled: boolean;
-  /** Every agent is already frozen: said in place of "hold to freeze every agent". */
-  frozen: boolean;
+  /** Why there is nothing to freeze, said in place of "hold to freeze every agent". */
+  why: string | undefined;
 }) {
   const [holding, setHolding] = useState(false);
   const timer = useRef<number | undefined>(undefined);
@@ -59,9 +59,7 @@ export function PanicButton({
     >
       {/* Its name is what it shows ("Panic, hold to freeze every agent"), as WCAG 2.5.3 asks. */}
       <span class="panic-label">Panic</span>{' '}
-      <span class="panic-hint">
-        {frozen ? 'every agent is frozen' : holding ? 'keep holding…' : 'hold to freeze every agent'}
-      </span>
+      <span class="panic-hint">{why ?? (holding ? 'keep holding…' : 'hold to freeze every agent')}</span>
     </button>
   );
 }

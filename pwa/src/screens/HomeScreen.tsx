@@ -153,7 +153,9 @@ export function HomeScreen() {
         // A freeze with no signed envelope cannot be voted away: freezing anew is the way out. A
         // phone no fleet knows any more freezes nothing: it does not look armed.
         disabled={offline || paired.length === 0 || allFrozen}
-        frozen={allFrozen}
+        why={
+          paired.length === 0 ? 'no fleet knows this phone' : allFrozen ? 'every agent is frozen' : undefined
+        }
       />
       {panicked && (
         <p
@@ -175,43 +177,49 @@ export function HomeScreen() {
             passkey={passkey}
             onChange={refresh}
           />
-          <h2>Waiting for you ({fleet.pending.length})</h2>
-          {fleet.pending.length === 0 && <p class="muted">Nothing is waiting.</p>}
-          <ul class="requests">
-            {fleet.pending.map((request) => (
-              <li key={request.view.requestId}>
-                <button
-                  type="button"
-                  class="request-item"
-                  disabled={offline}
-                  aria-describedby={offline ? 'offline-reason' : undefined}
-                  onClick={() => navigate(requestPath(fleet.membership.fleet, request.view.requestId))}
-                >
-                  <span class="request-title">{request.details.title}</span>
-                  {request.details.description && (
-                    <span class="request-description">{request.details.description}</span>
-                  )}
-                  {request.details.askedAgainAfterDeny && (
-                    <span class="asked-again">Asked again after you denied</span>
-                  )}
-                  <span class="request-meta">
-                    {cardContext(request.details)} · <RiskBadge risk={request.details.risk} /> ·{' '}
-                    {timeLeft(request.details.exp)}
-                  </span>
-                </button>
-              </li>
-            ))}
-          </ul>
-          <h2>Recent</h2>
-          {fleet.recent.length === 0 && <p class="muted">Nothing decided yet.</p>}
-          <ul class="requests recent">
-            {fleet.recent.map((request) => (
-              <li key={request.view.requestId}>
-                <span class="request-title">{request.details.title}</span>
-                <span class={`outcome outcome-${request.view.state}`}>{request.view.state}</span>
-              </li>
-            ))}
-          </ul>
+          {/* A phone the fleet no longer knows sees none of its requests: it says so above, and
+              lists nothing here, "Nothing is waiting" least of all. */}
+          {!fleet.outside && (
+            <>
+              <h2>Waiting for you ({fleet.pending.length})</h2>
+              {fleet.pending.length === 0 && <p class="muted">Nothing is waiting.</p>}
+              <ul class="requests">
+                {fleet.pending.map((request) => (
+                  <li key={request.view.requestId}>
+                    <button
+                      type="button"
+                      class="request-item"
+                      disabled={offline}
+                      aria-describedby={offline ? 'offline-reason' : undefined}
+                      onClick={() => navigate(requestPath(fleet.membership.fleet, request.view.requestId))}
+                    >
+                      <span class="request-title">{request.details.title}</span>
+                      {request.details.description && (
+                        <span class="request-description">{request.details.description}</span>
+                      )}
+                      {request.details.askedAgainAfterDeny && (
+                        <span class="asked-again">Asked again after you denied</span>
+                      )}
+                      <span class="request-meta">
+                        {cardContext(request.details)} · <RiskBadge risk={request.details.risk} /> ·{' '}
+                        {timeLeft(request.details.exp)}
+                      </span>
+                    </button>
+                  </li>
+                ))}
+              </ul>
+              <h2>Recent</h2>
+              {fleet.recent.length === 0 && <p class="muted">Nothing decided yet.</p>}
+              <ul class="requests recent">
+                {fleet.recent.map((request) => (
+                  <li key={request.view.requestId}>
+                    <span class="request-title">{request.details.title}</span>
+                    <span class={`outcome outcome-${request.view.state}`}>{request.view.state}</span>
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
         </section>
       ))}
     </main>
