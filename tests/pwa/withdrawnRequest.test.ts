@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush } from '../support/browserPhone.ts';
@@ -36,6 +37,14 @@ afterAll(async () => {
   await rig?.stop();
 });
 
+/** A request's address at the relay (or an app route to one: those go through). */
+const isRequestUrl = (url: URL) => /\/requests\/[^/]+$/.test(url.pathname);
+/** A request screen's own GET of its request fails, as if the relay were out of reach. */
+const failScreenRecheck = (route: Route) =>
+  route.request().resourceType() === 'fetch' && route.request().method() === 'GET'
+    ? route.abort()
+    : route.continue();
+
 describe('a request whose caller went away', () => {
   it('leaves the list, and the phone says it is no longer waiting, whether it approves, opens or denies it', async () => {
     const { page, context } = phone!.browser;
@@ -53,6 +62,9 @@ describe('a request whose caller went away', () => {
     await list.goto(origin);
     const listed = list.locator('.requests:not(.recent)').getByRole('button', { name: /rm -rf cache/ });
     await listed.waitFor();
+    // The open screen asks the relay now and then whether the request still waits (the next
+    // test): not here, where what Approve does with a withdrawn request is looked at.
+    await page.route(isRequestUrl, failScreenRecheck);
 
     hook.kill('SIGKILL');
     await expect
@@ -67,6 +79,7 @@ describe('a request whose caller went away', () => {
     await result.getByText('The agent stopped waiting, or the fleet froze; nothing was approved.').waitFor();
     await phone!.browser.screenshot('withdrawn-request');
 
+    await page.unroute(isRequestUrl, failScreenRecheck);
     await page.reload();
     await page.getByRole('status').getByText('No longer waiting').waitFor();
     await list.close();
@@ -88,4 +101,22 @@ describe('a request whose caller went away', () => {
     expect(auditLines(machine)).not.toContainEqual(expect.objectContaining({ event: 'approved' }));
     expect(auditLines(machine)).not.toContainEqual(expect.objectContaining({ event: 'denied' }));
   }, 120_000);
+
+  it('turns an open screen to "No longer waiting" on its own, when no push says the request ended', async () => {
+    const { page } = phone!.browser;
+    hook = spawn(process.execPath, [LATCH_BIN, 'hook', 'claude-code'], {
+      env: machine.env,
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    hook.stdin!.end(hookInput('PreToolUse', 'Bash', { command: 'rm -rf tmp' }));
+    await openPending(phone!.browser, origin, /rm -rf tmp/);
+    await page.getByRole('button', { name: 'Approve with Face ID' }).waitFor();
+    // As when the relay's push caps held back its "closed" push: none reaches this phone.
+    hook.kill('SIGKILL');
+    await expect
+      .poll(() => auditLines(machine).filter((line) => line['event'] === 'withdrawn'))
+      .toHaveLength(2);
+    await page.getByRole('status').getByText('No longer waiting').waitFor({ timeout: 30_000 });
+    expect(await page.getByRole('button', { name: 'Approve with Face ID' }).count()).toBe(0);
+  });
 });

@@ -33,6 +33,9 @@ const REPORT_EFFECT: Record<ReportScope, string> = {
   fleet: 'every agent is being frozen',
 };
 
+/** How often an open request asks the relay whether it still waits, as the home list does. */
+const RECHECK_MS = 5000;
+
 /** A withdrawn request: its host withdrew it because nobody waits for the answer any more. */
 const NO_LONGER_WAITING = 'The agent stopped waiting, or the fleet froze; nothing was approved.';
 
@@ -219,7 +222,8 @@ function Review({
 
   // Decided on another phone, or withdrawn: the push that closes its notification also has the
   // service worker tell this page, which asks the relay (not while this phone's own answer is
-  // under way: its result says more).
+  // under way: its result says more). A push the relay's caps held back brings no message, so it
+  // is asked every few seconds too.
   useEffect(() => {
     if (busy) return;
     const recheck = async () => {
@@ -227,8 +231,12 @@ function Review({
       const ended = view.ok && endedOutcome(view.value, identity.id);
       if (ended) onDone(...ended);
     };
+    const timer = setInterval(recheck, RECHECK_MS);
     navigator.serviceWorker?.addEventListener('message', recheck);
-    return () => navigator.serviceWorker?.removeEventListener('message', recheck);
+    return () => {
+      clearInterval(timer);
+      navigator.serviceWorker?.removeEventListener('message', recheck);
+    };
   }, [busy]);
 
   // A layout effect: the keys work from the moment the request is on screen (a plain effect runs
