@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { UNVERIFIED_FREEZE_REASON } from '../../daemon/kill-switch/killSwitch.ts';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { DevicesJson } from '../../daemon/cli/commands/devices.ts';
 import type { DoctorJson } from '../../daemon/cli/commands/doctor.ts';
@@ -265,11 +266,12 @@ describe('a host locked out by its quorum (one phone, kill_switch.quorum = 2)', 
     daemon = await startDaemonForTest(machine);
     // The relay still holds the freeze: the new state takes it from the relay's state, unverified
     // (no phone is paired to check its signature), and the reconnect tells the relay quorum 1.
+    // Its words, unverified, are the audit's alone.
     await expect
       .poll(async () => (await status(machine)).json)
       .toMatchObject({
         state: 'frozen',
-        reason: 'prod incident 412',
+        reason: UNVERIFIED_FREEZE_REASON,
         epoch: 1,
         relay: 'connected',
         devices: 0,
