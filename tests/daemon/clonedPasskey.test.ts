@@ -47,7 +47,7 @@ it('stores the counter of an approval, and refuses a cloned passkey that signs w
         (line) => line['event'] === 'token_refused' && line['requestId'] === clonedRequest.requestId,
       ),
     )
-    .toEqual([expect.objectContaining({ code: 'counter_not_increased', device: phone.id })]);
+    .toEqual([expect.objectContaining({ code: 'counter_not_increased', claimedDevice: phone.id })]);
   // Refused, the request waits on: the relay's expiry ends it, with a deny.
   relay.send({ v: PROTOCOL_VERSION, type: 'expired', requestId: clonedRequest.requestId, at: Date.now() });
   expect((await clonedHook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
