@@ -95,11 +95,13 @@ export class KillSwitch {
           ? this.#options.host.publicKey
           : undefined;
     if (!key || envelope.body.fleet !== this.#options.fleet) return false;
-    // A check that fails to run has verified nothing; the freeze is honoured all the same.
-    return verifyEnvelope(envelope, { kind: 'freeze', publicKey: fromBase64url(key) }).then(
-      (result) => result.ok,
-      () => false,
-    );
+    // A check that fails to run (a key that does not decode, too) has verified nothing: the
+    // relay's freeze, checked before it applies, is then applied all the same.
+    try {
+      return (await verifyEnvelope(envelope, { kind: 'freeze', publicKey: fromBase64url(key) })).ok;
+    } catch {
+      return false;
+    }
   }
 
   /**
