@@ -7,6 +7,7 @@ import { deny, fetchRequest, openPushedBox, openRequest, type OpenedRequest } fr
 import { loadIdentity, loadLockScreenPrivacy, saveTappedPush } from './keystore.ts';
 import { closeNotifications, notificationData, type NotificationData } from './notifications.ts';
 import { requestPath } from './paths.ts';
+import { relayNow } from './relayClock.ts';
 import { notificationText } from './requestCard.ts';
 import type { ApiResult } from './relayApi.ts';
 
@@ -90,20 +91,26 @@ async function updateNotifications(push: PushMessage): Promise<void> {
   const shown = opened
     ? notificationText(opened.details, await loadLockScreenPrivacy().catch(() => true))
     : { title: 'Latch: a request is waiting', body: 'Open Latch to see it.' };
-  await self.registration.showNotification(shown.title, {
+  // A push can arrive after its request's deadline (a phone offline, a short timeout): it is
+  // still shown, as every push must be, but quietly and with nothing left to answer.
+  const expired = opened !== undefined && relayNow() >= opened.details.exp;
+  await self.registration.showNotification(expired ? `Expired: ${shown.title}` : shown.title, {
     body: shown.body,
     tag: push.requestId,
-    requireInteraction: true,
+    requireInteraction: !expired,
+    silent: expired,
     data,
     // Where the platform shows actions (not iOS, where a tap opens the request). Deny is done
     // here; Approve opens the request, since only a page can ask for Face ID. A request asked
     // again after a deny offers Deny alone: approving it takes opening it and reading why.
-    actions: opened?.details.askedAgainAfterDeny
-      ? [{ action: 'deny', title: 'Deny' }]
-      : [
-          { action: 'approve', title: 'Approve' },
-          { action: 'deny', title: 'Deny' },
-        ],
+    actions: expired
+      ? []
+      : opened?.details.askedAgainAfterDeny
+        ? [{ action: 'deny', title: 'Deny' }]
+        : [
+            { action: 'approve', title: 'Approve' },
+            { action: 'deny', title: 'Deny' },
+          ],
   } as NotificationOptions);
 }
 

@@ -130,7 +130,11 @@ const VISIBLE_TO_DEVICE = `
     JOIN pairings p ON p.host = r.host AND p.device = ?
     LEFT JOIN sealed_boxes b ON b.request_id = r.request_id AND b.device = p.device`;
 
-/** What a phone lists: every pending request of its hosts (pushed or not), or the recent past. */
+/**
+ * What a phone lists: every pending request of its hosts (pushed or not), oldest first (a new
+ * request goes below, so the list does not shift under a finger about to tap); or the recent
+ * past, newest first.
+ */
 export function listRequests(
   ctx: FleetContext,
   device: string,
@@ -141,7 +145,7 @@ export function listRequests(
     which === 'pending'
       ? rows<RequestRow & { box: string | null }>(
           ctx.sql,
-          `${VISIBLE_TO_DEVICE} WHERE r.state = 'pending' AND r.exp > ? ORDER BY r.created_at DESC LIMIT 1000`,
+          `${VISIBLE_TO_DEVICE} WHERE r.state = 'pending' AND r.exp > ? ORDER BY r.created_at, r.rowid LIMIT 1000`,
           device,
           now,
         )

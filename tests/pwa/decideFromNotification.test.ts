@@ -2,7 +2,8 @@ import type { Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvePending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush } from '../support/browserPhone.ts';
-import { auditLines, type LatchMachine } from '../support/latchMachine.ts';
+import { REQUEST_EXIT } from '../../daemon/cli/exitCodes.ts';
+import { auditLines, runLatch, type LatchMachine } from '../support/latchMachine.ts';
 import { startNotificationRig, type NotificationRig } from '../support/notificationRig.ts';
 import type { PhoneRig } from '../support/phoneRig.ts';
 import { notificationsOf, tapNotification } from '../support/serviceWorker.ts';
@@ -15,9 +16,10 @@ let b: PairedBrowserPhone;
 let askBoth: NotificationRig['askBoth'];
 let nextPush: NotificationRig['nextPush'];
 let parkOnDevices: NotificationRig['parkOnDevices'];
+let pushCount: NotificationRig['pushCount'];
 
 beforeAll(async () => {
-  ({ rig, a, b, askBoth, nextPush, parkOnDevices } = await startNotificationRig());
+  ({ rig, a, b, askBoth, nextPush, parkOnDevices, pushCount } = await startNotificationRig());
   ({ origin, machine } = rig);
 }, 180_000);
 
@@ -140,6 +142,27 @@ describe('deciding from a notification', () => {
     }
     await a.browser.page.getByRole('button', { name: 'Deny', exact: true }).click();
     expect(await answer).toMatchObject({ permissionDecision: 'deny' });
+  });
+
+  it('shows a push that arrives after its request expired quietly, with neither Approve nor Deny', async () => {
+    const from = await pushCount(a);
+    const asked = runLatch(machine, ['request', '--title', 'late push', '--timeout', '2']);
+    const { payload, message } = await nextPush(a, (pushed) => pushed.type === 'request', from);
+    if (message.type !== 'request') throw new Error('not a request push');
+    // The request ended unanswered before its push reached the phone (offline, say).
+    expect(await asked).toMatchObject({ code: REQUEST_EXIT.denied });
+    await parkOnDevices(a.browser);
+    await deliverPush(a.browser, origin, payload);
+    await expect.poll(() => notificationsOf(a.browser, message.requestId)).toHaveLength(1);
+    expect(
+      await a.browser.page.evaluate(async (tag) => {
+        const [shown] = await (await navigator.serviceWorker.ready).getNotifications({ tag });
+        const { title, requireInteraction, silent, actions } = shown as Notification & {
+          actions: { action: string }[];
+        };
+        return { title, requireInteraction, silent, actions: actions.map((x) => x.action) };
+      }, message.requestId),
+    ).toEqual({ title: 'Expired: late push', requireInteraction: false, silent: true, actions: [] });
   });
 
   it('says only "Approval needed on <host>" with lock-screen privacy on, and its Deny still works', async () => {

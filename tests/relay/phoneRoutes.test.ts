@@ -7,7 +7,7 @@ import { expectRefusedReply } from '../support/expectRefused.ts';
 import { createPhone, TEST_RP_ID, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import type { Ceremony } from '../../scripts/lib/softwareAuthenticator.ts';
 import { revokeChallenge } from '../../shared/device-auth/revokeChallenge.ts';
-import type { Members } from '../../shared/messages/relayViews.ts';
+import type { Members, RequestList } from '../../shared/messages/relayViews.ts';
 import {
   bearer,
   call,
@@ -17,6 +17,7 @@ import {
   ORIGIN,
   phoneCall,
   revokeAs,
+  submitRequest,
 } from './harness.ts';
 
 const { fleet, phone, path } = fleetForTheseTests();
@@ -96,6 +97,23 @@ describe('phone routes', () => {
 
   it('refuses an unknown list', async () => {
     expectRefusedReply(await phoneCall(phone(), 'GET', path('/requests?state=all')), 400, 'invalid_field');
+  });
+
+  it('lists what waits oldest first: a new request goes below, never under a finger about to tap', async () => {
+    const test = await newFleet({ push: false });
+    const { phone: listing } = test.phones[0]!;
+    const now = Date.now();
+    // Two made in the same millisecond keep the order they came in.
+    const made = [];
+    for (const createdAt of [now, now, now + 1]) made.push(await submitRequest(test, { now: createdAt }));
+    const listed = await phoneCall<RequestList>(
+      listing,
+      'GET',
+      `/v1/fleets/${test.fleet}/requests?state=pending`,
+    );
+    expect(listed.body.requests.map((request) => request.requestId)).toEqual(
+      made.map(({ details }) => details.requestId),
+    );
   });
 
   it('answers an unknown request with 404', async () => {
