@@ -11,6 +11,7 @@ import { realPath } from './realPath.ts';
 import { replacesGlobalPackages } from './replacesGlobalPackages.ts';
 import type { RunScript } from './scriptsRun.ts';
 import { placeByIdentity } from './sameFile.ts';
+import { startsAgentUnhooked } from './startsAgentUnhooked.ts';
 import { attachesToTheDaemon, stopsTheDaemon } from './stopsTheDaemon.ts';
 import { mayWrite, wordsTouch } from './wordsTouch.ts';
 
@@ -60,8 +61,8 @@ const KNOWN = new Set([
  * (`host-key.json`, `host-token`, `totp.json`, `state.db`) are never read by a call that names
  * them, whatever the spelling; Latch's home, its socket's folder, what runs as Latch and the
  * agents' hook settings are written only with a phone, at critical risk; so is any command that
- * names them, stops the daemon or changes the leash. Reading
- * Latch's other files, or the hook settings, is left to the policy. Undefined: nothing of
+ * names them, stops the daemon, changes the leash or starts an agent with other settings than
+ * those. Reading Latch's other files, or the hook settings, is left to the policy. Undefined: nothing of
  * Latch's is touched. See docs/policy.md, "What Latch always protects".
  */
 export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Verdict | undefined {
@@ -138,7 +139,10 @@ interface Reading {
   note: Note;
 }
 
-/** What a command's words touch of Latch's, and whether it stops the daemon or changes the leash. */
+/**
+ * What a command's words touch of Latch's, and whether it stops the daemon, changes the leash or
+ * starts an agent unhooked.
+ */
 function commandTouches(
   command: string,
   readAsWordsUpTo: number,
@@ -173,6 +177,9 @@ function commandTouches(
       note('secrets', 'latch daemon');
     const leash = commands.map(changesTheLeash).find(Boolean);
     if (leash) note('commands', leash);
+    // An agent started with other settings may run its own tools outside every hook.
+    const unhooked = startsAgentUnhooked(commands);
+    if (unhooked) note('hooks', unhooked);
     // Latch installed as a global package is replaced by another global install of its name.
     const replaces = places.installedGlobally
       ? commands.map(replacesGlobalPackages).find(Boolean)

@@ -211,8 +211,25 @@ describe('self-protection: commands', () => {
     ['lat{c..c}h install codex', 'commands'],
     ['latch $(echo pair)', 'commands'],
     ['latch exec -- latch pair', 'commands'],
+    // An agent started with settings other than its guarded hook settings, or fewer of them.
+    [`claude --settings '{"disableAllHooks":true}' -p 'clean up'`, 'hooks'],
+    ['claude -p task --setting-sources=project,local', 'hooks'],
+    ['HOME=/tmp/h claude -p task', 'hooks'],
+    ['export CLAUDE_CONFIG_DIR=/tmp/c; claude -p task', 'hooks'],
+    ["sh -c 'CLAUDE_CONFIG_DIR=/tmp/c exec claude -p task'", 'hooks'],
+    ['npx @anthropic-ai/claude-code@latest --settings s.json -p task', 'hooks'],
+    ['node ~/n/lib/node_modules/@anthropic-ai/claude-code/cli.js --setting-sources project', 'hooks'],
+    ['c=claude; $c --settings s.json', 'hooks'],
+    ['env CODEX_HOME=/tmp/x codex exec task', 'hooks'],
+    ["codex -c 'features.codex_hooks=false' exec task", 'hooks'],
+    ['/usr/local/bin/codex exec --profile bare task', 'hooks'],
+    ['npx @openai/codex --disable codex_hooks exec task', 'hooks'],
     // Not Latch's: the policy decides.
     ['cat README.md', undefined],
+    // An agent started plainly: its calls come through the same hooks.
+    ["claude -p 'summarise the diff'", undefined],
+    ['codex exec --full-auto "fix the tests"', undefined],
+    ['HOME=/tmp/h npm test', undefined],
     ['cp * install/', undefined],
     // A project's own .claude folder, beside its hook settings, stays the policy's.
     ['cat .claude/commands/x.md', undefined],

@@ -1,0 +1,53 @@
+import { literalText, type SimpleCommand } from './commandWords.ts';
+
+/**
+ * The agents whose hooks Latch installs, as a program (`claude`, `/usr/bin/codex`) or as their
+ * npm package (`npx @anthropic-ai/claude-code@latest`, `node …/@openai/codex/bin/codex.js`).
+ */
+const AGENTS = [
+  { name: 'claude', package: /(^|\/)@anthropic-ai\/claude-code(@[^/]*)?(\/|$)/i },
+  { name: 'codex', package: /(^|\/)@openai\/codex(@[^/]*)?(\/|$)/i },
+] as const;
+
+/**
+ * What makes an agent read other settings than the ones self-protection guards, or fewer: Claude
+ * Code's `--settings` (`{"disableAllHooks": true}`) and `--setting-sources` (without `user`),
+ * Codex's `-c`/`--config` overrides, `--profile` and `--disable` (a feature such as its hooks).
+ */
+const OTHER_SETTINGS = {
+  claude: /^--(settings|setting-sources)(=|$)/,
+  codex: /^(-[cp]|--(config|profile|disable)(=|$))/,
+} as const;
+
+/** Variables that move where an agent reads its settings from (`HOME=/tmp/x claude`). */
+const SETTINGS_HOME = /^(HOME|CLAUDE_CONFIG_DIR|CODEX_HOME)=/;
+
+/**
+ * The agent a command line starts with other settings than its guarded hook settings, such
+ * that its own tool calls might pass no gate: an option that adds or narrows settings after the
+ * agent's name, or one of the variables that move its settings assigned anywhere in the line
+ * (`export CODEX_HOME=/tmp/c; codex exec …`). A mention counts wherever it stands, as for the
+ * other commands self-protection knows: asking more is the safe direction. Starting an agent
+ * plainly stays with the policy: its calls come through the same hooks.
+ */
+export function startsAgentUnhooked(commands: readonly SimpleCommand[]): string | undefined {
+  const texts = commands.map((command) => command.map(literalText));
+  const movesSettings = texts.some((words) =>
+    words.some((text) => text !== undefined && SETTINGS_HOME.test(text)),
+  );
+  for (const words of texts) {
+    for (const [index, text] of words.entries()) {
+      const agent = text === undefined ? undefined : agentNamed(text);
+      if (!agent) continue;
+      if (movesSettings) return agent;
+      if (words.slice(index + 1).some((after) => after !== undefined && OTHER_SETTINGS[agent].test(after)))
+        return agent;
+    }
+  }
+  return undefined;
+}
+
+function agentNamed(text: string): 'claude' | 'codex' | undefined {
+  const program = text.split('/').at(-1)?.toLowerCase();
+  return AGENTS.find((agent) => program === agent.name || agent.package.test(text))?.name;
+}
