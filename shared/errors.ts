@@ -47,6 +47,31 @@ export const LATCH_ERROR_CODES = [
 
 export type LatchErrorCode = (typeof LATCH_ERROR_CODES)[number];
 
+/** Codes the relay adds to the protocol's own (docs/protocol.md). */
+export const RELAY_ONLY_ERROR_CODES = [
+  'not_found',
+  'unauthorized',
+  'forbidden',
+  'already_decided',
+  'withdrawn',
+  'replayed_nonce',
+  'offer_closed',
+  'host_token_required',
+  'not_frozen',
+  'unsupported_media_type',
+  'too_many_offers',
+  'push_service_refused',
+  'too_many_devices',
+  'too_many_requests',
+] as const;
+
+export type RelayErrorCode = LatchErrorCode | (typeof RELAY_ONLY_ERROR_CODES)[number];
+
+const RELAY_ERROR_CODES: ReadonlySet<string> = new Set([...LATCH_ERROR_CODES, ...RELAY_ONLY_ERROR_CODES]);
+
+/** Whether a relay's code is one Latch publishes: words of Latch's, not ones a relay made up. */
+export const isRelayErrorCode = (code: string): code is RelayErrorCode => RELAY_ERROR_CODES.has(code);
+
 /**
  * Why something was refused, in the one shape every tier uses: the code callers branch on (never
  * the message), and a message for people. An error answer's body is `{ "error": Refusal }`.

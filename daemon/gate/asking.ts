@@ -7,7 +7,7 @@ import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
 import type { LatchConfig } from '../config/config.ts';
 import type { Grants } from '../grants/grants.ts';
-import type { RelayClient } from '../relay/relayClient.ts';
+import { relayFailureText, type RelayClient } from '../relay/relayClient.ts';
 import type { BlockReason, GateAnswer, GateRequest } from '../socket/localApi.ts';
 import type { StateStore } from '../state/stateStore.ts';
 import type { Callers } from './callers.ts';
@@ -144,10 +144,7 @@ export class Asking {
       // The relay may have taken it all the same (too late to answer, or its reply lost) and show
       // it to the phones: it is withdrawn there, best effort, as it ends here.
       void relay.withdrawRequest(requestId);
-      const why =
-        created.failure.kind === 'unreachable'
-          ? `the relay cannot be reached (${created.failure.message})`
-          : `the relay refused the request (${created.failure.code})`;
+      const why = relayFailureText(created.failure);
       this.#voidEarlyApproval(requestId, `relay_unreachable: ${why}`);
       return this.#noPhone(request, details, conversation, 'relay_unreachable', `relay_unreachable: ${why}`);
     }

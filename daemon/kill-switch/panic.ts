@@ -10,7 +10,7 @@ import type { LatchConfig } from '../config/config.ts';
 import type { LatchFiles } from '../config/paths.ts';
 import { loadHostIdentity, type HostIdentity } from '../identity/hostIdentity.ts';
 import { relayClientFor, relyingPartyOf } from '../relay/hostRelay.ts';
-import type { RelayClient } from '../relay/relayClient.ts';
+import { relayFailureText, type RelayClient } from '../relay/relayClient.ts';
 import type { StateStore } from '../state/stateStore.ts';
 import { KillSwitch } from './killSwitch.ts';
 
@@ -94,7 +94,7 @@ export async function panic(context: PanicContext, words: string, via?: string):
   await killSwitch.applyFreeze(envelope, 'panic', via);
   const held = killSwitch.state;
   const sent = await relay.freeze(envelope);
-  const error = sent.ok ? await notInForce(sent.value, fleet, envelope) : sent.failure.message;
+  const error = sent.ok ? await notInForce(sent.value, fleet, envelope) : relayFailureText(sent.failure);
   if (error === undefined) {
     store.deleteMeta(NOT_TOLD);
     return { told: true };

@@ -6,6 +6,9 @@ export const MAX_ANSWER_BYTES = 1024 * 1024;
 
 export class AnswerTooLargeError extends Error {}
 
+/** The relay had not answered in full by the call's deadline. */
+export class NoAnswerInTimeError extends Error {}
+
 // One kept-alive connection pool per protocol: a request to the relay skips the handshake.
 // node:http, not fetch: fetch made the daemon's memory grow by ~90 KB per call until a full GC.
 const agents = { 'http:': new HttpAgent({ keepAlive: true }), 'https:': new HttpsAgent({ keepAlive: true }) };
@@ -29,7 +32,7 @@ export function httpCall(
       readAnswer(response).then((text) => resolve({ status: response.statusCode ?? 0, text }), reject),
     );
     deadline = setTimeout(() => {
-      const late = new Error(`no answer within ${options.timeoutMs / 1000} s`);
+      const late = new NoAnswerInTimeError(`no answer within ${options.timeoutMs / 1000} s`);
       reject(late);
       request.destroy(late);
     }, options.timeoutMs);

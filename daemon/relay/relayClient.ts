@@ -14,10 +14,10 @@ import {
   type RequestCreated,
   type RequestWithdrawn,
 } from '../../shared/messages/relayViews.ts';
-import { refusalInBody, type Refusal } from '../../shared/errors.ts';
+import { isRelayErrorCode, refusalInBody, type Refusal } from '../../shared/errors.ts';
 import type { Field } from '../../shared/schema/field.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
-import { AnswerTooLargeError, httpCall } from './httpCall.ts';
+import { AnswerTooLargeError, httpCall, NoAnswerInTimeError } from './httpCall.ts';
 
 /** Why a call to the relay failed: it could not be reached, or it refused (with its error code). */
 export type RelayFailure = ({ kind: 'unreachable' } | { kind: 'refused'; status: number }) & Refusal;
@@ -25,6 +25,27 @@ export type RelayReply<T> = { ok: true; value: T } | { ok: false; failure: Relay
 
 function unreachable(message: string): RelayFailure {
   return { kind: 'unreachable', code: 'relay_unreachable', message };
+}
+
+/**
+ * Why the relay could not be reached, in Latch's words: Node's error code (`ECONNREFUSED`,
+ * `ERR_TLS_CERT_ALTNAME_INVALID`), not its message, which may quote what the far end sent (the
+ * names in a certificate). A deadline of httpCall's own says how long it waited.
+ */
+function networkFault(error: unknown): string {
+  if (error instanceof NoAnswerInTimeError) return error.message;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(code) ? code : 'a network error';
+}
+
+/**
+ * A failure as a person or an agent reads it. Latch's words throughout: RelayClient keeps the
+ * relay's own out of every failure.
+ */
+export function relayFailureText(failure: RelayFailure): string {
+  return failure.kind === 'unreachable'
+    ? `the relay cannot be reached (${failure.message})`
+    : failure.message;
 }
 
 /** How long one HTTP call to the relay may take before the relay counts as unreachable. */
@@ -75,7 +96,7 @@ export class RelayClient {
           ok: false,
           failure: { kind: 'refused', status: 200, code: 'answer_too_large', message: error.message },
         };
-      return { ok: false, failure: unreachable((error as Error).message) };
+      return { ok: false, failure: unreachable(networkFault(error)) };
     }
     const { text } = response;
     if (response.status >= 500)
@@ -84,11 +105,19 @@ export class RelayClient {
         failure: unreachable(`the relay answered ${response.status}`),
       };
     if (response.status < 200 || response.status > 299) {
-      const refused = refusalInBody(text, {
-        code: 'refused',
-        message: `the relay answered ${response.status}`,
-      });
-      return { ok: false, failure: { kind: 'refused', status: response.status, ...refused } };
+      // A failure's words reach agents (a deny's reason, `latch panic`): the relay's code only
+      // when it is one Latch publishes, and never the relay's message, which is text of its own.
+      const { code } = refusalInBody(text, { code: 'refused', message: '' });
+      const known = isRelayErrorCode(code) ? code : 'refused';
+      return {
+        ok: false,
+        failure: {
+          kind: 'refused',
+          status: response.status,
+          code: known,
+          message: `the relay refused it (HTTP ${response.status}, ${known})`,
+        },
+      };
     }
     const parsed = parseJson(schema, text);
     if (!parsed.ok)
@@ -98,7 +127,8 @@ export class RelayClient {
           kind: 'refused',
           status: response.status,
           code: parsed.error.code,
-          message: `the relay's answer is malformed: ${parsed.error.message}`,
+          // Not the parser's message: it quotes the answer (a member's name, chosen by the relay).
+          message: `the relay's answer is malformed (${parsed.error.code})`,
         },
       };
     return { ok: true, value: parsed.value };

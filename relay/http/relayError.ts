@@ -1,23 +1,5 @@
-import type { LatchErrorCode, Refusal } from '../../shared/errors.ts';
+import type { LatchErrorCode, Refusal, RelayErrorCode } from '../../shared/errors.ts';
 import type { PROTOCOL_VERSION } from '../../shared/version.ts';
-
-/** Codes the relay adds to the protocol's own. */
-export type RelayErrorCode =
-  | LatchErrorCode
-  | 'not_found'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'already_decided'
-  | 'withdrawn'
-  | 'replayed_nonce'
-  | 'offer_closed'
-  | 'host_token_required'
-  | 'not_frozen'
-  | 'unsupported_media_type'
-  | 'too_many_offers'
-  | 'push_service_refused'
-  | 'too_many_devices'
-  | 'too_many_requests';
 
 export type RefusalStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 429;
 

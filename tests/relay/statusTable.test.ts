@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { refusal, STATUS_BY_CODE, type RelayErrorCode } from '../../relay/http/relayError.ts';
-import { LATCH_ERROR_CODES } from '../../shared/errors.ts';
+import { refusal, STATUS_BY_CODE } from '../../relay/http/relayError.ts';
+import { LATCH_ERROR_CODES, type RelayErrorCode } from '../../shared/errors.ts';
 import { MAX_BODY_BYTES } from '../../shared/schema/parse.ts';
 import { completePairing, createHost, createOffer, createPhone } from '../../scripts/lib/softwarePhone.ts';
 import { expectRefusedReply } from '../support/expectRefused.ts';

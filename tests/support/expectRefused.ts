@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { RelayErrorCode } from '../../relay/http/relayError.ts';
+import type { RelayErrorCode } from '../../shared/errors.ts';
 import type { LatchErrorCode, Result } from '../../shared/errors.ts';
 
 /**

@@ -52,6 +52,8 @@ export class StandInRelay {
   answerFreeze: ((state: FleetState) => FleetState) | undefined;
   /** When set, every HTTP call is answered with this status (503: "unreachable"). */
   failWith: number | undefined;
+  /** What a failing relay's answer holds, in place of the stand-in's own refusal. */
+  failBody: unknown;
   /** When set, each daemon connection is accepted and dropped at once (a relay that hangs up). */
   hangUpOnConnect = false;
   state: FleetState = { v: PROTOCOL_VERSION, fleet: 'unset', frozen: false, epoch: 0, votes: [], needed: 1 };
@@ -182,7 +184,10 @@ export class StandInRelay {
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
     };
     if (this.failWith)
-      return json(this.failWith, { error: { code: 'internal', message: 'stand-in failure' } });
+      return json(
+        this.failWith,
+        this.failBody ?? { error: { code: 'internal', message: 'stand-in failure' } },
+      );
     const path = new URL(request.url ?? '/', this.origin).pathname;
     if (request.method === 'POST' && path.endsWith('/requests')) {
       const approval = body as ApprovalRequest;

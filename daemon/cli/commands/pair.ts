@@ -13,6 +13,7 @@ import { PROTOCOL_VERSION } from '../../../shared/version.ts';
 import { newTotpSecret, totpUri } from '../../fallback/totp.ts';
 import { loadHostIdentity } from '../../identity/hostIdentity.ts';
 import { relayClientFor, relyingPartyOf } from '../../relay/hostRelay.ts';
+import { relayFailureText } from '../../relay/relayClient.ts';
 import type { AuditLog } from '../../audit/auditLog.ts';
 import { canPromptOnTty, promptOnTty } from '../../fallback/ttyPrompt.ts';
 import { enrolmentFingerprint, type Enrolment } from '../../pairing/enrolment.ts';
@@ -123,7 +124,7 @@ export async function run(options: { totp?: boolean; timeout: number }): Promise
   };
   const offer: PairingOffer = { ...unsigned, offerMac: await offerMac(macKey, unsigned) };
   const created = await relay.createOffer(offer);
-  if (!created.ok) fail(`the relay did not take the pairing offer: ${created.failure.message}`, 1);
+  if (!created.ok) fail(`the relay did not take the pairing offer: ${relayFailureText(created.failure)}`, 1);
 
   // No blank lines around the code: its quiet zone is drawn, and every row counts at 80×24.
   process.stdout.write(pairingScreen(pairingLink({ origin: config.relay.url, secret })));
@@ -154,7 +155,8 @@ export async function run(options: { totp?: boolean; timeout: number }): Promise
     envelope,
     quorum: config.killSwitch.quorum,
   });
-  if (!confirmed.ok) fail(`the relay did not take the confirmation: ${confirmed.failure.message}`, 1);
+  if (!confirmed.ok)
+    fail(`the relay did not take the confirmation: ${relayFailureText(confirmed.failure)}`, 1);
   if (confirmed.value.hostToken)
     writeFileSync(files.hostToken, `${confirmed.value.hostToken}\n`, { mode: 0o600 });
   process.stdout.write(

@@ -12,8 +12,7 @@ function report(outcome: PanicOutcome, whoTellsLater: string, told = 'the fleet 
     process.exit(PANIC_EXIT.told);
   }
   process.stdout.write(
-    `frozen: this host is frozen, but the fleet was not told: the relay was not reached (${outcome.error}). ` +
-      `${whoTellsLater}\n`,
+    `frozen: this host is frozen, but the fleet was not told: ${outcome.error}. ` + `${whoTellsLater}\n`,
   );
   process.exit(PANIC_EXIT.notTold);
 }
