@@ -17,13 +17,21 @@ export function latchScriptPath(): string {
  * blocks, with a reason on stderr, without which Codex runs the tool all the same (zsh and fish
  * print nothing for a killed child). The hook answers every failure it can see itself; this
  * covers the deaths no JavaScript can catch (SIGKILL, V8 out of memory, a Node binary gone after
- * an upgrade: exit 127), after which the agent would run the tool. Every shell agents use reads
- * it alike (sh, bash, zsh, fish; Codex runs hooks with the user's `$SHELL -lc`): fish has no
+ * an upgrade: exit 127 from HOOK_LAUNCHER), after which the agent would run the tool. Every shell
+ * agents use reads it alike (sh, bash, zsh, fish; Codex runs hooks with the user's `$SHELL -lc`): fish has no
  * `{ …; }`, and `a || b && c` would exit 2 after a hook that answered. It also follows the hook's
  * own exit 2 (Codex's deny, whose reason comes first), so its line is true of both.
  */
 export const HOOK_FAILSAFE =
   '|| /bin/sh -c \'echo "latch: blocked (with no reason above, the hook ended without an answer)" >&2; exit 2\'';
+
+/**
+ * What starts the hook's Node: a program that is always there, so that the shell always starts
+ * something that exits. fish does not run `|| …` after a command it cannot start (a Node gone
+ * after an upgrade: 127, or not executable: 126); env, which always starts, exits with that
+ * code itself, after which every shell runs the failsafe. env execs Node: no process in between.
+ */
+export const HOOK_LAUNCHER = '/usr/bin/env';
 
 /**
  * The command an agent runs for Latch's hook. It needs no PATH: an agent started from a desktop
@@ -32,6 +40,7 @@ export const HOOK_FAILSAFE =
  */
 export function hookCommand(agent: Agent, timeoutSeconds: number): string {
   return [
+    HOOK_LAUNCHER,
     shellQuote(process.execPath),
     shellQuote(latchScriptPath()),
     'hook',

@@ -1,15 +1,17 @@
 import { basename } from 'node:path';
 import { escapeRegExp } from '../../shared/text/escapeRegExp.ts';
 import { AGENTS, type Agent } from './agents.ts';
-import { HOOK_FAILSAFE } from './hookCommand.ts';
+import { HOOK_FAILSAFE, HOOK_LAUNCHER } from './hookCommand.ts';
 import { splitShellWords } from './shellWords.ts';
 
 /** A hook command that runs Latch's hook, read into its parts. */
 export interface LatchHookCommand {
   /** What the hook answers as: `hook claude-code` or `hook codex`. */
   agent: Agent;
-  /** The words before `hook`: the executable, and the script it runs (`node …/latch.cjs`). */
+  /** The words before `hook`, after HOOK_LAUNCHER: the executable, and the script it runs (`node …/latch.cjs`). */
   program: string[];
+  /** Whether it starts through HOOK_LAUNCHER, which exits 127 itself where Node is gone. */
+  launched: boolean;
   /** Its `--timeout`, if it has one. */
   timeoutSeconds?: number;
   /** False when the command holds shell syntax (beyond the failsafe), so that its words are not all it runs. */
@@ -29,8 +31,9 @@ const EARLIER_FAILSAFE_AT_END = /[ \t]+\|\|[ \t]*exit[ \t]+2[ \t]*$/;
 
 /**
  * Recognises Latch's hook in an agent's settings however it was written: `latch hook codex`,
- * `'/usr/bin/node' '/…/daemon/bin/latch.cjs' hook claude-code --timeout 615`, `npx latch hook
- * claude-code`, each with or without the failsafe. Anything else is another tool's hook, and
+ * `/usr/bin/env '/usr/bin/node' '/…/daemon/bin/latch.cjs' hook claude-code --timeout 615` (or
+ * without env, as earlier installs wrote it), `npx latch hook claude-code`, each with or without
+ * the failsafe. Anything else is another tool's hook, and
  * undefined.
  */
 export function parseHookCommand(command: string): LatchHookCommand | undefined {
@@ -52,9 +55,11 @@ export function parseHookCommand(command: string): LatchHookCommand | undefined 
   const flag = words.indexOf('--timeout', at + 2);
   const value = flag < 0 ? undefined : words[flag + 1];
   const timeoutSeconds = value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+  const launched = words[0] === HOOK_LAUNCHER;
   return {
     agent: words[at + 1] as Agent,
-    program: words.slice(0, at),
+    program: words.slice(launched ? 1 : 0, at),
+    launched,
     plain,
     failsafe,
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),

@@ -1,6 +1,6 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { HOOK_FAILSAFE } from './hookCommand.ts';
+import { HOOK_FAILSAFE, HOOK_LAUNCHER } from './hookCommand.ts';
 import type { LatchHookCommand } from './parseHookCommand.ts';
 
 function fileProblem(path: string, mode: number, what: string): string | undefined {
@@ -29,7 +29,8 @@ function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
  * Why Latch's hook would not start when the agent runs it, or undefined. An agent runs the tool
  * when its hook cannot start (exit 127 for a missing program), so each part must be in place:
  * the executable (a Node that moved after an upgrade is the usual fault), the script it runs,
- * and the failsafe that blocks when the hook dies where it cannot answer.
+ * the failsafe that blocks when the hook dies where it cannot answer, and the launcher that lets
+ * the failsafe run in every shell.
  * A bare name depends on the agent's PATH, which is not this shell's: npx adds to it, and a
  * desktop launcher starts with a shorter one.
  */
@@ -53,6 +54,9 @@ export function startProblem(
     (script?.includes('/') ? fileProblem(script, constants.R_OK, 'a readable file') : undefined) ??
     (hook.failsafe
       ? undefined
-      : `it does not end in ${HOOK_FAILSAFE}: a hook killed or out of memory before it answers lets the agent run the tool`)
+      : `it does not end in ${HOOK_FAILSAFE}: a hook killed or out of memory before it answers lets the agent run the tool`) ??
+    (hook.launched
+      ? undefined
+      : `it does not start with ${HOOK_LAUNCHER}: under fish, a Node gone after an upgrade skips the failsafe, and the agent runs the tool`)
   );
 }

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HOOK_FAILSAFE } from '../../daemon/install/hookCommand.ts';
+import { HOOK_FAILSAFE, HOOK_LAUNCHER } from '../../daemon/install/hookCommand.ts';
 import { shellQuote } from '../../daemon/install/shellWords.ts';
 import { latchGroup, newHost, type Host } from '../support/agentHooks.ts';
 
@@ -117,6 +117,24 @@ describe('latch doctor checks the agents’ hooks', () => {
     expect((await doctor(host)).lines.get('Claude Code hook command')?.detail).toMatch(
       /it uses shell syntax, which latch doctor cannot follow/,
     );
+  });
+
+  it('names a command that starts Node without /usr/bin/env, as installs before it did, and latch install mends it', async () => {
+    const host = await newHost();
+    await host.run(['install', 'claude-code']);
+    const path = join(host.claude, 'settings.json');
+    writeFileSync(path, readFileSync(path, 'utf8').replaceAll(`${HOOK_LAUNCHER} `, ''));
+    const unlaunched = (event: string) =>
+      `${event} in ${path}: it does not start with ${HOOK_LAUNCHER}: under fish, a Node gone after an upgrade skips the failsafe, and the agent runs the tool`;
+    const { lines, ran } = await doctor(host);
+    expect(ran.code).toBe(1);
+    expect(lines.get('Claude Code hook command')).toMatchObject({
+      ok: false,
+      detail: `${unlaunched('PreToolUse')}; ${unlaunched('PermissionRequest')}`,
+    });
+
+    await host.run(['install', 'claude-code']);
+    expect((await doctor(host)).lines.get('Claude Code hook command')).toMatchObject({ ok: true });
   });
 
   it('names a bare latch that is not on PATH', async () => {

@@ -1,18 +1,23 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { HOOK_FAILSAFE } from '../../daemon/install/hookCommand.ts';
+import { HOOK_FAILSAFE, HOOK_LAUNCHER } from '../../daemon/install/hookCommand.ts';
 import { parseHookCommand } from '../../daemon/install/parseHookCommand.ts';
 import { shellQuote } from '../../daemon/install/shellWords.ts';
 import { hookInput, type Ran } from '../support/latchMachine.ts';
 import { LATCH_SCRIPT, newHost, readJson, type Host } from '../support/agentHooks.ts';
 import { descendantsOf, killAll, runToEnd } from '../support/processes.ts';
 
-/** Runs an agent's hook command the way agents do (`sh -c`), with no PATH at all. */
-function runAsAgent(command: string, input: string, env: NodeJS.ProcessEnv): Promise<Ran> {
-  return runToEnd(['/bin/sh', '-c', command], { env: { ...env, PATH: '' }, input });
+/** Runs an agent's hook command the way agents do (`sh -c`, or Codex's shell), with no PATH at all. */
+function runAsAgent(
+  command: string,
+  input: string,
+  env: NodeJS.ProcessEnv,
+  shellPath = '/bin/sh',
+): Promise<Ran> {
+  return runToEnd([shellPath, '-c', command], { env: { ...env, PATH: '' }, input });
 }
 
 type HookSettings = { hooks: Record<string, { hooks: { command: string }[] }[]> };
@@ -118,14 +123,38 @@ describe('the command latch install writes', () => {
     const bare = await killedWhileReading(command.replace(` ${HOOK_FAILSAFE}`, ''), host.machine.env);
     expect(String(bare.code ?? bare.signal)).toMatch(/^(137|SIGKILL)$/);
 
-    const movedNode = command.replace(shellQuote(process.execPath), '/opt/node-18/bin/node');
-    const gone = await runAsAgent(movedNode, risky, host.machine.env);
-    expect(gone.code).toBe(2);
-    expect(gone.stderr).toMatch(/not found/);
-    expect(gone.stderr).toContain('latch: blocked (with no reason above, the hook ended without an answer)');
-    expect((await runAsAgent(movedNode.replace(` ${HOOK_FAILSAFE}`, ''), risky, host.machine.env)).code).toBe(
-      127,
-    );
+    // A Node gone after an upgrade (127), or a file in its place that cannot run (126), in every
+    // shell: fish does not run `|| …` after a command it could not start, so env starts it.
+    const notExecutable = join(host.user, 'node');
+    writeFileSync(notExecutable, '', { mode: 0o644 });
+    for (const [node, code] of [
+      ['/opt/node-18/bin/node', 127],
+      [notExecutable, 126],
+    ] as const) {
+      const broken = command.replace(shellQuote(process.execPath), node);
+      for (const shellPath of SHELLS) {
+        const ran = await runAsAgent(broken, risky, host.machine.env, shellPath);
+        expect(ran.code, `${shellPath}: ${node}`).toBe(2);
+        expect(ran.stderr, shellPath).toContain(
+          'latch: blocked (with no reason above, the hook ended without an answer)',
+        );
+      }
+      expect((await runAsAgent(broken.replace(` ${HOOK_FAILSAFE}`, ''), risky, host.machine.env)).code).toBe(
+        code,
+      );
+      // Without the launcher, fish ends the line at the command it could not start.
+      if (SHELLS.includes('/usr/bin/fish'))
+        expect(
+          (
+            await runAsAgent(
+              broken.replace(`${HOOK_LAUNCHER} `, ''),
+              risky,
+              host.machine.env,
+              '/usr/bin/fish',
+            )
+          ).code,
+        ).toBe(code);
+    }
   });
 });
 
