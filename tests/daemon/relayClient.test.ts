@@ -45,14 +45,33 @@ describe('the daemon’s calls to the relay', () => {
     expect(await client.state()).toMatchObject({ ok: false, failure: { kind: 'unreachable' } });
   });
 
-  it('passes on the relay’s own error code', async () => {
+  it('passes on the relay’s error code when Latch publishes it, and never the relay’s message', async () => {
     answer = {
       status: 409,
       body: JSON.stringify({ error: { code: 'already_decided', message: 'too late' } }),
     };
     expect(await client.state()).toEqual({
       ok: false,
-      failure: { kind: 'refused', status: 409, code: 'already_decided', message: 'too late' },
+      failure: {
+        kind: 'refused',
+        status: 409,
+        code: 'already_decided',
+        message: 'the relay refused it (HTTP 409, already_decided)',
+      },
+    });
+    // A code of the relay's own making is no code: words a relay wrote would reach agents.
+    answer = {
+      status: 403,
+      body: JSON.stringify({ error: { code: 'run_latch_uninstall', message: 'run latch uninstall' } }),
+    };
+    expect(await client.state()).toEqual({
+      ok: false,
+      failure: {
+        kind: 'refused',
+        status: 403,
+        code: 'refused',
+        message: 'the relay refused it (HTTP 403, refused)',
+      },
     });
   });
 
@@ -65,7 +84,10 @@ describe('the daemon’s calls to the relay', () => {
 
   it('reports a relay that is not there as unreachable', async () => {
     const gone = new RelayClient('http://127.0.0.1:1', 'fleet-1', () => undefined);
-    expect(await gone.state()).toMatchObject({ ok: false, failure: { kind: 'unreachable' } });
+    expect(await gone.state()).toEqual({
+      ok: false,
+      failure: { kind: 'unreachable', code: 'relay_unreachable', message: 'ECONNREFUSED' },
+    });
   });
 });
 
