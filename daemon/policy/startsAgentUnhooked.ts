@@ -36,12 +36,16 @@ export function startsAgentUnhooked(commands: readonly SimpleCommand[]): string 
     words.some((text) => text !== undefined && SETTINGS_HOME.test(text)),
   );
   for (const words of texts) {
-    for (const [index, text] of words.entries()) {
-      const agent = text === undefined ? undefined : agentNamed(text);
-      if (!agent) continue;
-      if (movesSettings) return agent;
-      if (words.slice(index + 1).some((after) => after !== undefined && OTHER_SETTINGS[agent].test(after)))
-        return agent;
+    // Whether a word after this one changes each agent's settings: one pass from the end, however
+    // many times an agent is named (`claude claude claude …`).
+    const changedAfter = { claude: false, codex: false };
+    for (let i = words.length - 1; i >= 0; i--) {
+      const text = words[i];
+      if (text === undefined) continue;
+      const agent = agentNamed(text);
+      if (agent && (movesSettings || changedAfter[agent])) return agent;
+      changedAfter.claude ||= OTHER_SETTINGS.claude.test(text);
+      changedAfter.codex ||= OTHER_SETTINGS.codex.test(text);
     }
   }
   return undefined;
