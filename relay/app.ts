@@ -67,7 +67,14 @@ app.route('/v1/fleets/:fleet', fleetRoutes);
 
 app.all('/v1/*', () => refusalResponse(refusal('not_found', 'no such route')));
 
-// Everything else is the PWA.
-app.all('*', async (c) =>
-  withSecurityHeaders(await c.env.ASSETS.fetch(c.req.raw), new URL(c.req.url).pathname),
-);
+// Everything else is the PWA, which is only read. The asset server is never handed a body: one
+// sent with a POST there left the connection hanging in the local runtime.
+app.on(['GET', 'HEAD'], '*', async (c) => {
+  const read = new Request(c.req.url, { method: c.req.method, headers: c.req.raw.headers });
+  return withSecurityHeaders(await c.env.ASSETS.fetch(read), new URL(c.req.url).pathname);
+});
+app.all('*', () => {
+  const refused = refusalResponse(refusal('method_not_allowed', "the app's files are only read"));
+  refused.headers.set('allow', 'GET, HEAD');
+  return refused;
+});

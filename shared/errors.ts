@@ -63,6 +63,7 @@ export const RELAY_ONLY_ERROR_CODES = [
   'push_service_refused',
   'too_many_devices',
   'too_many_requests',
+  'method_not_allowed',
 ] as const;
 
 export type RelayErrorCode = LatchErrorCode | (typeof RELAY_ONLY_ERROR_CODES)[number];

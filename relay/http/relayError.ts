@@ -1,7 +1,7 @@
 import type { LatchErrorCode, Refusal, RelayErrorCode } from '../../shared/errors.ts';
 import type { PROTOCOL_VERSION } from '../../shared/version.ts';
 
-export type RefusalStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 429;
+export type RefusalStatus = 400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 429;
 
 /**
  * The one place a refusal's HTTP status comes from. Shape faults are 400, a caller not proven
@@ -57,6 +57,7 @@ export const STATUS_BY_CODE: Readonly<Record<RelayErrorCode, RefusalStatus>> = {
   too_many_devices: 409,
   too_many_requests: 429,
   too_many_offers: 429,
+  method_not_allowed: 405,
 };
 
 /**

@@ -31,6 +31,18 @@ describe('the PWA as static assets', () => {
     },
   );
 
+  it.each(['POST', 'PUT', 'DELETE', 'PATCH'])(
+    'refuses %s of the app as 405 method_not_allowed',
+    async (method) => {
+      const response = await SELF.fetch(`${ORIGIN}/`, { method, body: 'x'.repeat(100_000) });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('GET, HEAD');
+      expect(await response.json()).toEqual({
+        error: { code: 'method_not_allowed', message: "the app's files are only read" },
+      });
+    },
+  );
+
   it('never answers an API path with the app', async () => {
     const response = await SELF.fetch(`${ORIGIN}/v1/unknown`);
     expect(response.status).toBe(404);

@@ -54,6 +54,7 @@ describe('the code → status table', () => {
     const refusals: [RelayErrorCode, Reply][] = [
       ['invalid_id', await call('GET', '/v1/fleets/a%20b/state')],
       ['not_found', await call('GET', '/v1/nothing-here')],
+      ['method_not_allowed', await call('POST', '/', { body: '{}' })],
       ['not_found', await call('GET', path('/pairing/no-such-offer'))],
       [
         'unsupported_media_type',
