@@ -35,18 +35,20 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
   } catch {
     return { error: 'the hook input is not JSON' };
   }
-  const event = raw['hook_event_name'];
+  const event = asString(raw['hook_event_name']);
+  if (!event) return { error: 'the hook input has no hook_event_name' };
   if (!CLAUDE_CODE_EVENTS.includes(event as ClaudeCodeEvent)) {
+    // The name is the agent's text: quoted, and cut, since the agent reads this line.
     return {
-      error: `latch hook handles PreToolUse and PermissionRequest, not ${JSON.stringify(event)}`,
+      error: `the hook input's hook_event_name ${JSON.stringify(event.slice(0, 64))} is neither PreToolUse nor PermissionRequest`,
     };
   }
   const tool = asString(raw['tool_name']);
   if (!tool) return { error: 'the hook input has no tool_name' };
-  const input =
-    typeof raw['tool_input'] === 'object' && raw['tool_input'] !== null
-      ? (raw['tool_input'] as Record<string, unknown>)
-      : {};
+  const given = raw['tool_input'] ?? {};
+  if (typeof given !== 'object' || Array.isArray(given))
+    return { error: "the hook input's tool_input is not a JSON object" };
+  const input = given as Record<string, unknown>;
   const inputText = toolInputText(input);
   if ('error' in inputText) return inputText;
   const paths = ['file_path', 'path', 'notebook_path']

@@ -461,7 +461,29 @@ describe('latch hook codex', () => {
   it('blocks with exit 2 on input it cannot read', async () => {
     const result = await hook(JSON.stringify({ hook_event_name: 'Stop' }), 'codex');
     expect(result).toMatchObject({ code: 2, output: undefined });
-    expect(result.stderr).toMatch(/^latch: latch hook handles PreToolUse and PermissionRequest/);
+    expect(result.stderr).toBe(
+      'latch: the hook input\'s hook_event_name "Stop" is neither PreToolUse nor PermissionRequest\n',
+    );
+    const cases: [object, string][] = [
+      [{ tool_name: 'Bash', tool_input: { command: 'ls' } }, 'the hook input has no hook_event_name'],
+      [
+        { hook_event_name: `Stop${'x'.repeat(5000)}`, tool_name: 'Bash' },
+        `the hook input's hook_event_name "Stop${'x'.repeat(60)}" is neither PreToolUse nor PermissionRequest`,
+      ],
+      [{ hook_event_name: 'PreToolUse', tool_input: {} }, 'the hook input has no tool_name'],
+      [
+        { hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: 'rm -rf /' },
+        "the hook input's tool_input is not a JSON object",
+      ],
+      [
+        { hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: ['rm -rf /'] },
+        "the hook input's tool_input is not a JSON object",
+      ],
+    ];
+    for (const [input, reason] of cases) {
+      const refused = await hook(JSON.stringify(input), 'codex');
+      expect(refused).toMatchObject({ code: 2, output: undefined, stderr: `latch: ${reason}\n` });
+    }
   });
 
   it('never lets a deny or an expiry through on either event', () => {
