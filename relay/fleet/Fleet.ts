@@ -28,6 +28,9 @@ import { withdrawRequest } from './withdrawRequest.ts';
 /** A reply as it leaves the fleet: the protocol version first. */
 type Versioned<T> = { v: typeof PROTOCOL_VERSION } & Omit<T, 'v'>;
 
+/** Close codes that only report a close, and are never sent in a close frame (RFC 6455, 7.4.1). */
+const UNSENDABLE_CLOSE_CODES: ReadonlySet<number> = new Set([1005, 1006, 1015]);
+
 /** What a daemon's socket remembers across hibernation. */
 interface SocketAttachment {
   host: string;
@@ -290,8 +293,13 @@ export class Fleet extends DurableObject<Env> {
     countBillable('webSocketMessages');
   }
 
+  /**
+   * Answers a daemon's close frame, which completes its close. The codes no close frame carries
+   * (1005 none given, 1006 a connection that dropped, 1015 TLS) cannot be sent back: close() throws
+   * on them, so they are answered as 1000.
+   */
   override webSocketClose(socket: WebSocket, code: number): void {
-    socket.close(code === 1005 ? 1000 : code, 'closing');
+    socket.close(UNSENDABLE_CLOSE_CODES.has(code) ? 1000 : code, 'closing');
   }
 
   // Expiry and retention
