@@ -26,9 +26,21 @@ export function phoneWaitFor(agentTimeoutSeconds: number): number {
   return Math.max(1, agentTimeoutSeconds - HOOK_MARGIN_SECONDS);
 }
 
-/** When the hook answers deny on its own, in ms after it started. */
+/**
+ * When the hook answers deny on its own, in ms after it started: HOOK_BACKSTOP_SECONDS before the
+ * agent's kill, or halfway to it when the agent's timeout is under twice that.
+ */
 export function backstopAfterMs(agentTimeoutSeconds: number): number {
-  return Math.max(500, (agentTimeoutSeconds - HOOK_BACKSTOP_SECONDS) * 1000);
+  return Math.max(agentTimeoutSeconds * 500, (agentTimeoutSeconds - HOOK_BACKSTOP_SECONDS) * 1000);
+}
+
+/**
+ * When the hook stops waiting for the daemon, in ms after it started: half a second before its
+ * backstop, time to print the daemon's deny, or halfway to a backstop nearer than a second.
+ */
+export function daemonDeadlineAfterMs(agentTimeoutSeconds: number): number {
+  const backstop = backstopAfterMs(agentTimeoutSeconds);
+  return backstop - Math.min(500, backstop / 2);
 }
 
 /**

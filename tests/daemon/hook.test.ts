@@ -18,6 +18,7 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeHookOutput, parseClaudeCodeHookInput } from '../../daemon/hooks/claudeCode.ts';
 import { codexHookReply } from '../../daemon/hooks/codex.ts';
+import { backstopAfterMs, daemonDeadlineAfterMs } from '../../daemon/hooks/hookDeadline.ts';
 import { claudeCodeReads, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
 import { LATCH_BIN } from '../support/latchCli.ts';
 import { runToEnd } from '../support/processes.ts';
@@ -301,6 +302,28 @@ describe('latch hook claude-code', () => {
     } finally {
       child.kill('SIGKILL');
     }
+  });
+
+  it.each(['1', '2', '5'])(
+    'answers a policy allow under --timeout %s, which leaves the daemon a fraction of a second',
+    async (seconds) => {
+      const ran = await runLatch(machine, ['hook', 'claude-code', '--timeout', seconds], {
+        input: hookInput('PreToolUse', 'Read', { file_path: '/home/dev/project/README.md' }),
+      });
+      expect(ran.code).toBe(0);
+      expect(JSON.parse(ran.stdout)).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+    },
+  );
+
+  it('waits for the daemon for a while, then answers itself, before the agent’s kill, at every --timeout', () => {
+    for (let seconds = 1; seconds <= 700; seconds++) {
+      const daemonDeadline = daemonDeadlineAfterMs(seconds);
+      expect(daemonDeadline).toBeGreaterThanOrEqual(Math.min(500, seconds * 250));
+      expect(backstopAfterMs(seconds)).toBeGreaterThan(daemonDeadline);
+      expect(backstopAfterMs(seconds)).toBeLessThan(seconds * 1000);
+    }
+    expect(daemonDeadlineAfterMs(1)).toBe(250);
+    expect(daemonDeadlineAfterMs(600)).toBe(594_500);
   });
 
   it('blocks with exit 2 at its deadline when the agent never writes its input nor closes stdin', async () => {

@@ -7,6 +7,7 @@ import { codexHookReply } from '../../hooks/codex.ts';
 import {
   AGENT_DEFAULT_HOOK_TIMEOUT_SECONDS,
   backstopAfterMs,
+  daemonDeadlineAfterMs,
   hookTimeoutFor,
   phoneWaitFor,
 } from '../../hooks/hookDeadline.ts';
@@ -131,7 +132,7 @@ export async function run(): Promise<void> {
           agentConfigDir: resolve(agentConfigDir(agent, process.env)),
           timeoutSeconds: Math.min(question.timeoutSeconds ?? Infinity, phoneWaitFor(agentTimeout)),
         },
-        { deadline: startedAt + backstopAfterMs(agentTimeout) - 500 },
+        { deadline: startedAt + daemonDeadlineAfterMs(agentTimeout) },
       )
     : {
         decision: 'deny',
