@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
@@ -125,6 +125,24 @@ describe('latch exec', () => {
       code: 127,
       stderr: expect.stringMatching(/^latch: cannot run \/nonexistent\/command: /m),
     });
+  });
+
+  it(`exits ${EXEC_DENIED} without running a command whose arguments are not UTF-8, which Node would have rewritten`, async () => {
+    const { machine } = await setUp();
+    const run = (argument: string) =>
+      spawnSync(
+        'sh',
+        ['-c', `exec "$0" "$1" exec -- sh -c 'exit 7' ${argument}`, process.execPath, LATCH_BIN],
+        { env: machine.env, encoding: 'utf8' },
+      );
+    for (const argument of [`"$(printf 'x\\377y')"`, `'x\u{FFFD}y'`]) {
+      const refused = run(argument);
+      expect(refused.status).toBe(EXEC_DENIED);
+      expect(refused.stderr).toMatch(
+        /^latch: not running sh -c .*: an argument is not UTF-8 \(or holds U\+FFFD\), and would not run as given\n$/,
+      );
+    }
+    expect(run(`'x\u{E9}y'`).status).toBe(7);
   });
 
   it(`exits ${EXEC_DENIED} with the reason on stderr, the command never run, when the daemon dies while a phone is asked`, async () => {

@@ -25,6 +25,11 @@ export async function run(argv: string[], options: { risk?: RiskLevel; title?: s
     process.exit(EXEC_DENIED);
   }
 
+  // Node reads each argument as UTF-8, putting U+FFFD where bytes are not: the policy would judge,
+  // and Latch run, other bytes than those given. Refused, not repaired, as the hook's input is.
+  if (argv.some((argument) => argument.includes('\uFFFD')))
+    deny('an argument is not UTF-8 (or holds U+FFFD), and would not run as given');
+
   const answer = await askDaemon({
     agent: 'latch exec',
     tool: 'exec',
