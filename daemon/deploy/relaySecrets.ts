@@ -1,5 +1,6 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { tightenToOwnerOnly } from '../config/fileModes.ts';
 
 /** The relay Worker's secrets, named as the Worker reads them (relay/env.d.ts). */
 export interface RelaySecrets {
@@ -16,11 +17,7 @@ const NAMES = ['VAPID_PUBLIC_KEY', 'VAPID_PRIVATE_KEY', 'VAPID_SUBJECT'] as cons
  */
 export function readRelaySecrets(path: string, log: (line: string) => void): RelaySecrets | undefined {
   if (!existsSync(path)) return undefined;
-  const mode = statSync(path).mode & 0o777;
-  if ((mode & 0o077) !== 0) {
-    chmodSync(path, 0o600);
-    log(`tightened ${path} from ${mode.toString(8).padStart(4, '0')} to 0600`);
-  }
+  tightenToOwnerOnly([path], log);
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));

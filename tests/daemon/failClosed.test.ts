@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { DAEMON_REFUSED_EXIT } from '../../daemon/cli/exitCodes.ts';
@@ -121,6 +121,27 @@ describe('the hook fails closed', () => {
     await initMachine(machine, { relay: relay.origin });
     await startDaemonForTest(machine);
     await expectDeny(machine, /no phone is paired/);
+  });
+
+  it('tightens a secret file others may read, and refuses a config that is a link to a folder without changing the folder', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: relay.origin });
+    chmodSync(machine.files.hostKey, 0o644);
+    const started = await startDaemonForTest(machine);
+    expect(started.output()).toContain(`tightened ${machine.files.hostKey} from 0644 to 0600`);
+    expect(statSync(machine.files.hostKey).mode & 0o777).toBe(0o600);
+    await started.stop();
+
+    const folder = join(machine.home, 'a-folder-of-the-user');
+    mkdirSync(folder, { mode: 0o755 });
+    chmodSync(folder, 0o755);
+    rmSync(machine.files.config);
+    symlinkSync(folder, machine.files.config);
+    const refused = await runLatch(machine, ['daemon'], { timeoutMs: 10_000 });
+    expect(refused.code).toBe(DAEMON_REFUSED_EXIT);
+    expect(refused.stderr).toContain(`${machine.files.config} is not a regular file`);
+    expect(refused.stderr).not.toContain('tightened');
+    expect(statSync(folder).mode & 0o777).toBe(0o755);
   });
 
   it('refuses to start on a socket directory with a wider mode (exit 78: no restart loop), and removes a dead socket file', async () => {
