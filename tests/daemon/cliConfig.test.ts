@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { DoctorJson } from '../../daemon/cli/commands/doctor.ts';
 import { json } from '../support/cliOutput.ts';
@@ -46,6 +46,19 @@ describe('latch init', () => {
     expect((await runLatch(machine, ['init', '--relay', 'http://127.0.0.1:9'])).code).toBe(0);
     expect(readFileSync(machine.files.config, 'utf8')).toMatch(/^quorum = 1$/m);
   });
+
+  it.each(['', 'ftp://relay.example', 'http://relay.example', 'not a url'])(
+    'refuses --relay %j, which the daemon would not start with, and writes nothing',
+    async (relay) => {
+      const machine = newMachine();
+      expect(await runLatch(machine, ['init', '--relay', relay])).toMatchObject({
+        code: 2,
+        stderr: 'latch: relay.url must be an https URL (http only for localhost)\n',
+      });
+      expect(existsSync(machine.files.config)).toBe(false);
+      expect(existsSync(machine.files.hostKey)).toBe(false);
+    },
+  );
 
   it('keeps 2 for a config that names no quorum, so an upgrade loosens nothing', async () => {
     const machine = newMachine();

@@ -49,6 +49,19 @@ describe('latch without a daemon', () => {
     });
   });
 
+  it('latch devices --revoke "" is refused, not read as a listing that exits 0 with the phone kept', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: 'http://127.0.0.1:9' });
+    const { device } = await pairPhoneDirectly(machine, 'http://127.0.0.1:9');
+    expect(await runLatch(machine, ['devices', '--revoke', ''])).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: 'latch: --revoke names no phone: give its id (latch devices lists them)\n',
+    });
+    const listed = await runLatch(machine, ['devices', '--json']);
+    expect(json<DevicesJson>(listed).devices).toMatchObject([{ id: device.id, revoked: false }]);
+  });
+
   it('latch audit verify --json names the file and line of the first break, exit 1', async () => {
     const machine = newMachine();
     await initMachine(machine, { relay: 'http://127.0.0.1:9' });

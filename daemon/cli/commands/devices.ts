@@ -1,5 +1,5 @@
 import { revokeDevice } from '../../pairing/revokeDevice.ts';
-import { openHome } from '../home.ts';
+import { fail, openHome } from '../home.ts';
 import { printJson } from '../printJson.ts';
 
 /** `latch devices --json`'s one object (docs/daemon.md#for-scripts); revoked phones included. */
@@ -9,8 +9,10 @@ export interface DevicesJson {
 
 export async function run(options: { revoke?: string; json?: boolean }): Promise<void> {
   const { store, audit } = openHome();
-  if (options.revoke) {
+  // `--revoke ""` (an empty $ID in a script) is a revoke that names no phone, not a listing.
+  if (options.revoke !== undefined) {
     const device = options.revoke;
+    if (device === '') fail('--revoke names no phone: give its id (latch devices lists them)');
     if (!revokeDevice(store, audit, device, { by: 'host' })) {
       process.stderr.write(`latch: no paired phone has the id ${device}\n`);
       process.exit(1);

@@ -4,7 +4,7 @@ import { randomBytes } from '../../../shared/encoding/bytes.ts';
 import { validateId } from '../../../shared/text/validateId.ts';
 import { rotatedFiles } from '../../audit/auditFiles.ts';
 import { AuditLog } from '../../audit/auditLog.ts';
-import { loadConfig } from '../../config/config.ts';
+import { ConfigError, loadConfig, parseConfig } from '../../config/config.ts';
 import { configTemplate } from '../../config/configTemplate.ts';
 import { ConfigKeeper } from '../../config/configKeeper.ts';
 import { latchFiles, latchHome, type LatchFiles } from '../../config/paths.ts';
@@ -84,8 +84,15 @@ export async function run(options: {
   const fleet = options.fleet ?? `fleet-${toBase64url(randomBytes(16))}`;
   if (!validateId(fleet).ok) fail('--fleet is not a valid fleet id');
 
-  mkdirSync(home, { recursive: true, mode: 0o700 });
   const config = configTemplate({ relayUrl: options.relay, hostName: options.name, fleet, quorum });
+  // Read as the daemon will read it: a config it would refuse (an http relay elsewhere than this
+  // machine, say) is refused now, before anything is written.
+  try {
+    parseConfig(config, files.config);
+  } catch (error) {
+    fail(error instanceof ConfigError ? error.message : String(error));
+  }
+  mkdirSync(home, { recursive: true, mode: 0o700 });
   writeFileSync(files.config, config, { mode: 0o600, flag: 'wx' });
   if (!existsSync(files.policy)) writeFileSync(files.policy, DEFAULT_POLICY, { mode: 0o600 });
   const identity = existsSync(files.hostKey) ? undefined : await createHostIdentity(files.hostKey);
