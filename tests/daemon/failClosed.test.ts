@@ -1,4 +1,13 @@
-import { chmodSync, mkdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { DAEMON_REFUSED_EXIT } from '../../daemon/cli/exitCodes.ts';
@@ -121,6 +130,31 @@ describe('the hook fails closed', () => {
     await initMachine(machine, { relay: relay.origin });
     await startDaemonForTest(machine);
     await expectDeny(machine, /no phone is paired/);
+  });
+
+  it('refuses to start on a host key cut short, edited, or beside another host’s public half, naming the file (exit 78)', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: relay.origin });
+    const other = newMachine();
+    await initMachine(other, { relay: relay.origin });
+    const ours = JSON.parse(readFileSync(machine.files.hostKey, 'utf8')) as Record<string, unknown>;
+    const theirs = JSON.parse(readFileSync(other.files.hostKey, 'utf8')) as Record<string, unknown>;
+    const damaged = [
+      '{',
+      'null',
+      '{}',
+      JSON.stringify({ ...ours, privateJwk: { ...(ours['privateJwk'] as object), d: 'AAAA' } }),
+      JSON.stringify({ ...ours, id: theirs['id'], publicKey: theirs['publicKey'] }),
+    ];
+    const message = `latch: ${machine.files.hostKey} is not the host key latch init wrote (damaged or replaced): restore it from a backup; without it this host is set up anew (move ${machine.home} aside, latch init, latch pair)\n`;
+    for (const text of damaged) {
+      writeFileSync(machine.files.hostKey, text, { mode: 0o600 });
+      const refused = await runLatch(machine, ['daemon'], { timeoutMs: 10_000 });
+      expect(refused).toMatchObject({ code: DAEMON_REFUSED_EXIT, stderr: message });
+      expect(await runLatch(machine, ['panic', 'x'])).toMatchObject({
+        stderr: expect.stringContaining(message),
+      });
+    }
   });
 
   it('tightens a secret file others may read, and refuses a config that is a link to a folder without changing the folder', async () => {
