@@ -1,4 +1,5 @@
 import { RelayNoise } from './audit/relayNoise.ts';
+import { dirname } from 'node:path';
 import { tightenToOwnerOnly } from './config/fileModes.ts';
 import { latchFiles, ownerOnlyFiles, socketPath as defaultSocketPath } from './config/paths.ts';
 import { Gatekeeper } from './gate/gatekeeper.ts';
@@ -32,7 +33,7 @@ export interface RunningDaemon {
  */
 export async function runDaemon(home: string, options: { socketPath?: string } = {}): Promise<RunningDaemon> {
   const files = latchFiles(home);
-  tightenToOwnerOnly(ownerOnlyFiles(files), log);
+  tightenToOwnerOnly({ files: ownerOnlyFiles(files), folders: [home, dirname(files.relaySecrets)] }, log);
   const { store, audit, configKeeper, config } = openState(files);
   // The config in force now: a tightening made while the daemon runs applies at once.
   const inForce = () => {

@@ -1,28 +1,40 @@
 import { closeSync, constants, fchmodSync, fstatSync, openSync } from 'node:fs';
 
 /**
- * Files that hold keys, tokens or the audit trail are the user's alone. A wider mode is tightened
- * at start, with a line saying so (design.md, "Hard rules"). Only a regular file, opened without
- * following a link: whatever else stands at a path (a link to a folder, a FIFO) is left as it is,
- * for the check that reads the file to refuse.
+ * Latch's folders and the files that hold keys, tokens or the audit trail are the user's alone.
+ * A wider mode is tightened at start, with a line saying so (design.md, "Hard rules"): a file to
+ * 0600, a folder to 0700. Each is opened without following a link, and only a regular file (or,
+ * among `folders`, a folder) is changed: whatever else stands at a path (a link, a FIFO) is left
+ * as it is, for the check that reads it to refuse.
  */
-export function tightenToOwnerOnly(paths: readonly string[], log: (line: string) => void): void {
-  for (const path of paths) {
-    let fd: number;
-    try {
-      fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    } catch {
-      continue; // missing, a link, or unreadable: not a file to tighten
-    }
-    try {
-      const stat = fstatSync(fd);
-      const mode = stat.mode & 0o777;
-      if (stat.isFile() && (mode & 0o077) !== 0) {
-        fchmodSync(fd, 0o600);
-        log(`tightened ${path} from ${mode.toString(8).padStart(4, '0')} to 0600`);
+export function tightenToOwnerOnly(
+  { files, folders = [] }: { files: readonly string[]; folders?: readonly string[] },
+  log: (line: string) => void,
+): void {
+  for (const [paths, wanted] of [
+    [folders, 0o700],
+    [files, 0o600],
+  ] as const) {
+    for (const path of paths) {
+      let fd: number;
+      try {
+        fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      } catch {
+        continue; // missing, a link, or unreadable: nothing to tighten
       }
-    } finally {
-      closeSync(fd);
+      try {
+        const stat = fstatSync(fd);
+        const mode = stat.mode & 0o777;
+        const fits = wanted === 0o700 ? stat.isDirectory() : stat.isFile();
+        if (fits && (mode & 0o077) !== 0) {
+          fchmodSync(fd, wanted);
+          log(
+            `tightened ${path} from ${mode.toString(8).padStart(4, '0')} to ${wanted.toString(8).padStart(4, '0')}`,
+          );
+        }
+      } finally {
+        closeSync(fd);
+      }
     }
   }
 }

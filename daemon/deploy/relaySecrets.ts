@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { tightenToOwnerOnly } from '../config/fileModes.ts';
+import { writeOwnerOnlyFile } from '../config/writeOwnerOnlyFile.ts';
 
 /** The relay Worker's secrets, named as the Worker reads them (relay/env.d.ts). */
 export interface RelaySecrets {
@@ -17,7 +18,7 @@ const NAMES = ['VAPID_PUBLIC_KEY', 'VAPID_PRIVATE_KEY', 'VAPID_SUBJECT'] as cons
  */
 export function readRelaySecrets(path: string, log: (line: string) => void): RelaySecrets | undefined {
   if (!existsSync(path)) return undefined;
-  tightenToOwnerOnly([path], log);
+  tightenToOwnerOnly({ files: [path] }, log);
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
@@ -42,7 +43,5 @@ export function readRelaySecrets(path: string, log: (line: string) => void): Rel
 /** Writes the secrets file: mode 0600 from its first byte, in place of the old one at once. */
 export function writeRelaySecrets(path: string, secrets: RelaySecrets): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const next = `${path}.${process.pid}.tmp`;
-  writeFileSync(next, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
-  renameSync(next, path);
+  writeOwnerOnlyFile(path, `${JSON.stringify(secrets, null, 2)}\n`);
 }

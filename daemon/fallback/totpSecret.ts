@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { readRegularFile } from '../config/readRegularFile.ts';
+import { writeOwnerOnlyFile } from '../config/writeOwnerOnlyFile.ts';
 import type { StateStore } from '../state/stateStore.ts';
 
 /** The SHA-256 of the secret a phone approved, in state.db: totp.json alone proves nothing. */
@@ -22,7 +22,7 @@ const fingerprint = (secret: Uint8Array) => createHash('sha256').update(secret).
 
 /** Keeps the secret a phone approved (latch pair --totp): the file, and its fingerprint here. */
 export function storeApprovedTotpSecret(store: StateStore, path: string, secret: string): void {
-  writeFileSync(path, `${JSON.stringify({ secret })}\n`, { mode: 0o600 });
+  writeOwnerOnlyFile(path, `${JSON.stringify({ secret })}\n`);
   store.setMeta(APPROVED_SECRET_KEY, fingerprint(fromBase64url(secret)));
   store.deleteMeta(WRONG_CODES_KEY);
 }
@@ -33,7 +33,7 @@ export function storeApprovedTotpSecret(store: StateStore, path: string, secret:
  */
 export function approvedTotpSecret(store: StateStore, path: string): Uint8Array | undefined {
   const approved = store.meta(APPROVED_SECRET_KEY);
-  const read = readRegularFile(path);
+  const read = readRegularFile(path, { followLinks: false });
   if (approved === undefined || !read.ok) return undefined;
   try {
     const { secret } = JSON.parse(read.text) as { secret?: unknown };

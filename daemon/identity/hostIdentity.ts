@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { toBase64url } from '../../shared/encoding/base64url.ts';
 import { exportPublicKey, generateSigningKeyPair, keyId } from '../../shared/keys/p256.ts';
+import { readRegularFile } from '../config/readRegularFile.ts';
 import { LastingFault } from '../lastingFault.ts';
 
 /** This machine's identity key: it signs pairing confirmations and `latch panic` freezes. */
@@ -43,7 +44,9 @@ export async function loadHostIdentity(path: string): Promise<HostIdentity> {
     );
   let stored: unknown;
   try {
-    stored = JSON.parse(readFileSync(path, 'utf8'));
+    const read = readRegularFile(path, { followLinks: false });
+    if (!read.ok) throw damaged();
+    stored = JSON.parse(read.text);
   } catch {
     throw damaged();
   }

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readRegularFile } from '../config/readRegularFile.ts';
 import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import type { LatchConfig } from '../config/config.ts';
 import type { LatchFiles } from '../config/paths.ts';
@@ -14,7 +15,11 @@ export function relyingPartyOf(config: LatchConfig): RelyingParty {
  * writes it while the daemon runs.
  */
 export function relayClientFor(files: LatchFiles, config: LatchConfig): RelayClient {
-  const readToken = () =>
-    existsSync(files.hostToken) ? readFileSync(files.hostToken, 'utf8').trim() : undefined;
+  // A link in the token's place is not this host's token: the relay is asked without one, and refuses.
+  const readToken = () => {
+    if (!existsSync(files.hostToken)) return undefined;
+    const read = readRegularFile(files.hostToken, { followLinks: false });
+    return read.ok ? read.text.trim() : undefined;
+  };
   return new RelayClient(config.relay.url, config.host.fleet, readToken);
 }

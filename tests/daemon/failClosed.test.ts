@@ -8,7 +8,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { DAEMON_REFUSED_EXIT } from '../../daemon/cli/exitCodes.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
@@ -161,10 +161,28 @@ describe('the hook fails closed', () => {
     const machine = newMachine();
     await initMachine(machine, { relay: relay.origin });
     chmodSync(machine.files.hostKey, 0o644);
+    chmodSync(machine.home, 0o755);
+    // A file of the user's, linked in place of a secret: neither tightened nor read as the token.
+    const usersFile = join(dirname(machine.home), 'users-file');
+    writeFileSync(usersFile, 'not a token\n', { mode: 0o644 });
+    chmodSync(usersFile, 0o644);
+    symlinkSync(usersFile, machine.files.hostToken);
     const started = await startDaemonForTest(machine);
     expect(started.output()).toContain(`tightened ${machine.files.hostKey} from 0644 to 0600`);
+    expect(started.output()).toContain(`tightened ${machine.home} from 0755 to 0700`);
+    expect(started.output()).not.toContain(`tightened ${machine.files.hostToken}`);
     expect(statSync(machine.files.hostKey).mode & 0o777).toBe(0o600);
+    expect(statSync(machine.home).mode & 0o777).toBe(0o700);
+    expect(statSync(usersFile).mode & 0o777).toBe(0o644);
     await started.stop();
+    const doctor = await runLatch(machine, ['doctor', '--json']);
+    expect(JSON.parse(doctor.stdout).checks).toContainEqual({
+      name: 'file modes',
+      ok: false,
+      detail: `links, not files: ${machine.files.hostToken}`,
+      fix: `remove ${machine.files.hostToken} (Latch never reads or writes a secret through a link)`,
+    });
+    rmSync(machine.files.hostToken);
 
     const folder = join(machine.home, 'a-folder-of-the-user');
     mkdirSync(folder, { mode: 0o755 });

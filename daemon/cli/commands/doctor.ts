@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { loadConfig, type LatchConfig } from '../../config/config.ts';
 import { latchFiles, latchHome, ownerOnlyFiles, socketPath } from '../../config/paths.ts';
 import { hookChecks } from '../../install/hookChecks.ts';
@@ -61,16 +61,39 @@ export async function runChecks(): Promise<Check[]> {
     }
   }
 
-  const secrets = ownerOnlyFiles(files).filter((path) => existsSync(path));
-  const loose = secrets.filter((path) => (statSync(path).mode & 0o077) !== 0);
+  // lstat: a link in a secret's place is named, not judged by the mode of what it points to.
+  const isLink = (path: string) => lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() === true;
+  const secrets = ownerOnlyFiles(files).filter((path) => existsSync(path) || isLink(path));
+  const links = secrets.filter(isLink);
+  const loose = secrets.filter((path) => !isLink(path) && (lstatSync(path).mode & 0o077) !== 0);
+  const faults: [string, string][] = [
+    ...(((lstatSync(home, { throwIfNoEntry: false })?.mode ?? 0) & 0o077) !== 0
+      ? [[`others can enter ${home}`, `chmod 700 ${home}`] as [string, string]]
+      : []),
+    ...(loose.length
+      ? [[`readable by others: ${loose.join(', ')}`, `chmod 600 ${loose.join(' ')}`] as [string, string]]
+      : []),
+    ...(links.length
+      ? [
+          [
+            `links, not files: ${links.join(', ')}`,
+            `remove ${links.join(' ')} (Latch never reads or writes a secret through a link)`,
+          ] as [string, string],
+        ]
+      : []),
+  ];
   checks.push(
-    loose.length === 0
-      ? { name: 'file modes', ok: true, detail: `${secrets.length} files, all 0600` }
+    faults.length === 0
+      ? {
+          name: 'file modes',
+          ok: true,
+          detail: `${secrets.length} files, all 0600, in a folder only you can enter`,
+        }
       : {
           name: 'file modes',
           ok: false,
-          detail: `readable by others: ${loose.join(', ')}`,
-          fix: `chmod 600 ${loose.join(' ')} (the daemon also tightens them at start)`,
+          detail: faults.map(([detail]) => detail).join('; '),
+          fix: faults.map(([, fix]) => fix).join('; '),
         },
   );
 

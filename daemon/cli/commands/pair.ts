@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { writeOwnerOnlyFile } from '../../config/writeOwnerOnlyFile.ts';
 import { toBase64url } from '../../../shared/encoding/base64url.ts';
 import { randomBytes } from '../../../shared/encoding/bytes.ts';
 import { signEnvelope } from '../../../shared/envelopes/signEnvelope.ts';
@@ -157,8 +157,7 @@ export async function run(options: { totp?: boolean; timeout: number }): Promise
   });
   if (!confirmed.ok)
     fail(`the relay did not take the confirmation: ${relayFailureText(confirmed.failure)}`, 1);
-  if (confirmed.value.hostToken)
-    writeFileSync(files.hostToken, `${confirmed.value.hostToken}\n`, { mode: 0o600 });
+  if (confirmed.value.hostToken) writeOwnerOnlyFile(files.hostToken, `${confirmed.value.hostToken}\n`);
   process.stdout.write(
     `Paired ${paired.value.name}.\nNext: gate your agent with latch install claude-code (or latch install codex), then check with latch doctor.\n`,
   );
