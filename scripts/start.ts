@@ -16,7 +16,7 @@
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -68,6 +68,7 @@ let releaseLock = () => {};
 
 async function run(): Promise<void> {
   mkdirSync(STATE, { recursive: true, mode: 0o700 });
+  chmodSync(STATE, 0o700); // one left wider (an earlier run, a umask of 000) holds the relay's storage
   // Ours is running when the lock in the state directory names a live process (pid and start time,
   // checked in /proc), so a lock left by a crash does not block. A foreign listener on the port is
   // found by a probe (portInUse): we never take over a relay or daemon that another run left.

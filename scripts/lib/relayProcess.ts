@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -59,7 +59,10 @@ export async function startRelay(options: {
   const port = options.port ?? (await freePort());
   if (await portInUse(port))
     throw new StartRefused('port_in_use', `port ${port} is in use by a process that this did not start`);
-  mkdirSync(options.persistTo, { recursive: true });
+  // The relay's storage holds pairing offers and push subscriptions: the user's alone, whatever
+  // the umask or an earlier run left (workerd writes its files with the umask's modes).
+  mkdirSync(options.persistTo, { recursive: true, mode: 0o700 });
+  chmodSync(options.persistTo, 0o700);
   const group = startProcessGroup(
     join(ROOT, 'node_modules/.bin/wrangler'),
     [

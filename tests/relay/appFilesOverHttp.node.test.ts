@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ let relay: RelayProcess | undefined;
 beforeAll(async () => {
   const envFile = join(persistTo, 'relay.env');
   ensureRelayEnvFile(envFile);
+  chmodSync(persistTo, 0o755); // as an earlier run, or a umask of 022, may have left it
   relay = await startRelay({ persistTo, envFile });
 }, 90_000);
 afterAll(async () => {
@@ -58,6 +59,12 @@ async function stillServing(): Promise<number> {
   await response.body?.cancel();
   return response.status;
 }
+
+describe('a local relay’s storage', () => {
+  it('is a folder only its user can enter, whatever mode it was found with', () => {
+    expect(statSync(persistTo).mode & 0o777).toBe(0o700);
+  });
+});
 
 describe('the app’s files, by a local relay', () => {
   it.each(['POST /', 'PUT /index.html', 'DELETE /sw.js'])(
