@@ -60,6 +60,9 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
   const cwd = asString(raw['cwd']);
   const description = asString(input['description']);
   const diff = fileEditDiff(tool, input, cwd);
+  // Any value but false or none is read as leaving the sandbox ("true", 1): the safe side.
+  const sandboxFlag = input['dangerouslyDisableSandbox'];
+  const unsandboxed = sandboxFlag !== undefined && sandboxFlag !== false;
   return {
     event: event as ClaudeCodeEvent,
     question: {
@@ -68,7 +71,7 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
       paths,
       input: inputText.text,
       canDefer: ATTENDED_MODES.has(asString(raw['permission_mode']) ?? ''),
-      ...(input['dangerouslyDisableSandbox'] === true ? { unsandboxed: true } : {}),
+      ...(unsandboxed ? { unsandboxed: true } : {}),
       ...(command !== undefined ? { command } : {}),
       // The agent's own words: shown under its command, never instead of it (gate/requestCard).
       ...(description !== undefined && command !== undefined ? { title: description } : {}),

@@ -58,7 +58,10 @@ export async function serveGateConversation(
   const call = readGateRequest(parsed);
   if ('error' in call) {
     answered = true;
-    return refuse(first === undefined ? `no whole line within ${FIRST_LINE_WITHIN_MS / 1000} s` : call.error);
+    const unended = lines.ended ? 'the caller closed its end before the line ended (a newline)' : undefined;
+    return refuse(
+      first === undefined ? (unended ?? `no whole line within ${FIRST_LINE_WITHIN_MS / 1000} s`) : call.error,
+    );
   }
   const answer = await gate(call, {
     gone: hungUp.signal,
@@ -148,6 +151,11 @@ class ConnectionLines {
     setTimeout(() => connection.destroy(), CUT_GRACE_MS).unref();
     end();
     onCut(problem);
+  }
+
+  /** Whether the caller's end is closed: no line comes after those already read. */
+  get ended(): boolean {
+    return this.#ended;
   }
 
   #end(): void {

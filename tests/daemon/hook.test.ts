@@ -180,13 +180,18 @@ describe('latch hook claude-code', () => {
     expect((await hook(listing({}))).output).toMatchObject({
       hookSpecificOutput: { permissionDecision: 'allow' },
     });
-    expect((await hook(listing({ dangerouslyDisableSandbox: true }))).output).toMatchObject({
-      hookSpecificOutput: {
-        permissionDecision: 'ask',
-        permissionDecisionReason:
-          'latch: policy rule "listing" allows this, but it runs outside the agent\'s sandbox: the agent\'s own prompt decides',
-      },
+    expect((await hook(listing({ dangerouslyDisableSandbox: false }))).output).toMatchObject({
+      hookSpecificOutput: { permissionDecision: 'allow' },
     });
+    // Not a boolean, as a schema would have it, is read as outside the sandbox: the safe side.
+    for (const outside of [true, 'true', 1])
+      expect((await hook(listing({ dangerouslyDisableSandbox: outside }))).output).toMatchObject({
+        hookSpecificOutput: {
+          permissionDecision: 'ask',
+          permissionDecisionReason:
+            'latch: policy rule "listing" allows this, but it runs outside the agent\'s sandbox: the agent\'s own prompt decides',
+        },
+      });
     expect(
       (
         await hook(

@@ -192,6 +192,23 @@ describe("the daemon's socket", () => {
     expect(asked).toBe(0);
   }, 30_000);
 
+  it('says so when a caller closes its end before its line ends, at once', async () => {
+    const server = await serve(async () => ALLOW);
+    const connection = connect(server.socketPath);
+    cleanups.push(() => connection.destroy());
+    let heard = '';
+    connection.setEncoding('utf8');
+    connection.on('data', (chunk: string) => (heard += chunk));
+    connection.end('{"tool":"Read"}');
+    await new Promise((resolve) => connection.on('close', resolve));
+    expect(JSON.parse(heard)).toEqual({
+      refused: {
+        code: 'invalid_request',
+        message: 'the caller closed its end before the line ended (a newline)',
+      },
+    });
+  });
+
   it('no longer takes the gate over HTTP', async () => {
     const server = await serve(async () => ALLOW);
     await expect(
