@@ -141,6 +141,7 @@ describe('latch against a running daemon', () => {
       expect.arrayContaining([
         'config',
         'state',
+        'host key',
         'file modes',
         'socket privacy',
         'relay reachable',

@@ -10,6 +10,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import type { DoctorJson } from '../../daemon/cli/commands/doctor.ts';
 import { DAEMON_REFUSED_EXIT } from '../../daemon/cli/exitCodes.ts';
 import { StandInRelay } from '../support/standInRelay.ts';
 import {
@@ -153,6 +154,13 @@ describe('the hook fails closed', () => {
       expect(refused).toMatchObject({ code: DAEMON_REFUSED_EXIT, stderr: message });
       expect(await runLatch(machine, ['panic', 'x'])).toMatchObject({
         stderr: expect.stringContaining(message),
+      });
+      const doctor = JSON.parse((await runLatch(machine, ['doctor', '--json'])).stdout) as DoctorJson;
+      expect(doctor.checks).toContainEqual({
+        name: 'host key',
+        ok: false,
+        detail: message.slice('latch: '.length, -1),
+        fix: `restore ${machine.files.hostKey} from a backup, or set this host up anew`,
       });
     }
   });

@@ -177,6 +177,7 @@ describe('latch pair against the real relay', () => {
     ).toEqual([
       '✓ config',
       '✓ state',
+      '✓ host key',
       '✓ file modes',
       '✓ socket privacy',
       '✓ relay reachable',

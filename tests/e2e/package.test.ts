@@ -166,6 +166,7 @@ describe('the installed latch', () => {
     for (const passing of [
       'config',
       'state',
+      'host key',
       'file modes',
       'policy',
       'Claude Code hooks',

@@ -1,3 +1,4 @@
+import { loadHostIdentity } from '../../identity/hostIdentity.ts';
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { loadConfig, type LatchConfig } from '../../config/config.ts';
 import { latchFiles, latchHome, ownerOnlyFiles, socketPath } from '../../config/paths.ts';
@@ -57,6 +58,17 @@ export async function runChecks(): Promise<Check[]> {
           error instanceof StateError
             ? 'latch init --reset (keeps the old state aside; pair your phones again)'
             : `edit ${files.config}`,
+      });
+    }
+    try {
+      const host = await loadHostIdentity(files.hostKey);
+      checks.push({ name: 'host key', ok: true, detail: `${files.hostKey} (host ${host.id})` });
+    } catch (error) {
+      checks.push({
+        name: 'host key',
+        ok: false,
+        detail: (error as Error).message,
+        fix: `restore ${files.hostKey} from a backup, or set this host up anew`,
       });
     }
   }
