@@ -1,6 +1,6 @@
-import { loadHostIdentity } from '../../identity/hostIdentity.ts';
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { loadConfig, type LatchConfig } from '../../config/config.ts';
+import { loadHostIdentity } from '../../identity/hostIdentity.ts';
 import { latchFiles, latchHome, ownerOnlyFiles, socketPath } from '../../config/paths.ts';
 import { hookChecks } from '../../install/hookChecks.ts';
 import { neededHookTimeout } from '../../install/neededHookTimeout.ts';
@@ -78,22 +78,18 @@ export async function runChecks(): Promise<Check[]> {
   const secrets = ownerOnlyFiles(files).filter((path) => existsSync(path) || isLink(path));
   const links = secrets.filter(isLink);
   const loose = secrets.filter((path) => !isLink(path) && (lstatSync(path).mode & 0o077) !== 0);
-  const faults: [string, string][] = [
-    ...(((lstatSync(home, { throwIfNoEntry: false })?.mode ?? 0) & 0o077) !== 0
-      ? [[`others can enter ${home}`, `chmod 700 ${home}`] as [string, string]]
-      : []),
-    ...(loose.length
-      ? [[`readable by others: ${loose.join(', ')}`, `chmod 600 ${loose.join(' ')}`] as [string, string]]
-      : []),
-    ...(links.length
-      ? [
-          [
-            `links, not files: ${links.join(', ')}`,
-            `remove ${links.join(' ')} (Latch never reads or writes a secret through a link)`,
-          ] as [string, string],
-        ]
-      : []),
-  ];
+  const homeOpen = ((lstatSync(home, { throwIfNoEntry: false })?.mode ?? 0) & 0o077) !== 0;
+  const faults = [
+    homeOpen && { detail: `others can enter ${home}`, fix: `chmod 700 ${home}` },
+    loose.length > 0 && {
+      detail: `readable by others: ${loose.join(', ')}`,
+      fix: `chmod 600 ${loose.join(' ')}`,
+    },
+    links.length > 0 && {
+      detail: `links, not files: ${links.join(', ')}`,
+      fix: `remove ${links.join(' ')} (Latch never reads or writes a secret through a link)`,
+    },
+  ].filter((fault) => fault !== false);
   checks.push(
     faults.length === 0
       ? {
@@ -104,8 +100,8 @@ export async function runChecks(): Promise<Check[]> {
       : {
           name: 'file modes',
           ok: false,
-          detail: faults.map(([detail]) => detail).join('; '),
-          fix: faults.map(([, fix]) => fix).join('; '),
+          detail: faults.map((fault) => fault.detail).join('; '),
+          fix: faults.map((fault) => fault.fix).join('; '),
         },
   );
 

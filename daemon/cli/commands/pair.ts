@@ -1,4 +1,3 @@
-import { writeOwnerOnlyFile } from '../../config/writeOwnerOnlyFile.ts';
 import { toBase64url } from '../../../shared/encoding/base64url.ts';
 import { randomBytes } from '../../../shared/encoding/bytes.ts';
 import { signEnvelope } from '../../../shared/envelopes/signEnvelope.ts';
@@ -11,6 +10,7 @@ import { verifyPairingCompletion } from '../../../shared/pairing/verifyPairingCo
 import { sanitizeText } from '../../../shared/text/sanitizeText.ts';
 import { PROTOCOL_VERSION } from '../../../shared/version.ts';
 import { newTotpSecret, totpUri } from '../../fallback/totp.ts';
+import { writeOwnerOnlyFile } from '../../config/writeOwnerOnlyFile.ts';
 import { loadHostIdentity } from '../../identity/hostIdentity.ts';
 import { relayClientFor, relyingPartyOf } from '../../relay/hostRelay.ts';
 import { relayFailureText } from '../../relay/relayClient.ts';
