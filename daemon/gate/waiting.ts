@@ -62,7 +62,14 @@ export class Waiting {
   ): Promise<GateAnswer> {
     const existing = this.#byDedupKey.get(key);
     if (existing) {
-      this.#callersByDedupKey.get(key)?.join(conversation);
+      // The joined call gets the first one's answer: the audit says which request answers it.
+      this.#callersByDedupKey.get(key)?.join({
+        ...conversation,
+        onAsked: (pending) => {
+          this.#options.audit.append({ event: 'joined', into: pending.requestId });
+          conversation.onAsked?.(pending);
+        },
+      });
       return existing;
     }
     const callers = new Callers((requestId) => this.#options.onAllGone(requestId));

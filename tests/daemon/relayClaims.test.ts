@@ -155,7 +155,10 @@ describe('joining a pending request', () => {
     expect(second.requestId).not.toBe(asked.requestId);
     await relay.sendDenial(phone, second);
     expect((await other).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
-    // The identical one joined: one approval answers both.
+    // The identical one joined (once its hook reached the daemon): one approval answers both.
+    await expect
+      .poll(() => auditLines(machine).filter((line) => line['event'] === 'joined'), { timeout: 30_000 })
+      .toEqual([expect.objectContaining({ into: asked.requestId })]);
     relay.sendApproval(asked.requestId, (await phoneApproves(phone, asked, relay.origin)).token);
     expect((await first).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
     expect((await same).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
