@@ -4,6 +4,7 @@ import { PROTOCOL_VERSION } from '../shared/version.ts';
 import { withSecurityHeaders } from './assets/securityHeaders.ts';
 import { countBillable, meterReading } from './billing/billableMeter.ts';
 import { fleetObject, fleetRoutes, offerIndexObject } from './http/fleetRoutes.ts';
+import { methodNotAllowed, refuseOtherMethods } from './http/methodNotAllowed.ts';
 import { idParam } from './http/readRequest.ts';
 import { refusal, RefusalError, refusalResponse } from './http/relayError.ts';
 import { reply } from './http/reply.ts';
@@ -19,8 +20,8 @@ app.onError((error) => {
 
 // The billable-event meter, for benchmarks of a local relay: only where its operator turned it on
 // (elsewhere it is an unknown route), and ahead of the counting below so that reading it is free.
-app.get('/v1/meter', async (c, next) => {
-  if (c.env.BILLABLE_METER !== 'on') return next();
+app.use('/v1/meter', async (c, next) => {
+  if (c.env.BILLABLE_METER !== 'on' || c.req.method !== 'GET') return next();
   return c.json({ v: PROTOCOL_VERSION, ...meterReading() });
 });
 
@@ -65,6 +66,8 @@ app.get('/v1/pairing/:offer', async (c) => {
 
 app.route('/v1/fleets/:fleet', fleetRoutes);
 
+// A route asked with a method it lacks is there all the same: 405, not "no such route".
+refuseOtherMethods(app, (path) => path.startsWith('/v1/'));
 app.all('/v1/*', () => refusalResponse(refusal('not_found', 'no such route')));
 
 // Everything else is the PWA, which is only read. The asset server is never handed a body: one
@@ -73,8 +76,4 @@ app.on(['GET', 'HEAD'], '*', async (c) => {
   const read = new Request(c.req.url, { method: c.req.method, headers: c.req.raw.headers });
   return withSecurityHeaders(await c.env.ASSETS.fetch(read), new URL(c.req.url).pathname);
 });
-app.all('*', () => {
-  const refused = refusalResponse(refusal('method_not_allowed', "the app's files are only read"));
-  refused.headers.set('allow', 'GET, HEAD');
-  return refused;
-});
+app.all('*', () => methodNotAllowed(['GET', 'HEAD'], "the app's files are only read"));
