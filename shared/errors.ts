@@ -64,6 +64,8 @@ export const RELAY_ONLY_ERROR_CODES = [
   'too_many_devices',
   'too_many_requests',
   'method_not_allowed',
+  'request_id_taken',
+  'no_paired_phone',
 ] as const;
 
 export type RelayErrorCode = LatchErrorCode | (typeof RELAY_ONLY_ERROR_CODES)[number];

@@ -42,9 +42,10 @@ export function isPairedWith(ctx: FleetContext, host: string, device: string): b
 }
 
 /**
- * Stores a host's request: metadata in the clear, one sealed box per phone paired with the host.
- * A request with the dedup key of a pending one joins it instead; the same request id sent again
- * (a daemon retrying) is answered as before.
+ * Stores a host's request: metadata in the clear, one sealed box per phone paired with the host
+ * (a box for another phone, one revoked since the host sealed it, is dropped). A request with the
+ * dedup key of a pending one joins it instead; the same request sent again (a daemon retrying) is
+ * answered as before, and another one under a taken id is refused.
  */
 export function createRequest(
   ctx: FleetContext,
@@ -61,9 +62,13 @@ export function createRequest(
 
   const existing = row<RequestRow>(ctx.sql, 'SELECT * FROM requests WHERE request_id = ?', request.requestId);
   if (existing) {
-    if (existing.host !== host.id) return refusal('already_decided', 'this request id is taken');
+    if (existing.host !== host.id || !sameRequest(ctx, existing, request))
+      return refusal('request_id_taken', 'this request id was sent before, with other content');
     return { ok: true, value: { requestId: existing.request_id, joined: false } };
   }
+  const boxes = request.sealed.filter(({ device }) => isPairedWith(ctx, host.id, device));
+  if (boxes.length === 0)
+    return refusal('no_paired_phone', 'no sealed box is for a phone paired with this host');
   const duplicate = row<RequestRow>(
     ctx.sql,
     "SELECT * FROM requests WHERE host = ? AND dedup_key = ? AND state = 'pending' AND exp > ?",
@@ -95,18 +100,38 @@ export function createRequest(
     request.requestHash,
     request.nonce,
   );
-  for (const { device, box } of request.sealed) {
-    if (isPairedWith(ctx, host.id, device)) {
-      ctx.sql.exec(
-        'INSERT INTO sealed_boxes (request_id, device, box) VALUES (?, ?, ?)',
-        request.requestId,
-        device,
-        box,
-      );
-    }
+  for (const { device, box } of boxes) {
+    ctx.sql.exec(
+      'INSERT INTO sealed_boxes (request_id, device, box) VALUES (?, ?, ?)',
+      request.requestId,
+      device,
+      box,
+    );
   }
   notifyNewRequest(ctx, { requestId: request.requestId, host: host.id, conversation: request.conversation });
   return { ok: true, value: { requestId: request.requestId, joined: false } };
+}
+
+/** Whether `request` is the stored one sent again: every member kept of it, each box included. */
+function sameRequest(ctx: FleetContext, stored: RequestRow, request: ApprovalRequest): boolean {
+  const storedBoxes = new Map(
+    rows<{ device: string; box: string }>(
+      ctx.sql,
+      'SELECT device, box FROM sealed_boxes WHERE request_id = ?',
+      stored.request_id,
+    ).map(({ device, box }) => [device, box]),
+  );
+  const resentBoxes = request.sealed.filter(({ device }) => storedBoxes.has(device));
+  return (
+    stored.conversation === request.conversation &&
+    stored.dedup_key === request.dedupKey &&
+    stored.risk === request.risk &&
+    stored.exp === request.exp &&
+    stored.request_hash === request.requestHash &&
+    stored.nonce === request.nonce &&
+    resentBoxes.length === storedBoxes.size &&
+    resentBoxes.every(({ device, box }) => storedBoxes.get(device) === box)
+  );
 }
 
 function view(stored: RequestRow & { box: string | null }): RequestView {

@@ -58,6 +58,8 @@ export const STATUS_BY_CODE: Readonly<Record<RelayErrorCode, RefusalStatus>> = {
   too_many_requests: 429,
   too_many_offers: 429,
   method_not_allowed: 405,
+  request_id_taken: 409,
+  no_paired_phone: 409,
 };
 
 /**

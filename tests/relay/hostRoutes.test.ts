@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { expectRefusedReply } from '../support/expectRefused.ts';
-import { bearer, call, DaemonSocket, fleetForTheseTests, newFleet, submitRequest } from './harness.ts';
+import { createHost } from '../../scripts/lib/softwarePhone.ts';
+import {
+  bearer,
+  call,
+  DaemonSocket,
+  fleetForTheseTests,
+  newFleet,
+  pairPhone,
+  phoneCall,
+  submitRequest,
+} from './harness.ts';
 
 const { fleet, path } = fleetForTheseTests();
 
@@ -59,6 +69,72 @@ describe('host routes', () => {
     expectRefusedReply(await send(), 400, 'invalid_field');
     // Not half stored: the same request again is refused again, not taken as already there.
     expectRefusedReply(await send(), 400, 'invalid_field');
+  });
+
+  it('answers the same request sent again as before, and refuses another one under its id', async () => {
+    const test = await newFleet({ phones: 2, push: false });
+    const { request, reply } = await submitRequest(test);
+    expect(reply).toMatchObject({ status: 201, body: { requestId: request.requestId, joined: false } });
+    const send = (json: unknown, hostToken = test.hostToken) =>
+      call('POST', `/v1/fleets/${test.fleet}/requests`, { json, headers: bearer(hostToken) });
+    // Answered as the first time: the daemon retrying cannot tell the two apart.
+    expect(await send(request)).toMatchObject({
+      status: 201,
+      body: { requestId: request.requestId, joined: false },
+    });
+    const [first, second] = request.sealed as [(typeof request.sealed)[0], (typeof request.sealed)[0]];
+    const changed = [
+      { ...request, requestHash: 'A'.repeat(43) },
+      { ...request, nonce: 'A'.repeat(22) },
+      { ...request, exp: request.exp - 1000 },
+      { ...request, dedupKey: 'another-key' },
+      { ...request, conversation: 'session-2' },
+      { ...request, sealed: [first, { ...second, box: first.box }] },
+      { ...request, sealed: [first] },
+    ];
+    for (const json of changed) expectRefusedReply(await send(json), 409, 'request_id_taken');
+    // Another host of the fleet cannot take it either.
+    const otherHost = await createHost();
+    const { hostToken } = await pairPhone(test.fleet, otherHost, {
+      phone: test.phones[0]!.phone,
+      push: false,
+    });
+    expectRefusedReply(await send({ ...request, host: otherHost.id }, hostToken!), 409, 'request_id_taken');
+  });
+
+  it('refuses a request none of whose boxes is for a phone paired with the host, and drops boxes for others', async () => {
+    const test = await newFleet({ phones: 2, push: false });
+    const stranger = await newFleet({ push: false });
+    const { request } = await submitRequest(test);
+    const send = (json: unknown) =>
+      call('POST', `/v1/fleets/${test.fleet}/requests`, { json, headers: bearer(test.hostToken) });
+    const strangersBox = { device: stranger.phones[0]!.phone.id, box: request.sealed[0]!.box };
+    expectRefusedReply(
+      await send({ ...request, requestId: 'r-for-nobody', dedupKey: 'nobody', sealed: [strangersBox] }),
+      409,
+      'no_paired_phone',
+    );
+    expectRefusedReply(
+      await send({ ...request, requestId: 'r-no-box', dedupKey: 'no-box', sealed: [] }),
+      409,
+      'no_paired_phone',
+    );
+    // Refused, it was not stored: the same id with a box for a phone of the host is a new request.
+    const forOne = {
+      ...request,
+      requestId: 'r-for-nobody',
+      dedupKey: 'for-one',
+      sealed: [request.sealed[0]!, strangersBox],
+    };
+    expect(await send(forOne)).toMatchObject({ status: 201, body: { requestId: 'r-for-nobody' } });
+    // What a phone of the host lists holds its own box; the stranger's was not kept.
+    const listed = await phoneCall<{ box?: string }>(
+      test.phones[0]!.phone,
+      'GET',
+      `/v1/fleets/${test.fleet}/requests/r-for-nobody`,
+    );
+    expect(listed.body.box).toBe(request.sealed[0]!.box);
+    expect(await send(forOne)).toMatchObject({ status: 201, body: { requestId: 'r-for-nobody' } });
   });
 
   it('rotates the host token through a next token, and ends the connections the old one opened', async () => {
