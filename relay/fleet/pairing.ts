@@ -21,9 +21,13 @@ const MAX_OFFER_TTL_MS = 3600_000;
  */
 const MAX_OPEN_OFFERS = 20;
 
+/** An offer as stored: without its token, which the phone and the daemon present each time. */
+type StoredOffer = Omit<PairingOffer, 'offerToken'>;
+
 interface OfferRow {
   offer_id: string;
   host: string;
+  /** A StoredOffer, as JSON. */
   offer: string;
   offer_token_hash: string;
   exp: number;
@@ -71,12 +75,14 @@ export async function createOffer(
   if (row(ctx.sql, 'SELECT 1 FROM offers WHERE offer_id = ?', offer.offerId)) {
     return refusal('offer_closed', 'an offer with this id exists');
   }
+  // Only the token's hash is kept: whoever reads the storage cannot answer the offer with it.
+  const { offerToken, ...kept } = offer;
   ctx.sql.exec(
     'INSERT INTO offers (offer_id, host, offer, offer_token_hash, exp) VALUES (?, ?, ?, ?, ?)',
     offer.offerId,
     offer.host,
-    JSON.stringify(offer),
-    await tokenHash(offer.offerToken),
+    JSON.stringify(kept satisfies StoredOffer),
+    await tokenHash(offerToken),
     offer.exp,
   );
   return { ok: true, value: { offerId: offer.offerId, exp: offer.exp } };
@@ -110,14 +116,14 @@ async function openOffer(
   ctx: FleetContext,
   offerId: string,
   offerToken: string | undefined,
-): Promise<RelayResult<OfferRow>> {
+): Promise<RelayResult<OfferRow & { offerToken: string }>> {
   const offer = row<OfferRow>(ctx.sql, 'SELECT * FROM offers WHERE offer_id = ?', offerId);
   // Same answer for "no such offer" and "wrong token": the offer's existence is not disclosed.
   if (!offer || !offerToken || offer.offer_token_hash !== (await tokenHash(offerToken))) {
     return refusal('not_found', 'no such pairing offer');
   }
   if (offer.exp <= ctx.now()) return refusal('expired', 'the pairing offer expired; run latch pair again');
-  return { ok: true, value: offer };
+  return { ok: true, value: { ...offer, offerToken } };
 }
 
 export async function offerStatus(
@@ -127,11 +133,12 @@ export async function offerStatus(
 ): Promise<RelayResult<Unversioned<OfferStatus>>> {
   const offer = await openOffer(ctx, offerId, offerToken);
   if (!offer.ok) return offer;
-  const { offer: json, completion, confirmed_at } = offer.value;
+  const { offer: json, offerToken: presented, completion, confirmed_at } = offer.value;
   return {
     ok: true,
     value: {
-      offer: JSON.parse(json) as PairingOffer,
+      // The token presented, which matched the hash: the very one the offer was filed with.
+      offer: { ...(JSON.parse(json) as StoredOffer), offerToken: presented },
       ...(completion ? { completion: JSON.parse(completion) as PairingCompletion } : {}),
       confirmed: confirmed_at !== null,
     },
@@ -208,7 +215,7 @@ export async function confirmOffer(
   if (!stored.completion) return refusal('offer_closed', 'no phone has answered this offer yet');
   if (stored.confirmed_at !== null) return refusal('offer_closed', 'this offer was already confirmed');
 
-  const offer = JSON.parse(stored.offer) as PairingOffer;
+  const offer = JSON.parse(stored.offer) as StoredOffer;
   const completion = JSON.parse(stored.completion) as PairingCompletion;
   const { envelope } = request;
   if (

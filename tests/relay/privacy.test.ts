@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Fleet } from '../../relay/fleet/Fleet.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import { bindingFor, signToken } from '../../scripts/lib/approvalFixture.ts';
-import { call, fleetStub, newFleet, phoneCall, submitRequest } from './harness.ts';
+import { call, fileOffer, fleetStub, newFleet, phoneCall, scanOffer, submitRequest } from './harness.ts';
 
 /** Every value of every table of a fleet, as one string. */
 async function everythingStored(fleet: string): Promise<string> {
@@ -48,5 +48,17 @@ describe('what the relay stores', () => {
     expect(stored).not.toContain('customers_9f3a');
     expect(stored).not.toContain('billing-9f3a');
     expect(stored).not.toContain(test.hostToken);
+  });
+
+  it('keeps an open pairing offer without its token, which the phone that scanned it still gets back', async () => {
+    const test = await newFleet({ push: false });
+    const { offer, secret } = await fileOffer(test);
+    const stored = await everythingStored(test.fleet);
+    expect(stored).toContain(offer.offerId); // the dump is real
+    expect(stored).not.toContain(offer.offerToken);
+    // The phone checks the host's MAC over the whole offer, token included.
+    const scanned = await scanOffer(secret);
+    expect(scanned.reply.status).toBe(200);
+    expect(scanned.offer).toMatchObject({ ok: true, value: { offerToken: offer.offerToken } });
   });
 });
