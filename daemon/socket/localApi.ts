@@ -190,11 +190,49 @@ const MAX = {
   id: 256,
 };
 
-/** Reads a gate request from an agent, leniently (clean and cap, never trust) but completely. */
+const TEXT_MEMBERS = [
+  'agent',
+  'command',
+  'cwd',
+  'agentConfigDir',
+  'title',
+  'detail',
+  'diff',
+  'target',
+  'session',
+  'toolUseId',
+] as const;
+const FLAG_MEMBERS = ['interactive', 'canDefer', 'unsandboxed'] as const;
+
+/**
+ * Why a member the daemon knows is of the wrong type, if one is: refused, never dropped, so a
+ * caller's mistake (`paths` as a string, a risk misspelt) is told, not judged as something else.
+ * A null member counts as absent.
+ */
+function wrongType(raw: Record<string, unknown>): string | undefined {
+  const given = (key: string) => raw[key] !== undefined && raw[key] !== null;
+  const text = TEXT_MEMBERS.find((key) => given(key) && typeof raw[key] !== 'string');
+  if (text) return `${text} must be a string`;
+  const flag = FLAG_MEMBERS.find((key) => given(key) && typeof raw[key] !== 'boolean');
+  if (flag) return `${flag} must be true or false`;
+  const paths = raw['paths'];
+  if (given('paths') && !(Array.isArray(paths) && paths.every((path) => typeof path === 'string')))
+    return 'paths must be a list of strings';
+  if (given('risk') && !RISK_LEVELS.includes(raw['risk'] as RiskLevel))
+    return `risk must be one of ${RISK_LEVELS.join(', ')}`;
+  const timeout = raw['timeoutSeconds'];
+  if (given('timeoutSeconds') && !(Number.isSafeInteger(timeout) && (timeout as number) > 0))
+    return 'timeoutSeconds must be a whole number of seconds above 0';
+  return undefined;
+}
+
+/** Reads a gate request from an agent: types checked, text cleaned and capped, never trusted. */
 export function readGateRequest(body: unknown): GateRequest | { error: string } {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     return { error: 'the request must be a JSON object' };
   const raw = body as Record<string, unknown>;
+  const typeError = wrongType(raw);
+  if (typeError) return { error: typeError };
   let shortened = false;
   const text = (value: unknown, maxBytes: number, multiline = false): string | undefined => {
     if (typeof value !== 'string') return undefined;
@@ -220,9 +258,7 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
   const agent = text(raw['agent'], MAX.name) || 'agent';
   if (agent === RESERVED_AGENT || tool.startsWith(`${RESERVED_AGENT}.`))
     return { error: `the agent name "${RESERVED_AGENT}" and tools "${RESERVED_AGENT}.…" are Latch's own` };
-  const paths = Array.isArray(raw['paths'])
-    ? raw['paths'].filter((path): path is string => typeof path === 'string' && path !== '')
-    : [];
+  const paths = ((raw['paths'] ?? []) as string[]).filter((path) => path !== '');
   if (paths.length > MAX.paths) return { error: `a request names at most ${MAX.paths} paths` };
   const cwd = typeof raw['cwd'] === 'string' ? raw['cwd'] : undefined;
   const agentConfigDir = typeof raw['agentConfigDir'] === 'string' ? raw['agentConfigDir'] : undefined;
@@ -235,13 +271,8 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     if ('error' in written) return written;
     input = written.text;
   }
-  const risk = RISK_LEVELS.includes(raw['risk'] as RiskLevel) ? (raw['risk'] as RiskLevel) : undefined;
-  const timeout =
-    typeof raw['timeoutSeconds'] === 'number' &&
-    Number.isInteger(raw['timeoutSeconds']) &&
-    raw['timeoutSeconds'] > 0
-      ? raw['timeoutSeconds']
-      : undefined;
+  const risk = (raw['risk'] ?? undefined) as RiskLevel | undefined;
+  const timeout = (raw['timeoutSeconds'] ?? undefined) as number | undefined;
   const optional = (key: keyof GateRequest, value: string | number | undefined) =>
     value === undefined || value === '' ? {} : { [key]: value };
   const request = {

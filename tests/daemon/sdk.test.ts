@@ -187,6 +187,16 @@ describe('the SDK guard', () => {
       ['a timeout below 1 s', { tool: 'read_report', timeoutSeconds: -5 }, 'timeoutSeconds must be'],
       // From JavaScript, where the types do not hold.
       ['null', null as never, 'a guarded call is an object naming its tool'],
+      [
+        'paths as one string',
+        { tool: 'read_report', paths: '/home/u/.ssh/id_ed25519' as never },
+        'the daemon refused the request: paths must be a list of strings',
+      ],
+      [
+        'an unknown risk',
+        { tool: 'deploy', risk: 'extreme' as never },
+        'the daemon refused the request: risk must be one of low, medium, high, critical',
+      ],
     ];
     for (const [what, call, message] of faulty)
       expect(await latch.guard(call, fn), what).toMatchObject({

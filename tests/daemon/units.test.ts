@@ -260,14 +260,37 @@ describe('reading an agent’s gate request', () => {
     const read = readGateRequest({
       tool: 'Bash',
       title: `r\u200bm${'x'.repeat(300)}`,
-      risk: 'extreme',
       session: 's',
     });
     if ('error' in read) throw new Error(read.error);
     expect(read.title!.startsWith('rmxxx')).toBe(true);
     expect(read.title!.endsWith('…')).toBe(true);
     expect(read.shortened).toBe(true);
-    expect(read.risk).toBeUndefined();
+  });
+
+  it('refuses a member of the wrong type by name, rather than judge the call without it', () => {
+    const refusals: [Record<string, unknown>, string][] = [
+      [{ paths: '/home/u/.latch/totp.json' }, 'paths must be a list of strings'],
+      [{ paths: ['/a', 7] }, 'paths must be a list of strings'],
+      [{ risk: 'extreme' }, 'risk must be one of low, medium, high, critical'],
+      [{ risk: 3 }, 'risk must be one of low, medium, high, critical'],
+      [{ command: ['rm', '-rf', '/'] }, 'command must be a string'],
+      [{ cwd: 1 }, 'cwd must be a string'],
+      [{ session: { id: 's' } }, 'session must be a string'],
+      [{ toolUseId: 12 }, 'toolUseId must be a string'],
+      [{ unsandboxed: 'true' }, 'unsandboxed must be true or false'],
+      [{ interactive: 1 }, 'interactive must be true or false'],
+      [{ timeoutSeconds: '30' }, 'timeoutSeconds must be a whole number of seconds above 0'],
+      [{ timeoutSeconds: 1.5 }, 'timeoutSeconds must be a whole number of seconds above 0'],
+      [{ timeoutSeconds: 0 }, 'timeoutSeconds must be a whole number of seconds above 0'],
+    ];
+    for (const [member, error] of refusals)
+      expect(readGateRequest({ tool: 'Bash', command: 'ls', ...member })).toEqual({ error });
+    // Absent, or null (as many languages write absent), is no fault.
+    const read = readGateRequest({ tool: 'Bash', command: 'ls', risk: null, paths: null, session: null });
+    expect(read).toMatchObject({ tool: 'Bash', command: 'ls', paths: [] });
+    expect(read).not.toHaveProperty('risk');
+    expect(read).not.toHaveProperty('session');
   });
 
   it('keeps what the guards judge as sent, and refuses it past its cap rather than cut it', () => {
