@@ -1,4 +1,7 @@
 import { basename } from 'node:path';
+import { sanitizeText } from '../../shared/text/sanitizeText.ts';
+
+const MOST_NAME_BYTES = 64;
 
 /** Programs that fetch and run a package named by their first word that is not an option. */
 const PACKAGE_RUNNERS = new Set(['npx', 'pnpx', 'bunx', 'uvx']);
@@ -36,4 +39,16 @@ export function defaultServerName(command: readonly string[]): string {
   if (SCRIPT_RUNNERS.test(program) && script !== undefined)
     return basename(script).replace(/\.[^.]+$/, '') || program;
   return program;
+}
+
+/**
+ * Why `name` cannot stand for a server in `mcp__<name>__<tool>`, if it cannot: told when the gate
+ * starts, not as a refusal of every call. Two `_` in a row would read as the end of the name, so
+ * a rule for server `a` (`mcp__a__*`) would match the tools of a server named `a__b`. The name is
+ * not repeated: it may hold what a terminal would act on.
+ */
+export function serverNameProblem(name: string): string | undefined {
+  const clean = !sanitizeText(name, { maxBytes: MOST_NAME_BYTES, multiline: false }).changed;
+  if (clean && name !== '' && !/\s|\/|__/.test(name)) return undefined;
+  return `the server's name cannot stand in mcp__<name>__<tool>: give one with --name, of at most ${MOST_NAME_BYTES} bytes, without spaces, "/", two "_" in a row, or control or invisible characters`;
 }

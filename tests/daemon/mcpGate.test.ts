@@ -1,5 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -483,6 +483,28 @@ describe('latch mcp', () => {
       expect(await ended).toBe(code);
     },
   );
+
+  it('refuses at start, without starting the server, a name that cannot stand in mcp__<name>__<tool>', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'latch-mcp-name-'));
+    onTestFinished(() => rmSync(folder, { recursive: true, force: true }));
+    const started = join(folder, 'started');
+    const server = [process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(started)}, '')`];
+    // `a__b`'s tools would match a rule for server `a` (`mcp__a__*`).
+    for (const name of ['a__b', '', 'two words', 'dir/name', 'bidi\u202eeman', 'x'.repeat(65)]) {
+      const ran = await runLatch(machine, ['mcp', '--name', name, '--', ...server]);
+      expect(ran.code, name).toBe(2);
+      expect(ran.stderr).toMatch(
+        /^latch mcp: the server's name cannot stand in mcp__<name>__<tool>: give one with --name/,
+      );
+      expect(ran.stderr).not.toContain(name || 'never');
+    }
+    expect(existsSync(started)).toBe(false);
+    // A name the command gives is held to the same: `node my__server.js` is `my__server`.
+    const named = join(folder, 'my__server.js');
+    writeFileSync(named, `require('fs').writeFileSync(${JSON.stringify(started)}, '')`);
+    expect((await runLatch(machine, ['mcp', '--', process.execPath, named])).code).toBe(2);
+    expect(existsSync(started)).toBe(false);
+  });
 
   it('refuses every call while frozen, with kill_switch', async () => {
     const gated = await gatedSession();
