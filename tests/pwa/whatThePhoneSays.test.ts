@@ -255,13 +255,19 @@ describe('what the phone says', () => {
     );
     await page.goto(`${origin}/devices`);
     const revokeB = page.getByRole('button', { name: 'Revoke Phone B', exact: true });
-    /** What the confirmation asks, answered with `accept`. */
+    /**
+     * What the confirmation asks, answered with `accept`. Answered as it opens, not once the
+     * click returns: the click can wait on the page, which the open dialog holds.
+     */
     const confirmation = async (accept: boolean) => {
-      const asked = page.waitForEvent('dialog');
+      const asked = new Promise<string>((resolve) =>
+        page.once('dialog', (dialog) => {
+          resolve(dialog.message());
+          void (accept ? dialog.accept() : dialog.dismiss());
+        }),
+      );
       await revokeB.click();
-      const dialog = await asked;
-      await (accept ? dialog.accept() : dialog.dismiss());
-      return dialog.message();
+      return asked;
     };
     await expect
       .poll(() => confirmation(false), { timeout: 15_000 })
