@@ -13,11 +13,10 @@ import {
   ReadResourceRequestSchema,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-import { USAGE_EXIT } from '../cli/exitCodes.ts';
 import { askDaemon } from '../socket/askDaemon.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
 import { toolInputText } from '../socket/toolInputText.ts';
-import { defaultServerName, serverNameProblem } from './serverName.ts';
+import { defaultServerName } from './serverName.ts';
 
 /**
  * `latch mcp -- <server…>`: a stdio MCP proxy. It starts the real server and forwards what the
@@ -31,11 +30,6 @@ import { defaultServerName, serverNameProblem } from './serverName.ts';
  */
 export async function runMcpGate(command: string[], options: { name?: string } = {}): Promise<number> {
   const serverName = options.name ?? defaultServerName(command);
-  const badName = serverNameProblem(serverName);
-  if (badName) {
-    process.stderr.write(`latch mcp: ${badName}\n`);
-    return USAGE_EXIT;
-  }
   const server = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
   const clientLines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   // The server gone (or deaf: its input closed), nothing sent to it would be answered: the gate
