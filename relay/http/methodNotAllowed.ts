@@ -16,7 +16,7 @@ export function methodNotAllowed(allowed: readonly string[], message: string): R
  */
 export function refuseOtherMethods<E extends object>(
   routes: Hono<E>,
-  include: (path: string) => boolean = () => true,
+  include: (path: string) => boolean,
 ): void {
   const methodsByPath = new Map<string, Set<string>>();
   for (const { method, path } of routes.routes) {
