@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../shared/schema/parse.ts';
 import { expectRefusedReply } from '../support/expectRefused.ts';
-import { call, fleetForTheseTests } from './harness.ts';
+import { SELF } from 'cloudflare:test';
+import { call, fleetForTheseTests, ORIGIN } from './harness.ts';
 
 const { path } = fleetForTheseTests();
 
@@ -24,6 +25,20 @@ describe('every body', () => {
       413,
       'body_too_large',
     );
+  });
+
+  it('refuses a body from its declared length, before any of it arrives', async () => {
+    // A stream that never ends: only the Content-Length check can answer.
+    const neverEnds = new ReadableStream<Uint8Array>({
+      start: (controller) => controller.enqueue(new Uint8Array([123])),
+    });
+    const reply = await SELF.fetch(`${ORIGIN}${path('/requests')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': String(MAX_BODY_BYTES + 1) },
+      body: neverEnds,
+    });
+    expect(reply.status).toBe(413);
+    expect(await reply.json()).toMatchObject({ error: { code: 'body_too_large' } });
   });
 
   it.each(bodyRoutes)('refuses malformed JSON on %s with 400', async (route) => {
