@@ -3,7 +3,30 @@ const PLAIN = /^[A-Za-z0-9_@%+=:,./-]+$/;
 
 /** One word for `sh -c`: as it is when that is safe, else in single quotes. */
 export function shellQuote(word: string): string {
-  return PLAIN.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+  return PLAIN.test(word) ? word : quoted(word);
+}
+
+/** In single quotes, each `'` closed, escaped and reopened. */
+const quoted = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+
+/** Words a shell reads as its own syntax where a command's name stands (`if`, `!`, `{`). */
+const RESERVED = new Set(
+  '! { } [[ ]] case coproc do done elif else esac fi for function if in select then time until while'.split(
+    ' ',
+  ),
+);
+
+/**
+ * An argv as one command for `sh -c` that runs what `spawn` runs: its first word is the program,
+ * so it is quoted where a shell would read it otherwise, as an assignment (`X=1`) or a reserved
+ * word (`if`).
+ */
+export function shellCommand(argv: readonly string[]): string {
+  return argv
+    .map((word, index) =>
+      index === 0 && (word.includes('=') || RESERVED.has(word)) ? quoted(word) : shellQuote(word),
+    )
+    .join(' ');
 }
 
 /** Unquoted, these make a command more than words: operators, expansions, globs, comments. */

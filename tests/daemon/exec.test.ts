@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -143,6 +143,25 @@ describe('latch exec', () => {
       );
     }
     expect(run(`'x\u{E9}y'`).status).toBe(7);
+  });
+
+  it('judges the program it runs: a first argument with `=` is a program, never read as an assignment', async () => {
+    // A rule for sh run with X=1 in its environment, as a shell reads `X=1 sh …`.
+    const policy = POLICY.replace('default = "ask"', 'default = "deny"').replace('"sh *"', '"X=1 sh *"');
+    paired = await startPairedDaemon({ policy });
+    daemon = paired.daemon;
+    const { machine } = paired;
+    // spawn runs the program named `X=1`; a shell would read `X=1 sh …` as running sh.
+    const bin = join(machine.env['HOME']!, 'bin');
+    mkdirSync(bin, { recursive: true });
+    const marker = join(bin, 'ran');
+    writeFileSync(join(bin, 'X=1'), `#!/bin/sh\ntouch '${marker}'\n`, { mode: 0o755 });
+    const run = await runLatch(machine, ['exec', '--', 'X=1', 'sh', '-c', 'exit 7'], {
+      env: { PATH: `${bin}:${process.env['PATH']}` },
+    });
+    expect(run.code).toBe(EXEC_DENIED);
+    expect(run.stderr).toMatch(/^latch: not running 'X=1' sh -c 'exit 7': /);
+    expect(existsSync(marker)).toBe(false);
   });
 
   it(`exits ${EXEC_DENIED} with the reason on stderr, the command never run, when the daemon dies while a phone is asked`, async () => {

@@ -1,14 +1,12 @@
 import type { RiskLevel } from '../../../shared/messages/common.ts';
 import { EXEC_EXIT, runUnderSwitch } from '../../exec/runUnderSwitch.ts';
 import { writeStderrLine } from '../../output/stderrLine.ts';
+import { shellCommand } from '../../install/shellWords.ts';
 import { askDaemon } from '../../socket/askDaemon.ts';
 import { guardWithLastResort } from '../lastResort.ts';
 
 /** The exit code of `latch exec` when the command did not run: denied, or no answer. */
 export const EXEC_DENIED = EXEC_EXIT.denied;
-
-const shellQuote = (argument: string) =>
-  /^[\w@%+=:,./-]+$/.test(argument) ? argument : `'${argument.replace(/'/g, `'\\''`)}'`;
 
 /**
  * `latch exec -- CMD…`: asks the daemon, then runs the command under the kill switch. Until the
@@ -16,7 +14,7 @@ const shellQuote = (argument: string) =>
  * left unsettled — says "not running" and exits EXEC_DENIED (77): a script reads 0 as "it ran".
  */
 export async function run(argv: string[], options: { risk?: RiskLevel; title?: string }): Promise<void> {
-  const command = argv.map(shellQuote).join(' ');
+  const command = shellCommand(argv);
   const notRunning = (reason: string) => writeStderrLine(`latch: not running ${command}: ${reason}`);
   const guard = guardWithLastResort({ exitCode: EXEC_DENIED, deny: notRunning });
   function deny(reason: string): never {
