@@ -231,8 +231,10 @@ const UNJUDGED_METHODS = new Set([
   'tasks/result',
   'tasks/cancel',
 ]);
-const isUnjudged = (method: unknown) =>
-  typeof method === 'string' && (UNJUDGED_METHODS.has(method) || method.startsWith('notifications/'));
+/** A method above, or a notification: a `notifications/` method with an id is a request. */
+const isUnjudged = (method: unknown, message: object) =>
+  typeof method === 'string' &&
+  (UNJUDGED_METHODS.has(method) || (method.startsWith('notifications/') && !('id' in message)));
 
 /**
  * What to do with a client's message. Only what surely asks nothing of the server that acts
@@ -363,7 +365,7 @@ function mayAct(message: unknown): boolean {
       typeof each === 'object' &&
       each !== null &&
       Object.entries(each).some(
-        ([key, value]) => isMethodKey(key) && (key !== 'method' || !isUnjudged(value)),
+        ([key, value]) => isMethodKey(key) && (key !== 'method' || !isUnjudged(value, each)),
       ),
   );
 }

@@ -350,6 +350,8 @@ describe('latch mcp', () => {
         { name: 'deploy', arguments: { env: 'prod' } },
       ],
       ['files/purge', { all: true }, { all: true }],
+      // A request (it has an id) under a notification's name: only a notification passes unread.
+      ['notifications/purge', { all: true }, { all: true }],
     ];
     for (const [method, params, shown] of asked) {
       const before = relay.requests.length;
