@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Refusal } from '../../shared/errors.ts';
 import type { RiskLevel } from '../../shared/messages/common.ts';
 import { CallRefusedError, DaemonUnreachableError } from '../socket/daemonSocket.ts';
@@ -23,6 +24,8 @@ export interface GuardCall {
   detail?: string;
   command?: string;
   paths?: string[];
+  /** The folder relative paths in the call are read from: this process's own by default. */
+  cwd?: string;
   /** What a person types to approve a critical call. */
   target?: string;
   /** One request per (session, call id): a retry of the same call joins the pending one. */
@@ -79,6 +82,12 @@ async function decide(
   const { timeoutSeconds } = call;
   if (timeoutSeconds !== undefined && !(Number.isSafeInteger(timeoutSeconds) && timeoutSeconds > 0))
     return refusal('invalid_request', 'timeoutSeconds must be a whole number of seconds above 0');
+  let cwd: string;
+  try {
+    cwd = resolve(call.cwd ?? '.');
+  } catch {
+    return refusal('invalid_request', 'cwd must be a folder, and this process must have one');
+  }
   try {
     return await gateCall(
       {
@@ -92,6 +101,7 @@ async function decide(
         ...(call.detail ? { detail: call.detail } : {}),
         ...(call.command ? { command: call.command } : {}),
         ...(call.paths ? { paths: call.paths } : {}),
+        cwd,
         ...(call.target ? { target: call.target } : {}),
         ...(call.session ? { session: call.session } : {}),
         ...(call.callId ? { toolUseId: call.callId } : {}),

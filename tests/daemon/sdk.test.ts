@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type LatchClient } from '../../daemon/sdk/latch.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
@@ -116,6 +116,25 @@ describe('the SDK guard', () => {
     await relay.sendDenial(phone, request);
     expect(await result).toMatchObject({ ok: false, reason: 'denied' });
     expect(fn.runs).toBe(0);
+  });
+
+  it('reads relative paths from the caller’s folder, or the cwd it names: Latch’s own file asks a phone', async () => {
+    // `read_report` is allowed by the policy: only self-protection can ask.
+    const policyFile = join(machine.home, 'policy.toml');
+    for (const call of [
+      { tool: 'read_report', paths: [relative(process.cwd(), policyFile)] },
+      { tool: 'read_report', paths: ['policy.toml'], cwd: machine.home },
+    ]) {
+      const fn = counted('x');
+      const before = relay.requests.length;
+      const result = latch.guard(call, fn);
+      const request = await relay.nextRequest(before);
+      const { details } = await phoneApproves(phone, request, relay.origin);
+      expect(details).toMatchObject({ risk: 'critical' });
+      await relay.sendDenial(phone, request);
+      expect(await result).toMatchObject({ ok: false, reason: 'denied' });
+      expect(fn.runs).toBe(0);
+    }
   });
 
   it('does not run a call nobody answers in time', async () => {
