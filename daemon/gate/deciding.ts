@@ -156,7 +156,8 @@ export class Deciding {
     // A script the command runs is read once: self-protection reads it, and a phone is shown it.
     const scripts =
       request.command === undefined ? [] : scriptsRun(request.command, request.cwd, places.variables);
-    const guarded = selfProtection({ ...request, scripts }, places);
+    const folderUnsure = request.agent === 'codex' && request.tool === 'Bash';
+    const guarded = selfProtection({ ...request, scripts, folderUnsure }, places);
     const verdict = guarded && policyVerdict.action !== 'deny' ? guarded : policyVerdict;
     const rule = verdict === guarded ? `Latch's own rule "${verdict.rule}"` : `policy rule "${verdict.rule}"`;
     // Outside the agent's sandbox a command goes to the agent's own permission flow (or a phone)

@@ -51,9 +51,16 @@ export function pathTouches(
   // move through folders no reading follows (`cd $HOME/.. && cd dev`, `~dev/…`, `${HOME%/}/…`)
   // or make a link first (`ln -s ~ h && cat h/.lat?h/…`).
   const anywhere = spelt === 'exactly' ? [] : placesNamedIn(normalise(pattern.segments), places);
-  // Where it starts is unknown: only a project's settings, named at its end, can be seen.
-  if (pattern.from === 'computed' || (pattern.from === 'here' && base === undefined))
-    return [...anywhere, ...tailsOf(pattern.segments)];
+  // Where it starts is computed: only a project's settings, named at its end, can be seen.
+  if (pattern.from === 'computed') return [...anywhere, ...tailsOf(pattern.segments)];
+  // From a folder nobody gave (Codex does not tell its hooks a command's `workdir`), a relative
+  // path may start in any folder: it may be any place whose last names it spells whole.
+  if (pattern.from === 'here' && base === undefined)
+    return [
+      ...anywhere,
+      ...tailsOf(pattern.segments),
+      ...placesEndingIn(normalise(pattern.segments), places),
+    ];
   const written = [...(pattern.from === 'here' ? base!.split('/').filter(Boolean) : []), ...pattern.segments];
   return [
     ...anywhere,
@@ -66,6 +73,17 @@ export function pathTouches(
       ...tailsOf(path),
     ]),
   ];
+}
+
+/** The places, but Latch's program (its last names are every project's), whose last names `path` is. */
+function placesEndingIn(path: PathSegment[], places: ProtectedPlaces): Touch[] {
+  return places.places.flatMap((place): Touch[] => {
+    const offset = place.parts.length - path.length;
+    if (place.kind === 'program' || path.length === 0 || offset < 0) return [];
+    return path.every((segment, i) => segmentMatches(segment, place.parts[offset + i]!))
+      ? [{ place, relation: 'at' }]
+      : [];
+  });
 }
 
 /**

@@ -23,6 +23,8 @@ export interface ProtectedCall {
   /** The tool's input as JSON text. */
   input?: string;
   cwd?: string;
+  /** It may run in another folder than `cwd`: Codex does not tell its hooks a command's `workdir`. */
+  folderUnsure?: boolean;
   /** The script files the command runs (scriptsRun), read by the daemon. */
   scripts?: readonly RunScript[];
 }
@@ -66,6 +68,15 @@ const KNOWN = new Set([
  * Latch's is touched. See docs/policy.md, "What Latch always protects".
  */
 export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Verdict | undefined {
+  const fromCwd = guardedAt(call, places);
+  if (fromCwd || !call.folderUnsure || call.cwd === undefined) return fromCwd;
+  // Read again from no folder, where a relative word may be any place it spells the end of
+  // (`cat *` in Latch's home). Asked, not refused: the folder may well be the one given.
+  const fromAnywhere = guardedAt({ ...call, cwd: undefined }, places);
+  return fromAnywhere && { ...fromAnywhere, action: 'ask' };
+}
+
+function guardedAt(call: ProtectedCall, places: ProtectedPlaces): Verdict | undefined {
   const cwd = call.cwd !== undefined && isAbsolute(call.cwd) ? call.cwd : undefined;
   const real = rememberedRealPath();
   const found = new Map<Guard, string>();

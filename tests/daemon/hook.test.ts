@@ -22,6 +22,7 @@ import { backstopAfterMs, daemonDeadlineAfterMs } from '../../daemon/hooks/hookD
 import { claudeCodeReads, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
 import { LATCH_BIN } from '../support/latchCli.ts';
 import { runToEnd } from '../support/processes.ts';
+import { phoneApproves } from '../support/phoneApproves.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 const POLICY = `
@@ -469,6 +470,21 @@ describe('latch hook codex', () => {
       code: 2,
       output: undefined,
       stderr: 'latch: policy_violation: denied by policy rule "never drop prod"\n',
+    });
+  });
+
+  it('asks a phone at critical risk about a command that may run in Latch’s home: Codex does not say its workdir', async () => {
+    // Allowed by the "listing" rule for Claude Code, whose hook input names the command's folder.
+    expect((await hook(hookInput('PreToolUse', 'Bash', { command: 'ls *' }))).code).toBe(0);
+    const before = paired.relay.requests.length;
+    const answered = hook(codexInput('PreToolUse', 'Bash', { command: 'ls *' }), 'codex');
+    const asked = await paired.relay.nextRequest(before);
+    const { details } = await phoneApproves(paired.phones[0]!, asked, paired.relay.origin);
+    expect(details).toMatchObject({ risk: 'critical' });
+    await paired.relay.sendDenial(paired.phones[0]!, asked);
+    expect(await answered).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/\nlatch: denied on Test phone\n$/),
     });
   });
 

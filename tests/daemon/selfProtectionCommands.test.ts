@@ -296,13 +296,31 @@ describe('self-protection: commands', () => {
     );
   });
 
-  it('resolves relative words only where it knows the cwd', () => {
+  it('reads relative words from the cwd, and from a folder not given as from any folder', () => {
     expect(
       judged({ tool: 'Bash', paths: [], command: 'cat config.toml', cwd: join(home, '.latch') }),
     ).toEqual(expected('files'));
-    expect(judged({ tool: 'exec', paths: [], command: 'cat config.toml' })).toBeUndefined();
+    expect(judged({ tool: 'Bash', paths: [], command: 'cat config.toml', cwd: project })).toBeUndefined();
+    // With no folder, a relative word may be whatever place it spells the end of.
+    expect(judged({ tool: 'exec', paths: [], command: 'cat config.toml' })).toEqual(expected('hooks'));
+    expect(judged({ tool: 'exec', paths: [], command: 'cp x ../.bashrc' })).toEqual(expected('hooks'));
+    expect(judged({ tool: 'exec', paths: [], command: 'cat *' })).toEqual(expected('secrets'));
+    expect(judged({ tool: 'exec', paths: [], command: 'cat notes.txt src/*.ts' })).toBeUndefined();
     // A name still counts wherever it is run from.
     expect(judged({ tool: 'exec', paths: [], command: 'cat totp.json' })).toEqual(expected('secrets'));
+  });
+
+  it('asks about a command that may run in another folder than the one given, as from any folder', () => {
+    // Codex's hooks are told the session's folder, not the command's `workdir`.
+    const codex = (command: string) => judged({ ...bash(command), folderUnsure: true });
+    expect(codex('cat *')).toEqual({ ...expected('secrets'), action: 'ask' });
+    expect(codex('cp /tmp/x .bashrc')).toEqual(expected('hooks'));
+    expect(codex('cat .codex/config.toml')).toEqual(expected('hooks'));
+    // What the folder given shows still decides first, and a secret's name anywhere: refused.
+    expect(codex('cat H/.latch/totp.json')).toEqual(expected('secrets'));
+    expect(codex('cat host-token')).toEqual(expected('secrets'));
+    expect(codex('npm test && git status')).toBeUndefined();
+    expect(judged(bash('cat *'))).toBeUndefined();
   });
 
   it('looks only for secrets’ names in a command longer than a phone shows', () => {
