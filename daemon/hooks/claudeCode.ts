@@ -51,10 +51,13 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
   const input = given as Record<string, unknown>;
   const inputText = toolInputText(input);
   if ('error' in inputText) return inputText;
-  const paths = ['file_path', 'path', 'notebook_path']
-    .map((key) => asString(input[key]))
-    .filter((path): path is string => path !== undefined);
   const command = asString(input['command']);
+  const paths = [
+    ...['file_path', 'path', 'notebook_path']
+      .map((key) => asString(input[key]))
+      .filter((path): path is string => path !== undefined),
+    ...(command !== undefined ? patchPaths(command) : []),
+  ];
   const session = asString(raw['session_id']);
   const toolUseId = asString(raw['tool_use_id']);
   const cwd = asString(raw['cwd']);
@@ -81,6 +84,21 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
       ...(toolUseId !== undefined ? { toolUseId } : {}),
     },
   };
+}
+
+/** A patch's file headers, as Codex's `apply_patch` reads them (each line trimmed). */
+const PATCH_HEADER = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/;
+
+/**
+ * The files a Codex patch writes (`apply_patch`, or a command that runs one): each is judged as
+ * a file tool's path is, so that a project's agent folders are guarded as for Claude Code's Write.
+ */
+function patchPaths(command: string): string[] {
+  if (!command.includes('*** Begin Patch')) return [];
+  return command.split('\n').flatMap((line) => {
+    const header = PATCH_HEADER.exec(line.trim());
+    return header ? [header[1]!.trim()] : [];
+  });
 }
 
 /** What the hook does with an answer: print `stdout` (if any) and exit 0, or block (exit 2). */

@@ -94,7 +94,7 @@ risk = "low"
 # its own (core.worktree then gives it a work tree), and the user's own git config.
 [[rule]]
 name = "repository config that runs code"
-tool = ["Edit", "MultiEdit", "Write", "NotebookEdit"]
+tool = ["Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch"]
 path = [".git", "*/.git", ".git/*", "*/.git/*", "HEAD", "*/HEAD", "*/.gitconfig", "*/.config/git/*"]
 action = "ask"
 risk = "high"

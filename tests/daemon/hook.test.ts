@@ -488,6 +488,32 @@ describe('latch hook codex', () => {
     });
   });
 
+  it('judges the files a Codex patch writes as a file tool’s: a subagent in the project’s .claude asks at critical', async () => {
+    const patch = [
+      '*** Begin Patch',
+      '*** Update File: src/a.ts',
+      '@@',
+      '-a',
+      '+b',
+      '  *** Add File: .claude/agents/helper.md  ',
+      '+---',
+      '+hooks: {}',
+      '*** End Patch',
+    ].join('\n');
+    expect(
+      parseClaudeCodeHookInput(codexInput('PreToolUse', 'apply_patch', { command: patch })),
+    ).toMatchObject({
+      question: { paths: ['src/a.ts', '.claude/agents/helper.md'] },
+    });
+    const before = paired.relay.requests.length;
+    const answered = hook(codexInput('PreToolUse', 'apply_patch', { command: patch }), 'codex');
+    const asked = await paired.relay.nextRequest(before);
+    const { details } = await phoneApproves(paired.phones[0]!, asked, paired.relay.origin);
+    expect(details).toMatchObject({ risk: 'critical' });
+    await paired.relay.sendDenial(paired.phones[0]!, asked);
+    expect((await answered).code).toBe(2);
+  });
+
   it('answers PermissionRequest in the shape Codex shares with Claude Code', async () => {
     expect(
       (await hook(codexInput('PermissionRequest', 'Read', { file_path: '/x' }), 'codex')).output,

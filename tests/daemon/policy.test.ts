@@ -56,6 +56,8 @@ describe('the default policy', () => {
       ['Write', '/home/dev/project/x/HEAD'],
       ['Edit', '/home/dev/.gitconfig'],
       ['Write', '/home/dev/.config/git/config'],
+      // Codex's file tool: the files its patch names (latch hook codex).
+      ['apply_patch', '.git/hooks/pre-commit'],
     ] as const)
       expect(evaluatePolicy(policy, call(tool, undefined, [path])), path).toMatchObject({
         action: 'ask',
