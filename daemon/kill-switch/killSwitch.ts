@@ -190,6 +190,9 @@ export class KillSwitch {
     if (cause === 'relay' && verified === undefined) {
       verified = await this.#freezeVerified(envelope);
       if (this.state.freeze === id || store.freezeEnded(id)) return;
+      // A freeze came while this one was checked (a panic here): judged again, as one that
+      // would take its place.
+      if (this.state.frozen) return this.applyFreeze(envelope, cause, via);
     }
     const state = this.#freeze({
       id,

@@ -93,6 +93,25 @@ describe('a freeze on the host', () => {
     ]);
   });
 
+  it('keeps a panic made while an older freeze from the relay was being checked: that freeze and its votes end nothing', async () => {
+    // A phone's freeze of an hour ago, which this host never saw, and a vote the relay kept for it.
+    const old = await rig.phoneFreeze('an old freeze', { signedAt: Date.now() - 3_600_000 });
+    const oldId = await freezeId(old);
+    const oldVote = await rig.vote(oldId);
+    const panic = await signEnvelope(
+      'freeze',
+      { fleet: rig.fleet.fleet, reason: 'latch panic here' },
+      { role: 'host', id: rig.fleet.host.id },
+      rig.fleet.host.hostKeys.privateKey,
+    );
+    // Not awaited in between: the panic lands while the relay's freeze is verified.
+    await Promise.all([rig.killSwitch.applyFreeze(old, 'relay'), rig.killSwitch.applyFreeze(panic, 'panic')]);
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: await freezeId(panic) });
+    expect(rig.auditEvents().at(-1)).toMatchObject({ event: 'freeze_stale_ignored', freeze: oldId });
+    await rig.killSwitch.onResumed(oldId, [oldVote]);
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: await freezeId(panic) });
+  });
+
   it('is nothing new when the same freeze comes again', async () => {
     const envelope = await rig.phoneFreeze('once');
     await rig.killSwitch.applyFreeze(envelope, 'relay');
