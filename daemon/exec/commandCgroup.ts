@@ -19,6 +19,8 @@ const PREFIX = 'latch-exec-';
 const CLOSE_WAIT_MS = 2000;
 
 export interface CommandCgroup extends CommandTree {
+  /** The pids in the cgroup now (none once it is removed). */
+  members(): ReadonlySet<number>;
   /**
    * Calls `spawnCommand` with this process inside the cgroup for the moment of the fork, so the
    * command is born in it: there is no moment in which it could fork outside. (Moving the child
@@ -76,6 +78,13 @@ export function createCommandCgroup(): CommandCgroup | undefined {
         return spawnCommand();
       } finally {
         moveSelfTo(parent);
+      }
+    },
+    members() {
+      try {
+        return new Set(readFileSync(file('cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number));
+      } catch {
+        return new Set();
       }
     },
     hold: () => setFrozen(true),

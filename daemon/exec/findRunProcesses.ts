@@ -14,8 +14,11 @@ export type Members = Map<number, number>;
 export interface MarkerOptions {
   /** The marker's name; RUN_MARKER by default. */
   variable?: string;
-  /** Marked processes that are not members (their marked children still are). */
-  spare?: ReadonlySet<number>;
+  /**
+   * Marked processes that are not members (their marked children still are); a function is read
+   * afresh on each pass.
+   */
+  spare?: ReadonlySet<number> | (() => ReadonlySet<number>);
 }
 
 /**
@@ -47,7 +50,8 @@ export function findRunProcesses(
   if (root && same(root.pid, root.start)) seeds.push(root.pid);
   for (const [pid, start] of known) if (same(pid, start)) seeds.push(pid);
   const entry = `${variable}=${marker}`;
-  for (const pid of live.keys()) if (!spare?.has(pid) && carries(pid, entry)) seeds.push(pid);
+  const spared = typeof spare === 'function' ? spare() : spare;
+  for (const pid of live.keys()) if (!spared?.has(pid) && carries(pid, entry)) seeds.push(pid);
 
   // Breadth first from the command: parents come before their children, so a pass that stops
   // them stops a parent before it can fork again.

@@ -36,7 +36,12 @@ export function procTree(
     which.clear();
   };
   return {
-    hold: () => signalAll('SIGSTOP', stopped),
+    // Every process of the run, each time: one that another process continued is stopped again.
+    hold() {
+      const now: Members = new Map();
+      signalAll('SIGSTOP', now);
+      for (const [pid, start] of now) stopped.set(pid, start);
+    },
     release: () => continueAll(stopped),
     signal(signal) {
       if (stopped.size > 0 || signal === 'SIGKILL') return signalAll(signal);

@@ -23,6 +23,12 @@ export const EXEC_EXIT = {
 /** How long what is left of a command has between SIGTERM and SIGKILL. */
 const GRACE_MS = 5000;
 
+/**
+ * How often a held command is held again: a process of the run, or one that left it, may thaw
+ * the cgroup or continue a stopped process (both are this user's to do).
+ */
+const HOLD_AGAIN_MS = 500;
+
 /** What `latch exec` does around the start: its answer is given once the command starts, or never does. */
 export interface StartDoors {
   /** The command started, under the switch. */
@@ -85,9 +91,13 @@ function startObeying(
 
   let rules = firstRules;
   let held = false;
+  let holdingAgain: NodeJS.Timeout | undefined;
   let ending: Promise<void> | undefined;
   let strictTimer: NodeJS.Timeout | undefined;
-  const end = () => (ending ??= endCommandTree(tree, { held, graceMs: GRACE_MS }));
+  const end = () => {
+    clearInterval(holdingAgain);
+    return (ending ??= endCommandTree(tree, { held, graceMs: GRACE_MS }));
+  };
 
   // `why` opens the line that says so: the fleet's freeze, or strict mode's.
   const freeze = (why: string) => {
@@ -100,10 +110,12 @@ function startObeying(
     held = true;
     say(`${why}; stopping ${command}`);
     tree.hold();
+    holdingAgain = setInterval(() => tree.hold(), HOLD_AGAIN_MS);
   };
   const resume = () => {
     if (!held || ending) return;
     held = false;
+    clearInterval(holdingAgain);
     say(`the fleet is not frozen; continuing ${command}`);
     tree.release();
   };

@@ -8,6 +8,29 @@ import { groupTree } from './groupTree.ts';
 import { procTree } from './procTree.ts';
 import { readProcessStat } from './processStat.ts';
 
+/** Two trees held as one: a cgroup, and what left it. */
+function bothTrees(first: CommandTree, second: CommandTree): CommandTree {
+  return {
+    hold() {
+      first.hold();
+      second.hold();
+    },
+    release() {
+      second.release();
+      first.release();
+    },
+    signal(signal) {
+      first.signal(signal);
+      second.signal(signal);
+    },
+    alive: () => first.alive() || second.alive(),
+    close() {
+      first.close();
+      second.close();
+    },
+  };
+}
+
 /**
  * Starts an allowed command with all it will start held as one (CommandTree): in a cgroup of its
  * own where Linux gives us one, else followed through /proc, else (macOS) as its process group.
@@ -27,7 +50,13 @@ export function startCommand(
     });
 
   const cgroup = env['LATCH_EXEC_CGROUP'] === 'off' ? undefined : createCommandCgroup();
-  if (cgroup) return { child: cgroup.spawnInside(spawnCommand), tree: cgroup };
+  if (cgroup) {
+    const child = cgroup.spawnInside(spawnCommand);
+    // The command runs as this user, who may write the parent's cgroup.procs: a process that
+    // moved itself out is followed by the run's marker, as without a cgroup.
+    const escaped = procTree(undefined, marker, { spare: () => cgroup.members() });
+    return { child, tree: bothTrees(cgroup, escaped) };
+  }
   const child = spawnCommand();
   if (!existsSync('/proc/self/stat')) return { child, tree: groupTree(child) };
   // Read while the child cannot be reaped yet, so its pid is still its own.

@@ -239,6 +239,36 @@ describe('latch exec', () => {
     },
   );
 
+  it('holds a child that moved itself out of the command’s cgroup, and what it thaws, and ends it with the run', async () => {
+    const setup = await setUp();
+    const [plain, escaped] = [uniqueSleep(), uniqueSleep()];
+    const mount =
+      readFileSync('/proc/self/mountinfo', 'utf8')
+        .split('\n')
+        .map((line) => line.split(' '))
+        .find((fields) => fields[fields.indexOf('-') + 1] === 'cgroup2')?.[4] ?? '/sys/fs/cgroup';
+    // Into the parent cgroup (this user may write it), then thawing the one it left, again and again.
+    const escape = [
+      `p=$(sed -n 's/^0:://p' /proc/self/cgroup)`,
+      `echo $$ > ${mount}$(dirname $p)/cgroup.procs`,
+      `sleep ${escaped} & while :; do echo 0 > ${mount}$p/cgroup.freeze; sleep 0.1; done 2>/dev/null`,
+    ].join('; ');
+    const run = startExec(setup.machine, ['sh', '-c', `sh -c '${escape}' & sleep ${plain} & wait`]);
+    const pids = await sleepers(plain, escaped);
+
+    const freeze = await freezeFromPhone(setup, 'escape');
+    await expect.poll(() => pids.every(isHeld), PATIENCE).toBe(true);
+    // Past several of the thawing loop's turns, had it gone on.
+    await sleep(1500);
+    expect(pids.map(isHeld)).toEqual([true, true]);
+    await resumeFromPhone(setup, freeze);
+    await expect.poll(() => pids.some(isHeld), PATIENCE).toBe(false);
+
+    run.child.kill('SIGTERM');
+    await run.exited;
+    expect([...processesRunning('sleep', plain), ...processesRunning('sleep', escaped)]).toEqual([]);
+  });
+
   it.each(WAYS)(
     'terminates children that call setsid or double-fork away (%s) with on_freeze = "terminate"',
     async (_, env) => {
