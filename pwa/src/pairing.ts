@@ -84,7 +84,13 @@ export async function pairWith(
     body: completion,
     headers: { 'latch-offer-token': offerToken },
   });
-  if (!sent.ok) return report({ step: 'failed', message: `The relay refused: ${sent.message}` });
+  // Refused (403): this phone's keys were revoked from the fleet, which never takes them again.
+  if (!sent.ok)
+    return report({
+      step: 'failed',
+      message: `The relay refused: ${sent.message}`,
+      final: sent.status === 403,
+    });
 
   const code = await shortCode(macKey, offer, completion);
   report({ step: 'compare', code, hostName: offer.hostName, device: identity.id });

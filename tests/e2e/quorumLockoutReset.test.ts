@@ -147,7 +147,7 @@ describe('a host locked out by its quorum (one phone, kill_switch.quorum = 2)', 
       name: 'quorum reachable',
       ok: false,
       detail: 'resuming takes 2, 1 paired',
-      fix: 'pair more phones, or lower kill_switch.quorum',
+      fix: 'pair more phones, or lower kill_switch.quorum (while frozen, that is not enough: see docs/kill-switch.md, Resume)',
     });
     expect(await hookAnswer(machine, READ)).toEqual({
       code: 0,

@@ -3,6 +3,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdPanic, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { askHook, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { pairingLinkOn, startLatch } from '../support/latchRun.ts';
 import { ASK_EVERY_BASH_CALL, ASK_EVERY_REQUEST, startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 
 // Every Bash call and every `latch request` asks, at low risk: no cooling-off before Approve.
@@ -272,7 +273,7 @@ describe('what the phone says', () => {
     await expect
       .poll(() => confirmation(false), { timeout: 15_000 })
       .toBe(
-        'Revoke Phone B? It could no longer approve, deny or vote. Only 1 would be left, and a resume takes 2.',
+        'Revoke Phone B? It could no longer approve, deny or vote. Only 1 would be left, and a resume takes 2: a freeze could be lifted only at the computer.',
       );
     // Revoking asks for Face ID: cancelled (as the platform rejects it), nothing is revoked.
     await cancelFaceIdOnce(page);
@@ -284,15 +285,29 @@ describe('what the phone says', () => {
     // What was said of the cancelled attempt gives way to what happened.
     expect(await page.getByRole('status').textContent()).toBe('Revoked Phone B.');
 
-    // Phone B's home no longer looks armed: it says why, and how to pair again; PANIC is off.
+    // Phone B's home no longer looks armed: it says why, and what pairing again takes; PANIC is off.
     await b.browser.page.goto(origin);
     await b.browser.page
       .getByText(
-        'This phone is not paired with this fleet, or no longer is. To pair it again, run latch pair on the computer and scan its code.',
+        'This phone is not paired with this fleet, or no longer is. Revoked, its keys cannot pair with it again: only after clearing this app’s data (it leaves every fleet).',
         { exact: true },
       )
       .waitFor();
     expect(await b.browser.page.getByRole('button', { name: /Panic/ }).isDisabled()).toBe(true);
     expect((await runLatch(machine, ['status'])).code).toBe(0);
+
+    // Its keys scanning a new code: refused for good, with no Try again that could not work.
+    const pair = startLatch(machine, ['pair']);
+    try {
+      await b.browser.page.goto(await pair.waitFor(pairingLinkOn, 'a pairing link'));
+      await b.browser.page.getByRole('button', { name: 'Pair with Face ID' }).click();
+      await b.browser.page
+        .getByRole('alert')
+        .getByText('The relay refused: this device was revoked from the fleet', { exact: true })
+        .waitFor();
+      expect(await b.browser.page.getByRole('button', { name: 'Try again' }).count()).toBe(0);
+    } finally {
+      pair.kill();
+    }
   });
 });

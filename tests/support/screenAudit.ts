@@ -102,6 +102,47 @@ export async function auditScreen(
     }
   }
   await cdp.send('Emulation.setEmulatedMedia', { features: [] });
+  problems.push(...(await largeTextOrZoom(page, screen)));
   await page.setViewportSize(SIZES[0]);
+  return problems;
+}
+
+/**
+ * Text at twice its size (the phone's larger-text setting) at each width, and a 390 px phone
+ * zoomed to 200% (195 CSS px): the page must still not scroll sideways, where a button would
+ * be half off the screen.
+ */
+async function largeTextOrZoom(page: Page, screen: string): Promise<string[]> {
+  const problems: string[] = [];
+  const sideways = async (what: string, width: number) => {
+    await settle(page);
+    const [scrollWidth, widest] = await page.evaluate(() => {
+      // What sticks out, or what a word too long for it sticks out of: the deepest names it.
+      const past = [...document.body.querySelectorAll('*')].filter(
+        (element) =>
+          element.getBoundingClientRect().right > document.documentElement.clientWidth ||
+          (element.clientWidth > 0 && element.scrollWidth > element.clientWidth + 1),
+      );
+      const deepest = past.find(
+        (element) => !past.some((other) => other !== element && element.contains(other)),
+      );
+      return [
+        document.documentElement.scrollWidth,
+        deepest ? `${deepest.tagName.toLowerCase()}.${deepest.className}` : '',
+      ];
+    });
+    if (scrollWidth > width)
+      problems.push(`${screen}, ${what}: ${scrollWidth}px wide (${widest}), it scrolls sideways`);
+  };
+  const textSize = (size: string) =>
+    page.evaluate((value) => (document.documentElement.style.fontSize = value), size);
+  for (const { width, height } of SIZES) {
+    await page.setViewportSize({ width, height });
+    await textSize('200%');
+    await sideways(`text at 200% ${width}px`, width);
+    await textSize('');
+  }
+  await page.setViewportSize({ width: 195, height: 422 });
+  await sideways('zoomed to 200% (195px)', 195);
   return problems;
 }

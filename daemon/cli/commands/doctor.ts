@@ -152,7 +152,11 @@ export async function runChecks(): Promise<Check[]> {
       name: 'quorum reachable',
       ok: phones >= quorum,
       detail: `resuming takes ${quorum}, ${phones} paired`,
-      ...(phones >= quorum ? {} : { fix: 'pair more phones, or lower kill_switch.quorum' }),
+      ...(phones >= quorum
+        ? {}
+        : {
+            fix: 'pair more phones, or lower kill_switch.quorum (while frozen, that is not enough: see docs/kill-switch.md, Resume)',
+          }),
     });
   }
 

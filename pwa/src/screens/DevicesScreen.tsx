@@ -72,7 +72,7 @@ export function DevicesScreen() {
       left === 0
         ? ' No phone would be left to approve, deny or lift a freeze.'
         : left < needed
-          ? ` Only ${left} would be left, and a resume takes ${needed}.`
+          ? ` Only ${left} would be left, and a resume takes ${needed}: a freeze could be lifted only at the computer.`
           : '';
     const who = id === identity.id ? 'this phone' : name;
     if (!confirm(`Revoke ${who}? It could no longer approve, deny or vote.${warning}`)) return;

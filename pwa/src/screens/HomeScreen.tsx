@@ -243,7 +243,8 @@ function FleetStatus({
     return (
       <p class="status unknown">
         {fleet.problem}
-        {fleet.outside && ' To pair it again, run latch pair on the computer and scan its code.'}
+        {fleet.outside &&
+          ' Revoked, its keys cannot pair with it again: only after clearing this app’s data (it leaves every fleet).'}
       </p>
     );
   if (!state.frozen) {
@@ -284,7 +285,9 @@ function FleetStatus({
           ids). Hold PANIC to freeze again, then vote to resume that freeze.
         </p>
       ) : voted ? (
-        <p>This phone has voted.</p>
+        <p>
+          This phone has voted. Too few phones left to vote? latch doctor, on the computer, says what to do.
+        </p>
       ) : (
         <button type="button" class="primary" onClick={() => void vote(freeze)}>
           Vote to resume (Face ID)

@@ -92,14 +92,14 @@ export function PairScreen() {
       {progress.step === 'sending' && <p>Sending this phone’s keys…</p>}
       {(progress.step === 'compare' || progress.step === 'done') && (
         <div class="code-box">
-          <p>Type this code where your terminal asks for it, or check it shows the same:</p>
+          <p>Type this code if your terminal asks for it, or check it shows the same:</p>
           <p class="short-code" aria-label="short code">
             {progress.code}
           </p>
           <p>
             {progress.step === 'done'
               ? `Paired with ${progress.hostName}.`
-              : `Waiting for ${progress.hostName}: type the code in its terminal, or approve this phone on one it already trusts.`}
+              : `Waiting for ${progress.hostName}: type the code if its terminal asks, or approve this phone on one it already trusts.`}
           </p>
           {/* Paired already: the check is what to do if the terminal shows another code. */}
           {progress.step === 'done' && (
