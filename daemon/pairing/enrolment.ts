@@ -67,7 +67,9 @@ export function enrolmentChange(enrolment: Enrolment, hostName: string): ChangeR
       kind: 'phone',
       key: enrolmentHash(enrolment),
       title: `Add phone "${name}" to ${hostName}?`,
-      detail: `A phone named "${name}" (device ${id}, keys ${enrolmentFingerprint(enrolment)}) scanned ${hostName}'s pairing code. Once added, it approves this host's requests and votes to resume it. Approve only if latch pair shows the same keys; if you did not just pair a phone, deny.`,
+      // The keys on a line of their own, first: the phone wraps detail as a terminal does, and a
+      // person compares them with latch pair's.
+      detail: `keys ${enrolmentFingerprint(enrolment)}\n\nA phone named "${name}" (device ${id}) scanned ${hostName}'s pairing code. Once added, it approves this host's requests and votes to resume it. Approve only if latch pair shows the same keys; if you did not just pair a phone, deny.`,
       risk: 'high',
       target: name,
     };

@@ -151,7 +151,7 @@ describe('latch pair against the real relay', () => {
       added.stdout,
     )?.[1];
     expect(keys).toBeDefined();
-    expect(added.admission?.detail).toContain(`keys ${keys}`);
+    expect(added.admission?.detail).toMatch(new RegExp(`^keys ${keys}\n`));
     expect(added.stdout).toContain('Paired Bob’s phone.');
     // Two phones now, one needed to resume: the line that raises it, which takes effect at once.
     expect(added.stdout).toContain(
