@@ -324,13 +324,15 @@ function Review({
           disabled={!canApprove}
           onClick={() => void doApprove()}
         >
-          {needsTyping && typed !== target
-            ? reviewLeft > 0
-              ? `Type the name above; approve in ${reviewLeft}\u00a0s`
-              : 'Type the name above to approve'
-            : reviewLeft > 0
-              ? `Approve in ${reviewLeft}\u00a0s`
-              : 'Approve with Face ID'}
+          {offline
+            ? 'Offline'
+            : needsTyping && typed !== target
+              ? reviewLeft > 0
+                ? `Type the name above; approve in ${reviewLeft}\u00a0s`
+                : 'Type the name above to approve'
+              : reviewLeft > 0
+                ? `Approve in ${reviewLeft}\u00a0s`
+                : 'Approve with Face ID'}
         </button>
       </div>
       {cancelled && !busy && <p role="status">{FACE_ID_CANCELLED}</p>}
@@ -358,7 +360,7 @@ function Review({
         }
       />
       <p class="muted">
-        <span class="keys-hint">Escape denies. </span>
+        {!offline && <span class="keys-hint">Escape denies. </span>}
         {timeLeft(details.exp)}.
       </p>
     </main>
