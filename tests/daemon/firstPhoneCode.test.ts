@@ -75,6 +75,40 @@ describe('the first phone of a host, on a terminal', () => {
   }, 60_000);
 });
 
+describe('the first phone of a host, once its code is typed', () => {
+  it('is not trusted when the relay does not take the confirmation (it went away meanwhile)', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'latch-first-phone-gone-'));
+    const envFile = join(own, 'relay.env');
+    ensureRelayEnvFile(envFile);
+    const goingAway = await startRelay({ persistTo: own, envFile });
+    try {
+      const machine = newMachine();
+      await initMachine(machine, { relay: goingAway.origin });
+      const paired = await pairSoftwarePhone(
+        machine,
+        new RelayDriver(goingAway.origin, (url, init) => fetch(url, init)),
+        {
+          // The code is right, but the relay is gone before latch pair confirms it there.
+          typeOnTerminal: async (shown) => {
+            await goingAway.stop();
+            return shown;
+          },
+          refusalExpected: true,
+        },
+      );
+      expect(paired.code).toBe(1);
+      expect(await trusted(machine)).toEqual([]);
+      expect(`${paired.stdout}${paired.stderr}`).toMatch(
+        /the relay did not take the confirmation: .*; the phone was not added/,
+      );
+      expect(auditLines(machine)).not.toContainEqual(expect.objectContaining({ event: 'paired' }));
+    } finally {
+      await goingAway.stop();
+      rmSync(own, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('the first phone of a host, with no terminal (an agent, a script, npm start)', () => {
   it('is trusted on the QR code alone, and the code is printed to compare', async () => {
     const machine = await freshHost();

@@ -27,7 +27,7 @@ export async function pairSoftwarePhone(
      * `latch pair` runs on a terminal of its own, where this is typed once it asks for the code
      * (given the code the phone shows). Without it, it runs with no terminal.
      */
-    typeOnTerminal?: (phoneCode: string) => string;
+    typeOnTerminal?: (phoneCode: string) => string | Promise<string>;
     /** latch pair is meant to refuse the phone: the caller looks at what it said. */
     refusalExpected?: boolean;
   } = {},
@@ -81,7 +81,7 @@ export async function pairSoftwarePhone(
         (screen) => (screen.endsWith('to trust it: ') ? true : undefined),
         'the code prompt',
       );
-      pair.type(options.typeOnTerminal(phoneCode));
+      pair.type(await options.typeOnTerminal(phoneCode));
     }
     const code = await pair.exited;
     const [stdout, stderr] = [pair.stdout(), pair.stderr()];

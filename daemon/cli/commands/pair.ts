@@ -37,12 +37,14 @@ const CODE_ENTRY_MS = 120_000;
  * once the person at the terminal types the code it shows: whoever else saw the QR code, and
  * answered first, is not paired. Without a terminal (an agent's, `npm start`'s), a first phone is
  * trusted on the QR secret alone and the code is printed to compare; after revocations, never.
+ * A further phone is stored by the daemon once a paired phone approves; a first one is for the
+ * caller to store, once the relay has taken the confirmation (`trustFirstPhone`).
  */
 async function admit(
   device: PairedDevice,
   code: string,
   context: { store: StateStore; audit: AuditLog; approvalSeconds: number },
-): Promise<void> {
+): Promise<{ trustFirstPhone?: () => void }> {
   const { store, audit } = context;
   if (store.devices().length > 0) {
     showCode(device, code);
@@ -51,7 +53,7 @@ async function admit(
       `Approve adding ${device.name} (keys ${enrolmentFingerprint(enrolment)}) on a phone already paired with this host (Face ID)…\n`,
     );
     await askDaemonToEnrol(enrolment, context.approvalSeconds);
-    return;
+    return {};
   }
   const revokedEarlier = store.devices({ includeRevoked: true }).length > 0;
   const typedOnTerminal = canPromptOnTty();
@@ -78,8 +80,12 @@ async function admit(
     showCode(device, code);
     process.stdout.write('(No terminal to type it on: this first phone is trusted on the QR code alone.)\n');
   }
-  store.addDevice(device, Date.now());
-  audit.append({ event: 'paired', device: device.id, name: device.name, codeTyped: typedOnTerminal });
+  return {
+    trustFirstPhone: () => {
+      store.addDevice(device, Date.now());
+      audit.append({ event: 'paired', device: device.id, name: device.name, codeTyped: typedOnTerminal });
+    },
+  };
 }
 
 /** The code for a person to compare with the phone's, and what to do if they differ. */
@@ -142,7 +148,11 @@ export async function run(options: { totp?: boolean; timeout: number }): Promise
     fail(`refused the phone’s answer: ${paired.error.message} (${paired.error.code})`, 1);
   }
   const code = await shortCode(macKey, offer, completion);
-  await admit(paired.value, code, { store, audit, approvalSeconds: config.approvals.timeoutSeconds });
+  const { trustFirstPhone } = await admit(paired.value, code, {
+    store,
+    audit,
+    approvalSeconds: config.approvals.timeoutSeconds,
+  });
 
   const envelope = await signEnvelope(
     'pair-confirm',
@@ -155,8 +165,13 @@ export async function run(options: { totp?: boolean; timeout: number }): Promise
     envelope,
     quorum: config.killSwitch.quorum,
   });
+  // Refused, a first phone is not trusted here either: the relay would not let it reach this host.
   if (!confirmed.ok)
-    fail(`the relay did not take the confirmation: ${relayFailureText(confirmed.failure)}`, 1);
+    fail(
+      `the relay did not take the confirmation: ${relayFailureText(confirmed.failure)}${trustFirstPhone ? '; the phone was not added' : ''}`,
+      1,
+    );
+  trustFirstPhone?.();
   if (confirmed.value.hostToken) writeOwnerOnlyFile(files.hostToken, `${confirmed.value.hostToken}\n`);
   process.stdout.write(
     `Paired ${paired.value.name}.\nNext: gate your agent with latch install claude-code (or latch install codex), then check with latch doctor.\n`,
