@@ -48,14 +48,31 @@ export function wranglerEnv(stateDir: string): NodeJS.ProcessEnv {
  * an orphaned workerd say, would answer our readiness check and pass for the relay we started.
  * On any failure, or when `signal` aborts, wrangler and its workerd are stopped before it throws.
  */
-export async function startRelay(options: {
+export async function startRelay(options: RelayOptions): Promise<RelayProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRelayOnce(options);
+    } catch (error) {
+      // A port found free here can be taken by another process before workerd binds it (test
+      // files start relays side by side): tried again, on ports found free then.
+      if (attempt === START_ATTEMPTS || !String(error).includes('Address already in use')) throw error;
+    }
+  }
+}
+
+/** How often a start that lost its port to another process is made. */
+const START_ATTEMPTS = 3;
+
+interface RelayOptions {
   persistTo: string;
   envFile: string;
   port?: number;
   /** Another wrangler config (a benchmark's baseline Worker); it must answer GET /. */
   config?: string;
   signal?: AbortSignal;
-}): Promise<RelayProcess> {
+}
+
+async function startRelayOnce(options: RelayOptions): Promise<RelayProcess> {
   const port = options.port ?? (await freePort());
   if (await portInUse(port))
     throw new StartRefused('port_in_use', `port ${port} is in use by a process that this did not start`);
