@@ -6,8 +6,8 @@ export function shellQuote(word: string): string {
   return PLAIN.test(word) ? word : quoted(word);
 }
 
-/** In single quotes, each `'` closed, escaped and reopened. */
-const quoted = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+/** In single quotes, each `'` closed, escaped and reopened: one word for sh, bash or zsh. */
+export const quoted = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
 
 /** Words a shell reads as its own syntax where a command's name stands (`if`, `!`, `{`). */
 const RESERVED = new Set(

@@ -1,5 +1,5 @@
 import type { CompletionCommand } from './completionModel.ts';
-import { shellQuote } from './shellQuote.ts';
+import { quoted } from '../../install/shellWords.ts';
 
 /**
  * The bash script: it finds the command typed so far by walking the words, then offers that
@@ -7,13 +7,13 @@ import { shellQuote } from './shellQuote.ts';
  * option whose value is free text offers nothing of Latch's: bash's own file names follow.
  */
 export function bashCompletion(commands: readonly CompletionCommand[]): string {
-  const words = (list: readonly string[]) => shellQuote(list.join(' '));
-  const paths = commands.slice(1).map((command) => shellQuote(command.path));
+  const words = (list: readonly string[]) => quoted(list.join(' '));
+  const paths = commands.slice(1).map((command) => quoted(command.path));
   const valueArms = commands.flatMap((command) =>
     command.options
       .filter((option) => option.takesValue)
       .map((option) => {
-        const patterns = option.flags.map((flag) => shellQuote(`${command.path} ${flag}`)).join(' | ');
+        const patterns = option.flags.map((flag) => quoted(`${command.path} ${flag}`)).join(' | ');
         return option.choices.length > 0
           ? `    ${patterns}) COMPREPLY=($(compgen -W ${words(option.choices)} -- "$cur")); return ;;`
           : `    ${patterns}) return ;;`;
@@ -25,7 +25,7 @@ export function bashCompletion(commands: readonly CompletionCommand[]): string {
       ...command.argumentChoices,
       ...command.options.flatMap((option) => option.flags),
     ];
-    return `    ${shellQuote(command.path)}) COMPREPLY=($(compgen -W ${words(offered)} -- "$cur")) ;;`;
+    return `    ${quoted(command.path)}) COMPREPLY=($(compgen -W ${words(offered)} -- "$cur")) ;;`;
   });
   return `# bash completion for latch, made by \`latch completion bash\` from the CLI's own commands.
 # Load it with: source <(latch completion bash)

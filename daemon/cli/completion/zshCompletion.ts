@@ -1,23 +1,23 @@
 import type { CompletionCommand } from './completionModel.ts';
-import { shellQuote } from './shellQuote.ts';
+import { quoted } from '../../install/shellWords.ts';
 
 /** `name:description`, as _describe reads it (a colon in the name escaped), or the name alone. */
 const entry = (name: string, description?: string) =>
-  shellQuote(`${name.replaceAll(':', '\\:')}${description === undefined ? '' : `:${description}`}`);
+  quoted(`${name.replaceAll(':', '\\:')}${description === undefined ? '' : `:${description}`}`);
 
 /**
  * The zsh script: the same walk as bash's, with each command and option described. It works
  * both sourced (it registers itself with compdef) and autoloaded from $fpath as `_latch`.
  */
 export function zshCompletion(commands: readonly CompletionCommand[]): string {
-  const paths = commands.slice(1).map((command) => shellQuote(command.path));
+  const paths = commands.slice(1).map((command) => quoted(command.path));
   const valueArms = commands.flatMap((command) =>
     command.options
       .filter((option) => option.takesValue)
       .map((option) => {
-        const patterns = option.flags.map((flag) => shellQuote(`${command.path} ${flag}`)).join('|');
+        const patterns = option.flags.map((flag) => quoted(`${command.path} ${flag}`)).join('|');
         return option.choices.length > 0
-          ? `    (${patterns}) compadd -- ${option.choices.map(shellQuote).join(' ')}; return ;;`
+          ? `    (${patterns}) compadd -- ${option.choices.map(quoted).join(' ')}; return ;;`
           : `    (${patterns}) _default; return ;;`;
       }),
   );
@@ -27,7 +27,7 @@ export function zshCompletion(commands: readonly CompletionCommand[]): string {
       ...command.argumentChoices.map((choice) => entry(choice)),
       ...command.options.flatMap((option) => option.flags.map((flag) => entry(flag, option.description))),
     ];
-    return `    (${shellQuote(command.path)}) entries=(${entries.join(' ')}) ;;`;
+    return `    (${quoted(command.path)}) entries=(${entries.join(' ')}) ;;`;
   });
   return `#compdef latch
 # zsh completion for latch, made by \`latch completion zsh\` from the CLI's own commands.
