@@ -14,8 +14,8 @@ import type { KillSwitch } from '../kill-switch/killSwitch.ts';
 import { plainCommandWords } from '../policy/plainCommandWords.ts';
 import { evaluatePolicy } from '../policy/policy.ts';
 import type { PolicyKeeper } from '../policy/policyKeeper.ts';
-import { protectedPlaces, withAgentConfigDir } from '../policy/protectedPlaces.ts';
-import { scriptsRun } from '../policy/scriptsRun.ts';
+import { protectedPlaces, withAgentConfigDir, withDaemonThreads } from '../policy/protectedPlaces.ts';
+import { mayRunOtherCode, scriptsRun } from '../policy/scriptsRun.ts';
 import { selfProtection } from '../policy/selfProtection.ts';
 import type { GateAnswer, GateRequest } from '../socket/localApi.ts';
 import { deny, frozenDeny, reportedDeny } from './deny.ts';
@@ -145,18 +145,20 @@ export class Deciding {
       ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
     });
     // Latch guarding itself (docs/policy.md) outranks any policy answer but a deny, and never defers.
-    const places =
+    const places = withDaemonThreads(
       request.agentConfigDir === undefined
         ? this.#protectedPlaces
         : withAgentConfigDir(
             this.#protectedPlaces,
             request.agent === 'codex' ? 'codex' : 'claude-code',
             request.agentConfigDir,
-          );
+          ),
+    );
     // A script the command runs is read once: self-protection reads it, and a phone is shown it.
     const scripts =
       request.command === undefined ? [] : scriptsRun(request.command, request.cwd, places.variables);
-    const folderUnsure = request.agent === 'codex' && request.tool === 'Bash';
+    // Codex tells its hooks neither a command's `workdir` nor the folder a patch applies in.
+    const folderUnsure = request.agent === 'codex';
     const guarded = selfProtection({ ...request, scripts, folderUnsure }, places);
     const verdict = guarded && policyVerdict.action !== 'deny' ? guarded : policyVerdict;
     const rule = verdict === guarded ? `Latch's own rule "${verdict.rule}"` : `policy rule "${verdict.rule}"`;
@@ -193,11 +195,11 @@ export class Deciding {
     const risk = strictest(verdict.risk, request.risk);
     // A rule a phone allowed covers only what the same policy rule asks, never what Latch guards.
     const asked = { policyRule: verdict.rule, risk, guarded: verdict === guarded };
-    // Nor what runs a script: a rule is matched by the command's words, and the script may change.
+    // Nor what may run code its words do not hold (a script, a shell or an interpreter, code an
+    // option or a variable loads): a rule is matched by the words, and the code may change.
+    const runsOtherCode = request.command !== undefined && mayRunOtherCode(request.command, places.variables);
     const granted =
-      asked.guarded || request.unsandboxed || scripts.length > 0
-        ? undefined
-        : grants.covering(request, asked);
+      asked.guarded || request.unsandboxed || runsOtherCode ? undefined : grants.covering(request, asked);
     if (granted) {
       audit.append({
         event: 'allowed',
@@ -213,7 +215,7 @@ export class Deciding {
         via: 'grant',
       });
     }
-    const similar = scripts.length > 0 ? undefined : proposeSimilar(request, asked);
+    const similar = runsOtherCode ? undefined : proposeSimilar(request, asked);
     // The policy sets how long a phone may take; an agent may ask for less, never for more.
     const longest = verdict.timeoutSeconds ?? this.#config.approvals.timeoutSeconds;
     const timeoutSeconds = Math.min(request.timeoutSeconds ?? longest, longest);

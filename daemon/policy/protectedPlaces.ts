@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { escapeRegExp } from '../../shared/text/escapeRegExp.ts';
 import { homeFolder, latchFiles, latchHome, socketPath } from '../config/paths.ts';
@@ -138,6 +139,24 @@ export function withAgentConfigDir(places: ProtectedPlaces, agent: Agent, folder
   const resolved = resolve(folder);
   const known = places.places.some((place) => place.kind === 'agent-dir' && place.path === resolved);
   return known ? places : { ...places, places: [...places.places, ...agentPlaces(agent, resolved)] };
+}
+
+/**
+ * The places with the /proc folders of the daemon's threads: a thread's id names the daemon there
+ * as its pid does (`/proc/<tid>/environ`, its open files). Threads come and go, so they are read
+ * when a call is judged.
+ */
+export function withDaemonThreads(places: ProtectedPlaces): ProtectedPlaces {
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${places.daemonPid}/task`).filter((id) => id !== String(places.daemonPid));
+  } catch {
+    return places; // no /proc (not Linux), or the daemon is gone
+  }
+  return {
+    ...places,
+    places: [...places.places, ...threads.flatMap((id) => placeForms('secret', `/proc/${id}`))],
+  };
 }
 
 export function protectedPlaces(

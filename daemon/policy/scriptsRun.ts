@@ -1,13 +1,13 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { basename, isAbsolute, resolve } from 'node:path';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from 'node:fs';
+import { basename, extname, isAbsolute, join, resolve } from 'node:path';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { commandWords, literalText, type SimpleCommand } from './commandWords.ts';
 import { LONG_COMMAND_BYTES } from './policy.ts';
 
 /**
  * A script file a command runs: `bash deploy.sh`, `python3 tools/x.py`, `. ./env.sh`,
- * `./deploy`. Its text is what runs, not the command's words: a phone is shown it, and
- * self-protection reads it as it reads the command.
+ * `./deploy`, `awk -f x.awk`, `patch -i x.diff`. Its text is what runs, not the command's words:
+ * a phone is shown it, and self-protection reads it as it reads the command.
  */
 export interface RunScript {
   /** As the command names it, made absolute from the folder it runs in. */
@@ -17,6 +17,8 @@ export interface RunScript {
   unread?: string;
   /** Run by a shell, so read as shell commands; else it is another language's code. */
   shell: boolean;
+  /** A patch the command applies: the files its headers name are written. */
+  patch?: true;
 }
 
 /** The most read of one script: a phone shows far less (LIMITS.detailBytes), and says it was cut. */
@@ -26,31 +28,95 @@ const MOST_SCRIPTS = 4;
 
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'busybox']);
 const INTERPRETER =
-  /^(python[\d.]*|pypy[\d.]*|node|nodejs|perl[\d.]*|ruby[\d.]*|php[\d.]*|tsx|ts-node|bun|deno|lua[\d.]*|Rscript)$/;
-/** Words that put the program after them: `sudo bash x.sh`, `env A=1 python3 x.py`. */
-const WRAPPERS = new Set(['sudo', 'env', 'nohup', 'exec', 'command', 'time', 'nice', 'doas']);
+  /^(python[\d.]*|pypy[\d.]*|node|nodejs|perl[\d.]*|ruby[\d.]*|php[\d.]*|tsx|ts-node|bun|deno|lua[\d.]*|luajit|Rscript|tclsh[\d.]*|wish[\d.]*|expect|julia|pwsh|raku|elixir|groovy|osascript)$/;
+/** Words that run the program after them: `sudo bash x.sh`, `timeout 60 python3 x.py`. */
+const WRAPPERS = new Set([
+  ...['sudo', 'doas', 'env', 'nohup', 'exec', 'command', 'builtin', 'time', 'nice', 'ionice', 'chrt'],
+  ...['taskset', 'numactl', 'timeout', 'setsid', 'stdbuf', 'unbuffer', 'flock', 'xargs', 'parallel'],
+  ...['watch', 'systemd-run', 'nsenter', 'unshare', 'chroot', 'strace', 'ltrace', 'firejail'],
+  ...['faketime', 'caffeinate', 'chronic', 'torsocks', 'proxychains', 'proxychains4', 'script'],
+]);
 /**
- * An interpreter's options after which its code is in the command itself, or a module's: no
- * script file. A shell's is `-c`, alone or among other letters (`-lc`).
+ * A project's runners: the program after them, or the code file they are given (`uv run x.py`,
+ * `npx tsx x.ts`). Anything else they run comes from the project's own configuration.
  */
-const INLINE = new Set(['-c', '-e', '-E', '-m', '-p', '--eval', '--print', '--version', '--help']);
+const RUNNERS = new Set([
+  ...['npx', 'pnpx', 'bunx', 'uv', 'uvx', 'poetry', 'pipenv', 'pdm', 'hatch', 'rye', 'pipx', 'conda'],
+  ...['mamba', 'micromamba', 'mise', 'asdf', 'direnv', 'dotenv', 'doppler', 'aws-vault', 'op'],
+]);
+/** A file a runner is given that is code to run, by its extension: a shell's, or another language's. */
+const CODE_FILE = /\.(sh|bash|zsh|py|js|mjs|cjs|ts|mts|cts|tsx|rb|pl|php|lua|r|jl|ps1|tcl|exs)$/i;
+/**
+ * An interpreter's options after which its code is in the command itself, or it runs none: no
+ * script file. A shell's is `-c`, alone or among other letters (`-lc`). `-m` is Python's module,
+ * looked for in the folder the command runs in.
+ */
+const INLINE = new Set(['-c', '-e', '-E', '-p', '--eval', '--print', '--version', '--help', '-V', '-h']);
 /** Options that take the next word as their value, which is no script: a shell's, then others'. */
 const SHELL_OPTION_WITH_VALUE = new Set(['-o', '+o', '-O', '+O', '--rcfile', '--init-file']);
-const OPTION_WITH_VALUE = new Set([
-  '-W',
-  '-X',
-  '-I',
-  '-r',
-  '--require',
-  '--import',
-  '--loader',
-  '--env-file',
-]);
+const OPTION_WITH_VALUE = new Set(['-W', '-X', '-I', '--env-file']);
+/** Options that load code from the file they name before the script (`node -r ./setup.js x.js`). */
+const LOADS_CODE = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader']);
+/**
+ * Variables that make a program load code before its own: bash's start-up script (sh reads
+ * `ENV` only when interactive), Node's options (its `--require`), and what is loaded into any
+ * program or interpreter, which Latch cannot show.
+ */
+const SHELL_START_VARIABLE = /^BASH_ENV=(.+)$/s;
+const NODE_OPTIONS = /^NODE_OPTIONS=(.*)$/s;
+const LOADER_VARIABLES = /^(LD_PRELOAD|LD_AUDIT|PERL5OPT|RUBYOPT|PYTHONSTARTUP|JAVA_TOOL_OPTIONS)=./s;
+/**
+ * Programs that run code from a file an option names (`awk -f x.awk`, `vim -S x.vim`,
+ * `sqlite3 -init x.sql`, `at -f x.sh`): their code, read as another language's (a shell's for
+ * `at`, `batch` and `crontab`).
+ */
+const PROGRAM_FILE_OPTIONS: Record<string, { options: readonly string[]; shell: boolean }> = {
+  awk: { options: ['-f', '--file'], shell: false },
+  gawk: { options: ['-f', '--file'], shell: false },
+  mawk: { options: ['-f'], shell: false },
+  nawk: { options: ['-f'], shell: false },
+  sed: { options: ['-f', '--file'], shell: false },
+  gsed: { options: ['-f', '--file'], shell: false },
+  vim: { options: ['-S', '-s', '-u'], shell: false },
+  vi: { options: ['-S', '-s', '-u'], shell: false },
+  nvim: { options: ['-S', '-s', '-u'], shell: false },
+  ex: { options: ['-S', '-s', '-u'], shell: false },
+  view: { options: ['-S', '-s', '-u'], shell: false },
+  sqlite3: { options: ['-init', '--init'], shell: false },
+  at: { options: ['-f'], shell: true },
+  batch: { options: ['-f'], shell: true },
+};
+/**
+ * Programs whose every argument naming a file may be code they run: a file after `<` is one of
+ * the command's words (`sqlite3 x.db < x.sql`, `at now < x.sh`, `patch -p1 < x.diff`), and
+ * crontab's and git's take theirs plainly. sqlite3's and ed's first is the file they work on.
+ */
+const READS_FILES_GIVEN: Record<string, FilesGiven> = {
+  sqlite3: { shell: false, afterFirst: true },
+  ed: { shell: false, afterFirst: true },
+  at: { shell: true },
+  batch: { shell: true },
+  crontab: { shell: true },
+  patch: { shell: false, patch: true },
+};
+/** How a program takes files of code: as shell or other code, as patches, after the file it works on. */
+type FilesGiven = { shell: boolean; patch?: true; afterFirst?: true };
+
+/** What one simple command runs from files: each named as written, or why it cannot be read. */
+/**
+ * A file one simple command runs code from, as written: `byPath` when it is the program,
+ * `ifFound` when a word may name one or not (a module, an argument). Or code it cannot read,
+ * `what` saying whose.
+ */
+type Named =
+  | { path: string; shell: boolean; byPath?: true; patch?: true; ifFound?: true }
+  | { unread: string; shell: boolean; what: string };
 
 /**
  * The scripts `command` runs, read from where it runs (`cwd`), with `variables` as the shell
  * would expand them. Each is read at most MOST_SCRIPT_BYTES, only when it is a regular file, and
- * without waiting (a FIFO in its place is not read).
+ * without waiting (a FIFO in its place is not read). What it cannot read, it says so: the call
+ * is then asked at critical risk (gate/requestDetails.ts).
  */
 export function scriptsRun(
   command: string,
@@ -60,60 +126,204 @@ export function scriptsRun(
   const found = new Map<string, RunScript>();
   // Longer than a phone shows, a command is asked at critical risk, and not read as words.
   if (utf8Length(command) > LONG_COMMAND_BYTES) return [];
-  for (const words of commandWords(command, variables)) {
-    const named = scriptNamed(words);
-    if (!named || found.size >= MOST_SCRIPTS) continue;
-    const path = isAbsolute(named.path)
-      ? named.path
-      : cwd && isAbsolute(cwd)
-        ? resolve(cwd, named.path)
-        : undefined;
-    if (path === undefined || found.has(path)) continue;
-    const read = readScript(path);
-    // A program run by its path is a script only when it is text: a binary is no one's to show.
-    if (named.byPath && read.text !== undefined && read.text.includes('\0')) continue;
-    if (named.byPath && read.unread !== undefined) continue;
-    const shell = named.byPath ? shebangIsShell(read.text ?? '') : named.shell;
-    found.set(path, { path, ...read, shell });
-  }
+  for (const words of commandWords(command, variables))
+    for (const named of scriptsNamed(words)) {
+      if ('unread' in named) {
+        found.set(named.what, { path: named.what, unread: named.unread, shell: named.shell });
+        continue;
+      }
+      const path = isAbsolute(named.path)
+        ? named.path
+        : cwd && isAbsolute(cwd)
+          ? resolve(cwd, named.path)
+          : undefined;
+      if (path === undefined || found.has(path)) continue;
+      // More than a person writes in one command is not read, and said so: never passed over.
+      if (found.size >= MOST_SCRIPTS) {
+        found.set(path, {
+          path,
+          unread: `more than the ${MOST_SCRIPTS} scripts Latch reads of one command`,
+          shell: named.shell,
+        });
+        return [...found.values()];
+      }
+      const read = readScript(path);
+      // A word that may name a file and does not (an installed module, a time for `at`, a
+      // query), or names a binary (a database), is no code to show; nor a program run by its
+      // path that is a binary, or missing.
+      const notCode = read.text?.includes('\0') || (read.unread !== undefined && NOT_FOUND.has(read.unread));
+      if ((named.ifFound || named.byPath) && notCode) continue;
+      if (named.byPath && read.unread !== undefined) continue;
+      const shell = named.byPath ? shebangIsShell(read.text ?? '') : named.shell;
+      found.set(path, { path, ...read, shell, ...(named.patch ? { patch: true } : {}) });
+    }
   return [...found.values()];
 }
 
-/** The script one simple command runs, if it runs one; `byPath` when the program is the script. */
-function scriptNamed(words: SimpleCommand): { path: string; shell: boolean; byPath: boolean } | undefined {
+/**
+ * Whether a command may run code Latch cannot know from its words, read or not: a shell or an
+ * interpreter anywhere in it, a program run by its path, a runner, or a variable that loads code.
+ * No rule for calls like it is offered or applies: the next run may hold anything.
+ */
+export function mayRunOtherCode(command: string, variables: Readonly<Record<string, string>>): boolean {
+  if (utf8Length(command) > LONG_COMMAND_BYTES) return true;
+  return commandWords(command, variables).some(
+    (words) =>
+      scriptsNamed(words).length > 0 ||
+      words.some((word) => {
+        const name = basename(literalText(word) ?? '');
+        return runsCode(name) || RUNNERS.has(name);
+      }),
+  );
+}
+
+/** The files one simple command runs code from, as written. */
+function scriptsNamed(words: SimpleCommand): Named[] {
   const texts = words.map(literalText);
+  const named: Named[] = [...loadedByVariables(texts)];
   let at = texts.findIndex((text) => text === undefined || !/^[A-Za-z_]\w*=/.test(text));
-  // A program that runs the one after it: the first word after it that names one to run.
-  if (at >= 0 && WRAPPERS.has(basename(texts[at] ?? ''))) {
-    const runs = texts.findIndex(
-      (text, index) => index > at && text !== undefined && (runsCode(basename(text)) || text.includes('/')),
+  // A program that runs another: the first shell or interpreter after it, else the first path.
+  while (at >= 0 && (WRAPPERS.has(basename(texts[at] ?? '')) || RUNNERS.has(basename(texts[at] ?? '')))) {
+    const runner = RUNNERS.has(basename(texts[at]!));
+    const after = texts.slice(at + 1);
+    const runs = after.findIndex((text) => text !== undefined && runsCode(basename(text)));
+    const fallback = after.findIndex(
+      (text) =>
+        text !== undefined && (runner ? CODE_FILE.test(text) && !text.startsWith('-') : text.includes('/')),
     );
-    if (runs === -1) return undefined;
-    at = runs;
+    const next = runs !== -1 ? runs : fallback;
+    if (next === -1) return named;
+    if (runs === -1 && runner)
+      return [...named, { path: after[next]!, shell: /\.(sh|bash|zsh)$/i.test(after[next]!) }];
+    at += 1 + next;
   }
   const program = texts[at];
-  if (program === undefined) return undefined;
+  if (program === undefined) return named;
   const name = basename(program);
   if (name === 'source' || name === '.') {
     const path = texts[at + 1];
-    return path ? { path, shell: true, byPath: false } : undefined;
+    return path ? [...named, { path, shell: true }] : named;
   }
-  const shell = SHELLS.has(name);
-  if (runsCode(name)) {
-    for (let next = at + 1; next < texts.length; next++) {
-      const word = texts[next];
-      if (word === undefined) return undefined;
-      // php's -r is its code; node's and ruby's name a module to load first.
-      const inline = INLINE.has(word) || (word === '-r' && name.startsWith('php'));
-      if (shell ? /^(-[a-zA-Z]*c[a-zA-Z]*|--command)$/.test(word) : inline) return undefined;
-      if ((shell ? SHELL_OPTION_WITH_VALUE : OPTION_WITH_VALUE).has(word)) next++;
-      else if (word === 'run' && (name === 'deno' || name === 'bun')) continue;
-      else if (!word.startsWith('-') && !word.startsWith('+')) return { path: word, shell, byPath: false };
-    }
-    return undefined;
-  }
-  return program.includes('/') ? { path: program, shell: true, byPath: true } : undefined;
+  if (runsCode(name)) return [...named, ...interpreterScripts(name, texts.slice(at + 1))];
+  if (name === 'git' && (texts[at + 1] === 'apply' || texts[at + 1] === 'am'))
+    return [...named, ...filesGiven(texts.slice(at + 2), { shell: false, patch: true })];
+  const fileOptions = PROGRAM_FILE_OPTIONS[name];
+  if (fileOptions) named.push(...optionFiles(texts.slice(at + 1), fileOptions.options, fileOptions.shell));
+  const given = READS_FILES_GIVEN[name];
+  if (given) named.push(...filesGiven(texts.slice(at + 1), given));
+  if (name === 'sqlite3') named.push(...sqliteReads(texts.slice(at + 1)));
+  if (program.includes('/')) named.push({ path: program, shell: true, byPath: true });
+  return named;
 }
+
+/** A shell's or interpreter's script, the code its options load first, or its input when it names none. */
+function interpreterScripts(name: string, args: (string | undefined)[]): Named[] {
+  const shell = SHELLS.has(name);
+  const python = /^(python|pypy)/.test(name);
+  const named: Named[] = [];
+  for (let next = 0; next < args.length; next++) {
+    const word = args[next];
+    if (word === undefined)
+      return [
+        ...named,
+        { unread: 'its script is a value only running tells', shell, what: `${name}'s script` },
+      ];
+    // php's -r is its code; node's and ruby's name a module to load first. -v is a version, but
+    // a shell's and Python's verbose mode.
+    const inline =
+      INLINE.has(word) || (word === '-r' && name.startsWith('php')) || (word === '-v' && !shell && !python);
+    if (shell ? /^(-[a-zA-Z]*c[a-zA-Z]*|--command|--version|--help)$/.test(word) : inline) return named;
+    if (python && word === '-m') {
+      const module = args[next + 1];
+      if (module === undefined) return named;
+      const file = module.replaceAll('.', '/');
+      return [
+        ...named,
+        { path: `${file}.py`, shell: false, ifFound: true },
+        { path: `${file}/__main__.py`, shell: false, ifFound: true },
+      ];
+    }
+    const loads = !shell && LOADS_CODE.has(word) ? args[next + 1] : undefined;
+    if (loads !== undefined && looksLikeAFile(loads)) named.push({ path: loads, shell: false });
+    if (loads !== undefined || (shell ? SHELL_OPTION_WITH_VALUE : OPTION_WITH_VALUE).has(word)) next++;
+    else if (word === 'run' && (name === 'deno' || name === 'bun')) continue;
+    // bun's and deno's own commands (`bun install`, `deno fmt`) run what the project configures.
+    else if ((name === 'deno' || name === 'bun') && !word.includes('.') && !word.includes('/')) return named;
+    else if (!word.startsWith('-') && !word.startsWith('+')) return [...named, { path: word, shell }];
+  }
+  // No script named: it runs what its input holds (`cat x.sh | bash`, `curl … | python3 -`).
+  return [
+    ...named,
+    {
+      unread: 'it runs the code its input holds, which is not known before it runs',
+      shell,
+      what: `${name}'s input`,
+    },
+  ];
+}
+
+/** The files named after `options` (`-f x`, `-fx`, `--file=x`). */
+function optionFiles(args: (string | undefined)[], options: readonly string[], shell: boolean): Named[] {
+  const named: Named[] = [];
+  args.forEach((word, index) => {
+    if (word === undefined) return;
+    for (const option of options) {
+      const value =
+        word === option
+          ? args[index + 1]
+          : word.startsWith(`${option}=`)
+            ? word.slice(option.length + 1)
+            : option.length === 2 && word.startsWith(option) && word.length > 2
+              ? word.slice(2)
+              : undefined;
+      if (value !== undefined) named.push({ path: value, shell });
+    }
+  });
+  return named;
+}
+
+/** Every word but an option that names an existing file (but the first, for some). */
+function filesGiven(args: (string | undefined)[], { afterFirst, ...kind }: FilesGiven): Named[] {
+  const files = args.filter(
+    (word): word is string => word !== undefined && word !== '' && !word.startsWith('-'),
+  );
+  return files.slice(afterFirst ? 1 : 0).map((path) => ({ path, ...kind, ifFound: true }));
+}
+
+/** sqlite3's `.read FILE` given as an argument. */
+function sqliteReads(args: (string | undefined)[]): Named[] {
+  return args.flatMap((word): Named[] => {
+    const path = /^\s*\.read\s+(\S+)/.exec(word ?? '')?.[1];
+    return path ? [{ path: path.replace(/^(["'])(.*)\1$/, '$2'), shell: false }] : [];
+  });
+}
+
+/** What variables assigned anywhere in the command make a program load (`BASH_ENV=x bash -c …`). */
+function loadedByVariables(texts: (string | undefined)[]): Named[] {
+  return texts.flatMap((text): Named[] => {
+    if (text === undefined) return [];
+    const shellStart = SHELL_START_VARIABLE.exec(text)?.[1];
+    if (shellStart) return [{ path: shellStart, shell: true }];
+    const nodeOptions = NODE_OPTIONS.exec(text)?.[1];
+    if (nodeOptions !== undefined) {
+      const words = nodeOptions.split(/\s+/);
+      return words.flatMap((word, index): Named[] => {
+        const value = LOADS_CODE.has(word)
+          ? words[index + 1]
+          : /^--(?:require|import|loader)=(.+)$/.exec(word)?.[1];
+        return value !== undefined && looksLikeAFile(value) ? [{ path: value, shell: false }] : [];
+      });
+    }
+    const loader = LOADER_VARIABLES.exec(text)?.[1];
+    return loader
+      ? [{ unread: `${loader} loads code into the program that runs`, shell: false, what: loader }]
+      : [];
+  });
+}
+
+/** A file, not a package's name: `./setup.js`, `/opt/x.mjs`, `hooks/x.ts` (`dotenv/config` is a package). */
+const looksLikeAFile = (value: string) =>
+  value.startsWith('.') || value.startsWith('/') || CODE_FILE.test(value) || extname(value) === '.node';
 
 const runsCode = (name: string) =>
   SHELLS.has(name) || INTERPRETER.test(name) || name === 'source' || name === '.';
@@ -126,7 +336,67 @@ function shebangIsShell(text: string): boolean {
   return SHELLS.has(basename(program));
 }
 
+/**
+ * The files a unified diff writes, by its headers (`--- a/x`, `+++ b/x`, `diff --git a/x b/x`,
+ * `rename to x`): each as written and without its first folder, since `patch -p1` and `git apply`
+ * take that away and `patch -p0` does not.
+ */
+export function patchedFiles(text: string): string[] {
+  const files = new Set<string>();
+  const add = (path: string) => {
+    if (path === '/dev/null') return;
+    files.add(path);
+    const slash = path.indexOf('/');
+    if (slash > 0) files.add(path.slice(slash + 1));
+  };
+  for (const line of text.split('\n')) {
+    const header =
+      /^(?:---|\+\+\+) ([^\t\n]+)/.exec(line)?.[1] ?? /^(?:rename|copy) (?:from|to) (.+)$/.exec(line)?.[1];
+    if (header !== undefined) add(header.trim());
+    const git = /^diff --git (\S+) (\S+)$/.exec(line);
+    if (git) for (const path of git.slice(1)) add(path);
+  }
+  return [...files];
+}
+
+/** What opening a word that names no file says. */
+const NOT_FOUND = new Set(['ENOENT', 'ENOTDIR', 'ENAMETOOLONG']);
+
+/** How many links the kernel follows in one path (Linux's MAXSYMLINKS). */
+const MAX_LINKS = 40;
+
+/**
+ * Whether a path leads, by its name or a link on the way, into /proc or /dev: `/dev/fd/19`,
+ * `/proc/self/fd/19`, a link to either. Read here, they would be the daemon's own open files and
+ * folder, not what the agent's shell opens.
+ */
+function leadsThroughProcessViews(path: string): boolean {
+  let rest = path.split('/').filter(Boolean);
+  let at = '/';
+  for (let links = 0; rest.length > 0;) {
+    const next = join(at, rest.shift()!);
+    if (next === '/proc' || next === '/dev' || next.startsWith('/proc/') || next.startsWith('/dev/'))
+      return true;
+    const found = lstatSync(next, { throwIfNoEntry: false });
+    if (!found?.isSymbolicLink()) {
+      at = next;
+      continue;
+    }
+    if (++links > MAX_LINKS) return true;
+    const target = readlinkSync(next);
+    rest = [...target.split('/').filter(Boolean), ...rest];
+    if (isAbsolute(target)) at = '/';
+  }
+  return false;
+}
+
 function readScript(path: string): { text?: string; unread?: string } {
+  try {
+    if (leadsThroughProcessViews(path))
+      return { unread: 'a path through /proc or /dev, which Latch would read as its own' };
+  } catch (error) {
+    return { unread: (error as NodeJS.ErrnoException).code ?? 'cannot be followed' };
+  }
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);

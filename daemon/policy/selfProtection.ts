@@ -9,7 +9,7 @@ import { LONG_COMMAND_BYTES, type Verdict } from './policy.ts';
 import type { ProtectedPlaces } from './protectedPlaces.ts';
 import { realPath } from './realPath.ts';
 import { replacesGlobalPackages } from './replacesGlobalPackages.ts';
-import type { RunScript } from './scriptsRun.ts';
+import { patchedFiles, type RunScript } from './scriptsRun.ts';
 import { placeByIdentity } from './sameFile.ts';
 import { startsAgentUnhooked } from './startsAgentUnhooked.ts';
 import { attachesToTheDaemon, stopsTheDaemon } from './stopsTheDaemon.ts';
@@ -23,7 +23,7 @@ export interface ProtectedCall {
   /** The tool's input as JSON text. */
   input?: string;
   cwd?: string;
-  /** It may run in another folder than `cwd`: Codex does not tell its hooks a command's `workdir`. */
+  /** It may act in another folder than `cwd`: Codex tells its hooks neither a command's `workdir` nor where a patch applies. */
   folderUnsure?: boolean;
   /** The script files the command runs (scriptsRun), read by the daemon. */
   scripts?: readonly RunScript[];
@@ -83,31 +83,20 @@ function guardedAt(call: ProtectedCall, places: ProtectedPlaces): Verdict | unde
   const note: Note = (guard, target) => {
     if (!found.has(guard)) found.set(guard, target);
   };
+  const variables = { ...places.variables, ...(cwd ? { PWD: cwd } : {}) };
+  const reading: Reading = { cwd, variables, places, real, note };
   // Grep without a path searches the folder it runs in, every file below it.
   const paths = call.tool === 'Grep' && call.paths.length === 0 && cwd ? [cwd] : call.paths;
-  const sameFileAs = paths.length > 0 ? placeByIdentity(places.places) : undefined;
-  for (const path of paths) {
-    // As given: a tool's path is a name, not a pattern (a `*` in it is a `*`).
-    const named = withHome(path, places);
-    const pattern = pathPattern([{ text: named, glob: false }]);
-    const absolute = isAbsolute(named) ? named : cwd && resolve(cwd, named);
-    const sameFile = absolute ? sameFileAs!(absolute) : undefined;
-    const touches = pathTouches(pattern, cwd, places, real, 'exactly');
-    for (const touch of [...touches, ...(sameFile ? [sameFile] : [])]) {
-      const guard = READS.has(call.tool) ? onRead(call.tool, touch) : mayWrite(touch);
-      if (guard) note(guard, touch.place.target);
-    }
-  }
-  const variables = { ...places.variables, ...(cwd ? { PWD: cwd } : {}) };
-  if (call.command !== undefined)
-    commandTouches(call.command, LONG_COMMAND_BYTES, { cwd, variables, places, real, note });
+  pathsTouch(paths, call.tool, reading);
+  if (call.command !== undefined) commandTouches(call.command, LONG_COMMAND_BYTES, reading);
   // What a script the command runs holds runs too (`bash deploy.sh`): a shell's script is read
-  // as commands of its own, another language's as code, for what it names in quotes.
+  // as commands of its own, another language's as code, for what it names in quotes, and a
+  // patch writes the files its headers name.
   for (const script of call.scripts ?? []) {
     if (script.text === undefined) continue;
-    if (script.shell)
-      commandTouches(script.text, MOST_INPUT_READ_AS_WORDS, { cwd, variables, places, real, note });
-    else codeTouches(script.text, { cwd, variables, places, real, note });
+    if (script.shell) commandTouches(script.text, MOST_INPUT_READ_AS_WORDS, reading);
+    else codeTouches(script.text, reading);
+    if (script.patch) pathsTouch(patchedFiles(script.text), 'Write', reading);
   }
   // An MCP or unknown tool may write anywhere: each string in its input is read as a command's
   // words are. A longer input is more than can be read so in time (16 kB built to be slow takes
@@ -150,6 +139,23 @@ interface Reading {
   note: Note;
 }
 
+/** What the paths a file tool (or a patch) names touch of Latch's, each a name, not a pattern. */
+function pathsTouch(paths: readonly string[], tool: string, { cwd, places, real, note }: Reading): void {
+  const sameFileAs = paths.length > 0 ? placeByIdentity(places.places) : undefined;
+  for (const path of paths) {
+    // As given: a tool's path is a name, not a pattern (a `*` in it is a `*`).
+    const named = withHome(path, places);
+    const pattern = pathPattern([{ text: named, glob: false }]);
+    const absolute = isAbsolute(named) ? named : cwd && resolve(cwd, named);
+    const sameFile = absolute ? sameFileAs!(absolute) : undefined;
+    const touches = pathTouches(pattern, cwd, places, real, 'exactly');
+    for (const touch of [...touches, ...(sameFile ? [sameFile] : [])]) {
+      const guard = READS.has(tool) ? onRead(tool, touch) : mayWrite(touch);
+      if (guard) note(guard, touch.place.target);
+    }
+  }
+}
+
 /**
  * What a command's words touch of Latch's, and whether it stops the daemon, changes the leash or
  * starts an agent unhooked.
@@ -170,9 +176,10 @@ function commandTouches(
     const words = uniqueWords(commands.flat());
     // A bare `cd` goes home: what follows is read from there (`cd && cp /tmp/x .bashrc`).
     if (commands.some(goesHome)) words.push([{ text: places.variables['HOME']!, glob: false }]);
-    // An option's value is a word of its own (`cp --target-directory=$HOME x/.bashrc`).
+    // An option's value is a word of its own (`cp --target-directory=$HOME x/.bashrc`), and so is
+    // what follows any `name=` (`dd of=../.bashrc`, `awk -v f=../.profile`).
     for (const word of [...words]) {
-      const value = /^--?[\w-]+=(.+)$/s.exec(literalText(word) ?? '')?.[1];
+      const value = /^[^=/]+=(.+)$/s.exec(literalText(word) ?? '')?.[1];
       if (value !== undefined) words.push([{ text: value, glob: false }]);
     }
     // A path a program's own code names in quotes (`python3 -c "open('../.bashrc', 'a')"`, awk's

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { literalText, type SimpleCommand, type Word } from './commandWords.ts';
 
 /** Programs that run a command with their input in place of some of its words. */
@@ -185,5 +186,11 @@ function mayBeTheDaemon(
   const pid = /^\s*([+-]?\d+)\s*$/.exec(text)?.[1];
   if (pid === undefined) return replaced;
   const as32Bits = Number(BigInt.asIntN(32, BigInt(pid)));
-  return pid.startsWith('-') || as32Bits <= 0 || as32Bits === daemonPid;
+  // A thread's id is the whole process to kill(2), ptrace and prlimit.
+  return (
+    pid.startsWith('-') ||
+    as32Bits <= 0 ||
+    as32Bits === daemonPid ||
+    existsSync(`/proc/${daemonPid}/task/${as32Bits}`)
+  );
 }

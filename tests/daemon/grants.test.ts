@@ -559,6 +559,17 @@ describe('a grant is honoured only as the phone signed it', () => {
     await expire(asked);
   });
 
+  // The next run may hold other code under the same words: `build.sh` rewritten by the agent.
+  it.each(['timeout 60 bash build.sh', 'cat build.sh | sh', 'python3 -m pytest', 'BASH_ENV=./env.sh make'])(
+    'offers nothing for `%s`, which runs code its words do not hold',
+    async (command) => {
+      const asked = await asking(bash(command));
+      const { details } = await phoneApproves(phone, asked.request, relay.origin);
+      expect(details.similar).toBeUndefined();
+      await expire(asked);
+    },
+  );
+
   it('offers nothing for Latch’s own files, and no grant lets a call touch them', async () => {
     await grantGitPush('half_hour');
     const asked = await asking(bash(`git push ${machine.files.policy}`));

@@ -1,7 +1,8 @@
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { changesTheLeash } from '../../daemon/policy/changesTheLeash.ts';
 import { commandWords } from '../../daemon/policy/commandWords.ts';
-import { stopsTheDaemon } from '../../daemon/policy/stopsTheDaemon.ts';
+import { attachesToTheDaemon, stopsTheDaemon } from '../../daemon/policy/stopsTheDaemon.ts';
 
 // The two guards of Latch itself, in this process (selfProtectionDaemon.test.ts drives them through
 // the built daemon): what may stop the daemon, and what changes the leash.
@@ -157,6 +158,18 @@ describe('a command that could stop the daemon', () => {
     expect(stopsTheDaemon(simple('kill 77'), 77)).toBe(true);
     expect(stopsTheDaemon(simple('kill 77'), 78)).toBe(false);
     expect(stopsTheDaemon(simple('kill 0'), 78)).toBe(true);
+  });
+
+  it('takes any thread of the daemon for the daemon: kill(2), ptrace and prlimit act on its whole process', () => {
+    // This test's own process stands for the daemon: Node runs threads beside the main one.
+    const threads = readdirSync(`/proc/${process.pid}/task`).filter((id) => id !== String(process.pid));
+    expect(threads.length).toBeGreaterThan(0);
+    for (const thread of threads) {
+      expect(stopsTheDaemon(simple(`kill -STOP ${thread}`), process.pid)).toBe(true);
+      expect(attachesToTheDaemon(simple(`gdb -batch -p ${thread}`), process.pid)).toBe(true);
+    }
+    // A process that is no thread of it is another.
+    expect(stopsTheDaemon(simple(`kill ${process.ppid}`), process.pid)).toBe(false);
   });
 });
 

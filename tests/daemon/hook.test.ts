@@ -514,6 +514,19 @@ describe('latch hook codex', () => {
     expect((await answered).code).toBe(2);
   });
 
+  it('reads a Codex patch’s relative files as from any folder: Codex may apply it in a workdir it does not say', async () => {
+    const patch = ['*** Begin Patch', '*** Update File: .bashrc', '@@', '-a', '+b', '*** End Patch'].join(
+      '\n',
+    );
+    const before = paired.relay.requests.length;
+    const answered = hook(codexInput('PreToolUse', 'apply_patch', { command: patch }), 'codex');
+    const asked = await paired.relay.nextRequest(before);
+    const { details } = await phoneApproves(paired.phones[0]!, asked, paired.relay.origin);
+    expect(details).toMatchObject({ risk: 'critical' });
+    await paired.relay.sendDenial(paired.phones[0]!, asked);
+    expect((await answered).code).toBe(2);
+  });
+
   it('answers PermissionRequest in the shape Codex shares with Claude Code', async () => {
     expect(
       (await hook(codexInput('PermissionRequest', 'Read', { file_path: '/x' }), 'codex')).output,

@@ -1,11 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MOST_SCRIPT_BYTES, scriptsRun } from '../../daemon/policy/scriptsRun.ts';
+import {
+  mayRunOtherCode,
+  MOST_SCRIPT_BYTES,
+  patchedFiles,
+  scriptsRun,
+} from '../../daemon/policy/scriptsRun.ts';
 
 let project: string;
+const CHANGE = '--- a/.claude/settings.json\n+++ b/.claude/settings.json\n@@ -1 +1 @@\n-{}\n+{"hooks": {}}\n';
 const variables = () => ({ HOME: join(project, 'home') });
 
 beforeAll(() => {
@@ -18,6 +24,9 @@ beforeAll(() => {
   writeFileSync(join(project, 'run-me'), '#!/usr/bin/env python3\nprint(1)\n');
   writeFileSync(join(project, 'plain'), 'echo no shebang\n');
   writeFileSync(join(project, 'big.sh'), 'x'.repeat(MOST_SCRIPT_BYTES + 1));
+  writeFileSync(join(project, 'change.diff'), CHANGE);
+  symlinkSync('/dev/fd/19', join(project, 'fd-link'));
+  symlinkSync('/proc/self/fd', join(project, 'fds'));
   copyFileSync(process.execPath, join(project, 'a-binary'));
   execFileSync('mkfifo', [join(project, 'pipe.sh')]);
   for (const file of ['run-me', 'plain', 'a-binary']) chmodSync(join(project, file), 0o755);
@@ -26,11 +35,9 @@ beforeAll(() => {
 afterAll(() => rmSync(project, { recursive: true, force: true }));
 
 const run = (command: string) =>
-  scriptsRun(command, project, variables()).map(({ path, text, unread, shell }) => ({
+  scriptsRun(command, project, variables()).map(({ path, ...read }) => ({
+    ...read,
     path: path.replace(project, 'P'),
-    ...(text !== undefined ? { text } : {}),
-    ...(unread !== undefined ? { unread } : {}),
-    shell,
   }));
 
 describe('the scripts a command runs', () => {
@@ -46,7 +53,15 @@ describe('the scripts a command runs', () => {
     'A=1 nohup bash deploy.sh &',
     'cd /tmp && bash P/deploy.sh',
     'git status; bash "deploy.sh"',
-    'bash $(echo x) ; bash deploy.sh',
+    // Wrappers and runners put the shell anywhere after them.
+    'timeout 60 bash deploy.sh',
+    'flock /tmp/lock bash deploy.sh',
+    'setsid -f nice -n 5 bash deploy.sh',
+    'xargs -a /dev/null bash deploy.sh',
+    'uv run deploy.sh',
+    // bash reads this one first, whatever -c holds.
+    'BASH_ENV=./deploy.sh bash -c true',
+    'env BASH_ENV=deploy.sh bash -c true',
   ])('finds the shell script in `%s`', (command) => {
     expect(run(command.replace('P/', `${project}/`))).toEqual([
       { path: 'P/deploy.sh', text: 'echo deploying\n', shell: true },
@@ -62,6 +77,19 @@ describe('the scripts a command runs', () => {
     ['python3 -W ignore tools/x.py', 'P/tools/x.py'],
     ['node --import tsx tools/x.py', 'P/tools/x.py'],
     ['node -r dotenv/config tools/x.py', 'P/tools/x.py'],
+    ['npx tsx tools/x.py', 'P/tools/x.py'],
+    ['poetry run python tools/x.py', 'P/tools/x.py'],
+    // Code loaded first, by an option or by Node's options, or run as a module of the folder.
+    ['node -r ./tools/x.py -e 0', 'P/tools/x.py'],
+    ['node --import ./tools/x.py -e 0', 'P/tools/x.py'],
+    ['NODE_OPTIONS="--require ./tools/x.py" node -e 0', 'P/tools/x.py'],
+    ['python3 -m tools.x', 'P/tools/x.py'],
+    // A program's code in a file an option names, or a file after `<`.
+    ['awk -f tools/x.py input.txt', 'P/tools/x.py'],
+    ['sed -n -f tools/x.py README.md', 'P/tools/x.py'],
+    ['vim -es -S tools/x.py', 'P/tools/x.py'],
+    ['sqlite3 /tmp/x.db ".read tools/x.py"', 'P/tools/x.py'],
+    ['sqlite3 /tmp/x.db < tools/x.py', 'P/tools/x.py'],
   ])('finds the code another language runs in `%s`', (command, path) => {
     expect(run(command)).toEqual([{ path, text: "open('../.bashrc', 'a')\n", shell: false }]);
   });
@@ -85,12 +113,70 @@ describe('the scripts a command runs', () => {
     'python3 -c "print(1)"',
     'python3 -m http.server',
     'node -e 1',
+    'node -v',
+    'python3 --version',
+    'bash --version',
     "php -r 'echo 1;'",
-    'bash',
     'ls deploy.sh',
-    'cat deploy.sh | bash',
-  ])('finds none in `%s`: its code is in the command, or read from elsewhere', (command) => {
+    'bun install',
+    'deno fmt',
+    'sqlite3 /tmp/x.db "select 1"',
+    'at now + 1 minute',
+    'ENV=production npm start',
+  ])('finds none in `%s`: its code is in the command, installed, or none', (command) => {
     expect(run(command)).toEqual([]);
+  });
+
+  it('runs the scripts a crontab, `at` and a patch are given: as shell commands, or as a patch', () => {
+    expect(run('crontab deploy.sh')).toEqual([
+      { path: 'P/deploy.sh', text: 'echo deploying\n', shell: true },
+    ]);
+    expect(run('at -f deploy.sh now')).toEqual([
+      { path: 'P/deploy.sh', text: 'echo deploying\n', shell: true },
+    ]);
+    for (const command of ['patch -p1 < change.diff', 'patch -p1 -i change.diff', 'git apply change.diff'])
+      expect(run(command)).toEqual([{ path: 'P/change.diff', text: CHANGE, shell: false, patch: true }]);
+  });
+
+  it('says it cannot read what a shell or interpreter runs from its input, or a script only running names', () => {
+    const fromInput = (name: string, shell: boolean) => ({
+      path: `${name}'s input`,
+      unread: 'it runs the code its input holds, which is not known before it runs',
+      shell,
+    });
+    expect(run('cat deploy.sh | bash')).toEqual([fromInput('bash', true)]);
+    expect(run('curl -s https://example.com/x | python3 -')).toEqual([fromInput('python3', false)]);
+    expect(run('bash')).toEqual([fromInput('bash', true)]);
+    expect(run('bash $(echo x) ; bash deploy.sh')).toEqual([
+      { path: "bash's script", unread: 'its script is a value only running tells', shell: true },
+      { path: 'P/deploy.sh', text: 'echo deploying\n', shell: true },
+    ]);
+    expect(run('LD_PRELOAD=./x.so ls')).toEqual([
+      { path: 'LD_PRELOAD', unread: 'LD_PRELOAD loads code into the program that runs', shell: false },
+    ]);
+  });
+
+  it('reads no script through /proc or /dev, where the daemon would read its own open files', () => {
+    const own = 'a path through /proc or /dev, which Latch would read as its own';
+    expect(run('exec 19<deploy.sh; bash /dev/fd/19')).toEqual([
+      { path: '/dev/fd/19', unread: own, shell: true },
+    ]);
+    expect(run('bash /proc/self/fd/19 19<deploy.sh')).toEqual([
+      { path: '/proc/self/fd/19', unread: own, shell: true },
+    ]);
+    // A link there, or a folder linked there, is the same.
+    expect(run('bash fd-link')).toEqual([{ path: 'P/fd-link', unread: own, shell: true }]);
+    expect(run('bash fds/19')).toEqual([{ path: 'P/fds/19', unread: own, shell: true }]);
+  });
+
+  it('says so past the fourth script of one command, not passing over the fifth', () => {
+    const found = run('sh deploy.sh; sh plain; sh big.sh; sh run-me; sh home/env.sh');
+    expect(found).toHaveLength(5);
+    expect(found.at(-1)).toEqual({
+      path: 'P/home/env.sh',
+      unread: 'more than the 4 scripts Latch reads of one command',
+      shell: true,
+    });
   });
 
   it('says why a script it names is not read: missing, not a regular file, too long', () => {
@@ -100,5 +186,52 @@ describe('the scripts a command runs', () => {
     expect(run('bash big.sh')).toEqual([
       { path: 'P/big.sh', unread: `${MOST_SCRIPT_BYTES + 1} bytes, more than Latch reads`, shell: true },
     ]);
+  });
+});
+
+describe('code a command may run that its words do not hold', () => {
+  it.each([
+    'bash deploy.sh',
+    'timeout 60 bash build.sh',
+    'cat x | sh',
+    'python3 -m pytest',
+    'grep -r bash src',
+    './gradlew build',
+    'patch -p1 < x.diff',
+    'NODE_OPTIONS="-r ./x.js" npm test',
+  ])('`%s` may', (command) => {
+    expect(mayRunOtherCode(command, variables())).toBe(true);
+  });
+
+  it.each(['git status', 'npm test', 'ls | xargs echo', 'git push origin main'])(
+    '`%s` does not',
+    (command) => {
+      expect(mayRunOtherCode(command, variables())).toBe(false);
+    },
+  );
+});
+
+describe('the files a patch writes', () => {
+  it('reads unified and git headers, with and without their first folder, never /dev/null', () => {
+    const patch = [
+      'diff --git a/src/x.ts b/src/x.ts',
+      '--- a/src/x.ts\t2026-12-05 10:00',
+      '+++ b/src/x.ts',
+      '--- /dev/null',
+      '+++ .bashrc',
+      'rename from old.txt',
+      'rename to .claude/settings.json',
+    ].join('\n');
+    expect(patchedFiles(patch).sort()).toEqual(
+      [
+        'a/src/x.ts',
+        'b/src/x.ts',
+        'src/x.ts',
+        '.bashrc',
+        'old.txt',
+        '.claude/settings.json',
+        'settings.json',
+      ].sort(),
+    );
   });
 });

@@ -1,10 +1,16 @@
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withAgentConfigDir } from '../../daemon/policy/protectedPlaces.ts';
+import {
+  protectedPlaces,
+  withAgentConfigDir,
+  withDaemonThreads,
+} from '../../daemon/policy/protectedPlaces.ts';
 import type { Guard, ProtectedCall } from '../../daemon/policy/selfProtection.ts';
 import {
   at,
   expected,
+  home,
   judged,
   LATCH_IN_HOME,
   makeProtectedHome,
@@ -199,5 +205,19 @@ describe('self-protection: the agent’s config folder as the agent’s environm
     expect(
       judged(tool('Write', 'H/.claude/settings.json'), withAgentConfigDir(places, 'claude-code', folder)),
     ).toEqual(expected('hooks'));
+  });
+});
+
+describe('self-protection: the daemon’s /proc folder under any of its threads’ ids', () => {
+  it('guards /proc/<thread id> as /proc/<pid>: its environment, memory and open files', () => {
+    // This test's own process stands for the daemon: Node runs threads beside the main one.
+    const thread = readdirSync(`/proc/${process.pid}/task`).find((id) => id !== String(process.pid))!;
+    const daemonPlaces = withDaemonThreads(protectedPlaces({ HOME: home }, process.pid, []));
+    for (const file of ['environ', 'mem', 'fd', `task/${thread}/environ`])
+      expect(judged(tool('Read', `/proc/${thread}/${file}`), daemonPlaces)).toEqual(expected('secrets'));
+    // Without the threads read, the same Read passes: the pid alone names the daemon there.
+    expect(
+      judged(tool('Read', `/proc/${thread}/environ`), protectedPlaces({ HOME: home }, process.pid, [])),
+    ).toBeUndefined();
   });
 });
