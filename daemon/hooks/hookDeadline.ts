@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+
 /**
  * An agent kills a hook that outlives the hook's `timeout` and then runs the tool (Claude Code
  * and Codex both treat a killed hook as a non-blocking error). So a hook must have answered
@@ -52,4 +54,32 @@ export function longestWaitSeconds(
   rules: readonly { timeoutSeconds?: number }[],
 ): number {
   return Math.max(approvalsTimeoutSeconds, ...rules.map((rule) => rule.timeoutSeconds ?? 0));
+}
+
+/** The shells an agent runs a hook's command with (Claude Code `sh -c`, Codex `$SHELL -lc`). */
+const HOOK_SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'fish', 'ksh', 'mksh', 'ash', 'busybox']);
+/** Clock ticks per second in /proc's start times: USER_HZ, 100 on every Linux. */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * When the agent started this hook, as far as can be told: when the shell that runs the hook's
+ * command started, since the agent's timeout runs from then (Codex's `$SHELL -lc` runs the
+ * user's login files first, which may take seconds of it); else when this process started. A
+ * parent that is no shell, or older than the agent's timeout, did not start for this hook.
+ */
+export function hookStartedAt(agentTimeoutSeconds: number, now = Date.now()): number {
+  const ownStart = performance.timeOrigin;
+  try {
+    const parent = process.ppid;
+    if (!HOOK_SHELLS.has(readFileSync(`/proc/${parent}/comm`, 'utf8').trim())) return ownStart;
+    const stat = readFileSync(`/proc/${parent}/stat`, 'utf8');
+    // Field 22, start time in ticks since boot; the fields after the name start at field 3.
+    const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    const uptimeSeconds = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+    const parentStart = now - (uptimeSeconds - startTicks / TICKS_PER_SECOND) * 1000;
+    const ours = Number.isFinite(parentStart) && now - parentStart <= agentTimeoutSeconds * 1000;
+    return ours ? Math.min(parentStart, ownStart) : ownStart;
+  } catch {
+    return ownStart; // no /proc (not Linux), or the parent is gone
+  }
 }

@@ -205,6 +205,20 @@ describe('the hook’s own deadline', () => {
     expect(asked.exp - asked.createdAt).toBeLessThanOrEqual(5_000);
     expectClaudeCodeDeny(await hook, /expired: no phone answered before the deadline/);
   });
+
+  it('counts the agent’s timeout from when the hook’s shell started: a slow login shell spends it too', async () => {
+    const paired = await startPairedDaemon({ policy: 'default = "ask"\n' });
+    cleanups.push(() => paired.stop());
+    // Codex runs a hook with `$SHELL -lc`, whose login files run first: here they take 3 s.
+    const hook = runToEnd(
+      ['sh', '-c', `sleep 3; "${process.execPath}" "${LATCH_BIN}" hook claude-code --timeout 20 || exit 2`],
+      { env: paired.machine.env, input: risky(), timeoutMs: 60_000 },
+    );
+    const asked = await paired.relay.nextRequest(0);
+    // 20 s from the shell's start leave the phone 5 s, of which the shell took 3.
+    expect(asked.exp - asked.createdAt).toBeLessThanOrEqual(2_000);
+    expectClaudeCodeDeny(await hook, /expired: no phone answered before the deadline/);
+  });
 });
 
 describe('latch hook on input it cannot take', () => {

@@ -8,6 +8,7 @@ import {
   AGENT_DEFAULT_HOOK_TIMEOUT_SECONDS,
   backstopAfterMs,
   daemonDeadlineAfterMs,
+  hookStartedAt,
   hookTimeoutFor,
   phoneWaitFor,
 } from '../../hooks/hookDeadline.ts';
@@ -96,13 +97,15 @@ function agentTimeoutSeconds(args: string[]): number | { error: string } {
  * drawing near — it ends in an explicit answer, because an agent runs the tool on anything else.
  */
 export async function run(): Promise<void> {
-  const startedAt = Date.now();
   const agent = process.argv[3] === 'codex' ? 'codex' : 'claude-code';
   const timeout = agentTimeoutSeconds(process.argv.slice(4));
+  const agentTimeout = typeof timeout === 'number' ? timeout : AGENT_DEFAULT_HOOK_TIMEOUT_SECONDS;
+  // The agent's clock started before this process did: every deadline counts from its start.
+  const startedAt = hookStartedAt(agentTimeout);
   const guard = guardWithLastResort({
     exitCode: BLOCK,
     deny: (reason) => writeStderrLine(`latch: ${reason}`),
-    deadlineMs: backstopAfterMs(typeof timeout === 'number' ? timeout : AGENT_DEFAULT_HOOK_TIMEOUT_SECONDS),
+    deadlineMs: Math.max(0, startedAt + backstopAfterMs(agentTimeout) - Date.now()),
   });
   const block = (reason: string): never => {
     guard.answered();
@@ -110,7 +113,6 @@ export async function run(): Promise<void> {
     process.exit(BLOCK);
   };
   if (typeof timeout !== 'number') block(timeout.error);
-  const agentTimeout = timeout as number;
 
   let text: string;
   try {
@@ -130,7 +132,10 @@ export async function run(): Promise<void> {
           agent,
           // The agent's environment, not the daemon's, says where its hook settings are.
           agentConfigDir: resolve(agentConfigDir(agent, process.env)),
-          timeoutSeconds: Math.min(question.timeoutSeconds ?? Infinity, phoneWaitFor(agentTimeout)),
+          timeoutSeconds: Math.min(
+            question.timeoutSeconds ?? Infinity,
+            Math.max(1, Math.floor(phoneWaitFor(agentTimeout) - (Date.now() - startedAt) / 1000)),
+          ),
         },
         { deadline: startedAt + daemonDeadlineAfterMs(agentTimeout) },
       )
