@@ -41,6 +41,14 @@ export function commandWords(text: string, variables: Readonly<Record<string, st
   return commands;
 }
 
+const HERE_DOCUMENT_ENDS = new WeakSet<Word>();
+
+/**
+ * Whether a word is the delimiter after `<<` (`python3 - <<'EOF'`): the here-document it ends is
+ * the program's input, and is in the command's own text.
+ */
+export const endsHereDocument = (word: Word) => HERE_DOCUMENT_ENDS.has(word);
+
 /** The text a word spells, a computed piece standing as NUL (no name runs across it). */
 export const wordText = (word: Word) => word.map((piece) => ('text' in piece ? piece.text : '\0')).join('');
 
@@ -56,6 +64,7 @@ class Lexer {
   #words: Word[] = [];
   #word: Piece[] = [];
   #inWord = false;
+  #hereDocumentNext = false;
 
   constructor(text: string, variables: Map<string, string>, commands: SimpleCommand[], depth: number) {
     this.#text = text;
@@ -80,6 +89,9 @@ class Lexer {
       if (WORD_BREAKS.includes(character)) {
         if (COMMAND_BREAKS.includes(character)) this.#endCommand();
         else this.#endWord();
+        // `<<` (not `<<<`): the word after it ends a here-document, and names no file.
+        if (character === '<' && text[i + 1] === '<' && text[i - 1] !== '<' && text[i + 2] !== '<')
+          this.#hereDocumentNext = true;
         i++;
       } else i = this.#piece(i);
     }
@@ -259,6 +271,8 @@ class Lexer {
     if (this.#inWord) {
       const word = this.#word;
       this.#words.push(word);
+      if (this.#hereDocumentNext) HERE_DOCUMENT_ENDS.add(word);
+      this.#hereDocumentNext = false;
       // A variable the command sets for its later words: `d=~/.latch; cat $d/totp.json`.
       const text = literalText(word);
       const assigned = text === undefined ? undefined : ASSIGNMENT.exec(text);

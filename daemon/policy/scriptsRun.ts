@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from 'node:fs';
 import { basename, extname, isAbsolute, join, resolve } from 'node:path';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
-import { commandWords, literalText, type SimpleCommand } from './commandWords.ts';
+import { commandWords, endsHereDocument, literalText, type SimpleCommand } from './commandWords.ts';
 import { LONG_COMMAND_BYTES } from './policy.ts';
 
 /**
@@ -28,35 +28,43 @@ const MOST_SCRIPTS = 4;
 
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'busybox']);
 const INTERPRETER =
-  /^(python[\d.]*|pypy[\d.]*|node|nodejs|perl[\d.]*|ruby[\d.]*|php[\d.]*|tsx|ts-node|bun|deno|lua[\d.]*|luajit|Rscript|tclsh[\d.]*|wish[\d.]*|expect|julia|pwsh|raku|elixir|groovy|osascript)$/;
+  /^(python[\d.]*|pypy[\d.]*|node|nodejs|perl[\d.]*|ruby[\d.]*|php[\d.]*|tsx|ts-node|bun|deno|lua[\d.]*|luajit|Rscript|tclsh[\d.]*|wish[\d.]*|expect|julia|raku|elixir|groovy|osascript)$/;
 /** Words that run the program after them: `sudo bash x.sh`, `timeout 60 python3 x.py`. */
 const WRAPPERS = new Set([
   ...['sudo', 'doas', 'env', 'nohup', 'exec', 'command', 'builtin', 'time', 'nice', 'ionice', 'chrt'],
   ...['taskset', 'numactl', 'timeout', 'setsid', 'stdbuf', 'unbuffer', 'flock', 'xargs', 'parallel'],
-  ...['watch', 'systemd-run', 'nsenter', 'unshare', 'chroot', 'strace', 'ltrace', 'firejail'],
-  ...['faketime', 'caffeinate', 'chronic', 'torsocks', 'proxychains', 'proxychains4', 'script'],
+  ...['watch', 'systemd-run', 'nsenter', 'unshare', 'chroot', 'strace', 'ltrace', 'firejail', 'bwrap'],
+  ...['faketime', 'caffeinate', 'chronic', 'torsocks', 'proxychains', 'proxychains4', 'setpriv', 'screen'],
 ]);
 /**
- * A project's runners: the program after them, or the code file they are given (`uv run x.py`,
- * `npx tsx x.ts`). Anything else they run comes from the project's own configuration.
+ * A project's runners, and their words for running (`uv run`, `npm exec`, `pnpm dlx`): the
+ * program they run, or the code file they are given (`uv run x.py`, `npx tsx x.ts`). What else
+ * they run (`npm test`, `uv run pytest`) comes from the project's own configuration.
  */
 const RUNNERS = new Set([
-  ...['npx', 'pnpx', 'bunx', 'uv', 'uvx', 'poetry', 'pipenv', 'pdm', 'hatch', 'rye', 'pipx', 'conda'],
-  ...['mamba', 'micromamba', 'mise', 'asdf', 'direnv', 'dotenv', 'doppler', 'aws-vault', 'op'],
+  ...['npx', 'pnpx', 'bunx', 'npm', 'pnpm', 'yarn', 'uv', 'uvx', 'poetry', 'pipenv', 'pdm', 'hatch'],
+  ...['rye', 'pipx', 'conda', 'mamba', 'micromamba', 'mise', 'asdf', 'direnv', 'dotenv', 'doppler'],
+  ...['aws-vault', 'op'],
 ]);
+const RUNNING_WORDS = new Set(['run', 'exec', 'x', 'dlx', '--']);
+const ASSIGNMENT = /^[A-Za-z_]\w*=/;
 /** A file a runner is given that is code to run, by its extension: a shell's, or another language's. */
-const CODE_FILE = /\.(sh|bash|zsh|py|js|mjs|cjs|ts|mts|cts|tsx|rb|pl|php|lua|r|jl|ps1|tcl|exs)$/i;
+const CODE_FILE = /\.(sh|bash|zsh|py|js|mjs|cjs|ts|mts|cts|tsx|rb|pl|php|lua|r|jl|tcl|exs)$/i;
+const SHELL_FILE = /\.(sh|bash|zsh)$/i;
 /**
  * An interpreter's options after which its code is in the command itself, or it runs none: no
- * script file. A shell's is `-c`, alone or among other letters (`-lc`). `-m` is Python's module,
- * looked for in the folder the command runs in.
+ * script file. A shell's is `-c`, alone or among other letters (`-lc`).
  */
 const INLINE = new Set(['-c', '-e', '-E', '-p', '--eval', '--print', '--version', '--help', '-V', '-h']);
+/** Options after which an interpreter runs no code at all. */
+const RUNS_NO_CODE = new Set(['--test', '--run', '--v8-options', '--completion-bash', '--check']);
 /** Options that take the next word as their value, which is no script: a shell's, then others'. */
-const SHELL_OPTION_WITH_VALUE = new Set(['-o', '+o', '-O', '+O', '--rcfile', '--init-file']);
-const OPTION_WITH_VALUE = new Set(['-W', '-X', '-I', '--env-file']);
+const SHELL_OPTION_WITH_VALUE = new Set(['-o', '+o', '-O', '+O']);
+const OPTION_WITH_VALUE = new Set(['-W', '-X', '--env-file']);
 /** Options that load code from the file they name before the script (`node -r ./setup.js x.js`). */
 const LOADS_CODE = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader']);
+/** A shell's start-up file, which it runs first: `bash --rcfile f -i`. */
+const SHELL_START_FILE = new Set(['--rcfile', '--init-file']);
 /**
  * Variables that make a program load code before its own: bash's start-up script (sh reads
  * `ENV` only when interactive), Node's options (its `--require`), and what is loaded into any
@@ -67,12 +75,12 @@ const NODE_OPTIONS = /^NODE_OPTIONS=(.*)$/s;
 const LOADER_VARIABLES = /^(LD_PRELOAD|LD_AUDIT|PERL5OPT|RUBYOPT|PYTHONSTARTUP|JAVA_TOOL_OPTIONS)=./s;
 /**
  * Programs that run code from a file an option names (`awk -f x.awk`, `vim -S x.vim`,
- * `sqlite3 -init x.sql`, `at -f x.sh`): their code, read as another language's (a shell's for
- * `at`, `batch` and `crontab`).
+ * `sqlite3 -init x.sql`, `at -f x.sh`, `patch -i x.diff`): read as another language's code
+ * (a shell's for `at` and `batch`, a patch's for `patch`).
  */
-const PROGRAM_FILE_OPTIONS: Record<string, { options: readonly string[]; shell: boolean }> = {
+const PROGRAM_FILE_OPTIONS: Record<string, { options: readonly string[]; shell: boolean; patch?: true }> = {
   awk: { options: ['-f', '--file'], shell: false },
-  gawk: { options: ['-f', '--file'], shell: false },
+  gawk: { options: ['-f', '--file', '-i', '--include', '-E', '--exec'], shell: false },
   mawk: { options: ['-f'], shell: false },
   nawk: { options: ['-f'], shell: false },
   sed: { options: ['-f', '--file'], shell: false },
@@ -80,16 +88,18 @@ const PROGRAM_FILE_OPTIONS: Record<string, { options: readonly string[]; shell: 
   vim: { options: ['-S', '-s', '-u'], shell: false },
   vi: { options: ['-S', '-s', '-u'], shell: false },
   nvim: { options: ['-S', '-s', '-u'], shell: false },
-  ex: { options: ['-S', '-s', '-u'], shell: false },
   view: { options: ['-S', '-s', '-u'], shell: false },
+  ex: { options: ['-S', '-u'], shell: false },
   sqlite3: { options: ['-init', '--init'], shell: false },
   at: { options: ['-f'], shell: true },
   batch: { options: ['-f'], shell: true },
+  patch: { options: ['-i', '--input'], shell: false, patch: true },
 };
 /**
  * Programs whose every argument naming a file may be code they run: a file after `<` is one of
  * the command's words (`sqlite3 x.db < x.sql`, `at now < x.sh`, `patch -p1 < x.diff`), and
- * crontab's and git's take theirs plainly. sqlite3's and ed's first is the file they work on.
+ * crontab's takes its plainly. sqlite3's and ed's first is the file they work on. A patch given
+ * by none of its words is its input (`cat x.diff | patch -p1`), which Latch cannot read.
  */
 const READS_FILES_GIVEN: Record<string, FilesGiven> = {
   sqlite3: { shell: false, afterFirst: true },
@@ -101,8 +111,11 @@ const READS_FILES_GIVEN: Record<string, FilesGiven> = {
 };
 /** How a program takes files of code: as shell or other code, as patches, after the file it works on. */
 type FilesGiven = { shell: boolean; patch?: true; afterFirst?: true };
+/** Options of `patch` and `git apply` after which nothing is written. */
+const PATCH_ONLY_LOOKS = new Set(['--dry-run', '--check', '--stat', '--numstat', '--summary']);
+/** `vim -u NONE`: no file. */
+const NO_FILE = new Set(['NONE', 'NORC', 'NOPLUGIN']);
 
-/** What one simple command runs from files: each named as written, or why it cannot be read. */
 /**
  * A file one simple command runs code from, as written: `byPath` when it is the program,
  * `ifFound` when a word may name one or not (a module, an argument). Or code it cannot read,
@@ -113,10 +126,10 @@ type Named =
   | { unread: string; shell: boolean; what: string };
 
 /**
- * The scripts `command` runs, read from where it runs (`cwd`), with `variables` as the shell
- * would expand them. Each is read at most MOST_SCRIPT_BYTES, only when it is a regular file, and
- * without waiting (a FIFO in its place is not read). What it cannot read, it says so: the call
- * is then asked at critical risk (gate/requestDetails.ts).
+ * The scripts `command` runs, read from where it runs (`cwd`, then where its `cd`s lead), with
+ * `variables` as the shell would expand them. Each is read at most MOST_SCRIPT_BYTES, only when
+ * it is a regular file, and without waiting (a FIFO in its place is not read). What it cannot
+ * read, it says so: the call is then asked at critical risk (gate/requestDetails.ts).
  */
 export function scriptsRun(
   command: string,
@@ -126,18 +139,29 @@ export function scriptsRun(
   const found = new Map<string, RunScript>();
   // Longer than a phone shows, a command is asked at critical risk, and not read as words.
   if (utf8Length(command) > LONG_COMMAND_BYTES) return [];
-  for (const words of commandWords(command, variables))
+  let folder = cwd !== undefined && isAbsolute(cwd) ? cwd : undefined;
+  for (const words of commandWords(command, variables)) {
+    const moved = folderAfter(words, folder, variables);
+    if (moved !== false) {
+      folder = moved;
+      continue;
+    }
     for (const named of scriptsNamed(words)) {
       if ('unread' in named) {
         found.set(named.what, { path: named.what, unread: named.unread, shell: named.shell });
         continue;
       }
-      const path = isAbsolute(named.path)
-        ? named.path
-        : cwd && isAbsolute(cwd)
-          ? resolve(cwd, named.path)
-          : undefined;
-      if (path === undefined || found.has(path)) continue;
+      const path = isAbsolute(named.path) ? named.path : folder && resolve(folder, named.path);
+      if (path === undefined) {
+        if (!named.ifFound && !named.byPath)
+          found.set(named.path, {
+            path: named.path,
+            unread: 'its folder is one only running tells',
+            shell: named.shell,
+          });
+        continue;
+      }
+      if (found.has(path)) continue;
       // More than a person writes in one command is not read, and said so: never passed over.
       if (found.size >= MOST_SCRIPTS) {
         found.set(path, {
@@ -149,107 +173,197 @@ export function scriptsRun(
       }
       const read = readScript(path);
       // A word that may name a file and does not (an installed module, a time for `at`, a
-      // query), or names a binary (a database), is no code to show; nor a program run by its
-      // path that is a binary, or missing.
-      const notCode = read.text?.includes('\0') || (read.unread !== undefined && NOT_FOUND.has(read.unread));
+      // query), or names a folder or a binary (a database), is no code to show; nor a program
+      // run by its path that is a binary, or missing.
+      const notCode = read.text?.includes('\0') || (read.unread !== undefined && NOT_CODE.has(read.unread));
       if ((named.ifFound || named.byPath) && notCode) continue;
       if (named.byPath && read.unread !== undefined) continue;
       const shell = named.byPath ? shebangIsShell(read.text ?? '') : named.shell;
       found.set(path, { path, ...read, shell, ...(named.patch ? { patch: true } : {}) });
     }
+  }
   return [...found.values()];
 }
 
 /**
- * Whether a command may run code Latch cannot know from its words, read or not: a shell or an
- * interpreter anywhere in it, a program run by its path, a runner, or a variable that loads code.
- * No rule for calls like it is offered or applies: the next run may hold anything.
+ * Whether a command may run code Latch cannot know from its words, read or not: a script, a
+ * shell, an interpreter or `eval` as the program (past wrappers and runners), or one only running
+ * names. No rule for calls like it is offered or applies: the next run may hold anything.
  */
 export function mayRunOtherCode(command: string, variables: Readonly<Record<string, string>>): boolean {
   if (utf8Length(command) > LONG_COMMAND_BYTES) return true;
-  return commandWords(command, variables).some(
-    (words) =>
-      scriptsNamed(words).length > 0 ||
-      words.some((word) => {
-        const name = basename(literalText(word) ?? '');
-        return runsCode(name) || RUNNERS.has(name);
-      }),
-  );
+  return commandWords(command, variables).some((words) => {
+    if (scriptsNamed(words).length > 0) return true;
+    const texts = words.map(literalText);
+    const program = programAt(texts);
+    if (program === undefined || !('at' in program)) return false;
+    const name = texts[program.at];
+    return name === undefined || runsCode(basename(name)) || basename(name) === 'eval';
+  });
 }
 
-/** The files one simple command runs code from, as written. */
+/** Where a `cd` or `pushd` leads (undefined: only running tells), or false for any other command. */
+function folderAfter(
+  words: SimpleCommand,
+  folder: string | undefined,
+  variables: Readonly<Record<string, string>>,
+): string | undefined | false {
+  const texts = words.map(literalText);
+  if (texts[0] !== 'cd' && texts[0] !== 'pushd') return false;
+  const [to, ...rest] = texts
+    .slice(1)
+    .filter((text) => text === undefined || text === '-' || !text.startsWith('-'));
+  if (to === undefined && rest.length === 0 && texts.slice(1).every((text) => text !== undefined))
+    return variables['HOME'];
+  if (to === undefined || to === '-') return undefined;
+  return isAbsolute(to) ? to : folder && resolve(folder, to);
+}
+
+/**
+ * The program a simple command runs, past its assignments, wrappers (`sudo -u me`, `timeout 60`)
+ * and runners (`uv run`, `npx`): its word's index; or, where a wrapper names no program but by
+ * a path, each word with a slash (`flock /tmp/l ./x.sh`), or the code file a runner is given;
+ * undefined when it runs nothing (`command -v bash`, `npm test`).
+ */
+function programAt(texts: (string | undefined)[]): { at: number } | { files: Named[] } | undefined {
+  let at = texts.findIndex((text) => text === undefined || !ASSIGNMENT.test(text));
+  while (at >= 0 && at < texts.length) {
+    const text = texts[at];
+    if (text === undefined) return { at };
+    const name = basename(text);
+    if (name === 'command' && /^-[vV]$/.test(texts[at + 1] ?? '')) return undefined;
+    const runner = RUNNERS.has(name);
+    if (!runner && !WRAPPERS.has(name)) return { at };
+    // The first word after it that is not one of its options, their values (a number, a path, a
+    // word after a short option: `-u me`) or an assignment, or a runner's word for running.
+    const after = texts.slice(at + 1);
+    const next = after.findIndex((word, index) => {
+      if (word === undefined || runsCode(basename(word))) return true;
+      const value =
+        /^-\w$/.test(after[index - 1] ?? '') || /^\d[\d.]*[smhd]?$/.test(word) || word.includes('/');
+      return !(word.startsWith('-') || ASSIGNMENT.test(word) || (runner ? RUNNING_WORDS.has(word) : value));
+    });
+    const program = after[next];
+    if (next !== -1 && (program === undefined || !runner || runsCode(basename(program)))) {
+      at += 1 + next;
+      continue;
+    }
+    if (runner)
+      return program !== undefined && CODE_FILE.test(program)
+        ? { files: [{ path: program, shell: SHELL_FILE.test(program), ifFound: true }] }
+        : undefined;
+    const paths = after.filter((word): word is string => word !== undefined && word.includes('/'));
+    return { files: paths.map((path) => ({ path, shell: true, byPath: true })) };
+  }
+  return undefined;
+}
+
+/** The files one simple command runs code from, as written, or the code it cannot read. */
 function scriptsNamed(words: SimpleCommand): Named[] {
   const texts = words.map(literalText);
   const named: Named[] = [...loadedByVariables(texts)];
-  let at = texts.findIndex((text) => text === undefined || !/^[A-Za-z_]\w*=/.test(text));
-  // A program that runs another: the first shell or interpreter after it, else the first path.
-  while (at >= 0 && (WRAPPERS.has(basename(texts[at] ?? '')) || RUNNERS.has(basename(texts[at] ?? '')))) {
-    const runner = RUNNERS.has(basename(texts[at]!));
-    const after = texts.slice(at + 1);
-    const runs = after.findIndex((text) => text !== undefined && runsCode(basename(text)));
-    const fallback = after.findIndex(
-      (text) =>
-        text !== undefined && (runner ? CODE_FILE.test(text) && !text.startsWith('-') : text.includes('/')),
-    );
-    const next = runs !== -1 ? runs : fallback;
-    if (next === -1) return named;
-    if (runs === -1 && runner)
-      return [...named, { path: after[next]!, shell: /\.(sh|bash|zsh)$/i.test(after[next]!) }];
-    at += 1 + next;
-  }
-  const program = texts[at];
+  const program = programAt(texts);
   if (program === undefined) return named;
-  const name = basename(program);
+  if ('files' in program) return [...named, ...program.files];
+  const { at } = program;
+  const text = texts[at];
+  if (text === undefined) return named; // a program only running names: outside the vocabulary
+  const name = basename(text);
+  const args = texts.slice(at + 1);
   if (name === 'source' || name === '.') {
-    const path = texts[at + 1];
-    return path ? [...named, { path, shell: true }] : named;
+    // With no word it reads, it was given one only running makes (`. <(cat x.sh)`).
+    const path = args[0];
+    return [...named, path === undefined ? unreadScript(name, true) : { path, shell: true }];
   }
-  if (runsCode(name)) return [...named, ...interpreterScripts(name, texts.slice(at + 1))];
-  if (name === 'git' && (texts[at + 1] === 'apply' || texts[at + 1] === 'am'))
-    return [...named, ...filesGiven(texts.slice(at + 2), { shell: false, patch: true })];
+  if (name === 'eval')
+    return args.some((arg) => arg === undefined)
+      ? [...named, { unread: 'it runs code only running tells', shell: true, what: 'eval' }]
+      : named;
+  if (runsCode(name)) return [...named, ...interpreterScripts(name, words.slice(at + 1))];
+  if (name === 'find') return [...named, ...findExecs(words.slice(at + 1))];
+  if (name === 'git') return [...named, ...gitPatches(args)];
+  if (name === 'patch' && args.some((arg) => arg !== undefined && PATCH_ONLY_LOOKS.has(arg))) return named;
   const fileOptions = PROGRAM_FILE_OPTIONS[name];
-  if (fileOptions) named.push(...optionFiles(texts.slice(at + 1), fileOptions.options, fileOptions.shell));
   const given = READS_FILES_GIVEN[name];
-  if (given) named.push(...filesGiven(texts.slice(at + 1), given));
-  if (name === 'sqlite3') named.push(...sqliteReads(texts.slice(at + 1)));
-  if (program.includes('/')) named.push({ path: program, shell: true, byPath: true });
+  const files = [
+    ...(fileOptions ? optionFiles(args, fileOptions) : []),
+    ...(given ? filesGiven(args, given, fileOptions?.options ?? []) : []),
+    ...(name === 'sqlite3' ? sqliteReads(args) : []),
+  ];
+  named.push(...(name === 'patch' && files.length === 0 ? [PATCH_FROM_INPUT("patch's input")] : files));
+  if (text.includes('/')) named.push({ path: text, shell: true, byPath: true });
   return named;
 }
 
+const PATCH_FROM_INPUT = (what: string): Named => ({
+  unread: 'it applies the patch its input holds, which is not known before it runs',
+  shell: false,
+  what,
+});
+
+const unreadScript = (name: string, shell: boolean): Named => ({
+  unread: 'its script is a value only running tells',
+  shell,
+  what: `${name}'s script`,
+});
+
 /** A shell's or interpreter's script, the code its options load first, or its input when it names none. */
-function interpreterScripts(name: string, args: (string | undefined)[]): Named[] {
+function interpreterScripts(name: string, words: SimpleCommand): Named[] {
+  const args = words.map(literalText);
   const shell = SHELLS.has(name);
   const python = /^(python|pypy)/.test(name);
   const named: Named[] = [];
   for (let next = 0; next < args.length; next++) {
     const word = args[next];
-    if (word === undefined)
-      return [
-        ...named,
-        { unread: 'its script is a value only running tells', shell, what: `${name}'s script` },
-      ];
+    // Its input is a here-document (`python3 - <<'EOF'`): the code is in the command's own text.
+    if (endsHereDocument(words[next]!)) return named;
+    if (word === undefined) return [...named, unreadScript(name, shell)];
     // php's -r is its code; node's and ruby's name a module to load first. -v is a version, but
     // a shell's and Python's verbose mode.
     const inline =
       INLINE.has(word) || (word === '-r' && name.startsWith('php')) || (word === '-v' && !shell && !python);
-    if (shell ? /^(-[a-zA-Z]*c[a-zA-Z]*|--command|--version|--help)$/.test(word) : inline) return named;
-    if (python && word === '-m') {
-      const module = args[next + 1];
-      if (module === undefined) return named;
+    if (shell ? /^(-[a-zA-Z]*c[a-zA-Z]*|--command|--version|--help)$/.test(word) : inline) {
+      // The code itself only running tells: `bash -c "$(curl …)"`.
+      const code = next + 1 < args.length ? args[next + 1] : '';
+      return code === undefined
+        ? [...named, { unread: 'it runs code only running tells', shell, what: `${name}'s code` }]
+        : named;
+    }
+    if (!shell && RUNS_NO_CODE.has(word)) return named;
+    const module = python ? (word === '-m' ? args[next + 1] : /^-m(.+)$/.exec(word)?.[1]) : undefined;
+    if (python && (word === '-m' || module !== undefined)) {
+      if (module === undefined)
+        return word === '-m' && next + 1 < args.length ? [...named, unreadScript(name, false)] : named;
       const file = module.replaceAll('.', '/');
       return [
         ...named,
-        { path: `${file}.py`, shell: false, ifFound: true },
-        { path: `${file}/__main__.py`, shell: false, ifFound: true },
+        ...[`${file}.py`, `${file}/__main__.py`, `${file}/__init__.py`].map((path): Named => ({
+          path,
+          shell: false,
+          ifFound: true,
+        })),
       ];
     }
-    const loads = !shell && LOADS_CODE.has(word) ? args[next + 1] : undefined;
-    if (loads !== undefined && looksLikeAFile(loads)) named.push({ path: loads, shell: false });
-    if (loads !== undefined || (shell ? SHELL_OPTION_WITH_VALUE : OPTION_WITH_VALUE).has(word)) next++;
+    const loads = !shell
+      ? LOADS_CODE.has(word)
+        ? args[next + 1]
+        : /^--(?:require|import|loader|experimental-loader)=(.+)$/s.exec(word)?.[1]
+      : SHELL_START_FILE.has(word)
+        ? args[next + 1]
+        : undefined;
+    if (loads !== undefined && (shell || looksLikeAFile(loads))) named.push({ path: loads, shell });
+    if (
+      LOADS_CODE.has(word) ||
+      SHELL_START_FILE.has(word) ||
+      (shell ? SHELL_OPTION_WITH_VALUE : OPTION_WITH_VALUE).has(word)
+    )
+      next++;
+    else if (word === '-I' && !python) next++;
+    else if (word.startsWith('-') || word.startsWith('+')) continue;
     else if (word === 'run' && (name === 'deno' || name === 'bun')) continue;
     // bun's and deno's own commands (`bun install`, `deno fmt`) run what the project configures.
     else if ((name === 'deno' || name === 'bun') && !word.includes('.') && !word.includes('/')) return named;
-    else if (!word.startsWith('-') && !word.startsWith('+')) return [...named, { path: word, shell }];
+    else return [...named, { path: word, shell }];
   }
   // No script named: it runs what its input holds (`cat x.sh | bash`, `curl … | python3 -`).
   return [
@@ -262,8 +376,41 @@ function interpreterScripts(name: string, args: (string | undefined)[]): Named[]
   ];
 }
 
-/** The files named after `options` (`-f x`, `-fx`, `--file=x`). */
-function optionFiles(args: (string | undefined)[], options: readonly string[], shell: boolean): Named[] {
+/** What `find … -exec` (`-execdir`, `-ok`) runs, as a command of its own up to its `;` or `+`. */
+function findExecs(words: SimpleCommand): Named[] {
+  const texts = words.map(literalText);
+  return texts.flatMap((text, index) => {
+    if (!/^-(exec|execdir|ok|okdir)$/.test(text ?? '')) return [];
+    const end = texts.findIndex((word, after) => after > index && (word === ';' || word === '+'));
+    return scriptsNamed(words.slice(index + 1, end === -1 ? undefined : end));
+  });
+}
+
+/** `git apply` and `git am`, past git's own options (`-C dir`, `-c key=value`): each patch given, or its input. */
+function gitPatches(args: (string | undefined)[]): Named[] {
+  let at = 0;
+  while (at < args.length && (args[at] === undefined || args[at]!.startsWith('-')))
+    at += args[at] === '-C' || args[at] === '-c' ? 2 : 1;
+  if (args[at] !== 'apply' && args[at] !== 'am') return [];
+  const rest = args.slice(at + 1);
+  if (rest.some((arg) => arg !== undefined && PATCH_ONLY_LOOKS.has(arg))) return [];
+  const files = filesGiven(rest, { shell: false, patch: true }, []);
+  return files.length > 0
+    ? files
+    : [
+        {
+          unread: 'it applies the patch its input holds, which is not known before it runs',
+          shell: false,
+          what: `git ${args[at]}'s input`,
+        },
+      ];
+}
+
+/** The files named after `options` (`-f x`, `-fx`, `--file=x`); one only running names is unread. */
+function optionFiles(
+  args: (string | undefined)[],
+  { options, shell, patch }: { options: readonly string[]; shell: boolean; patch?: true },
+): Named[] {
   const named: Named[] = [];
   args.forEach((word, index) => {
     if (word === undefined) return;
@@ -275,17 +422,28 @@ function optionFiles(args: (string | undefined)[], options: readonly string[], s
             ? word.slice(option.length + 1)
             : option.length === 2 && word.startsWith(option) && word.length > 2
               ? word.slice(2)
-              : undefined;
-      if (value !== undefined) named.push({ path: value, shell });
+              : '';
+      if (value === undefined)
+        named.push({ unread: 'its file is one only running names', shell, what: `${option}'s file` });
+      else if (value !== '' && !NO_FILE.has(value))
+        named.push({ path: value, shell, ifFound: true, ...(patch ? { patch } : {}) });
     }
   });
   return named;
 }
 
-/** Every word but an option that names an existing file (but the first, for some). */
-function filesGiven(args: (string | undefined)[], { afterFirst, ...kind }: FilesGiven): Named[] {
+/** Every word but an option or an option's value that names an existing file (but the first, for some). */
+function filesGiven(
+  args: (string | undefined)[],
+  { afterFirst, ...kind }: FilesGiven,
+  fileOptions: readonly string[],
+): Named[] {
   const files = args.filter(
-    (word): word is string => word !== undefined && word !== '' && !word.startsWith('-'),
+    (word, index): word is string =>
+      word !== undefined &&
+      word !== '' &&
+      !word.startsWith('-') &&
+      !fileOptions.includes(args[index - 1] ?? ''),
   );
   return files.slice(afterFirst ? 1 : 0).map((path) => ({ path, ...kind, ifFound: true }));
 }
@@ -310,7 +468,7 @@ function loadedByVariables(texts: (string | undefined)[]): Named[] {
       return words.flatMap((word, index): Named[] => {
         const value = LOADS_CODE.has(word)
           ? words[index + 1]
-          : /^--(?:require|import|loader)=(.+)$/.exec(word)?.[1];
+          : /^--(?:require|import|loader|experimental-loader)=(.+)$/.exec(word)?.[1];
         return value !== undefined && looksLikeAFile(value) ? [{ path: value, shell: false }] : [];
       });
     }
@@ -359,8 +517,8 @@ export function patchedFiles(text: string): string[] {
   return [...files];
 }
 
-/** What opening a word that names no file says. */
-const NOT_FOUND = new Set(['ENOENT', 'ENOTDIR', 'ENAMETOOLONG']);
+/** What reading a word that names no file, or a folder, says. */
+const NOT_CODE = new Set(['ENOENT', 'ENOTDIR', 'ENAMETOOLONG', 'a folder']);
 
 /** How many links the kernel follows in one path (Linux's MAXSYMLINKS). */
 const MAX_LINKS = 40;
@@ -405,6 +563,7 @@ function readScript(path: string): { text?: string; unread?: string } {
   }
   try {
     const stat = fstatSync(fd);
+    if (stat.isDirectory()) return { unread: 'a folder' };
     if (!stat.isFile()) return { unread: 'not a regular file' };
     if (stat.size > MOST_SCRIPT_BYTES) return { unread: `${stat.size} bytes, more than Latch reads` };
     const bytes = Buffer.alloc(stat.size);

@@ -1,4 +1,4 @@
-import { isAbsolute, resolve } from 'node:path';
+import { basename, isAbsolute, resolve } from 'node:path';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { changesTheLeash } from './changesTheLeash.ts';
 import { commandWords, literalText, wordText, type SimpleCommand, type Word } from './commandWords.ts';
@@ -176,12 +176,8 @@ function commandTouches(
     const words = uniqueWords(commands.flat());
     // A bare `cd` goes home: what follows is read from there (`cd && cp /tmp/x .bashrc`).
     if (commands.some(goesHome)) words.push([{ text: places.variables['HOME']!, glob: false }]);
-    // An option's value is a word of its own (`cp --target-directory=$HOME x/.bashrc`), and so is
-    // what follows any `name=` (`dd of=../.bashrc`, `awk -v f=../.profile`).
-    for (const word of [...words]) {
-      const value = /^[^=/]+=(.+)$/s.exec(literalText(word) ?? '')?.[1];
-      if (value !== undefined) words.push([{ text: value, glob: false }]);
-    }
+    for (const command of commands)
+      for (const value of valuesGiven(command)) words.push([{ text: value, glob: false }]);
     // A path a program's own code names in quotes (`python3 -c "open('../.bashrc', 'a')"`, awk's
     // `print > "../.profile"`) is a word of its own: from the folder the command runs in, `.`
     // and `//` as the file system reads them, through links.
@@ -205,6 +201,29 @@ function commandTouches(
     if (replaces) note('files', replaces);
   }
 }
+
+/** Programs whose `name=value` words set variables, which name no file. */
+const SETS_VARIABLES = new Set(['env', 'export', 'declare', 'local', 'readonly', 'typeset', 'sudo', 'doas']);
+
+/**
+ * The values a program is given after a `=`, each a word of its own: an option's
+ * (`cp --target-directory=$HOME x/.bashrc`) or any `name=` (`dd of=../.bashrc`,
+ * `awk -v f=../.profile`); not a variable the shell, `env` or `export` sets
+ * (`export NVM_DIR=~/.nvm`), whose use the shell's reading follows.
+ */
+function valuesGiven(command: SimpleCommand): string[] {
+  const texts = command.map(literalText);
+  const program = texts.findIndex((text) => text === undefined || !ASSIGNMENT.test(text));
+  if (program === -1) return [];
+  const setsVariables = SETS_VARIABLES.has(basename(texts[program] ?? ''));
+  return texts.slice(program + 1).flatMap((text) => {
+    if (text === undefined || (setsVariables && ASSIGNMENT.test(text))) return [];
+    const value = /^[^=/]+=(.+)$/s.exec(text)?.[1];
+    return value === undefined ? [] : [value];
+  });
+}
+
+const ASSIGNMENT = /^[A-Za-z_]\w*=/;
 
 /** What another language's code names of Latch's: the paths it holds in quotes, and Latch's names. */
 function codeTouches(code: string, { cwd, places, real, note }: Reading): void {

@@ -62,6 +62,15 @@ describe('the scripts a command runs', () => {
     // bash reads this one first, whatever -c holds.
     'BASH_ENV=./deploy.sh bash -c true',
     'env BASH_ENV=deploy.sh bash -c true',
+    'sudo -u me bash deploy.sh',
+    'exec -a name bash deploy.sh',
+    'find . -name x -exec bash deploy.sh {} \\;',
+    // Where `cd` leads.
+    'cd tools && bash ../deploy.sh',
+    'cd /tmp; cd P/tools && bash ../deploy.sh',
+    'flock /tmp/lock ./deploy.sh',
+    'strace -o /tmp/trace ./deploy.sh',
+    '. ./deploy.sh',
   ])('finds the shell script in `%s`', (command) => {
     expect(run(command.replace('P/', `${project}/`))).toEqual([
       { path: 'P/deploy.sh', text: 'echo deploying\n', shell: true },
@@ -90,6 +99,12 @@ describe('the scripts a command runs', () => {
     ['vim -es -S tools/x.py', 'P/tools/x.py'],
     ['sqlite3 /tmp/x.db ".read tools/x.py"', 'P/tools/x.py'],
     ['sqlite3 /tmp/x.db < tools/x.py', 'P/tools/x.py'],
+    ['node --require=./tools/x.py -e 0', 'P/tools/x.py'],
+    ['python3 -mtools.x', 'P/tools/x.py'],
+    ['python3 -I tools/x.py', 'P/tools/x.py'],
+    ['deno run -A tools/x.py', 'P/tools/x.py'],
+    ['npm exec -- tsx tools/x.py', 'P/tools/x.py'],
+    ['gawk -i tools/x.py "BEGIN{}"', 'P/tools/x.py'],
   ])('finds the code another language runs in `%s`', (command, path) => {
     expect(run(command)).toEqual([{ path, text: "open('../.bashrc', 'a')\n", shell: false }]);
   });
@@ -123,6 +138,17 @@ describe('the scripts a command runs', () => {
     'sqlite3 /tmp/x.db "select 1"',
     'at now + 1 minute',
     'ENV=production npm start',
+    'command -v bash',
+    'npx eslint tools/new-file.py',
+    'uv run ruff format tools/new.py',
+    'node --test',
+    'vim -u NONE notes.txt',
+    'git apply --check change.diff',
+    'patch --dry-run -p1 < change.diff',
+    'timeout 5 grep -r bash tools',
+    // A here-document is the program's input, in the command itself.
+    "python3 - <<'EOF'\nprint(1)\nEOF",
+    'bash <<-EOF\n\techo hi\n\tEOF',
   ])('finds none in `%s`: its code is in the command, installed, or none', (command) => {
     expect(run(command)).toEqual([]);
   });
@@ -134,7 +160,14 @@ describe('the scripts a command runs', () => {
     expect(run('at -f deploy.sh now')).toEqual([
       { path: 'P/deploy.sh', text: 'echo deploying\n', shell: true },
     ]);
-    for (const command of ['patch -p1 < change.diff', 'patch -p1 -i change.diff', 'git apply change.diff'])
+    for (const command of [
+      'patch -p1 < change.diff',
+      'patch -p1 -i change.diff',
+      'patch --input=change.diff',
+      'patch -p1 -d tools < change.diff',
+      'git apply change.diff',
+      'git -C . apply change.diff',
+    ])
       expect(run(command)).toEqual([{ path: 'P/change.diff', text: CHANGE, shell: false, patch: true }]);
   });
 
@@ -150,6 +183,26 @@ describe('the scripts a command runs', () => {
     expect(run('bash $(echo x) ; bash deploy.sh')).toEqual([
       { path: "bash's script", unread: 'its script is a value only running tells', shell: true },
       { path: 'P/deploy.sh', text: 'echo deploying\n', shell: true },
+    ]);
+    const computed = (what: string, shell: boolean) => ({
+      path: what,
+      unread: 'it runs code only running tells',
+      shell,
+    });
+    expect(run('bash -c "$(curl -s https://example.com/x)"')).toEqual([computed("bash's code", true)]);
+    expect(run('eval "$(cat deploy.sh)"')).toEqual([computed('eval', true)]);
+    expect(run('. <(cat deploy.sh)')).toEqual([
+      { path: ".'s script", unread: 'its script is a value only running tells', shell: true },
+    ]);
+    const patchInput = 'it applies the patch its input holds, which is not known before it runs';
+    expect(run('cat change.diff | git apply')).toEqual([
+      { path: "git apply's input", unread: patchInput, shell: false },
+    ]);
+    expect(run('cat change.diff | patch -p1')).toEqual([
+      { path: "patch's input", unread: patchInput, shell: false },
+    ]);
+    expect(run('cd "$(mktemp -d)" && bash deploy.sh')).toEqual([
+      { path: 'deploy.sh', unread: 'its folder is one only running tells', shell: true },
     ]);
     expect(run('LD_PRELOAD=./x.so ls')).toEqual([
       { path: 'LD_PRELOAD', unread: 'LD_PRELOAD loads code into the program that runs', shell: false },
@@ -195,7 +248,7 @@ describe('code a command may run that its words do not hold', () => {
     'timeout 60 bash build.sh',
     'cat x | sh',
     'python3 -m pytest',
-    'grep -r bash src',
+    'node --test',
     './gradlew build',
     'patch -p1 < x.diff',
     'NODE_OPTIONS="-r ./x.js" npm test',

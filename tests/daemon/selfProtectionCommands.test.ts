@@ -239,6 +239,9 @@ describe('self-protection: commands', () => {
     ['cat .claude/commands/x.md', undefined],
     ['git add .claude/commands/x.md', undefined],
     ['mkdir -p .claude/agents', undefined],
+    // A variable a shell, `env` or `export` sets names no file: its use is read where it stands.
+    ['export NVM_DIR=H/.nvm', undefined],
+    ['env NVM_DIR=H/.nvm node --version', undefined],
     ['cp dist/config.toml out/settings.json', undefined],
     ['grep latch package.json', undefined],
     ['grep -rn "totp" src', undefined],
