@@ -35,6 +35,7 @@ const WRAPPERS = new Set([
   ...['taskset', 'numactl', 'timeout', 'setsid', 'stdbuf', 'unbuffer', 'flock', 'xargs', 'parallel'],
   ...['watch', 'systemd-run', 'nsenter', 'unshare', 'chroot', 'strace', 'ltrace', 'firejail', 'bwrap'],
   ...['faketime', 'caffeinate', 'chronic', 'torsocks', 'proxychains', 'proxychains4', 'setpriv', 'screen'],
+  ...['runuser'],
 ]);
 /**
  * A project's runners, and their words for running (`uv run`, `npm exec`, `pnpm dlx`): the
@@ -78,13 +79,13 @@ const LOADER_VARIABLES = /^(LD_PRELOAD|LD_AUDIT|PERL5OPT|RUBYOPT|PYTHONSTARTUP|J
  * `sqlite3 -init x.sql`, `at -f x.sh`, `patch -i x.diff`): read as another language's code
  * (a shell's for `at` and `batch`, a patch's for `patch`).
  */
-const PROGRAM_FILE_OPTIONS: Record<string, { options: readonly string[]; shell: boolean; patch?: true }> = {
-  awk: { options: ['-f', '--file'], shell: false },
-  gawk: { options: ['-f', '--file', '-i', '--include', '-E', '--exec'], shell: false },
-  mawk: { options: ['-f'], shell: false },
-  nawk: { options: ['-f'], shell: false },
-  sed: { options: ['-f', '--file'], shell: false },
-  gsed: { options: ['-f', '--file'], shell: false },
+const PROGRAM_FILE_OPTIONS: Record<string, FileOptions> = {
+  awk: { combines: true, options: ['-f', '--file'], shell: false },
+  gawk: { combines: true, options: ['-f', '--file', '-i', '--include', '-E', '--exec'], shell: false },
+  mawk: { combines: true, options: ['-f'], shell: false },
+  nawk: { combines: true, options: ['-f'], shell: false },
+  sed: { combines: true, options: ['-f', '--file'], shell: false },
+  gsed: { combines: true, options: ['-f', '--file'], shell: false },
   vim: { options: ['-S', '-s', '-u'], shell: false },
   vi: { options: ['-S', '-s', '-u'], shell: false },
   nvim: { options: ['-S', '-s', '-u'], shell: false },
@@ -94,7 +95,12 @@ const PROGRAM_FILE_OPTIONS: Record<string, { options: readonly string[]; shell: 
   at: { options: ['-f'], shell: true },
   batch: { options: ['-f'], shell: true },
   patch: { options: ['-i', '--input'], shell: false, patch: true },
+  gdb: { options: ['-x', '--command', '-ix'], shell: false },
+  psql: { options: ['-f', '--file'], shell: false },
 };
+/** A program's options that name a file of its code; `combines` when short flags join (`sed -nf x`). */
+type FileOptions = { options: readonly string[]; shell: boolean; patch?: true; combines?: true };
+
 /**
  * Programs whose every argument naming a file may be code they run: a file after `<` is one of
  * the command's words (`sqlite3 x.db < x.sql`, `at now < x.sh`, `patch -p1 < x.diff`), and
@@ -321,7 +327,10 @@ function interpreterScripts(name: string, words: SimpleCommand): Named[] {
     // php's -r is its code; node's and ruby's name a module to load first. -v is a version, but
     // a shell's and Python's verbose mode.
     const inline =
-      INLINE.has(word) || (word === '-r' && name.startsWith('php')) || (word === '-v' && !shell && !python);
+      INLINE.has(word) ||
+      (word === '-r' && name.startsWith('php')) ||
+      (word === '-v' && !shell && !python) ||
+      (/^(perl|ruby)/.test(name) && /^-[a-zA-Z]*[eE]$/.test(word));
     if (shell ? /^(-[a-zA-Z]*c[a-zA-Z]*|--command|--version|--help)$/.test(word) : inline) {
       // The code itself only running tells: `bash -c "$(curl …)"`.
       const code = next + 1 < args.length ? args[next + 1] : '';
@@ -347,7 +356,7 @@ function interpreterScripts(name: string, words: SimpleCommand): Named[] {
     const loads = !shell
       ? LOADS_CODE.has(word)
         ? args[next + 1]
-        : /^--(?:require|import|loader|experimental-loader)=(.+)$/s.exec(word)?.[1]
+        : /^(?:--(?:require|import|loader|experimental-loader)=|-r(?=[./]))(.+)$/s.exec(word)?.[1]
       : SHELL_START_FILE.has(word)
         ? args[next + 1]
         : undefined;
@@ -409,14 +418,16 @@ function gitPatches(args: (string | undefined)[]): Named[] {
 /** The files named after `options` (`-f x`, `-fx`, `--file=x`); one only running names is unread. */
 function optionFiles(
   args: (string | undefined)[],
-  { options, shell, patch }: { options: readonly string[]; shell: boolean; patch?: true },
+  { options, shell, patch, combines }: FileOptions,
 ): Named[] {
   const named: Named[] = [];
   args.forEach((word, index) => {
     if (word === undefined) return;
     for (const option of options) {
+      // `-f x`, `--file=x`, `-fx`, or short flags together ending in it: `sed -nf x`.
+      const short = combines && option.length === 2 && /^-[a-zA-Z]+$/.test(word) && word.endsWith(option[1]!);
       const value =
-        word === option
+        word === option || short
           ? args[index + 1]
           : word.startsWith(`${option}=`)
             ? word.slice(option.length + 1)

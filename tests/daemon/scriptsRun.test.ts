@@ -105,6 +105,11 @@ describe('the scripts a command runs', () => {
     ['deno run -A tools/x.py', 'P/tools/x.py'],
     ['npm exec -- tsx tools/x.py', 'P/tools/x.py'],
     ['gawk -i tools/x.py "BEGIN{}"', 'P/tools/x.py'],
+    ['sed -nf tools/x.py README.md', 'P/tools/x.py'],
+    ['ruby -r./tools/x.py -e 1', 'P/tools/x.py'],
+    ['gdb -batch -x tools/x.py', 'P/tools/x.py'],
+    ['psql -f tools/x.py', 'P/tools/x.py'],
+    ['runuser -u me -- python3 tools/x.py', 'P/tools/x.py'],
   ])('finds the code another language runs in `%s`', (command, path) => {
     expect(run(command)).toEqual([{ path, text: "open('../.bashrc', 'a')\n", shell: false }]);
   });
@@ -146,6 +151,8 @@ describe('the scripts a command runs', () => {
     'git apply --check change.diff',
     'patch --dry-run -p1 < change.diff',
     'timeout 5 grep -r bash tools',
+    "perl -i -pe 's/a/b/' README.md",
+    'vim -es notes.txt',
     // A here-document is the program's input, in the command itself.
     "python3 - <<'EOF'\nprint(1)\nEOF",
     'bash <<-EOF\n\techo hi\n\tEOF',
