@@ -49,6 +49,11 @@ const HERE_DOCUMENT_ENDS = new WeakSet<Word>();
  */
 export const endsHereDocument = (word: Word) => HERE_DOCUMENT_ENDS.has(word);
 
+const WRITTEN = new WeakSet<Word>();
+
+/** Whether a word is the file a `>` or `>>` writes (`cat > x.sh`). */
+export const writtenByRedirect = (word: Word) => WRITTEN.has(word);
+
 /** The text a word spells, a computed piece standing as NUL (no name runs across it). */
 export const wordText = (word: Word) => word.map((piece) => ('text' in piece ? piece.text : '\0')).join('');
 
@@ -64,7 +69,8 @@ class Lexer {
   #words: Word[] = [];
   #word: Piece[] = [];
   #inWord = false;
-  #hereDocumentNext = false;
+  /** Where the next word goes: the words that end a here-document, or that a `>` writes. */
+  #redirectNext: WeakSet<Word> | undefined;
 
   constructor(text: string, variables: Map<string, string>, commands: SimpleCommand[], depth: number) {
     this.#text = text;
@@ -89,9 +95,11 @@ class Lexer {
       if (WORD_BREAKS.includes(character)) {
         if (COMMAND_BREAKS.includes(character)) this.#endCommand();
         else this.#endWord();
-        // `<<` (not `<<<`): the word after it ends a here-document, and names no file.
+        // `<<` (not `<<<`): the word after it ends a here-document, and names no file. `>` and
+        // `>>`: the word after it is a file written.
         if (character === '<' && text[i + 1] === '<' && text[i - 1] !== '<' && text[i + 2] !== '<')
-          this.#hereDocumentNext = true;
+          this.#redirectNext = HERE_DOCUMENT_ENDS;
+        else if (character === '>' && text[i - 1] !== '>') this.#redirectNext = WRITTEN;
         i++;
       } else i = this.#piece(i);
     }
@@ -271,8 +279,8 @@ class Lexer {
     if (this.#inWord) {
       const word = this.#word;
       this.#words.push(word);
-      if (this.#hereDocumentNext) HERE_DOCUMENT_ENDS.add(word);
-      this.#hereDocumentNext = false;
+      this.#redirectNext?.add(word);
+      this.#redirectNext = undefined;
       // A variable the command sets for its later words: `d=~/.latch; cat $d/totp.json`.
       const text = literalText(word);
       const assigned = text === undefined ? undefined : ASSIGNMENT.exec(text);

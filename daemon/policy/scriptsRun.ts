@@ -1,7 +1,13 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from 'node:fs';
 import { basename, extname, isAbsolute, join, resolve } from 'node:path';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
-import { commandWords, endsHereDocument, literalText, type SimpleCommand } from './commandWords.ts';
+import {
+  commandWords,
+  endsHereDocument,
+  literalText,
+  writtenByRedirect,
+  type SimpleCommand,
+} from './commandWords.ts';
 import { LONG_COMMAND_BYTES } from './policy.ts';
 
 /**
@@ -146,12 +152,15 @@ export function scriptsRun(
   // Longer than a phone shows, a command is asked at critical risk, and not read as words.
   if (utf8Length(command) > LONG_COMMAND_BYTES) return [];
   let folder = cwd !== undefined && isAbsolute(cwd) ? cwd : undefined;
+  // Files an earlier part of the command may write: read now, they would show what was there.
+  const mayBeWritten = new Set<string>();
   for (const words of commandWords(command, variables)) {
     const moved = folderAfter(words, folder, variables);
     if (moved !== false) {
       folder = moved;
       continue;
     }
+    const writes = filesItMayWrite(words);
     for (const named of scriptsNamed(words)) {
       if ('unread' in named) {
         found.set(named.what, { path: named.what, unread: named.unread, shell: named.shell });
@@ -185,10 +194,30 @@ export function scriptsRun(
       if ((named.ifFound || named.byPath) && notCode) continue;
       if (named.byPath && read.unread !== undefined) continue;
       const shell = named.byPath ? shebangIsShell(read.text ?? '') : named.shell;
-      found.set(path, { path, ...read, shell, ...(named.patch ? { patch: true } : {}) });
+      if (mayBeWritten.has(path))
+        found.set(path, { path, unread: 'the command may write it before it runs it', shell });
+      else found.set(path, { path, ...read, shell, ...(named.patch ? { patch: true } : {}) });
     }
+    if (folder !== undefined) for (const written of writes) mayBeWritten.add(resolve(folder, written));
   }
   return [...found.values()];
+}
+
+/** Programs that may write the files they are given (`cp x.sh y.sh`, `sed -i`, `git checkout x.sh`). */
+const WRITERS = new Set([
+  ...['cp', 'mv', 'install', 'ln', 'tee', 'dd', 'rsync', 'sed', 'gsed', 'perl', 'patch', 'git', 'curl'],
+  ...['wget', 'unzip', 'tar', 'truncate', 'sponge', 'gawk', 'ed', 'ex', 'vim', 'vi', 'nvim'],
+]);
+
+/** The files one simple command may write: what a `>` names, and what a writer is given. */
+function filesItMayWrite(words: SimpleCommand): string[] {
+  const writer = WRITERS.has(basename(literalText(words[0] ?? []) ?? ''));
+  return words.flatMap((word, index) => {
+    const text = literalText(word);
+    return text !== undefined && index > 0 && (writtenByRedirect(word) || writer)
+      ? [text.replace(/^[^=/]+=/, '')]
+      : [];
+  });
 }
 
 /**

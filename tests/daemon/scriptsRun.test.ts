@@ -71,6 +71,9 @@ describe('the scripts a command runs', () => {
     'flock /tmp/lock ./deploy.sh',
     'strace -o /tmp/trace ./deploy.sh',
     '. ./deploy.sh',
+    // What only looks at the script writes nothing of it.
+    'chmod +x deploy.sh && bash deploy.sh',
+    'cat deploy.sh; bash deploy.sh > out.log',
   ])('finds the shell script in `%s`', (command) => {
     expect(run(command.replace('P/', `${project}/`))).toEqual([
       { path: 'P/deploy.sh', text: 'echo deploying\n', shell: true },
@@ -214,6 +217,23 @@ describe('the scripts a command runs', () => {
     expect(run('LD_PRELOAD=./x.so ls')).toEqual([
       { path: 'LD_PRELOAD', unread: 'LD_PRELOAD loads code into the program that runs', shell: false },
     ]);
+  });
+
+  it('says so of a script the command may write before it runs it: read now, it would show what was there', () => {
+    const written = {
+      path: 'P/deploy.sh',
+      unread: 'the command may write it before it runs it',
+      shell: true,
+    };
+    for (const command of [
+      'cp plain deploy.sh && bash deploy.sh',
+      "cat > deploy.sh <<'EOF'\necho other\nEOF\nbash deploy.sh",
+      'git checkout deploy.sh && ./deploy.sh',
+      'cd tools && sed -i s/x/y/ ../deploy.sh && bash ../deploy.sh',
+    ])
+      expect(run(command)).toEqual([written]);
+    // A program built and then run is no script: a binary is no one's to show.
+    expect(run('make a-binary && ./a-binary')).toEqual([]);
   });
 
   it('reads no script through /proc or /dev, where the daemon would read its own open files', () => {
