@@ -55,6 +55,8 @@ const RUNNERS = new Set([
 ]);
 const RUNNING_WORDS = new Set(['run', 'exec', 'x', 'dlx', '--']);
 const ASSIGNMENT = /^[A-Za-z_]\w*=/;
+/** A wrapper's option that runs the program in another folder. */
+const CHANGES_FOLDER = /^(-C|-D|--chdir(=.*)?|--directory(=.*)?|--working-directory(=.*)?|--cwd(=.*)?)$/s;
 /** A file a runner is given that is code to run, by its extension: a shell's, or another language's. */
 const CODE_FILE = /\.(sh|bash|zsh|py|js|mjs|cjs|ts|mts|cts|tsx|rb|pl|php|lua|r|jl|tcl|exs)$/i;
 const SHELL_FILE = /\.(sh|bash|zsh)$/i;
@@ -67,7 +69,7 @@ const INLINE = new Set(['-c', '-e', '-E', '-p', '--eval', '--print', '--version'
 const RUNS_NO_CODE = new Set(['--test', '--run', '--v8-options', '--completion-bash', '--check']);
 /** Options that take the next word as their value, which is no script: a shell's, then others'. */
 const SHELL_OPTION_WITH_VALUE = new Set(['-o', '+o', '-O', '+O']);
-const OPTION_WITH_VALUE = new Set(['-W', '-X', '--env-file']);
+const OPTION_WITH_VALUE = new Set(['-W', '-X', '--env-file', '--config', '--import-map', '--lock']);
 /** Options that load code from the file they name before the script (`node -r ./setup.js x.js`). */
 const LOADS_CODE = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader']);
 /** A shell's start-up file, which it runs first: `bash --rcfile f -i`. */
@@ -86,7 +88,7 @@ const LOADER_VARIABLES = /^(LD_PRELOAD|LD_AUDIT|PERL5OPT|RUBYOPT|PYTHONSTARTUP|J
  * (a shell's for `at` and `batch`, a patch's for `patch`).
  */
 const PROGRAM_FILE_OPTIONS: Record<string, FileOptions> = {
-  awk: { combines: true, options: ['-f', '--file'], shell: false },
+  awk: { combines: true, options: ['-f', '--file', '-i', '--include', '-E', '--exec'], shell: false },
   gawk: { combines: true, options: ['-f', '--file', '-i', '--include', '-E', '--exec'], shell: false },
   mawk: { combines: true, options: ['-f'], shell: false },
   nawk: { combines: true, options: ['-f'], shell: false },
@@ -125,6 +127,8 @@ const READS_FILES_GIVEN: Record<string, FilesGiven> = {
 type FilesGiven = { shell: boolean; patch?: true; afterFirst?: true };
 /** Options of `patch` and `git apply` after which nothing is written. */
 const PATCH_ONLY_LOOKS = new Set(['--dry-run', '--check', '--stat', '--numstat', '--summary']);
+/** `git am` going on with, or leaving, the patches it already holds. */
+const AM_HELD = new Set(['--continue', '--skip', '--abort', '--quit', '--resolved', '--show-current-patch']);
 /** `vim -u NONE`: no file. */
 const NO_FILE = new Set(['NONE', 'NORC', 'NOPLUGIN']);
 
@@ -154,6 +158,7 @@ export function scriptsRun(
   let folder = cwd !== undefined && isAbsolute(cwd) ? cwd : undefined;
   // Files an earlier part of the command may write: read now, they would show what was there.
   const mayBeWritten = new Set<string>();
+  const expands = EXPANDS.test(command);
   for (const words of commandWords(command, variables)) {
     const moved = folderAfter(words, folder, variables);
     if (moved !== false) {
@@ -161,7 +166,7 @@ export function scriptsRun(
       continue;
     }
     const writes = filesItMayWrite(words);
-    for (const named of scriptsNamed(words)) {
+    for (const named of scriptsNamed(words, expands)) {
       if ('unread' in named) {
         found.set(named.what, { path: named.what, unread: named.unread, shell: named.shell });
         continue;
@@ -228,7 +233,7 @@ function filesItMayWrite(words: SimpleCommand): string[] {
 export function mayRunOtherCode(command: string, variables: Readonly<Record<string, string>>): boolean {
   if (utf8Length(command) > LONG_COMMAND_BYTES) return true;
   return commandWords(command, variables).some((words) => {
-    if (scriptsNamed(words).length > 0) return true;
+    if (scriptsNamed(words, EXPANDS.test(command)).length > 0) return true;
     const texts = words.map(literalText);
     const program = programAt(texts);
     if (program === undefined || !('at' in program)) return false;
@@ -260,15 +265,19 @@ function folderAfter(
  * a path, each word with a slash (`flock /tmp/l ./x.sh`), or the code file a runner is given;
  * undefined when it runs nothing (`command -v bash`, `npm test`).
  */
-function programAt(texts: (string | undefined)[]): { at: number } | { files: Named[] } | undefined {
+function programAt(
+  texts: (string | undefined)[],
+): (({ at: number } | { files: Named[] }) & { elsewhere: boolean }) | undefined {
   let at = texts.findIndex((text) => text === undefined || !ASSIGNMENT.test(text));
+  // A wrapper may run it in another folder (`env -C dir`, `sudo -D dir`, `uv run --directory`).
+  let elsewhere = false;
   while (at >= 0 && at < texts.length) {
     const text = texts[at];
-    if (text === undefined) return { at };
+    if (text === undefined) return { at, elsewhere };
     const name = basename(text);
     if (name === 'command' && /^-[vV]$/.test(texts[at + 1] ?? '')) return undefined;
     const runner = RUNNERS.has(name);
-    if (!runner && !WRAPPERS.has(name)) return { at };
+    if (!runner && !WRAPPERS.has(name)) return { at, elsewhere };
     // The first word after it that is not one of its options, their values (a number, a path, a
     // word after a short option: `-u me`) or an assignment, or a runner's word for running.
     const after = texts.slice(at + 1);
@@ -278,6 +287,7 @@ function programAt(texts: (string | undefined)[]): { at: number } | { files: Nam
         /^-\w$/.test(after[index - 1] ?? '') || /^\d[\d.]*[smhd]?$/.test(word) || word.includes('/');
       return !(word.startsWith('-') || ASSIGNMENT.test(word) || (runner ? RUNNING_WORDS.has(word) : value));
     });
+    if (after.some((word) => word !== undefined && CHANGES_FOLDER.test(word))) elsewhere = true;
     const program = after[next];
     if (next !== -1 && (program === undefined || !runner || runsCode(basename(program)))) {
       at += 1 + next;
@@ -285,19 +295,37 @@ function programAt(texts: (string | undefined)[]): { at: number } | { files: Nam
     }
     if (runner)
       return program !== undefined && CODE_FILE.test(program)
-        ? { files: [{ path: program, shell: SHELL_FILE.test(program), ifFound: true }] }
+        ? { files: [{ path: program, shell: SHELL_FILE.test(program), ifFound: true }], elsewhere }
         : undefined;
     const paths = after.filter((word): word is string => word !== undefined && word.includes('/'));
-    return { files: paths.map((path) => ({ path, shell: true, byPath: true })) };
+    return { files: paths.map((path) => ({ path, shell: true, byPath: true })), elsewhere };
   }
   return undefined;
 }
 
-/** The files one simple command runs code from, as written, or the code it cannot read. */
-function scriptsNamed(words: SimpleCommand): Named[] {
+/** What a shell expands in a here-document whose end word is not quoted: `$x`, `$(…)`, backticks. */
+const EXPANDS = /[$`]/;
+
+/**
+ * The files one simple command runs code from, as written, or the code it cannot read.
+ * `expands`: the command holds what a shell expands, were it in a here-document.
+ */
+function scriptsNamed(words: SimpleCommand, expands: boolean): Named[] {
+  const program = programAt(words.map(literalText));
+  const named = scriptsOf(words, program, expands);
+  // Run in a folder only running tells, a relative path may be any file.
+  return program?.elsewhere
+    ? named.map((file) =>
+        'path' in file && !isAbsolute(file.path)
+          ? { unread: 'its folder is one only running tells', shell: file.shell, what: file.path }
+          : file,
+      )
+    : named;
+}
+
+function scriptsOf(words: SimpleCommand, program: ReturnType<typeof programAt>, expands: boolean): Named[] {
   const texts = words.map(literalText);
   const named: Named[] = [...loadedByVariables(texts)];
-  const program = programAt(texts);
   if (program === undefined) return named;
   if ('files' in program) return [...named, ...program.files];
   const { at } = program;
@@ -314,8 +342,8 @@ function scriptsNamed(words: SimpleCommand): Named[] {
     return args.some((arg) => arg === undefined)
       ? [...named, { unread: 'it runs code only running tells', shell: true, what: 'eval' }]
       : named;
-  if (runsCode(name)) return [...named, ...interpreterScripts(name, words.slice(at + 1))];
-  if (name === 'find') return [...named, ...findExecs(words.slice(at + 1))];
+  if (runsCode(name)) return [...named, ...interpreterScripts(name, words.slice(at + 1), expands)];
+  if (name === 'find') return [...named, ...findExecs(words.slice(at + 1), expands)];
   if (name === 'git') return [...named, ...gitPatches(args)];
   if (name === 'patch' && args.some((arg) => arg !== undefined && PATCH_ONLY_LOOKS.has(arg))) return named;
   const fileOptions = PROGRAM_FILE_OPTIONS[name];
@@ -343,15 +371,24 @@ const unreadScript = (name: string, shell: boolean): Named => ({
 });
 
 /** A shell's or interpreter's script, the code its options load first, or its input when it names none. */
-function interpreterScripts(name: string, words: SimpleCommand): Named[] {
+function interpreterScripts(name: string, words: SimpleCommand, expands: boolean): Named[] {
   const args = words.map(literalText);
   const shell = SHELLS.has(name);
   const python = /^(python|pypy)/.test(name);
   const named: Named[] = [];
   for (let next = 0; next < args.length; next++) {
     const word = args[next];
-    // Its input is a here-document (`python3 - <<'EOF'`): the code is in the command's own text.
-    if (endsHereDocument(words[next]!)) return named;
+    // Its input is a here-document (`python3 - <<'EOF'`): the code is in the command's own text,
+    // unless a shell expands what it holds first (`<<EOF` with a `$(cat x.sh)` in it).
+    if (endsHereDocument(words[next]!)) {
+      const quoted = words[next]!.some((piece) => 'text' in piece && !piece.glob);
+      return quoted || !expands
+        ? named
+        : [
+            ...named,
+            { unread: 'its here-document holds what only running tells', shell, what: `${name}'s input` },
+          ];
+    }
     if (word === undefined) return [...named, unreadScript(name, shell)];
     // php's -r is its code; node's and ruby's name a module to load first. -v is a version, but
     // a shell's and Python's verbose mode.
@@ -415,12 +452,12 @@ function interpreterScripts(name: string, words: SimpleCommand): Named[] {
 }
 
 /** What `find … -exec` (`-execdir`, `-ok`) runs, as a command of its own up to its `;` or `+`. */
-function findExecs(words: SimpleCommand): Named[] {
+function findExecs(words: SimpleCommand, expands: boolean): Named[] {
   const texts = words.map(literalText);
   return texts.flatMap((text, index) => {
     if (!/^-(exec|execdir|ok|okdir)$/.test(text ?? '')) return [];
     const end = texts.findIndex((word, after) => after > index && (word === ';' || word === '+'));
-    return scriptsNamed(words.slice(index + 1, end === -1 ? undefined : end));
+    return scriptsNamed(words.slice(index + 1, end === -1 ? undefined : end), expands);
   });
 }
 
@@ -431,7 +468,7 @@ function gitPatches(args: (string | undefined)[]): Named[] {
     at += args[at] === '-C' || args[at] === '-c' ? 2 : 1;
   if (args[at] !== 'apply' && args[at] !== 'am') return [];
   const rest = args.slice(at + 1);
-  if (rest.some((arg) => arg !== undefined && PATCH_ONLY_LOOKS.has(arg))) return [];
+  if (rest.some((arg) => arg !== undefined && (PATCH_ONLY_LOOKS.has(arg) || AM_HELD.has(arg)))) return [];
   const files = filesGiven(rest, { shell: false, patch: true }, []);
   return files.length > 0
     ? files
@@ -536,16 +573,15 @@ function shebangIsShell(text: string): boolean {
 
 /**
  * The files a unified diff writes, by its headers (`--- a/x`, `+++ b/x`, `diff --git a/x b/x`,
- * `rename to x`): each as written and without its first folder, since `patch -p1` and `git apply`
- * take that away and `patch -p0` does not.
+ * `rename to x`): each as written and without each of its leading folders, since `patch -pN`
+ * takes N of them away (`git apply`, one).
  */
 export function patchedFiles(text: string): string[] {
   const files = new Set<string>();
   const add = (path: string) => {
     if (path === '/dev/null') return;
-    files.add(path);
-    const slash = path.indexOf('/');
-    if (slash > 0) files.add(path.slice(slash + 1));
+    const parts = path.split('/');
+    for (let strip = 0; strip < parts.length; strip++) files.add(parts.slice(strip).join('/'));
   };
   for (const line of text.split('\n')) {
     const header =

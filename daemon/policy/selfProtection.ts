@@ -215,7 +215,10 @@ function valuesGiven(command: SimpleCommand): string[] {
   const texts = command.map(literalText);
   const program = texts.findIndex((text) => text === undefined || !ASSIGNMENT.test(text));
   if (program === -1) return [];
-  const setsVariables = SETS_VARIABLES.has(basename(texts[program] ?? ''));
+  const name = basename(texts[program] ?? '');
+  // What a program that only looks is given is shown or searched: `echo "NVM_DIR=~/.nvm" >> .env`.
+  if (LOOKERS.has(name)) return [];
+  const setsVariables = SETS_VARIABLES.has(name);
   return texts.slice(program + 1).flatMap((text) => {
     if (text === undefined || (setsVariables && ASSIGNMENT.test(text))) return [];
     const value = /^[^=/]+=(.+)$/s.exec(text)?.[1];

@@ -108,6 +108,8 @@ describe('the scripts a command runs', () => {
     ['deno run -A tools/x.py', 'P/tools/x.py'],
     ['npm exec -- tsx tools/x.py', 'P/tools/x.py'],
     ['gawk -i tools/x.py "BEGIN{}"', 'P/tools/x.py'],
+    ['awk -E tools/x.py', 'P/tools/x.py'],
+    ['deno run --config deno.json tools/x.py', 'P/tools/x.py'],
     ['sed -nf tools/x.py README.md', 'P/tools/x.py'],
     ['ruby -r./tools/x.py -e 1', 'P/tools/x.py'],
     ['gdb -batch -x tools/x.py', 'P/tools/x.py'],
@@ -159,6 +161,8 @@ describe('the scripts a command runs', () => {
     // A here-document is the program's input, in the command itself.
     "python3 - <<'EOF'\nprint(1)\nEOF",
     'bash <<-EOF\n\techo hi\n\tEOF',
+    "bash <<'EOF'\necho $HOME $(date)\nEOF",
+    'git am --continue',
   ])('finds none in `%s`: its code is in the command, installed, or none', (command) => {
     expect(run(command)).toEqual([]);
   });
@@ -214,6 +218,13 @@ describe('the scripts a command runs', () => {
     expect(run('cd "$(mktemp -d)" && bash deploy.sh')).toEqual([
       { path: 'deploy.sh', unread: 'its folder is one only running tells', shell: true },
     ]);
+    expect(run('bash <<EOF\n$(cat deploy.sh)\nEOF')).toEqual([
+      { path: "bash's input", unread: 'its here-document holds what only running tells', shell: true },
+    ]);
+    for (const command of ['env -C tools bash deploy.sh', 'sudo -D /tmp bash deploy.sh'])
+      expect(run(command)).toEqual([
+        { path: 'deploy.sh', unread: 'its folder is one only running tells', shell: true },
+      ]);
     expect(run('LD_PRELOAD=./x.so ls')).toEqual([
       { path: 'LD_PRELOAD', unread: 'LD_PRELOAD loads code into the program that runs', shell: false },
     ]);
@@ -304,13 +315,8 @@ describe('the files a patch writes', () => {
     ].join('\n');
     expect(patchedFiles(patch).sort()).toEqual(
       [
-        'a/src/x.ts',
-        'b/src/x.ts',
-        'src/x.ts',
-        '.bashrc',
-        'old.txt',
-        '.claude/settings.json',
-        'settings.json',
+        ...['a/src/x.ts', 'b/src/x.ts', 'src/x.ts', 'x.ts', '.bashrc', 'old.txt'],
+        ...['.claude/settings.json', 'settings.json'],
       ].sort(),
     );
   });

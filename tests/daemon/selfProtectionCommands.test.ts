@@ -242,6 +242,7 @@ describe('self-protection: commands', () => {
     // A variable a shell, `env` or `export` sets names no file: its use is read where it stands.
     ['export NVM_DIR=H/.nvm', undefined],
     ['env NVM_DIR=H/.nvm node --version', undefined],
+    ['echo "NVM_DIR=H/.nvm" >> .env', undefined],
     ['cp dist/config.toml out/settings.json', undefined],
     ['grep latch package.json', undefined],
     ['grep -rn "totp" src', undefined],
