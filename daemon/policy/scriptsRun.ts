@@ -58,7 +58,8 @@ const ASSIGNMENT = /^[A-Za-z_]\w*=/;
 /** A wrapper's option that runs the program in another folder. */
 const CHANGES_FOLDER = /^(-C|-D|--chdir(=.*)?|--directory(=.*)?|--working-directory(=.*)?|--cwd(=.*)?)$/s;
 /** A file a runner is given that is code to run, by its extension: a shell's, or another language's. */
-const CODE_FILE = /\.(sh|bash|zsh|py|js|mjs|cjs|ts|mts|cts|tsx|rb|pl|php|lua|r|jl|tcl|exs)$/i;
+const CODE_FILE =
+  /\.(sh|bash|zsh|py|js|mjs|cjs|ts|mts|cts|tsx|jsx|rb|pl|pm|php|lua|r|jl|tcl|exs|go|java|kt|kts|swift|rs|ps1|sql|awk|vim|mk)$/i;
 const SHELL_FILE = /\.(sh|bash|zsh)$/i;
 /**
  * An interpreter's options after which its code is in the command itself, or it runs none: no
@@ -67,9 +68,18 @@ const SHELL_FILE = /\.(sh|bash|zsh)$/i;
 const INLINE = new Set(['-c', '-e', '-E', '-p', '--eval', '--print', '--version', '--help', '-V', '-h']);
 /** Options after which an interpreter runs no code at all. */
 const RUNS_NO_CODE = new Set(['--test', '--run', '--v8-options', '--completion-bash', '--check']);
+/** An interpreter's own words before the file it runs (`deno run x.ts`, `bun test x.ts`, `tsx watch x.ts`). */
+const RUNNING_SUBCOMMANDS: Record<string, ReadonlySet<string>> = {
+  deno: new Set(['run', 'test', 'bench']),
+  bun: new Set(['run', 'test']),
+  tsx: new Set(['watch']),
+};
 /** Options that take the next word as their value, which is no script: a shell's, then others'. */
 const SHELL_OPTION_WITH_VALUE = new Set(['-o', '+o', '-O', '+O']);
-const OPTION_WITH_VALUE = new Set(['-W', '-X', '--env-file', '--config', '--import-map', '--lock']);
+const OPTION_WITH_VALUE = new Set([
+  ...['-W', '-X', '--env-file', '--config', '--import-map', '--lock', '--conditions', '--title'],
+  ...['--inspect-port', '--watch-path', '--input-type', '--disable-warning', '--tsconfig', '--project'],
+]);
 /** Options that load code from the file they name before the script (`node -r ./setup.js x.js`). */
 const LOADS_CODE = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader']);
 /** A shell's start-up file, which it runs first: `bash --rcfile f -i`. */
@@ -121,10 +131,17 @@ const READS_FILES_GIVEN: Record<string, FilesGiven> = {
   at: { shell: true },
   batch: { shell: true },
   crontab: { shell: true },
-  patch: { shell: false, patch: true },
+  patch: {
+    shell: false,
+    patch: true,
+    valued: ['-d', '--directory', '-o', '--output', '-r', '-B', '-D', '-F', '-V', '-z', '-Y', '-g'],
+  },
 };
-/** How a program takes files of code: as shell or other code, as patches, after the file it works on. */
-type FilesGiven = { shell: boolean; patch?: true; afterFirst?: true };
+/**
+ * How a program takes files of code: as shell or other code, as patches, after the file it works
+ * on; `valued`, its options whose value is no such file.
+ */
+type FilesGiven = { shell: boolean; patch?: true; afterFirst?: true; valued?: readonly string[] };
 /** Options of `patch` and `git apply` after which nothing is written. */
 const PATCH_ONLY_LOOKS = new Set(['--dry-run', '--check', '--stat', '--numstat', '--summary']);
 /** `git am` going on with, or leaving, the patches it already holds. */
@@ -235,6 +252,8 @@ export function mayRunOtherCode(command: string, variables: Readonly<Record<stri
   return commandWords(command, variables).some((words) => {
     if (scriptsNamed(words, EXPANDS.test(command)).length > 0) return true;
     const texts = words.map(literalText);
+    // A code file any program is given may be what it runs (`go run x.go`, `pytest x.py`).
+    if (texts.some((text) => text !== undefined && CODE_FILE.test(text))) return true;
     const program = programAt(texts);
     if (program === undefined || !('at' in program)) return false;
     const name = texts[program.at];
@@ -312,15 +331,41 @@ const EXPANDS = /[$`]/;
  */
 function scriptsNamed(words: SimpleCommand, expands: boolean): Named[] {
   const program = programAt(words.map(literalText));
-  const named = scriptsOf(words, program, expands);
-  // Run in a folder only running tells, a relative path may be any file.
-  return program?.elsewhere
-    ? named.map((file) =>
-        'path' in file && !isAbsolute(file.path)
-          ? { unread: 'its folder is one only running tells', shell: file.shell, what: file.path }
-          : file,
-      )
-    : named;
+  const named = [...scriptsOf(words, program, expands), ...interpreterFurtherOn(words, program, expands)];
+  return program?.elsewhere ? inAnotherFolder(named) : named;
+}
+
+/** Run in a folder only running tells, a relative path may be any file. */
+const inAnotherFolder = (named: Named[]): Named[] =>
+  named.map((file) =>
+    'path' in file && !isAbsolute(file.path)
+      ? { unread: 'its folder is one only running tells', shell: file.shell, what: file.path }
+      : file,
+  );
+
+/**
+ * Past a wrapper or runner whose options may have been taken for its program
+ * (`flock build.lock bash x.sh`, `uv run --with requests python x.py`): a shell or interpreter
+ * further on, and the script it would run, if there is one.
+ */
+function interpreterFurtherOn(
+  words: SimpleCommand,
+  program: ReturnType<typeof programAt>,
+  expands: boolean,
+): Named[] {
+  const texts = words.map(literalText);
+  const first = texts.findIndex((text) => text === undefined || !ASSIGNMENT.test(text));
+  const wrapped = WRAPPERS.has(basename(texts[first] ?? '')) || RUNNERS.has(basename(texts[first] ?? ''));
+  const found = program && 'at' in program ? program.at : first;
+  if (!wrapped || (program && 'at' in program && runsCode(basename(texts[found] ?? '')))) return [];
+  const at = texts.findIndex(
+    (text, index) =>
+      index > found && text !== undefined && (SHELLS.has(basename(text)) || INTERPRETER.test(basename(text))),
+  );
+  if (at === -1) return [];
+  return interpreterScripts(basename(texts[at]!), words.slice(at + 1), expands).flatMap((file): Named[] =>
+    'path' in file ? [{ ...file, ifFound: true }] : [],
+  );
 }
 
 function scriptsOf(words: SimpleCommand, program: ReturnType<typeof programAt>, expands: boolean): Named[] {
@@ -353,7 +398,11 @@ function scriptsOf(words: SimpleCommand, program: ReturnType<typeof programAt>, 
     ...(given ? filesGiven(args, given, fileOptions?.options ?? []) : []),
     ...(name === 'sqlite3' ? sqliteReads(args) : []),
   ];
-  named.push(...(name === 'patch' && files.length === 0 ? [PATCH_FROM_INPUT("patch's input")] : files));
+  // `patch -d dir` applies in that folder, from which its relative files are read.
+  const patchElsewhere =
+    name === 'patch' && args.some((arg) => arg === '-d' || arg?.startsWith('--directory'));
+  if (name === 'patch' && files.length === 0) named.push(PATCH_FROM_INPUT("patch's input"));
+  else named.push(...(patchElsewhere ? inAnotherFolder(files) : files));
   if (text.includes('/')) named.push({ path: text, shell: true, byPath: true });
   return named;
 }
@@ -376,6 +425,8 @@ function interpreterScripts(name: string, words: SimpleCommand, expands: boolean
   const shell = SHELLS.has(name);
   const python = /^(python|pypy)/.test(name);
   const named: Named[] = [];
+  // It runs files it finds, or none, rather than its input (`node --test`, `deno test`).
+  let readsNoInput = false;
   for (let next = 0; next < args.length; next++) {
     const word = args[next];
     // Its input is a here-document (`python3 - <<'EOF'`): the code is in the command's own text,
@@ -396,7 +447,9 @@ function interpreterScripts(name: string, words: SimpleCommand, expands: boolean
       INLINE.has(word) ||
       (word === '-r' && name.startsWith('php')) ||
       (word === '-v' && !shell && !python) ||
-      (/^(perl|ruby)/.test(name) && /^-[a-zA-Z]*[eE]$/.test(word));
+      (/^(perl|ruby)/.test(name) && /^-[a-zA-Z]*[eE]$/.test(word)) ||
+      (python && /^-[a-zA-Z]*c$/.test(word)) ||
+      (/^node/.test(name) && /^-[a-zA-Z]*[ep]$/.test(word));
     if (shell ? /^(-[a-zA-Z]*c[a-zA-Z]*|--command|--version|--help)$/.test(word) : inline) {
       // The code itself only running tells: `bash -c "$(curl …)"`.
       const code = next + 1 < args.length ? args[next + 1] : '';
@@ -404,7 +457,7 @@ function interpreterScripts(name: string, words: SimpleCommand, expands: boolean
         ? [...named, { unread: 'it runs code only running tells', shell, what: `${name}'s code` }]
         : named;
     }
-    if (!shell && RUNS_NO_CODE.has(word)) return named;
+    if (!shell && RUNS_NO_CODE.has(word)) readsNoInput = true;
     const module = python ? (word === '-m' ? args[next + 1] : /^-m(.+)$/.exec(word)?.[1]) : undefined;
     if (python && (word === '-m' || module !== undefined)) {
       if (module === undefined)
@@ -435,12 +488,13 @@ function interpreterScripts(name: string, words: SimpleCommand, expands: boolean
       next++;
     else if (word === '-I' && !python) next++;
     else if (word.startsWith('-') || word.startsWith('+')) continue;
-    else if (word === 'run' && (name === 'deno' || name === 'bun')) continue;
+    else if (RUNNING_SUBCOMMANDS[name]?.has(word)) readsNoInput = word !== 'run';
     // bun's and deno's own commands (`bun install`, `deno fmt`) run what the project configures.
     else if ((name === 'deno' || name === 'bun') && !word.includes('.') && !word.includes('/')) return named;
     else return [...named, { path: word, shell }];
   }
   // No script named: it runs what its input holds (`cat x.sh | bash`, `curl … | python3 -`).
+  if (readsNoInput) return named;
   return [
     ...named,
     {
@@ -470,15 +524,9 @@ function gitPatches(args: (string | undefined)[]): Named[] {
   const rest = args.slice(at + 1);
   if (rest.some((arg) => arg !== undefined && (PATCH_ONLY_LOOKS.has(arg) || AM_HELD.has(arg)))) return [];
   const files = filesGiven(rest, { shell: false, patch: true }, []);
-  return files.length > 0
-    ? files
-    : [
-        {
-          unread: 'it applies the patch its input holds, which is not known before it runs',
-          shell: false,
-          what: `git ${args[at]}'s input`,
-        },
-      ];
+  if (files.length === 0) return [PATCH_FROM_INPUT(`git ${args[at]}'s input`)];
+  // `git -C dir` applies in that folder, from which its relative files are read.
+  return args.slice(0, at).includes('-C') ? inAnotherFolder(files) : files;
 }
 
 /** The files named after `options` (`-f x`, `-fx`, `--file=x`); one only running names is unread. */
@@ -512,7 +560,7 @@ function optionFiles(
 /** Every word but an option or an option's value that names an existing file (but the first, for some). */
 function filesGiven(
   args: (string | undefined)[],
-  { afterFirst, ...kind }: FilesGiven,
+  { afterFirst, valued = [], ...kind }: FilesGiven,
   fileOptions: readonly string[],
 ): Named[] {
   const files = args.filter(
@@ -520,7 +568,7 @@ function filesGiven(
       word !== undefined &&
       word !== '' &&
       !word.startsWith('-') &&
-      !fileOptions.includes(args[index - 1] ?? ''),
+      ![...fileOptions, ...valued].includes(args[index - 1] ?? ''),
   );
   return files.slice(afterFirst ? 1 : 0).map((path) => ({ path, ...kind, ifFound: true }));
 }

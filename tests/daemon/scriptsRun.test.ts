@@ -56,6 +56,9 @@ describe('the scripts a command runs', () => {
     // Wrappers and runners put the shell anywhere after them.
     'timeout 60 bash deploy.sh',
     'flock /tmp/lock bash deploy.sh',
+    // A wrapper's option values, whatever they look like, do not hide the shell after them.
+    'flock build.lock bash deploy.sh',
+    'timeout --signal KILL 5 bash deploy.sh',
     'setsid -f nice -n 5 bash deploy.sh',
     'xargs -a /dev/null bash deploy.sh',
     'uv run deploy.sh',
@@ -109,6 +112,11 @@ describe('the scripts a command runs', () => {
     ['npm exec -- tsx tools/x.py', 'P/tools/x.py'],
     ['gawk -i tools/x.py "BEGIN{}"', 'P/tools/x.py'],
     ['awk -E tools/x.py', 'P/tools/x.py'],
+    ['uv run --with requests python tools/x.py', 'P/tools/x.py'],
+    ['node --test tools/x.py', 'P/tools/x.py'],
+    ['deno test -A tools/x.py', 'P/tools/x.py'],
+    ['tsx watch tools/x.py', 'P/tools/x.py'],
+    ['node --conditions development tools/x.py', 'P/tools/x.py'],
     ['deno run --config deno.json tools/x.py', 'P/tools/x.py'],
     ['sed -nf tools/x.py README.md', 'P/tools/x.py'],
     ['ruby -r./tools/x.py -e 1', 'P/tools/x.py'],
@@ -163,6 +171,9 @@ describe('the scripts a command runs', () => {
     'bash <<-EOF\n\techo hi\n\tEOF',
     "bash <<'EOF'\necho $HOME $(date)\nEOF",
     'git am --continue',
+    "node -pe '1'",
+    "python3 -Ic 'print(1)'",
+    'bun test',
   ])('finds none in `%s`: its code is in the command, installed, or none', (command) => {
     expect(run(command)).toEqual([]);
   });
@@ -178,9 +189,7 @@ describe('the scripts a command runs', () => {
       'patch -p1 < change.diff',
       'patch -p1 -i change.diff',
       'patch --input=change.diff',
-      'patch -p1 -d tools < change.diff',
       'git apply change.diff',
-      'git -C . apply change.diff',
     ])
       expect(run(command)).toEqual([{ path: 'P/change.diff', text: CHANGE, shell: false, patch: true }]);
   });
@@ -224,6 +233,10 @@ describe('the scripts a command runs', () => {
     for (const command of ['env -C tools bash deploy.sh', 'sudo -D /tmp bash deploy.sh'])
       expect(run(command)).toEqual([
         { path: 'deploy.sh', unread: 'its folder is one only running tells', shell: true },
+      ]);
+    for (const command of ['git -C tools apply change.diff', 'patch -d tools -p1 -i change.diff'])
+      expect(run(command)).toEqual([
+        { path: 'change.diff', unread: 'its folder is one only running tells', shell: false },
       ]);
     expect(run('LD_PRELOAD=./x.so ls')).toEqual([
       { path: 'LD_PRELOAD', unread: 'LD_PRELOAD loads code into the program that runs', shell: false },
@@ -290,6 +303,9 @@ describe('code a command may run that its words do not hold', () => {
     './gradlew build',
     'patch -p1 < x.diff',
     'NODE_OPTIONS="-r ./x.js" npm test',
+    // A code file any program is given may be what it runs.
+    'go run main.go',
+    'pytest -q tests/test_x.py',
   ])('`%s` may', (command) => {
     expect(mayRunOtherCode(command, variables())).toBe(true);
   });
