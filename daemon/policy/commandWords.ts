@@ -18,7 +18,8 @@ const VARIABLE = /[A-Za-z_][A-Za-z0-9_]*|[0-9$!?#@*-]/y;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** What may follow `~` in a tilde prefix: `+` or `-` and a place in the folder stack, or a user's name. */
 const TILDE_PREFIX = /[+-]\d*|[A-Za-z0-9._][A-Za-z0-9._-]*|/y;
-const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=/;
+/** A shell variable's assignment, `name=`: the name is its first group. */
+export const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=/;
 /**
  * How deep quoted strings and substitutions are unwrapped: each level is a shell running a
  * string again (`sh -c "sh -c '…'"`). Deeper text is still read, as text, for Latch's names.

@@ -4,7 +4,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 /** The longest path the kernel resolves (PATH_MAX on Linux): a longer one cannot be opened at all. */
 export const PATH_MAX = 4096;
 /** How many links the kernel follows in one path (Linux's MAXSYMLINKS) before it gives up. */
-const MAX_LINKS = 40;
+export const MAX_LINKS = 40;
 
 /**
  * Where an absolute path leads once symbolic links are followed: the real path of its deepest

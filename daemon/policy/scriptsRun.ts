@@ -2,6 +2,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, rea
 import { basename, extname, isAbsolute, join, resolve } from 'node:path';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import {
+  ASSIGNMENT,
   commandWords,
   endsHereDocument,
   literalText,
@@ -9,6 +10,7 @@ import {
   type SimpleCommand,
 } from './commandWords.ts';
 import { LONG_COMMAND_BYTES } from './policy.ts';
+import { MAX_LINKS } from './realPath.ts';
 
 /**
  * A script file a command runs: `bash deploy.sh`, `python3 tools/x.py`, `. ./env.sh`,
@@ -54,7 +56,6 @@ const RUNNERS = new Set([
   ...['aws-vault', 'op'],
 ]);
 const RUNNING_WORDS = new Set(['run', 'exec', 'x', 'dlx', '--']);
-const ASSIGNMENT = /^[A-Za-z_]\w*=/;
 /** A wrapper's option that runs the program in another folder. */
 const CHANGES_FOLDER = /^(-C|-D|--chdir(=.*)?|--directory(=.*)?|--working-directory(=.*)?|--cwd(=.*)?)$/s;
 /** A file a runner is given that is code to run, by its extension: a shell's, or another language's. */
@@ -643,9 +644,6 @@ export function patchedFiles(text: string): string[] {
 
 /** What reading a word that names no file, or a folder, says. */
 const NOT_CODE = new Set(['ENOENT', 'ENOTDIR', 'ENAMETOOLONG', 'a folder']);
-
-/** How many links the kernel follows in one path (Linux's MAXSYMLINKS). */
-const MAX_LINKS = 40;
 
 /**
  * Whether a path leads, by its name or a link on the way, into /proc or /dev: `/dev/fd/19`,

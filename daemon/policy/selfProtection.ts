@@ -1,7 +1,14 @@
 import { basename, isAbsolute, resolve } from 'node:path';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { changesTheLeash } from './changesTheLeash.ts';
-import { commandWords, literalText, wordText, type SimpleCommand, type Word } from './commandWords.ts';
+import {
+  ASSIGNMENT,
+  commandWords,
+  literalText,
+  wordText,
+  type SimpleCommand,
+  type Word,
+} from './commandWords.ts';
 import { pathPattern } from './pathPattern.ts';
 import { pathTouches, type Touch } from './pathTouches.ts';
 import { namesTouch } from './namesTouch.ts';
@@ -225,8 +232,6 @@ function valuesGiven(command: SimpleCommand): string[] {
     return value === undefined ? [] : [value];
   });
 }
-
-const ASSIGNMENT = /^[A-Za-z_]\w*=/;
 
 /** What another language's code names of Latch's: the paths it holds in quotes, and Latch's names. */
 function codeTouches(code: string, { cwd, places, real, note }: Reading): void {
