@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 
 /** The app's routes, as paths the relay serves index.html for. */
 export type Route =
@@ -24,9 +24,9 @@ export function navigate(path: string): void {
 }
 
 export function useRoute(): Route {
-  const [route, setRoute] = useState(() => parseRoute(location.pathname));
+  const [path, setPath] = useState(location.pathname);
   useEffect(() => {
-    const onChange = () => setRoute(parseRoute(location.pathname));
+    const onChange = () => setPath(location.pathname);
     // A notification tapped while this page was open, but not yet under the service worker
     // (which navigates the pages it controls itself): the worker asks the page to show it.
     const onMessage = (event: MessageEvent) => {
@@ -36,10 +36,11 @@ export function useRoute(): Route {
     };
     addEventListener('popstate', onChange);
     navigator.serviceWorker?.addEventListener('message', onMessage);
+    onChange(); // a navigation between the first render and this effect (a frame later)
     return () => {
       removeEventListener('popstate', onChange);
       navigator.serviceWorker?.removeEventListener('message', onMessage);
     };
   }, []);
-  return route;
+  return useMemo(() => parseRoute(path), [path]);
 }

@@ -13,7 +13,14 @@ const probe = () => void relayCall('GET', '/v1/config', configSchema);
 /** The app's link to the relay, for a component: re-rendered when it changes. */
 export function useConnectivity(): Connectivity {
   const [state, setState] = useState(connectivity);
-  useEffect(() => onConnectivityChange(() => setState(connectivity())), []);
+  useEffect(() => {
+    const update = () => setState(connectivity());
+    const stop = onConnectivityChange(update);
+    // Effects run a frame after the render: a change in between (the network lost just as a
+    // request came on screen) would otherwise leave its buttons on until the next change.
+    update();
+    return stop;
+  }, []);
   return state;
 }
 
@@ -28,6 +35,7 @@ export function useConnectivityWatch(): Connectivity {
   useEffect(() => {
     addEventListener('offline', relayUnreachable);
     addEventListener('online', probe);
+    if (!navigator.onLine) relayUnreachable(); // lost before the listeners were on
     return () => {
       removeEventListener('offline', relayUnreachable);
       removeEventListener('online', probe);

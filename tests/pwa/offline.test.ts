@@ -161,4 +161,37 @@ describe('installable and offline', () => {
     await deny.click();
     expect(await answer).toMatchObject({ permissionDecision: 'deny' });
   });
+
+  it('turns the answers off when the network goes between a request showing and its screen starting to listen', async () => {
+    const { page, context } = phone.browser;
+    const input = hookInput('PreToolUse', 'Bash', { command: 'rm -rf dist' }, { session_id: 'offline-race' });
+    const answer = askHook(machine, input);
+    await openControlled();
+    const item = page.getByRole('button', { name: /rm -rf dist/ });
+    await item.waitFor();
+
+    // The phone says it lost its network in the moment after the request's buttons are drawn,
+    // before the screen's effects run (a frame later): the moment a busy phone makes long.
+    await page.evaluate(() => {
+      const observer = new MutationObserver(() => {
+        if (!document.querySelector('button.deny')) return;
+        observer.disconnect();
+        dispatchEvent(new Event('offline'));
+        document.body.dataset['wentOffline'] = 'yes';
+      });
+      observer.observe(document.body, { childList: true, subtree: true });
+    });
+    await item.click();
+    await page.waitForFunction(() => document.body.dataset['wentOffline'] === 'yes');
+    const deny = page.getByRole('button', { name: 'Deny', exact: true });
+    await context.setOffline(true);
+    try {
+      await expect.poll(() => deny.isDisabled()).toBe(true);
+    } finally {
+      await context.setOffline(false);
+    }
+    await expect.poll(() => deny.isDisabled()).toBe(false);
+    await deny.click();
+    expect(await answer).toMatchObject({ permissionDecision: 'deny' });
+  });
 });

@@ -39,6 +39,28 @@ describe('the phone app', () => {
     await privacy.uncheck();
   });
 
+  it('follows a navigation made between the first screen showing and the app listening for it', async () => {
+    const [{ browser }] = phones as [(typeof phones)[0]];
+    const page = await browser.context.newPage();
+    try {
+      // The app's effects run a frame after its first render: a navigation in between (a tap, or
+      // a notification the worker opens) must not be lost.
+      await page.addInitScript(() => {
+        const observer = new MutationObserver(() => {
+          if (!document.querySelector('.screen')) return;
+          observer.disconnect();
+          history.pushState(null, '', '/devices');
+          dispatchEvent(new PopStateEvent('popstate'));
+        });
+        observer.observe(document, { childList: true, subtree: true });
+      });
+      await page.goto(origin);
+      await page.getByRole('heading', { name: 'Devices' }).waitFor();
+    } finally {
+      await page.close();
+    }
+  });
+
   it('freezes the fleet from one phone, needs both votes to resume, and refuses a second vote from the same phone', async () => {
     const [a, b] = phones as [(typeof phones)[0], (typeof phones)[0]];
     // On a page whose clock the test moves: a tap (pressed a tenth of a second), ten seconds, then a
