@@ -41,10 +41,13 @@ app.use('*', async (c, next) => {
 });
 
 // Every answer under /v1/ carries the relay's time, refusals included: phones sign with it
-// (shared/device-auth/relayTime.ts). A WebSocket upgrade is left as it is (its headers are fixed).
+// (shared/device-auth/relayTime.ts). None may be kept by an HTTP cache: the phone keeps what it
+// shows offline itself. A WebSocket upgrade is left as it is (its headers are fixed).
 app.use('/v1/*', async (c, next) => {
   await next();
-  if (c.res.status !== 101) c.header(RELAY_TIME_HEADER, String(Date.now()));
+  if (c.res.status === 101) return;
+  c.header(RELAY_TIME_HEADER, String(Date.now()));
+  c.header('cache-control', 'no-store');
 });
 
 app.get('/v1/config', (c) => c.json({ v: PROTOCOL_VERSION, vapidPublicKey: c.env.VAPID_PUBLIC_KEY ?? null }));

@@ -31,6 +31,17 @@ describe('the PWA as static assets', () => {
     },
   );
 
+  it.each(['/v1/config', '/v1/unknown', '/v1/pairing/AAAAAAAAAAAAAAAAAAAAAA'])(
+    'tells browsers and proxies to keep no copy of the answer to %s',
+    async (path) => {
+      // A phone keeps what it needs (sealed, in its own store); an HTTP cache would keep it
+      // unasked, and could hand a stale answer back as the relay's.
+      const response = await SELF.fetch(`${ORIGIN}${path}`);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      await response.body?.cancel();
+    },
+  );
+
   it.each(['POST', 'PUT', 'DELETE', 'PATCH'])(
     'refuses %s of the app as 405 method_not_allowed',
     async (method) => {
