@@ -126,6 +126,9 @@ export class Asking {
       );
     }
     const sealed = await sealing;
+    // Noted before the relay can answer: a phone's deny may come ahead of the POST's reply, and
+    // it must still mark the same call asked again.
+    fatigue.asked(requestId, request);
     const created = await relay.createRequest({
       v: PROTOCOL_VERSION,
       fleet: details.fleet,
@@ -141,6 +144,7 @@ export class Asking {
       sealed,
     });
     if (!created.ok) {
+      fatigue.settled(requestId);
       // The relay may have taken it all the same (too late to answer, or its reply lost) and show
       // it to the phones: it is withdrawn there, best effort, as it ends here.
       void relay.withdrawRequest(requestId);
@@ -159,6 +163,7 @@ export class Asking {
         joined.dedupKey === dedupKey
       : claimed === requestId;
     if (!honest) {
+      fatigue.settled(requestId);
       const refused = deny(
         'relay_unreachable',
         'relay_unreachable: the relay answered for a request this host did not make; refused',
@@ -175,6 +180,7 @@ export class Asking {
     // brought ended with the freeze or the report).
     const fenced = this.#fence(request, askedInEpoch, requestId);
     if (fenced) {
+      fatigue.settled(requestId);
       const [why, answer] = fenced;
       if (joined) store.deleteRequest(requestId);
       else if (recordWithdrawal(store, audit, requestId, why)) void relay.withdrawRequest(requestId);
@@ -182,9 +188,9 @@ export class Asking {
       return answer;
     }
     const waitFor = joined ? claimed : requestId;
-    if (!joined) fatigue.asked(requestId, request);
     if (joined) {
       // Ours never reached a phone: the one it joined stands for it.
+      fatigue.settled(requestId);
       store.deleteRequest(requestId);
       audit.append({ event: 'joined', requestId, into: claimed });
     }

@@ -116,6 +116,23 @@ describe('push-fatigue defences, against the real daemon', () => {
     await otherSession.hook;
   });
 
+  it('marks a request asked again when the phone denied it before the relay answered its POST', async () => {
+    const before = paired.relay.requests.length;
+    const held = paired.relay.holdReplies();
+    const hook = startHook(paired.machine, call('rm -rf dist', 'early deny'));
+    const first = await paired.relay.nextRequest(before);
+    await paired.relay.sendDenial(phone, first);
+    await framesHandled(paired.machine, paired.relay);
+    paired.relay.answerRequest = undefined;
+    held.reply();
+    expect((await decisionOf(hook)).permissionDecision).toBe('deny');
+
+    const repeat = await ask(paired, 'rm -rf dist', 'early deny');
+    expect(repeat.details).toMatchObject({ askedAgainAfterDeny: true, reviewSeconds: 2 });
+    await paired.relay.sendDenial(phone, repeat.request);
+    await repeat.hook;
+  });
+
   it('marks a `latch request` asked again by what it asks: its title, not only its (absent) command', async () => {
     /** Asks with `latch request`, denies on the phone, and says whether the phone saw the mark. */
     const askAndDeny = async (title: string) => {
