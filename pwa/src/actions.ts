@@ -38,7 +38,7 @@ export interface OpenedRequest {
   binding: ApprovalBinding;
 }
 
-const stateChange = f.object({
+const stateChange = /* @__PURE__ */ f.object({
   v: f.version(),
   state: f.oneOf(REQUEST_STATES),
   /** A deny's report went to the host, even when the request had ended (its `state`). */

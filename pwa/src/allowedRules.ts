@@ -66,7 +66,7 @@ export async function markRulesFrozen(frozen: { fleet: string; at: number }[]): 
   await saveAllowedRules(rules);
 }
 
-const revoked = f.object({ v: f.version(), requestId: f.id() });
+const revoked = /* @__PURE__ */ f.object({ v: f.version(), requestId: f.id() });
 
 /**
  * Revokes a rule: a revoke signed with the device key (no biometric: it only tightens), which the

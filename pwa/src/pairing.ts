@@ -19,7 +19,7 @@ export type PairingProgress =
   /** `final`: the code cannot work again (used, expired, tampered with): no "Try again". */
   | { step: 'failed'; message: string; final?: boolean };
 
-const accepted = f.object({ v: f.version(), accepted: f.boolean() });
+const accepted = /* @__PURE__ */ f.object({ v: f.version(), accepted: f.boolean() });
 
 /**
  * The phone's side of pairing: fetch the offer by the id and token the QR secret yields, check

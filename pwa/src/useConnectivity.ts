@@ -1,14 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
-import { f } from '../../shared/schema/index.ts';
+import { relayConfigSchema } from '../../shared/messages/relayViews.ts';
 import { connectivity, onConnectivityChange, relayUnreachable, type Connectivity } from './connectivity.ts';
 import { relayCall } from './relayApi.ts';
 
 /** While offline, how often the app asks the relay whether it is back. */
 const PROBE_MS = 5000;
-const configSchema = f.object({ v: f.version(), vapidPublicKey: f.optional(f.base64url(65)) });
 
 /** Any answer from the relay ends "offline" (relayCall reports it); none keeps it. */
-const probe = () => void relayCall('GET', '/v1/config', configSchema);
+const probe = () => void relayCall('GET', '/v1/config', relayConfigSchema);
 
 /** The app's link to the relay, for a component: re-rendered when it changes. */
 export function useConnectivity(): Connectivity {

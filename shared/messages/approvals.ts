@@ -18,7 +18,7 @@ export type Grant = (typeof GRANTS)[number];
  * that is any name (docs/policy.md#grants). It is part of the sealed details, so the phone's
  * signature commits to it.
  */
-export const similarCallSchema = f.object({
+export const similarCallSchema = /* @__PURE__ */ f.object({
   tool: f.text(LIMITS.nameBytes),
   words: f.array(f.text(LIMITS.nameBytes), 32),
   thenAnyName: f.boolean(),
@@ -35,7 +35,7 @@ export type SimilarCall = Infer<typeof similarCallSchema>;
  * clean, and `requestHash` is SHA-256 over this object's canonical JSON, so the phone shows
  * exactly what its signature commits to. `shortened` says cleaning changed something.
  */
-export const requestDetailsSchema = f.object({
+export const requestDetailsSchema = /* @__PURE__ */ f.object({
   v: f.version(),
   fleet: f.id(),
   host: f.id(),
@@ -74,7 +74,7 @@ export const requestDetailsSchema = f.object({
 export type RequestDetails = Infer<typeof requestDetailsSchema>;
 
 /** Sealed details for one phone: see e2e/sealForDevice. */
-export const sealedForDeviceSchema = f.object({
+export const sealedForDeviceSchema = /* @__PURE__ */ f.object({
   device: f.id(),
   box: f.base64url(1, LIMITS.sealedBoxBytes),
 });
@@ -84,7 +84,7 @@ export type SealedForDevice = Infer<typeof sealedForDeviceSchema>;
  * Daemon → relay. The relay sees ids, times, a risk level and ciphertext; never the command.
  * Requests with the same `dedupKey` (one agent session and tool call) join the pending one.
  */
-export const approvalRequestSchema = f.object({
+export const approvalRequestSchema = /* @__PURE__ */ f.object({
   v: f.version(),
   fleet: f.id(),
   host: f.id(),
@@ -104,7 +104,7 @@ export type ApprovalRequest = Infer<typeof approvalRequestSchema>;
  * Phone → relay → daemon: a WebAuthn assertion whose challenge commits to one request and one
  * decision (approvals/approvalChallenge). The daemon verifies it itself and uses it once.
  */
-export const capabilityTokenSchema = f.object({
+export const capabilityTokenSchema = /* @__PURE__ */ f.object({
   v: f.version(),
   fleet: f.id(),
   host: f.id(),

@@ -12,7 +12,7 @@ export const nonce = () => f.base64url(16);
 export const digest = () => f.base64url(32);
 
 /** Who signed an envelope: a phone's device key or a host's identity key. */
-export const signerSchema = f.object({
+export const signerSchema = /* @__PURE__ */ f.object({
   role: f.oneOf(['device', 'host']),
   id: f.id(),
 });
@@ -22,7 +22,7 @@ export type Signer = Infer<typeof signerSchema>;
  * A WebAuthn assertion (AuthenticatorAssertionResponse) as it travels: the three byte strings
  * the signature covers, and the credential that made it.
  */
-export const assertionSchema = f.object({
+export const assertionSchema = /* @__PURE__ */ f.object({
   credentialId: f.base64url(1, LIMITS.credentialIdBytes),
   clientDataJSON: f.base64url(1, LIMITS.clientDataBytes),
   authenticatorData: f.base64url(37, LIMITS.authenticatorDataBytes),
@@ -32,7 +32,7 @@ export const assertionSchema = f.object({
 export type Assertion = Infer<typeof assertionSchema>;
 
 /** A Web Push subscription (PushSubscription.toJSON() without expirationTime). */
-export const pushSubscriptionSchema = f.object({
+export const pushSubscriptionSchema = /* @__PURE__ */ f.object({
   endpoint: f.url(LIMITS.urlBytes),
   keys: f.object({ p256dh: p256PublicKey(), auth: f.base64url(16) }),
 });

@@ -10,7 +10,7 @@ import { LIMITS } from './limits.ts';
  * Relay → daemon, over the daemon's WebSocket. The relay forwards what phones sent; the daemon
  * verifies approvals and resume votes itself, and honours denies and freezes in any case.
  */
-export const hostEventSchema = f.variant('type', {
+export const hostEventSchema = /* @__PURE__ */ f.variant('type', {
   state: f.object({ v: f.version(), type: f.literal('state'), state: fleetStateSchema }),
   approved: f.object({
     v: f.version(),
@@ -67,7 +67,7 @@ export const hostEventSchema = f.variant('type', {
 export type HostEvent = Infer<typeof hostEventSchema>;
 
 /** One frame on a daemon's WebSocket: an event and its place in the fleet's event log. */
-export const hostFrameSchema = f.object({
+export const hostFrameSchema = /* @__PURE__ */ f.object({
   v: f.version(),
   seq: f.integer(0, Number.MAX_SAFE_INTEGER),
   event: hostEventSchema,

@@ -7,7 +7,7 @@ import { LIMITS } from './limits.ts';
  * A phone's vote to resume, a WebAuthn assertion over kill-switch/resumeChallenge({ fleet, freeze }).
  * `freeze` is the id (kill-switch/freezeId) of the freeze it ends, computed from the envelope.
  */
-export const resumeVoteSchema = f.object({
+export const resumeVoteSchema = /* @__PURE__ */ f.object({
   v: f.version(),
   fleet: f.id(),
   freeze: digest(),
@@ -21,7 +21,7 @@ export type ResumeVote = Infer<typeof resumeVoteSchema>;
  * force, from which phones and daemons compute the id their votes bind to; `epoch` is only the
  * relay's count of freezes, for people to read. `votes` are the devices that voted in this freeze.
  */
-export const fleetStateSchema = f.object({
+export const fleetStateSchema = /* @__PURE__ */ f.object({
   v: f.version(),
   fleet: f.id(),
   frozen: f.boolean(),

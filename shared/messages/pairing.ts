@@ -9,7 +9,7 @@ import { LIMITS } from './limits.ts';
  * `fleet`. `offerId` and `offerToken` derive from the QR secret (`derivePairingKeys`), so the
  * phone finds the offer from the link alone.
  */
-export const pairingOfferSchema = f.object({
+export const pairingOfferSchema = /* @__PURE__ */ f.object({
   v: f.version(),
   fleet: f.id(),
   host: f.id(),
@@ -23,7 +23,7 @@ export const pairingOfferSchema = f.object({
 export type PairingOffer = Infer<typeof pairingOfferSchema>;
 
 /** What a phone brings to a fleet: its keys, named by the device id derived from `deviceKey`. */
-export const deviceKeysSchema = f.object({
+export const deviceKeysSchema = /* @__PURE__ */ f.object({
   id: f.id(),
   name: f.text(LIMITS.nameBytes),
   deviceKey: p256PublicKey(),
@@ -32,7 +32,7 @@ export const deviceKeysSchema = f.object({
 export type DeviceKeys = Infer<typeof deviceKeysSchema>;
 
 /** A passkey's creation (AuthenticatorAttestationResponse), reduced to what the host verifies. */
-export const registrationSchema = f.object({
+export const registrationSchema = /* @__PURE__ */ f.object({
   credentialId: f.base64url(1, LIMITS.credentialIdBytes),
   clientDataJSON: f.base64url(1, LIMITS.clientDataBytes),
   attestationObject: f.base64url(1, LIMITS.attestationObjectBytes),
@@ -43,7 +43,7 @@ export const registrationSchema = f.object({
 export type Registration = Infer<typeof registrationSchema>;
 
 /** Phone → relay → daemon, under a MAC keyed by the QR secret. */
-export const pairingCompletionSchema = f.object({
+export const pairingCompletionSchema = /* @__PURE__ */ f.object({
   v: f.version(),
   fleet: f.id(),
   offerId: f.id(),
@@ -59,7 +59,7 @@ export type PairingCompletion = Infer<typeof pairingCompletionSchema>;
  * resume after a freeze; the relay shows progress against the largest quorum of its hosts, and
  * each daemon enforces its own.
  */
-export const pairConfirmRequestSchema = f.object({
+export const pairConfirmRequestSchema = /* @__PURE__ */ f.object({
   v: f.version(),
   envelope: pairConfirmEnvelopeSchema,
   quorum: f.integer(1, LIMITS.votesPerFreeze),

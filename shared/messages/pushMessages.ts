@@ -9,7 +9,7 @@ export const MAX_PUSH_PAYLOAD_BYTES = 3993;
  * sealed box when it fits, so the notification can show the command; otherwise the id alone, and
  * the app fetches. A closed push withdraws the notification of a request that no longer waits.
  */
-export const pushMessageSchema = f.variant('type', {
+export const pushMessageSchema = /* @__PURE__ */ f.variant('type', {
   request: f.object({
     v: f.version(),
     type: f.literal('request'),

@@ -12,7 +12,7 @@ export type RequestState = (typeof REQUEST_STATES)[number];
  * A request as the relay shows it to one phone: metadata in the clear, the details only as that
  * phone's sealed box.
  */
-export const requestViewSchema = f.object({
+export const requestViewSchema = /* @__PURE__ */ f.object({
   requestId: f.id(),
   host: f.id(),
   conversation: f.id(),
@@ -27,11 +27,14 @@ export const requestViewSchema = f.object({
 });
 export type RequestView = Infer<typeof requestViewSchema>;
 
-export const requestListSchema = f.object({ v: f.version(), requests: f.array(requestViewSchema, 1000) });
+export const requestListSchema = /* @__PURE__ */ f.object({
+  v: f.version(),
+  requests: f.array(requestViewSchema, 1000),
+});
 export type RequestList = Infer<typeof requestListSchema>;
 
 /** The devices and hosts of a fleet, for the phone's devices screen. */
-export const memberViewSchema = f.object({
+export const memberViewSchema = /* @__PURE__ */ f.object({
   id: f.id(),
   name: f.text(LIMITS.nameBytes),
   createdAt: f.timestamp(),
@@ -39,7 +42,7 @@ export const memberViewSchema = f.object({
 });
 export type MemberView = Infer<typeof memberViewSchema>;
 
-export const membersSchema = f.object({
+export const membersSchema = /* @__PURE__ */ f.object({
   v: f.version(),
   devices: f.array(memberViewSchema, LIMITS.devicesPerFleet * 4),
   hosts: f.array(memberViewSchema, 256),
@@ -47,7 +50,7 @@ export const membersSchema = f.object({
 export type Members = Infer<typeof membersSchema>;
 
 /** The relay's answer to a pairing offer's poll (daemon) or fetch (phone). */
-export const offerStatusSchema = f.object({
+export const offerStatusSchema = /* @__PURE__ */ f.object({
   v: f.version(),
   offer: pairingOfferSchema,
   completion: f.optional(pairingCompletionSchema),
@@ -56,11 +59,15 @@ export const offerStatusSchema = f.object({
 export type OfferStatus = Infer<typeof offerStatusSchema>;
 
 /** The relay's answer to a new approval request. `joined`: it joined a pending duplicate. */
-export const requestCreatedSchema = f.object({ v: f.version(), requestId: f.id(), joined: f.boolean() });
+export const requestCreatedSchema = /* @__PURE__ */ f.object({
+  v: f.version(),
+  requestId: f.id(),
+  joined: f.boolean(),
+});
 export type RequestCreated = Infer<typeof requestCreatedSchema>;
 
 /** The relay's answer to a host that withdraws one of its pending requests. */
-export const requestWithdrawnSchema = f.object({
+export const requestWithdrawnSchema = /* @__PURE__ */ f.object({
   v: f.version(),
   requestId: f.id(),
   state: f.literal('withdrawn'),
@@ -68,9 +75,22 @@ export const requestWithdrawnSchema = f.object({
 export type RequestWithdrawn = Infer<typeof requestWithdrawnSchema>;
 
 /** The relay's answer to a confirmed pairing: the host's bearer token, on its first pairing only. */
-export const pairConfirmedSchema = f.object({ v: f.version(), hostToken: f.optional(f.base64url(32)) });
+export const pairConfirmedSchema = /* @__PURE__ */ f.object({
+  v: f.version(),
+  hostToken: f.optional(f.base64url(32)),
+});
 export type PairConfirmed = Infer<typeof pairConfirmedSchema>;
 
 /** The relay's answer to a new pairing offer. */
-export const offerCreatedSchema = f.object({ v: f.version(), offerId: f.id(), exp: f.timestamp() });
+export const offerCreatedSchema = /* @__PURE__ */ f.object({
+  v: f.version(),
+  offerId: f.id(),
+  exp: f.timestamp(),
+});
 export type OfferCreated = Infer<typeof offerCreatedSchema>;
+
+/** `GET /v1/config`: the relay's VAPID public key, which a push subscription names (none: no push). */
+export const relayConfigSchema = /* @__PURE__ */ f.object({
+  v: f.version(),
+  vapidPublicKey: f.optional(f.base64url(65)),
+});

@@ -1,5 +1,6 @@
 import { fromBase64url } from '../../../shared/encoding/base64url.ts';
 import type { PushSubscriptionJson } from '../../../shared/messages/common.ts';
+import { relayConfigSchema } from '../../../shared/messages/relayViews.ts';
 import { f } from '../../../shared/schema/index.ts';
 import { loadIdentity, loadMemberships } from '../keystore.ts';
 import { fleetPath, relayCall } from '../relayApi.ts';
@@ -18,8 +19,7 @@ export type PushOffReason =
 
 export type PushStatus = { on: true } | { on: false; reason: PushOffReason | 'not-paired' };
 
-const configSchema = f.object({ v: f.version(), vapidPublicKey: f.optional(f.base64url(65)) });
-const updatedSchema = f.object({ v: f.version(), updated: f.boolean() });
+const updatedSchema = /* @__PURE__ */ f.object({ v: f.version(), updated: f.boolean() });
 /** Which subscription each fleet's relay last took from this phone: { fleet: endpoint }. */
 const REGISTERED_KEY = 'latch.push.registered';
 
@@ -82,7 +82,7 @@ async function currentSubscription(): Promise<
   const registration = await navigator.serviceWorker.ready;
   let subscription = await registration.pushManager.getSubscription();
   if (!subscription) {
-    const config = await relayCall('GET', '/v1/config', configSchema);
+    const config = await relayCall('GET', '/v1/config', relayConfigSchema);
     // The relay cannot be reached: nothing could be registered there either.
     if (!config.ok) return 'not-registered';
     if (!config.value.vapidPublicKey) return 'no-relay-key';
