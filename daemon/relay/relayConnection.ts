@@ -30,6 +30,8 @@ const WORKING_CONNECTION_MS = 10_000;
 const QUORUM_CHECK_MS = 1000;
 /** Frames received and not yet handled, past which the connection stops reading. */
 const MOST_FRAMES_AHEAD = 64;
+/** Frames the daemon cannot read, which a relay may send as fast as it likes: one line a minute. */
+const MALFORMED_LINE_EVERY_MS = 60_000;
 
 /**
  * The daemon's WebSocket to its fleet. Reconnects with capped exponential backoff and full
@@ -48,6 +50,8 @@ export class RelayConnection {
   #quorumCheck: NodeJS.Timeout | undefined;
   /** The quorum the open connection told the relay. */
   #toldQuorum: number | undefined;
+  /** When a malformed frame was last logged, and how many came since. */
+  #malformed = { loggedAt: -Infinity, since: 0 };
 
   constructor(options: ConnectionOptions) {
     this.#options = options;
@@ -120,7 +124,7 @@ export class RelayConnection {
       if (text === 'pong') return;
       const frame = parseJson(hostFrameSchema, text);
       if (!frame.ok) {
-        this.#options.log(`ignored a malformed frame from the relay (${frame.error.code})`);
+        this.#logMalformed(frame.error.code);
         return;
       }
       // Frames are handled one at a time, and a relay may send them faster than that: past so
@@ -145,6 +149,19 @@ export class RelayConnection {
       if (openedAt !== undefined && Date.now() - openedAt >= WORKING_CONNECTION_MS) this.#attempt = 0;
       this.#scheduleRetry('the connection closed');
     });
+  }
+
+  #logMalformed(code: string): void {
+    const malformed = this.#malformed;
+    malformed.since++;
+    const now = Date.now();
+    if (now - malformed.loggedAt < MALFORMED_LINE_EVERY_MS) return;
+    this.#options.log(
+      malformed.since === 1
+        ? `ignored a malformed frame from the relay (${code})`
+        : `ignored ${malformed.since} more malformed frames from the relay (the last: ${code})`,
+    );
+    this.#malformed = { loggedAt: now, since: 0 };
   }
 
   #scheduleRetry(why: string): void {

@@ -46,6 +46,17 @@ async function frozenByPhone(): Promise<string> {
 }
 
 describe('audit lines a relay can cause', () => {
+  it('frames it cannot read: one line for 200, in the daemon’s log', async () => {
+    const malformedLines = () => paired.daemon.output().match(/malformed frame/g)?.length ?? 0;
+    for (let i = 0; i < 200; i++)
+      relay.sendText(i % 2 ? `{"v":1,"seq":${i}` : JSON.stringify({ v: 99, seq: i }));
+    await framesHandled(machine, relay);
+    await expect.poll(malformedLines).toBeGreaterThan(0);
+    await framesHandled(machine, relay); // what the daemon wrote before has reached this side
+    expect(malformedLines()).toBe(1);
+    expect(paired.daemon.output()).toMatch(/ignored a malformed frame from the relay \(\w+\)/);
+  });
+
   it('refused votes: a few lines for 200 frames, however the refused list varies', async () => {
     const freeze = await frozenByPhone();
     // A genuine vote relabelled for another freeze, and as another phone's.
