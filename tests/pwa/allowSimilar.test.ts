@@ -1,3 +1,4 @@
+import type { APIResponse } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GrantsJson } from '../../daemon/cli/commands/policyGrants.ts';
 import { holdPanic, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
@@ -110,6 +111,33 @@ describe('approve, and allow calls like this', () => {
     expect(problems).toEqual([]);
   });
 
+  it('says the approval was sent, and where its rule is listed, when this phone cannot keep the rule', async () => {
+    const page = phone.browser.page;
+    const call = ask('git fetch upstream', 'session-unlisted');
+    await openPending(phone.browser, origin, /git fetch upstream/);
+    // The phone's store refuses to keep the rule (storage full, or a database closed under the
+    // app), after the relay took the approval.
+    await page.evaluate(() => {
+      const put = IDBObjectStore.prototype.put;
+      IDBObjectStore.prototype.put = function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
+        if (key === 'allowed-rules')
+          throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+        return put.call(this, value, key);
+      };
+    });
+    await page.getByRole('button', { name: 'Allow calls like this…' }).click();
+    await page.getByRole('button', { name: 'Approve, and allow calls like this for this session' }).click();
+    await page.getByRole('status').getByText('Approval sent').waitFor();
+    await page
+      .getByText(/could not keep the rule in its list: latch policy grants, on your computer/)
+      .waitFor();
+    expect(await call).toMatchObject({ permissionDecision: 'allow' });
+    const [granted] = await grants();
+    expect(granted).toMatchObject({ kind: 'session', command: 'git fetch upstream' });
+    await runLatch(machine, ['policy', 'revoke', granted!.id]);
+    await page.reload();
+  });
+
   it('denies every request waiting from this session, one by one, and says how many', async () => {
     const page = phone.browser.page;
     const mine = [ask('make first', 'session-b'), ask('make second', 'session-b')];
@@ -120,7 +148,24 @@ describe('approve, and allow calls like this', () => {
     await openPending(phone.browser, origin, /make first/);
     await page.getByRole('button', { name: 'Deny all waiting from this session' }).waitFor();
     const problems = await auditScreen(page, phone.browser.cdp, 'request-deny-session', found);
-    await page.getByRole('button', { name: 'Deny all waiting from this session' }).click();
+    const approve = page.getByRole('button', { name: 'Approve with Face ID' });
+    expect(await approve.isDisabled()).toBe(false);
+    // While the denies go out, one by one, this request's Approve waits for them.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/deny', async (route) => {
+      await released;
+      await route.continue();
+    });
+    try {
+      const denying = page.waitForRequest('**/deny');
+      await page.getByRole('button', { name: 'Deny all waiting from this session' }).click();
+      await denying;
+      expect(await approve.isDisabled()).toBe(true);
+    } finally {
+      release();
+      await page.unrouteAll({ behavior: 'wait' }); // once the held deny has gone on
+    }
     await page.getByRole('status').getByText('Denied', { exact: true }).waitFor();
     await page.getByText('2 requests from this session denied.').waitFor();
     for (const answer of mine)
@@ -145,8 +190,39 @@ describe('approve, and allow calls like this', () => {
     expect(await first).toMatchObject({ permissionDecision: 'allow' });
     expect(await grants()).toHaveLength(1);
 
-    await holdPanic(phone.browser, origin);
-    await page.getByText('Frozen. Every agent is stopped.').waitFor();
+    // A poll that set out before the panic and is answered after it ("armed") is not shown.
+    await page.goto(origin);
+    await page.getByText(/^Armed/).waitFor();
+    let staleAnswer: Promise<APIResponse> | undefined;
+    let releaseStale!: () => void;
+    const staleReleased = new Promise<void>((resolve) => (releaseStale = resolve));
+    let staleHeld!: () => void;
+    const held = new Promise<void>((resolve) => (staleHeld = resolve));
+    await page.route('**/state', async (route) => {
+      if (staleAnswer || route.request().method() !== 'GET') return route.continue();
+      staleAnswer = route.fetch(); // the relay's answer now, while the fleet is armed
+      staleHeld();
+      await staleReleased;
+      await route.fulfill({ response: await staleAnswer });
+    });
+    try {
+      await held;
+      await holdPanic(phone.browser);
+      await page.getByText('Frozen. Every agent is stopped.').waitFor();
+      await page.getByText(/^FROZEN/).waitFor();
+      releaseStale();
+      const shownArmed = await page
+        .getByText(/^Armed/)
+        .waitFor({ timeout: 2_000 })
+        .then(
+          () => true,
+          () => false,
+        );
+      expect(shownArmed).toBe(false);
+    } finally {
+      releaseStale();
+      await page.unrouteAll({ behavior: 'wait' });
+    }
     await expect.poll(grants).toEqual([]);
     await page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
     await page.getByText(/^Armed/).waitFor();

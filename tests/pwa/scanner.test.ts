@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeQR } from 'qr';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from '../../shared/encoding/bytes.ts';
 import { PAIRING_SECRET_BYTES } from '../../shared/pairing/pairingKeys.ts';
@@ -55,13 +56,14 @@ function qrVideo(text: string): string {
 }
 
 /** Opens the app's scanner with a camera that films `text`'s QR code. */
-async function scan(text: string) {
+async function scan(text: string, prepare?: (context: BrowserContext) => Promise<void>) {
   const context = await launchChromium('scan', [
     '--use-fake-ui-for-media-stream',
     '--use-fake-device-for-media-stream',
     `--use-file-for-fake-video-capture=${qrVideo(text)}`,
   ]);
   await context.grantPermissions(['camera'], { origin });
+  await prepare?.(context);
   const page = context.pages()[0] ?? (await context.newPage());
   await page.goto(`${origin}/scan`);
   return { context, page };
@@ -79,6 +81,35 @@ describe('the in-app QR scanner', () => {
       expect(await page.evaluate(() => 'BarcodeDetector' in window)).toBe(false);
       await page.waitForURL((url) => url.pathname === '/pair', { timeout: 20_000 });
       expect(page.url()).toBe(pairing);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('lets the camera go when the scanner is left before the camera was given', async () => {
+    const { context, page } = await scan(link(origin), async (context) => {
+      // The camera is given only when the test says so: after the person has left.
+      await context.addInitScript(() => {
+        const given = new Promise<void>((resolve) => Object.assign(window, { giveCamera: resolve }));
+        const ask = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
+        navigator.mediaDevices.getUserMedia = async (constraints) => {
+          await given;
+          const stream = await ask(constraints);
+          Object.assign(window, { cameraStream: stream });
+          return stream;
+        };
+      });
+    });
+    try {
+      await page.getByRole('button', { name: 'Cancel' }).click();
+      await page.waitForURL((url) => url.pathname === '/');
+      await page.evaluate(() => (window as unknown as { giveCamera: () => void }).giveCamera());
+      const cameraOn = () =>
+        page.evaluate(() => {
+          const stream = (window as unknown as { cameraStream?: MediaStream }).cameraStream;
+          return stream?.getTracks().map((track) => track.readyState);
+        });
+      await expect.poll(cameraOn).toEqual(['ended']);
     } finally {
       await context.close();
     }

@@ -13,14 +13,16 @@ export function DenySession({
   identity,
   request,
   disabled,
+  setBusy,
   onDone,
 }: {
   identity: DeviceIdentity;
   request: OpenedRequest;
   disabled: boolean;
+  /** The request screen's own: while its denies go out, Approve and Escape wait too. */
+  setBusy: (busy: boolean) => void;
   onDone: (denied: number) => void;
 }) {
-  const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string>();
   if (request.view.conversation === 'none') return null;
   const denyAll = async () => {
@@ -43,7 +45,7 @@ export function DenySession({
   };
   return (
     <>
-      <button type="button" class="deny-session" disabled={disabled || busy} onClick={() => void denyAll()}>
+      <button type="button" class="deny-session" disabled={disabled} onClick={() => void denyAll()}>
         Deny all waiting from this session
       </button>
       {problem && <p role="alert">{problem}</p>}

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { freezeId } from '../../../shared/kill-switch/freezeId.ts';
 import { resumeChallenge } from '../../../shared/kill-switch/resumeChallenge.ts';
 import type { FreezeEnvelope } from '../../../shared/messages/envelopes.ts';
@@ -80,12 +80,19 @@ export function HomeScreen() {
   // Offline, the list is the last one known and what needs the relay is off (OfflineBanner says why).
   const { offline } = useConnectivity();
 
+  // Refreshes overlap (polls, the worker's messages, a panic): one begun before the one shown
+  // last (a poll from before a panic) is not shown after it. Counted, since each may take long.
+  const begunCount = useRef(0);
+  const shownBegun = useRef(0);
   const refresh = useCallback(async () => {
+    const begun = ++begunCount.current;
     const me = identity ?? (await loadIdentity());
     if (!me) return setFleets([]);
     setIdentity(me);
     setPasskey(await loadPasskey());
     const views = await Promise.all((await loadMemberships()).map((membership) => loadFleet(me, membership)));
+    if (begun < shownBegun.current) return;
+    shownBegun.current = begun;
     setFleets(views);
     // A freeze ended every rule phones allowed on the fleet's hosts: this phone's list says so.
     await markRulesFrozen(
@@ -127,8 +134,10 @@ export function HomeScreen() {
   const paired = fleets.filter((fleet) => !fleet.outside);
   const allFrozen = paired.length > 0 && paired.every(frozenForGood);
   const panic = async () => {
+    // Not the fleets that removed this phone: they would refuse, and "Not frozen" would hide that
+    // the others froze.
     const results = await Promise.all(
-      fleets.map((fleet) => freeze(identity, fleet.membership.fleet, 'panic button')),
+      paired.map((fleet) => freeze(identity, fleet.membership.fleet, 'panic button')),
     );
     const refused = results.find((result) => !result.ok);
     setPanicked(refused?.ok === false ? `Not frozen. ${refusalText(refused)}` : FROZEN);

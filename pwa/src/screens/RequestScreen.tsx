@@ -3,6 +3,7 @@ import { approvalBinding } from '../../../shared/approvals/approvalBinding.ts';
 import { approvalChallenge } from '../../../shared/approvals/approvalChallenge.ts';
 import { REVIEW_SECONDS } from '../../../shared/approvals/reviewSeconds.ts';
 import type { Grant, RequestDetails } from '../../../shared/messages/approvals.ts';
+import type { Assertion } from '../../../shared/messages/common.ts';
 import type { RequestView } from '../../../shared/messages/relayViews.ts';
 import type { ReportScope } from '../../../shared/messages/envelopes.ts';
 import { approve, deny, fetchRequest, openRequest, tappedRequest, type OpenedRequest } from '../actions.ts';
@@ -72,6 +73,9 @@ function sentText(details: RequestDetails, grant?: Grant): string {
         : 'the agent goes ahead, once';
   return `Your computer checks it, then ${after}.`;
 }
+
+const NOT_LISTED =
+  ' This phone could not keep the rule in its list: latch policy grants, on your computer, shows it.';
 
 const OUTCOME_TEXT: Record<Outcome, string> = {
   approved: 'Approval sent',
@@ -203,17 +207,27 @@ function Review({
   const doApprove = async (grant?: Grant) => {
     if (!canApprove) return;
     setBusy(true);
+    // Only Face ID can fail unsent: past it, the screen says what the relay took, whatever fails.
+    let assertion: Assertion;
     try {
-      const binding = approvalBinding(request.binding, grant);
-      const assertion = await signWithPasskey(passkey!, await approvalChallenge(binding));
-      const result = await approve(identity, request, assertion, grant);
-      if (result.ok && grant) await rememberRule(request, grant);
-      if (result.ok) onDone('approved', sentText(details, grant), true);
-      else onDone(...refusedOutcome(result));
+      assertion = await signWithPasskey(
+        passkey!,
+        await approvalChallenge(approvalBinding(request.binding, grant)),
+      );
     } catch {
       setBusy(false); // Face ID cancelled: nothing was sent, the request still waits.
-      setCancelled(true);
+      return setCancelled(true);
     }
+    const result = await approve(identity, request, assertion, grant);
+    if (!result.ok) return onDone(...refusedOutcome(result));
+    // The computer keeps the rule; this phone's list of it is a convenience that can fail.
+    const listed =
+      !grant ||
+      (await rememberRule(request, grant).then(
+        () => true,
+        () => false,
+      ));
+    onDone('approved', sentText(details, grant) + (listed ? '' : NOT_LISTED), true);
   };
 
   useEffect(() => {
@@ -355,6 +369,7 @@ function Review({
         identity={identity}
         request={request}
         disabled={busy || offline}
+        setBusy={setBusy}
         onDone={(denied) =>
           onDone('denied', `${denied} request${denied === 1 ? '' : 's'} from this session denied.`, true)
         }

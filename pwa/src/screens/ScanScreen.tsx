@@ -44,6 +44,8 @@ export function ScanScreen() {
       } catch {
         return setMessage('The camera is not available. Open the link latch pair prints instead.');
       }
+      // Left while the camera was being asked for: it is let go at once, not kept on.
+      if (stopped) return stream.getTracks().forEach((track) => track.stop());
       video.current!.srcObject = stream;
       await video.current!.play();
       const detect = qrDetector();
