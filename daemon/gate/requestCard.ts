@@ -82,10 +82,12 @@ function inputBesidesCommand(request: GateRequest): string | undefined {
 }
 
 /** What a script the command runs holds, since that is what runs; or why it is not shown. */
-const scriptShown = ({ path, text, unread }: RunScript) =>
+const scriptShown = ({ path, text, unread, part }: RunScript) =>
   text === undefined
     ? `The command runs the script ${path}, which Latch could not read (${unread}): what it holds is not shown.`
-    : `The command runs the script ${path}, which holds:\n${text}`;
+    : part !== undefined
+      ? `The command runs ${part} of ${path}:\n${text}`
+      : `The command runs the script ${path}, which holds:\n${text}`;
 
 /** A path inside the project, relative to it; any other, whole. */
 function shownPath(path: string, cwd: string | undefined): string {

@@ -62,6 +62,7 @@ export function requestDetails(
   const scripts = (terms.scripts ?? []).map((script) => ({
     ...script,
     path: revealedLine(script.path),
+    ...(script.part !== undefined ? { part: revealedLine(script.part) } : {}),
     ...(script.text !== undefined ? { text: revealed(script.text) } : {}),
   }));
   const card = requestCard(asRuns, scripts);

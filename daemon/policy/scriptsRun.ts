@@ -27,6 +27,8 @@ export interface RunScript {
   shell: boolean;
   /** A patch the command applies: the files its headers name are written. */
   patch?: true;
+  /** Which of the file's parts run, when not all of it: `the script "test"` of a package.json. */
+  part?: string;
 }
 
 /** The most read of one script: a phone shows far less (LIMITS.detailBytes), and says it was cut. */
@@ -34,9 +36,9 @@ export const MOST_SCRIPT_BYTES = 64 * 1024;
 /** The most scripts read for one command: more is more than a person writes in one. */
 const MOST_SCRIPTS = 4;
 
-const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'busybox']);
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'busybox', 'csh', 'tcsh']);
 const INTERPRETER =
-  /^(python[\d.]*|pypy[\d.]*|node|nodejs|perl[\d.]*|ruby[\d.]*|php[\d.]*|tsx|ts-node|bun|deno|lua[\d.]*|luajit|Rscript|tclsh[\d.]*|wish[\d.]*|expect|julia|raku|elixir|groovy|osascript)$/;
+  /^(python[\d.]*|pypy[\d.]*|node|nodejs|perl[\d.]*|ruby[\d.]*|php[\d.]*|tsx|ts-node|bun|deno|lua[\d.]*|luajit|Rscript|tclsh[\d.]*|wish[\d.]*|expect|julia|raku|elixir|groovy|osascript|pwsh|powershell)$/;
 /** Words that run the program after them: `sudo bash x.sh`, `timeout 60 python3 x.py`. */
 const WRAPPERS = new Set([
   ...['sudo', 'doas', 'env', 'nohup', 'exec', 'command', 'builtin', 'time', 'nice', 'ionice', 'chrt'],
@@ -56,6 +58,30 @@ const RUNNERS = new Set([
   ...['aws-vault', 'op'],
 ]);
 const RUNNING_WORDS = new Set(['run', 'exec', 'x', 'dlx', '--']);
+/**
+ * Runners that run a project's package.json scripts: `npm test` its `pretest`, `test` and
+ * `posttest`, `npm run x` and `yarn x` the script `x` (with its `prex` and `postx`), an install
+ * the project's own install scripts. A runner that runs a package's program (`npm exec`) runs
+ * none of them.
+ */
+const PACKAGE_RUNNERS = new Set(['npm', 'pnpm', 'yarn', 'bun']);
+const RUNS_A_SCRIPT = new Set(['run', 'run-script', 'rum', 'urn']);
+const RUNS_A_PROGRAM = new Set(['exec', 'x', 'dlx', '--']);
+const INSTALLS = ['install', 'prepare', 'prepublish'];
+const SCRIPTS_OF_COMMAND: Record<string, readonly string[]> = {
+  ...Object.fromEntries(['t', 'tst'].map((alias) => [alias, ['test']])),
+  ...Object.fromEntries(
+    ['install', 'i', 'isntall', 'add', 'ci', 'clean-install'].map((word) => [word, INSTALLS]),
+  ),
+  ...Object.fromEntries(['install-test', 'it', 'cit'].map((word) => [word, [...INSTALLS, 'test']])),
+  restart: ['restart', 'stop', 'start'],
+};
+/**
+ * A runner's options that pick another package than the folder's (a workspace, a prefix, a
+ * filter over many), or another program to run its scripts with.
+ */
+const PICKS_PACKAGE =
+  /^(--prefix|-w|--workspaces?|--ws|--filter|-F|-r|--recursive|--script-shell|--node-options)(=.*)?$/s;
 /** A wrapper's option that runs the program in another folder. */
 const CHANGES_FOLDER = /^(-C|-D|--chdir(=.*)?|--directory(=.*)?|--working-directory(=.*)?|--cwd(=.*)?)$/s;
 /** A file a runner is given that is code to run, by its extension: a shell's, or another language's. */
@@ -78,7 +104,17 @@ const RUNNING_SUBCOMMANDS: Record<string, ReadonlySet<string>> = {
 /** Options that take the next word as their value, which is no script: a shell's, then others'. */
 const SHELL_OPTION_WITH_VALUE = new Set(['-o', '+o', '-O', '+O']);
 const OPTION_WITH_VALUE = new Set([
-  ...['-W', '-X', '--env-file', '--config', '--import-map', '--lock', '--conditions', '--title'],
+  ...[
+    '-W',
+    '-X',
+    '--env-file',
+    '--env-file-if-exists',
+    '--config',
+    '--import-map',
+    '--lock',
+    '--conditions',
+    '--title',
+  ],
   ...['--inspect-port', '--watch-path', '--input-type', '--disable-warning', '--tsconfig', '--project'],
 ]);
 /** Options that load code from the file they name before the script (`node -r ./setup.js x.js`). */
@@ -156,7 +192,17 @@ const NO_FILE = new Set(['NONE', 'NORC', 'NOPLUGIN']);
  * `what` saying whose.
  */
 type Named =
-  | { path: string; shell: boolean; byPath?: true; patch?: true; ifFound?: true }
+  | {
+      path: string;
+      shell: boolean;
+      byPath?: true;
+      patch?: true;
+      ifFound?: true;
+      /** The scripts of a package.json that run, if it holds them: no other part of it runs. */
+      packageScripts?: readonly string[];
+      /** Node's environment file: only the options it gives Node may load code (never shown). */
+      envFile?: true;
+    }
   | { unread: string; shell: boolean; what: string };
 
 /**
@@ -199,17 +245,23 @@ export function scriptsRun(
           });
         continue;
       }
-      if (found.has(path)) continue;
+      // One package.json may be read for different scripts (`npm test && npm run build`).
+      const key = named.packageScripts ? `${path} ${named.packageScripts.join(' ')}` : path;
+      if (found.has(key)) continue;
       // More than a person writes in one command is not read, and said so: never passed over.
       if (found.size >= MOST_SCRIPTS) {
-        found.set(path, {
+        found.set(key, {
           path,
           unread: `more than the ${MOST_SCRIPTS} scripts Latch reads of one command`,
           shell: named.shell,
         });
         return [...found.values()];
       }
-      const read = readScript(path);
+      const read = named.packageScripts
+        ? scriptsOfPackage(readScript(path), named.packageScripts)
+        : named.envFile
+          ? nodeOptionsSet(readScript(path))
+          : readScript(path);
       // A word that may name a file and does not (an installed module, a time for `at`, a
       // query), or names a folder or a binary (a database), is no code to show; nor a program
       // run by its path that is a binary, or missing.
@@ -218,8 +270,8 @@ export function scriptsRun(
       if (named.byPath && read.unread !== undefined) continue;
       const shell = named.byPath ? shebangIsShell(read.text ?? '') : named.shell;
       if (mayBeWritten.has(path))
-        found.set(path, { path, unread: 'the command may write it before it runs it', shell });
-      else found.set(path, { path, ...read, shell, ...(named.patch ? { patch: true } : {}) });
+        found.set(key, { path, unread: 'the command may write it before it runs it', shell });
+      else found.set(key, { path, ...read, shell, ...(named.patch ? { patch: true } : {}) });
     }
     if (folder !== undefined) for (const written of writes) mayBeWritten.add(resolve(folder, written));
   }
@@ -245,8 +297,9 @@ function filesItMayWrite(words: SimpleCommand): string[] {
 
 /**
  * Whether a command may run code Latch cannot know from its words, read or not: a script, a
- * shell, an interpreter or `eval` as the program (past wrappers and runners), or one only running
- * names. No rule for calls like it is offered or applies: the next run may hold anything.
+ * shell, an interpreter or `eval` as the program (past wrappers and runners), one only running
+ * names, or a program started with variables of the command's. No rule for calls like it is
+ * offered or applies: the next run may hold anything.
  */
 export function mayRunOtherCode(command: string, variables: Readonly<Record<string, string>>): boolean {
   if (utf8Length(command) > LONG_COMMAND_BYTES) return true;
@@ -256,10 +309,30 @@ export function mayRunOtherCode(command: string, variables: Readonly<Record<stri
     // A code file any program is given may be what it runs (`go run x.go`, `pytest x.py`).
     if (texts.some((text) => text !== undefined && CODE_FILE.test(text))) return true;
     const program = programAt(texts);
+    // The environment a program starts with may choose the code it runs (`PATH=/tmp/x ls`, a
+    // loader's or a pager's variable), and no list holds every program's variables.
+    const head = texts.slice(0, program && 'at' in program ? program.at : texts.length);
+    if (head.some((text) => text !== undefined && ASSIGNMENT.test(text))) return true;
     if (program === undefined || !('at' in program)) return false;
     const name = texts[program.at];
+    if (name !== undefined && basename(name) === 'git' && configuresGit(texts.slice(program.at + 1)))
+      return true;
     return name === undefined || runsCode(basename(name)) || basename(name) === 'eval';
   });
+}
+
+/**
+ * Whether git is given configuration before its command (`git -c core.fsmonitor=./x status`,
+ * `--config-env`, `--exec-path`): its configuration names programs it runs.
+ */
+function configuresGit(args: (string | undefined)[]): boolean {
+  for (let at = 0; at < args.length; at++) {
+    const arg = args[at];
+    if (arg === undefined || arg === '-c' || /^--(config-env|exec-path)(=|$)/.test(arg)) return true;
+    if (!arg.startsWith('-')) return false;
+    if (arg === '-C' || arg === '--git-dir' || arg === '--work-tree' || arg === '--namespace') at++;
+  }
+  return false;
 }
 
 /** Where a `cd` or `pushd` leads (undefined: only running tells), or false for any other command. */
@@ -308,6 +381,8 @@ function programAt(
       return !(word.startsWith('-') || ASSIGNMENT.test(word) || (runner ? RUNNING_WORDS.has(word) : value));
     });
     if (after.some((word) => word !== undefined && CHANGES_FOLDER.test(word))) elsewhere = true;
+    const scripts = PACKAGE_RUNNERS.has(name) ? packageScripts(name, after) : undefined;
+    if (scripts !== undefined) return { files: scripts, elsewhere };
     const program = after[next];
     if (next !== -1 && (program === undefined || !runner || runsCode(basename(program)))) {
       at += 1 + next;
@@ -364,9 +439,15 @@ function interpreterFurtherOn(
       index > found && text !== undefined && (SHELLS.has(basename(text)) || INTERPRETER.test(basename(text))),
   );
   if (at === -1) return [];
-  return interpreterScripts(basename(texts[at]!), words.slice(at + 1), expands).flatMap((file): Named[] =>
-    'path' in file ? [{ ...file, ifFound: true }] : [],
-  );
+  const files = interpreterScripts(
+    basename(texts[at]!),
+    words.slice(at + 1),
+    expands,
+    assignedIn(texts),
+  ).flatMap((file): Named[] => ('path' in file ? [{ ...file, ifFound: true }] : []));
+  // `uv run --directory x python y.py`: an option whose value was taken for the program.
+  const elsewhere = texts.slice(first, at).some((text) => text !== undefined && CHANGES_FOLDER.test(text));
+  return elsewhere ? inAnotherFolder(files) : files;
 }
 
 function scriptsOf(words: SimpleCommand, program: ReturnType<typeof programAt>, expands: boolean): Named[] {
@@ -388,9 +469,11 @@ function scriptsOf(words: SimpleCommand, program: ReturnType<typeof programAt>, 
     return args.some((arg) => arg === undefined)
       ? [...named, { unread: 'it runs code only running tells', shell: true, what: 'eval' }]
       : named;
-  if (runsCode(name)) return [...named, ...interpreterScripts(name, words.slice(at + 1), expands)];
+  if (runsCode(name))
+    return [...named, ...interpreterScripts(name, words.slice(at + 1), expands, assignedIn(texts))];
   if (name === 'find') return [...named, ...findExecs(words.slice(at + 1), expands)];
   if (name === 'git') return [...named, ...gitPatches(args)];
+  if (name === 'make' || name === 'gmake') return [...named, ...makefiles(args)];
   if (name === 'patch' && args.some((arg) => arg !== undefined && PATCH_ONLY_LOOKS.has(arg))) return named;
   const fileOptions = PROGRAM_FILE_OPTIONS[name];
   const given = READS_FILES_GIVEN[name];
@@ -408,6 +491,51 @@ function scriptsOf(words: SimpleCommand, program: ReturnType<typeof programAt>, 
   return named;
 }
 
+/**
+ * The package.json scripts a package runner runs (`npm test`, `yarn build`, `pnpm run x`), given
+ * the words after it, read from the folder's package.json if it holds them; undefined when it
+ * runs a program instead (`npm exec x`, `yarn node x.js`, `bun x.ts`).
+ */
+function packageScripts(runner: string, args: (string | undefined)[]): Named[] | undefined {
+  if (args.some((word) => word !== undefined && PICKS_PACKAGE.test(word)))
+    return [
+      { unread: 'an option picks the package, or what runs its scripts', shell: true, what: 'package.json' },
+    ];
+  const [command, script] = args.filter((word) => word === undefined || !word.startsWith('-'));
+  // Alone, yarn installs; the others say how they are used.
+  if (command === undefined && args.every((word) => word !== undefined))
+    return runner === 'yarn' && args.length === 0 ? [packageFile(INSTALLS)] : [];
+  if (command === undefined) return [unreadScript(runner, true)];
+  if (RUNS_A_PROGRAM.has(command) || runsCode(basename(command)) || CODE_FILE.test(command)) return undefined;
+  if (!RUNS_A_SCRIPT.has(command)) return [packageFile(SCRIPTS_OF_COMMAND[command] ?? [command])];
+  if (script === undefined) return args.includes(undefined) ? [unreadScript(runner, true)] : [];
+  return [packageFile([script])];
+}
+
+/** The folder's package.json, for these scripts and the `pre` and `post` scripts each brings. */
+const packageFile = (scripts: readonly string[]): Named => ({
+  path: 'package.json',
+  shell: true,
+  ifFound: true,
+  packageScripts: scripts.flatMap((script) => [`pre${script}`, script, `post${script}`]),
+});
+
+/**
+ * The makefile make reads, whose recipes are shell commands: the one `-f` names, else
+ * `GNUmakefile`, `makefile` or `Makefile` (each that is there), in the folder `-C` names.
+ */
+function makefiles(args: (string | undefined)[]): Named[] {
+  const folders = optionFiles(args, { options: ['-C', '--directory'], shell: true });
+  const named = optionFiles(args, { options: ['-f', '--file', '--makefile'], shell: true });
+  if (folders.some((folder) => 'unread' in folder) || folders.length > 1)
+    return [{ unread: 'its folder is one only running tells', shell: true, what: 'the makefile' }];
+  const folder = folders[0] && 'path' in folders[0] ? folders[0].path : '';
+  const files = named.length > 0 ? named : ['GNUmakefile', 'makefile', 'Makefile'].map((path) => ({ path }));
+  return files.map((file): Named =>
+    'path' in file ? { path: join(folder, file.path), shell: true, ifFound: true } : file,
+  );
+}
+
 const PATCH_FROM_INPUT = (what: string): Named => ({
   unread: 'it applies the patch its input holds, which is not known before it runs',
   shell: false,
@@ -420,12 +548,21 @@ const unreadScript = (name: string, shell: boolean): Named => ({
   what: `${name}'s script`,
 });
 
-/** A shell's or interpreter's script, the code its options load first, or its input when it names none. */
-function interpreterScripts(name: string, words: SimpleCommand, expands: boolean): Named[] {
+/**
+ * A shell's or interpreter's script, the code its options load first, or its input when it
+ * names none. `assigned`: the variables the command sets for it (`PYTHONPATH=lib`).
+ */
+function interpreterScripts(
+  name: string,
+  words: SimpleCommand,
+  expands: boolean,
+  assigned: Readonly<Record<string, string>>,
+): Named[] {
   const args = words.map(literalText);
+  if (name === 'pwsh' || name === 'powershell') return powershellScripts(args);
   const shell = SHELLS.has(name);
   const python = /^(python|pypy)/.test(name);
-  const named: Named[] = [];
+  const named: Named[] = [...modulesLoaded(name, args, assigned)];
   // It runs files it finds, or none, rather than its input (`node --test`, `deno test`).
   let readsNoInput = false;
   for (let next = 0; next < args.length; next++) {
@@ -464,13 +601,16 @@ function interpreterScripts(name: string, words: SimpleCommand, expands: boolean
       if (module === undefined)
         return word === '-m' && next + 1 < args.length ? [...named, unreadScript(name, false)] : named;
       const file = module.replaceAll('.', '/');
+      const folders = ['', ...searchFolders(assigned['PYTHONPATH'])];
       return [
         ...named,
-        ...[`${file}.py`, `${file}/__main__.py`, `${file}/__init__.py`].map((path): Named => ({
-          path,
-          shell: false,
-          ifFound: true,
-        })),
+        ...folders.flatMap((folder) =>
+          [`${file}.py`, `${file}/__main__.py`, `${file}/__init__.py`].map((path): Named => ({
+            path: join(folder, path),
+            shell: false,
+            ifFound: true,
+          })),
+        ),
       ];
     }
     const loads = !shell
@@ -481,6 +621,12 @@ function interpreterScripts(name: string, words: SimpleCommand, expands: boolean
         ? args[next + 1]
         : undefined;
     if (loads !== undefined && (shell || looksLikeAFile(loads))) named.push({ path: loads, shell });
+    const envFile = /^node/.test(name)
+      ? /^--env-file(?:-if-exists)?$/.test(word)
+        ? args[next + 1]
+        : /^--env-file(?:-if-exists)?=(.+)$/s.exec(word)?.[1]
+      : undefined;
+    if (envFile !== undefined) named.push({ path: envFile, shell: false, ifFound: true, envFile: true });
     if (
       LOADS_CODE.has(word) ||
       SHELL_START_FILE.has(word) ||
@@ -490,8 +636,11 @@ function interpreterScripts(name: string, words: SimpleCommand, expands: boolean
     else if (word === '-I' && !python) next++;
     else if (word.startsWith('-') || word.startsWith('+')) continue;
     else if (RUNNING_SUBCOMMANDS[name]?.has(word)) readsNoInput = word !== 'run';
-    // bun's and deno's own commands (`bun install`, `deno fmt`) run what the project configures.
-    else if ((name === 'deno' || name === 'bun') && !word.includes('.') && !word.includes('/')) return named;
+    // deno's own commands (`deno fmt`) run what the project configures; bun's words are its
+    // commands (`bun install`) or its package.json scripts (`bun run build`, `bun build`).
+    else if (name === 'deno' && !word.includes('.') && !word.includes('/')) return named;
+    else if (name === 'bun' && !word.includes('.') && !word.includes('/'))
+      return [...named, ...(packageScripts(name, [word]) ?? [])];
     else return [...named, { path: word, shell }];
   }
   // No script named: it runs what its input holds (`cat x.sh | bash`, `curl … | python3 -`).
@@ -502,6 +651,43 @@ function interpreterScripts(name: string, words: SimpleCommand, expands: boolean
       unread: 'it runs the code its input holds, which is not known before it runs',
       shell,
       what: `${name}'s input`,
+    },
+  ];
+}
+
+/**
+ * PowerShell's script: the file `-File` names, or its first word that is no option. Its
+ * parameters are matched by any start of their names, in any case (`-c`, `-Command`); an encoded
+ * command is code no one reads, and one run in another folder (`-wd`) is said unread.
+ */
+function powershellScripts(args: (string | undefined)[]): Named[] {
+  const is = (word: string, parameter: string, shortest: number) =>
+    word.length > shortest && parameter.startsWith(word);
+  for (let next = 0; next < args.length; next++) {
+    const word = args[next]?.toLowerCase();
+    if (word === undefined) return [unreadScript('pwsh', false)];
+    if (is(word, '-command', 1))
+      return args[next + 1] === undefined
+        ? [{ unread: 'it runs code only running tells', shell: false, what: "pwsh's code" }]
+        : [];
+    if (is(word, '-encodedcommand', 1) || word === '-ec')
+      return [{ unread: 'its code is encoded', shell: false, what: "pwsh's code" }];
+    if (is(word, '-workingdirectory', 1) || word === '-wd')
+      return [{ unread: 'its folder is one only running tells', shell: false, what: "pwsh's script" }];
+    if (is(word, '-file', 1)) continue;
+    if (
+      /^-(ex|executionpolicy|settingsfile|configurationname|outputformat|of|inputformat|if|windowstyle|w|custompipename)/.test(
+        word,
+      )
+    )
+      next++;
+    else if (!word.startsWith('-')) return [{ path: args[next]!, shell: false }];
+  }
+  return [
+    {
+      unread: 'it runs the code its input holds, which is not known before it runs',
+      shell: false,
+      what: "pwsh's input",
     },
   ];
 }
@@ -582,6 +768,48 @@ function sqliteReads(args: (string | undefined)[]): Named[] {
   });
 }
 
+/** The variables one simple command sets, before its program or after `env`: `A=1 env B=2 x`. */
+function assignedIn(texts: (string | undefined)[]): Record<string, string> {
+  const assigned: Record<string, string> = {};
+  for (const text of texts) {
+    const name = text === undefined ? undefined : ASSIGNMENT.exec(text)?.[1];
+    if (name !== undefined) assigned[name] = text!.slice(name.length + 1);
+  }
+  return assigned;
+}
+
+/** The folders of a search path (`lib:/opt/x`), the empty ones left out. */
+const searchFolders = (value: string | undefined): string[] =>
+  value === undefined ? [] : value.split(':').filter(Boolean);
+
+/**
+ * The files of the modules Perl's `-M` and `-m`, and Ruby's `-r`, load from the folders `-I`
+ * and `PERL5LIB` or `RUBYLIB` add (`perl -Ilib -MSetup -e 1` loads `lib/Setup.pm`). Modules
+ * found elsewhere are the system's, installed outside the agent's reach or not.
+ */
+function modulesLoaded(
+  name: string,
+  args: (string | undefined)[],
+  assigned: Readonly<Record<string, string>>,
+): Named[] {
+  const perl = /^perl/.test(name);
+  if (!perl && !/^ruby/.test(name)) return [];
+  const folders = searchFolders(perl ? (assigned['PERL5LIB'] ?? assigned['PERLLIB']) : assigned['RUBYLIB']);
+  const modules: string[] = [];
+  args.forEach((word, index) => {
+    if (word === undefined) return;
+    const value = (option: RegExp) => (option.test(word) ? args[index + 1] : undefined);
+    const folder = /^-I(.+)$/s.exec(word)?.[1] ?? value(/^-I$/);
+    if (folder !== undefined) folders.push(folder);
+    const module = perl ? /^-[mM]-?([\w:]+)/.exec(word)?.[1] : (/^-r(.+)$/s.exec(word)?.[1] ?? value(/^-r$/));
+    if (module !== undefined && !looksLikeAFile(module))
+      modules.push(perl ? `${module.replaceAll('::', '/')}.pm` : `${module}.rb`);
+  });
+  return folders.flatMap((folder) =>
+    modules.map((module): Named => ({ path: join(folder, module), shell: false, ifFound: true })),
+  );
+}
+
 /** What variables assigned anywhere in the command make a program load (`BASH_ENV=x bash -c …`). */
 function loadedByVariables(texts: (string | undefined)[]): Named[] {
   return texts.flatMap((text): Named[] => {
@@ -598,6 +826,16 @@ function loadedByVariables(texts: (string | undefined)[]): Named[] {
         return value !== undefined && looksLikeAFile(value) ? [{ path: value, shell: false }] : [];
       });
     }
+    // Python imports these at its start, from any folder of its search path.
+    const pythonPath = /^PYTHONPATH=(.*)$/s.exec(text)?.[1];
+    if (pythonPath !== undefined)
+      return searchFolders(pythonPath).flatMap((folder) =>
+        ['sitecustomize.py', 'usercustomize.py'].map((file): Named => ({
+          path: join(folder, file),
+          shell: false,
+          ifFound: true,
+        })),
+      );
     const loader = LOADER_VARIABLES.exec(text)?.[1];
     return loader
       ? [{ unread: `${loader} loads code into the program that runs`, shell: false, what: loader }]
@@ -642,8 +880,10 @@ export function patchedFiles(text: string): string[] {
   return [...files];
 }
 
+/** What is said of a file of which nothing runs: a package.json without the scripts run. */
+const NOTHING_RUNS = 'nothing of it runs';
 /** What reading a word that names no file, or a folder, says. */
-const NOT_CODE = new Set(['ENOENT', 'ENOTDIR', 'ENAMETOOLONG', 'a folder']);
+const NOT_CODE = new Set(['ENOENT', 'ENOTDIR', 'ENAMETOOLONG', 'a folder', NOTHING_RUNS]);
 
 /**
  * Whether a path leads, by its name or a link on the way, into /proc or /dev: `/dev/fd/19`,
@@ -668,6 +908,46 @@ function leadsThroughProcessViews(path: string): boolean {
     if (isAbsolute(target)) at = '/';
   }
   return false;
+}
+
+/**
+ * The scripts of a package.json that run, in the order they run, each a line of shell commands;
+ * `part` says which. One that does not parse is said unread: Latch does not guess what a runner
+ * makes of it.
+ */
+function scriptsOfPackage(
+  read: { text?: string; unread?: string },
+  names: readonly string[],
+): { text?: string; unread?: string; part?: string } {
+  if (read.text === undefined) return read;
+  let scripts: unknown;
+  try {
+    scripts = (JSON.parse(read.text.replace(/^\uFEFF/, '')) as { scripts?: unknown } | null)?.scripts;
+  } catch {
+    return { unread: 'not JSON Latch can read' };
+  }
+  const table =
+    typeof scripts === 'object' && scripts !== null && !Array.isArray(scripts)
+      ? (scripts as Record<string, unknown>)
+      : {};
+  const runs = names.filter((name) => Object.hasOwn(table, name) && typeof table[name] === 'string');
+  if (runs.length === 0) return { unread: NOTHING_RUNS };
+  return {
+    text: runs.map((name) => `${table[name] as string}\n`).join(''),
+    part: `${runs.length === 1 ? 'the script' : 'the scripts'} ${runs.map((name) => `"${name}"`).join(', ')}`,
+  };
+}
+
+/**
+ * Whether Node's environment file sets `NODE_OPTIONS` (Node reads it from there too), whose
+ * `--require` may load anything: said unread if so. Its text is never shown: such files hold
+ * secrets.
+ */
+function nodeOptionsSet(read: { text?: string; unread?: string }): { text?: string; unread?: string } {
+  if (read.text === undefined) return { unread: read.unread! };
+  return /^\s*(export\s+)?NODE_OPTIONS\s*=/m.test(read.text)
+    ? { unread: 'it sets NODE_OPTIONS, whose code Latch does not read' }
+    : { unread: NOTHING_RUNS };
 }
 
 function readScript(path: string): { text?: string; unread?: string } {

@@ -66,6 +66,8 @@ describe('the scripts a command runs', () => {
     'BASH_ENV=./deploy.sh bash -c true',
     'env BASH_ENV=deploy.sh bash -c true',
     'sudo -u me bash deploy.sh',
+    'csh deploy.sh',
+    'tcsh -f deploy.sh',
     'exec -a name bash deploy.sh',
     'find . -name x -exec bash deploy.sh {} \\;',
     // Where `cd` leads.
@@ -123,6 +125,9 @@ describe('the scripts a command runs', () => {
     ['gdb -batch -x tools/x.py', 'P/tools/x.py'],
     ['psql -f tools/x.py', 'P/tools/x.py'],
     ['runuser -u me -- python3 tools/x.py', 'P/tools/x.py'],
+    ['pwsh tools/x.py', 'P/tools/x.py'],
+    ['pwsh -NoProfile -ExecutionPolicy Bypass -File tools/x.py', 'P/tools/x.py'],
+    ['powershell -f tools/x.py -Name x', 'P/tools/x.py'],
   ])('finds the code another language runs in `%s`', (command, path) => {
     expect(run(command)).toEqual([{ path, text: "open('../.bashrc', 'a')\n", shell: false }]);
   });
@@ -230,7 +235,18 @@ describe('the scripts a command runs', () => {
     expect(run('bash <<EOF\n$(cat deploy.sh)\nEOF')).toEqual([
       { path: "bash's input", unread: 'its here-document holds what only running tells', shell: true },
     ]);
-    for (const command of ['env -C tools bash deploy.sh', 'sudo -D /tmp bash deploy.sh'])
+    expect(run('pwsh -NoProfile -EncodedCommand ZQBjAGgAbwA=')).toEqual([
+      { path: "pwsh's code", unread: 'its code is encoded', shell: false },
+    ]);
+    expect(run('pwsh -c "$(cat x)"')).toEqual([
+      { path: "pwsh's code", unread: 'it runs code only running tells', shell: false },
+    ]);
+    expect(run('pwsh -Command Get-ChildItem')).toEqual([]);
+    for (const command of [
+      'env -C tools bash deploy.sh',
+      'sudo -D /tmp bash deploy.sh',
+      'uv run --directory tools bash deploy.sh',
+    ])
       expect(run(command)).toEqual([
         { path: 'deploy.sh', unread: 'its folder is one only running tells', shell: true },
       ]);
@@ -241,6 +257,55 @@ describe('the scripts a command runs', () => {
     expect(run('LD_PRELOAD=./x.so ls')).toEqual([
       { path: 'LD_PRELOAD', unread: 'LD_PRELOAD loads code into the program that runs', shell: false },
     ]);
+  });
+
+  it('reads the modules a search path the command sets makes an interpreter load', () => {
+    mkdirSync(join(project, 'lib/Tools'), { recursive: true });
+    writeFileSync(join(project, 'lib/sitecustomize.py'), 'import os\n');
+    writeFileSync(join(project, 'lib/Tools/Setup.pm'), 'package Tools::Setup; 1;\n');
+    writeFileSync(join(project, 'lib/setup.rb'), 'puts 1\n');
+    const site = { path: 'P/lib/sitecustomize.py', text: 'import os\n', shell: false };
+    // Python imports sitecustomize at its start, whatever it runs: inline code, or a program.
+    for (const command of [
+      'PYTHONPATH=lib python3 -c 1',
+      'PYTHONPATH=/nowhere:lib pytest',
+      'env PYTHONPATH=lib tox',
+    ])
+      expect(run(command)).toEqual([site]);
+    expect(run('PYTHONPATH=lib python3 -m tools.x')).toEqual([
+      site,
+      { path: 'P/tools/x.py', text: "open('../.bashrc', 'a')\n", shell: false },
+    ]);
+    const perl = { path: 'P/lib/Tools/Setup.pm', text: 'package Tools::Setup; 1;\n', shell: false };
+    for (const command of [
+      'perl -Ilib -MTools::Setup -e 1',
+      'perl -I lib -mTools::Setup -e 1',
+      'PERL5LIB=lib perl -MTools::Setup=x -e 1',
+    ])
+      expect(run(command)).toEqual([perl]);
+    const ruby = { path: 'P/lib/setup.rb', text: 'puts 1\n', shell: false };
+    for (const command of ['ruby -Ilib -rsetup -e 1', 'RUBYLIB=lib ruby -r setup -e 1'])
+      expect(run(command)).toEqual([ruby]);
+    // A module of no folder the command names is the system's.
+    expect(run('perl -MTools::Setup -e 1')).toEqual([]);
+  });
+
+  it("says it cannot read the code Node's environment file loads, and never shows the file", () => {
+    writeFileSync(join(project, '.env'), 'API_KEY=k-123\nNODE_OPTIONS=--require ./x.js\n');
+    writeFileSync(join(project, 'plain.env'), 'API_KEY=k-123\n');
+    const loads = {
+      path: 'P/.env',
+      unread: 'it sets NODE_OPTIONS, whose code Latch does not read',
+      shell: false,
+    };
+    for (const command of [
+      'node --env-file=.env -e 0',
+      'node --env-file .env -e 0',
+      'node --env-file-if-exists=.env -e 0',
+    ])
+      expect(run(command)).toEqual([loads]);
+    for (const command of ['node --env-file=plain.env -e 0', 'node --env-file-if-exists=missing.env -e 0'])
+      expect(run(command)).toEqual([]);
   });
 
   it('says so of a script the command may write before it runs it: read now, it would show what was there', () => {
@@ -293,6 +358,117 @@ describe('the scripts a command runs', () => {
   });
 });
 
+describe("the scripts a project's own configuration runs", () => {
+  const pkg = () => join(project, 'pkg');
+  beforeAll(() => {
+    mkdirSync(join(project, 'pkg/sub'), { recursive: true });
+    const scripts = {
+      pretest: 'tsc --noEmit',
+      test: 'vitest run',
+      build: 'vite build',
+      postinstall: 'node setup.js',
+      constructor: 7,
+    };
+    writeFileSync(join(pkg(), 'package.json'), JSON.stringify({ name: 'x', scripts }));
+    writeFileSync(join(pkg(), 'Makefile'), 'all:\n\tcc -o x x.c\n');
+    writeFileSync(join(pkg(), 'sub/GNUmakefile'), 'x:\n\techo sub\n');
+  });
+  const runIn = (command: string) =>
+    scriptsRun(command, pkg(), variables()).map(({ path, ...read }) => ({
+      ...read,
+      path: path.replace(pkg(), 'P'),
+    }));
+  const testScripts = {
+    path: 'P/package.json',
+    text: 'tsc --noEmit\nvitest run\n',
+    part: 'the scripts "pretest", "test"',
+    shell: true,
+  };
+  const buildScript = {
+    path: 'P/package.json',
+    text: 'vite build\n',
+    part: 'the script "build"',
+    shell: true,
+  };
+
+  it.each([
+    'npm test',
+    'npm t',
+    'npm run test',
+    'npm run-script test',
+    'pnpm test',
+    'yarn test',
+    'npm --silent test',
+  ])('`%s` runs the test scripts of package.json, as shell commands', (command) => {
+    expect(runIn(command)).toEqual([testScripts]);
+  });
+
+  it('reads each script a package runner is told to run, and the install scripts of an install', () => {
+    for (const command of [
+      'npm run build',
+      'yarn build',
+      'pnpm run build -- --watch',
+      'bun run build',
+      'bun build',
+    ])
+      expect(runIn(command)).toEqual([buildScript]);
+    expect(runIn('npm test && npm run build')).toEqual([testScripts, buildScript]);
+    const install = {
+      path: 'P/package.json',
+      text: 'node setup.js\n',
+      part: 'the script "postinstall"',
+      shell: true,
+    };
+    for (const command of ['npm install', 'npm ci', 'yarn', 'pnpm i', 'bun install'])
+      expect(runIn(command)).toEqual([install]);
+    // A script it does not hold runs nothing of it, nor a value that is no script of its own.
+    for (const command of ['npm run lint', 'npm run constructor', 'npm exec eslint', 'npm run', 'npx vitest'])
+      expect(runIn(command)).toEqual([]);
+  });
+
+  it('says it cannot read the scripts of a package an option picks, or a script only running names', () => {
+    for (const command of [
+      'npm --prefix ../other test',
+      'pnpm --filter web build',
+      'npm test -w api',
+      'npm --script-shell ./sh.sh test',
+    ])
+      expect(runIn(command)).toEqual([
+        {
+          path: 'package.json',
+          unread: 'an option picks the package, or what runs its scripts',
+          shell: true,
+        },
+      ]);
+    for (const command of ['pnpm -C ../other test', 'yarn --cwd ../other build'])
+      expect(runIn(command)).toEqual([
+        { path: 'package.json', unread: 'its folder is one only running tells', shell: true },
+      ]);
+    expect(runIn('npm run "$SCRIPT"')).toEqual([
+      { path: "npm's script", unread: 'its script is a value only running tells', shell: true },
+    ]);
+    writeFileSync(join(project, 'package.json'), '{"scripts": {"test": "x",}');
+    expect(run('npm test')).toEqual([
+      { path: 'P/package.json', unread: 'not JSON Latch can read', shell: true },
+    ]);
+    rmSync(join(project, 'package.json'));
+  });
+
+  it('reads the makefile make reads, in the folder -C names, or the one -f names', () => {
+    const makefile = { path: 'P/Makefile', text: 'all:\n\tcc -o x x.c\n', shell: true };
+    const sub = { path: 'P/sub/GNUmakefile', text: 'x:\n\techo sub\n', shell: true };
+    expect(runIn('make')).toEqual([makefile]);
+    expect(runIn('make -j4 all')).toEqual([makefile]);
+    expect(runIn('make -C sub x')).toEqual([sub]);
+    expect(runIn('make --directory=sub')).toEqual([sub]);
+    expect(runIn('make -f sub/GNUmakefile x')).toEqual([sub]);
+    expect(runIn('make -C "$D"')).toEqual([
+      { path: 'the makefile', unread: 'its folder is one only running tells', shell: true },
+    ]);
+    expect(run('make')).toEqual([]);
+  });
+});
+
 describe('code a command may run that its words do not hold', () => {
   it.each([
     'bash deploy.sh',
@@ -306,16 +482,30 @@ describe('code a command may run that its words do not hold', () => {
     // A code file any program is given may be what it runs.
     'go run main.go',
     'pytest -q tests/test_x.py',
+    // A project's scripts and makefile, which the next edit may change.
+    'npm test',
+    'make',
+    // The environment a program starts with may choose its code.
+    'PATH=/tmp/x ls',
+    'env PATH=/tmp/x git status',
+    'sudo GIT_EXEC_PATH=/tmp/x git status',
+    // So may git's configuration given on its command line: it names programs git runs.
+    'git -c core.fsmonitor=/tmp/x status',
+    'git -C sub --config-env=core.pager=P log',
   ])('`%s` may', (command) => {
     expect(mayRunOtherCode(command, variables())).toBe(true);
   });
 
-  it.each(['git status', 'npm test', 'ls | xargs echo', 'git push origin main'])(
-    '`%s` does not',
-    (command) => {
-      expect(mayRunOtherCode(command, variables())).toBe(false);
-    },
-  );
+  it.each([
+    'git status',
+    'npx vitest',
+    'ls | xargs echo',
+    'git push origin main',
+    'ls A=1',
+    'git commit -c HEAD',
+  ])('`%s` does not', (command) => {
+    expect(mayRunOtherCode(command, variables())).toBe(false);
+  });
 });
 
 describe('the files a patch writes', () => {
