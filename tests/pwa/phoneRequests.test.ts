@@ -105,6 +105,14 @@ describe('the phone app', () => {
     await approve.focus();
     expect(await approve.evaluate((button) => button === document.activeElement)).toBe(true);
     await browser.page.keyboard.press('Enter');
+    // With the report's panel open, Escape closes the panel, as a dialog's would, and decides
+    // nothing: the request is still on screen, its buttons live.
+    await browser.page.getByRole('button', { name: /report…$/ }).click();
+    await browser.page.getByRole('button', { name: 'Cancel the report' }).waitFor();
+    await browser.page.keyboard.press('Escape');
+    await browser.page.getByRole('button', { name: /report…$/ }).waitFor();
+    expect(await browser.page.getByRole('status').getByRole('heading').count()).toBe(0);
+    expect(await approve.isEnabled()).toBe(true);
     // An approval that Enter started would make the screen busy: the Escape after it would do
     // nothing and the request would end approved. How it ends is the answer, with no sleep.
     await browser.page.keyboard.press('Escape');

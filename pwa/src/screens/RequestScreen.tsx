@@ -256,11 +256,14 @@ function Review({
   // A layout effect: the keys work from the moment the request is on screen (a plain effect runs
   // after the paint, and an Escape pressed in between was lost).
   useLayoutEffect(() => {
-    // Escape denies. Enter never approves, wherever the focus is.
+    // Escape denies; with a panel open (report, calls like this), it closes that first, as a
+    // dialog's would. Enter never approves, wherever the focus is.
     const onKey = (event: KeyboardEvent) => {
       if (event.key === 'Escape') {
         event.preventDefault();
-        void doDeny();
+        const panelCancel = document.querySelector<HTMLElement>('fieldset .link');
+        if (panelCancel) panelCancel.click();
+        else void doDeny();
       } else if (event.key === 'Enter') {
         event.preventDefault();
       }
