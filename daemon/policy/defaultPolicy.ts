@@ -91,11 +91,16 @@ risk = "low"
 # diff, its hooks on commit. Edited, they would turn the read-only git commands above into any code.
 # So does any file that changes which config git reads: anything in .git (commondir, a worktree's
 # or a submodule's gitdir), a .git file ("gitdir: …"), a HEAD that makes a folder a git folder of
-# its own (core.worktree then gives it a work tree), and the user's own git config.
+# its own (core.worktree then gives it a work tree), and the user's own git config. Hooks kept in
+# the project, which core.hooksPath or a hook manager runs on commit, are its hooks too.
 [[rule]]
 name = "repository config that runs code"
 tool = ["Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch"]
-path = [".git", "*/.git", ".git/*", "*/.git/*", "HEAD", "*/HEAD", "*/.gitconfig", "*/.config/git/*"]
+path = [
+  ".git", "*/.git", ".git/*", "*/.git/*", "HEAD", "*/HEAD", "*/.gitconfig", "*/.config/git/*",
+  ".husky/*", "*/.husky/*", ".githooks/*", "*/.githooks/*", ".pre-commit-config.yaml",
+  "*/.pre-commit-config.yaml", "lefthook.yml", "*/lefthook.yml", ".lefthook.yml", "*/.lefthook.yml",
+]
 action = "ask"
 risk = "high"
 

@@ -1,5 +1,14 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from 'node:fs';
-import { basename, extname, isAbsolute, join, resolve } from 'node:path';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  readSync,
+} from 'node:fs';
+import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import {
   ASSIGNMENT,
@@ -55,7 +64,7 @@ const WRAPPERS = new Set([
 const RUNNERS = new Set([
   ...['npx', 'pnpx', 'bunx', 'npm', 'pnpm', 'yarn', 'uv', 'uvx', 'poetry', 'pipenv', 'pdm', 'hatch'],
   ...['rye', 'pipx', 'conda', 'mamba', 'micromamba', 'mise', 'asdf', 'direnv', 'dotenv', 'doppler'],
-  ...['aws-vault', 'op'],
+  ...['aws-vault', 'op', 'corepack', 'volta', 'fnm'],
 ]);
 const RUNNING_WORDS = new Set(['run', 'exec', 'x', 'dlx', '--']);
 /**
@@ -67,21 +76,67 @@ const RUNNING_WORDS = new Set(['run', 'exec', 'x', 'dlx', '--']);
 const PACKAGE_RUNNERS = new Set(['npm', 'pnpm', 'yarn', 'bun']);
 const RUNS_A_SCRIPT = new Set(['run', 'run-script', 'rum', 'urn']);
 const RUNS_A_PROGRAM = new Set(['exec', 'x', 'dlx', '--']);
+/** Each command and the scripts it runs, by npm's names and aliases (`npm i`, `npm cit`). */
 const INSTALLS = ['install', 'prepare', 'prepublish'];
 const SCRIPTS_OF_COMMAND: Record<string, readonly string[]> = {
-  ...Object.fromEntries(['t', 'tst'].map((alias) => [alias, ['test']])),
-  ...Object.fromEntries(
-    ['install', 'i', 'isntall', 'add', 'ci', 'clean-install'].map((word) => [word, INSTALLS]),
+  ...commandsRunning(['t', 'tst', 'test'], ['test']),
+  ...commandsRunning(
+    [
+      ...[
+        'install',
+        'i',
+        'in',
+        'ins',
+        'inst',
+        'insta',
+        'instal',
+        'isnt',
+        'isnta',
+        'isntal',
+        'isntall',
+        'add',
+      ],
+      ...['ci', 'clean-install', 'ic', 'install-clean', 'isntall-clean', 'link', 'ln', 'rebuild', 'rb'],
+      ...['update', 'up', 'upgrade', 'udpate', 'uninstall', 'un', 'unlink', 'remove', 'rm', 'r'],
+    ],
+    INSTALLS,
   ),
-  ...Object.fromEntries(['install-test', 'it', 'cit'].map((word) => [word, [...INSTALLS, 'test']])),
+  ...commandsRunning(
+    ['it', 'install-test', 'cit', 'clean-install-test', 'sit', 'install-ci-test'],
+    [...INSTALLS, 'test'],
+  ),
+  pack: ['pack', 'prepare'],
+  publish: ['publish', 'pack', 'prepare', 'prepublishOnly'],
   restart: ['restart', 'stop', 'start'],
 };
+function commandsRunning(commands: readonly string[], scripts: readonly string[]) {
+  return Object.fromEntries(commands.map((command) => [command, scripts]));
+}
 /**
  * A runner's options that pick another package than the folder's (a workspace, a prefix, a
- * filter over many), or another program to run its scripts with.
+ * filter over many), or another program to run its scripts with; and its commands that do.
  */
 const PICKS_PACKAGE =
-  /^(--prefix|-w|--workspaces?|--ws|--filter|-F|-r|--recursive|--script-shell|--node-options)(=.*)?$/s;
+  /^(--prefix|-w|-ws|--workspaces?|--ws|--filter|-F|-r|--recursive|--dir|--script-shell|--node-options|--userconfig)(=.*)?$/s;
+const PICKS_PACKAGES = new Set(['workspace', 'workspaces', 'recursive', 'm', 'multi']);
+/**
+ * A runner's options known to take no value: one letter, or a long option Latch knows. Any other,
+ * not written `--name=value`, may take the word after it, which is then no command.
+ */
+const RUNNER_FLAG =
+  /^(-[a-zA-Z]|--?[\w-]+=.*|--(silent|quiet|verbose|if-present|ignore-scripts|foreground-scripts|offline|prefer-offline|prefer-online|frozen-lockfile|immutable|production|prod|dev|json|parseable|long|yes|force|dry-run|stream|parallel|no-[\w-]+))$/s;
+/**
+ * Programs that run code a project keeps in its own files: tasks, tests, builds, installs of
+ * the project, packages' programs from its node_modules. What they run is not read.
+ */
+const RUNS_PROJECT_CODE = new Set([
+  ...['just', 'task', 'rake', 'mise', 'composer', 'pdm', 'rye', 'hatch', 'poe', 'invoke', 'nox', 'tox'],
+  ...['pytest', 'py.test', 'cargo', 'go', 'gradle', 'gradlew', 'mvn', 'mvnw', 'bundle', 'ant', 'sbt'],
+  ...['dotnet', 'cmake', 'meson', 'bazel', 'pip', 'pip3', 'pipx', 'poetry', 'uv', 'npx', 'bunx', 'pnpx'],
+  ...['npm', 'pnpm', 'yarn'],
+]);
+/** make, by the names it goes by. */
+const MAKES = new Set(['make', 'gmake', 'bmake', 'pmake', 'remake', 'colormake', 'mingw32-make']);
 /** A wrapper's option that runs the program in another folder. */
 const CHANGES_FOLDER = /^(-C|-D|--chdir(=.*)?|--directory(=.*)?|--working-directory(=.*)?|--cwd(=.*)?)$/s;
 /** A file a runner is given that is code to run, by its extension: a shell's, or another language's. */
@@ -128,7 +183,8 @@ const SHELL_START_FILE = new Set(['--rcfile', '--init-file']);
  */
 const SHELL_START_VARIABLE = /^BASH_ENV=(.+)$/s;
 const NODE_OPTIONS = /^NODE_OPTIONS=(.*)$/s;
-const LOADER_VARIABLES = /^(LD_PRELOAD|LD_AUDIT|PERL5OPT|RUBYOPT|PYTHONSTARTUP|JAVA_TOOL_OPTIONS)=./s;
+const LOADER_VARIABLES =
+  /^(LD_PRELOAD|LD_AUDIT|PERL5OPT|PERL5DB|RUBYOPT|PYTHONSTARTUP|PYTHONHOME|PYTHONUSERBASE|NODE_PATH|JAVA_TOOL_OPTIONS|MAKEFILES)=./s;
 /**
  * Programs that run code from a file an option names (`awk -f x.awk`, `vim -S x.vim`,
  * `sqlite3 -init x.sql`, `at -f x.sh`, `patch -i x.diff`): read as another language's code
@@ -223,7 +279,8 @@ export function scriptsRun(
   // Files an earlier part of the command may write: read now, they would show what was there.
   const mayBeWritten = new Set<string>();
   const expands = EXPANDS.test(command);
-  for (const words of commandWords(command, variables)) {
+  // `$PWD` is the folder the command starts in, not the daemon's.
+  for (const words of commandWords(command, folder ? { ...variables, PWD: folder } : variables)) {
     const moved = folderAfter(words, folder, variables);
     if (moved !== false) {
       folder = moved;
@@ -235,7 +292,9 @@ export function scriptsRun(
         found.set(named.what, { path: named.what, unread: named.unread, shell: named.shell });
         continue;
       }
-      const path = isAbsolute(named.path) ? named.path : folder && resolve(folder, named.path);
+      const written = isAbsolute(named.path) ? named.path : folder && resolve(folder, named.path);
+      const path =
+        written !== undefined && named.packageScripts ? (nearestPackageJson(written) ?? written) : written;
       if (path === undefined) {
         if (!named.ifFound && !named.byPath)
           found.set(named.path, {
@@ -258,7 +317,7 @@ export function scriptsRun(
         return [...found.values()];
       }
       const read = named.packageScripts
-        ? scriptsOfPackage(readScript(path), named.packageScripts)
+        ? scriptsOfPackage(path, readScript(path), named.packageScripts)
         : named.envFile
           ? nodeOptionsSet(readScript(path))
           : readScript(path);
@@ -313,6 +372,14 @@ export function mayRunOtherCode(command: string, variables: Readonly<Record<stri
     // loader's or a pager's variable), and no list holds every program's variables.
     const head = texts.slice(0, program && 'at' in program ? program.at : texts.length);
     if (head.some((text) => text !== undefined && ASSIGNMENT.test(text))) return true;
+    // A project's tasks, tests, builds and installs run code kept in its files (`rake`,
+    // `pip install -e .`, `npx eslint` from its node_modules), which Latch does not read.
+    if (
+      texts
+        .slice(0, program && 'at' in program ? program.at + 1 : texts.length)
+        .some((text) => text !== undefined && RUNS_PROJECT_CODE.has(basename(text)))
+    )
+      return true;
     if (program === undefined || !('at' in program)) return false;
     const name = texts[program.at];
     if (name !== undefined && basename(name) === 'git' && configuresGit(texts.slice(program.at + 1)))
@@ -322,17 +389,50 @@ export function mayRunOtherCode(command: string, variables: Readonly<Record<stri
 }
 
 /**
- * Whether git is given configuration before its command (`git -c core.fsmonitor=./x status`,
- * `--config-env`, `--exec-path`): its configuration names programs it runs.
+ * The configuration git is given before its command: each `-c` setting (undefined where only
+ * running tells), and whether any comes from elsewhere (`--config-env`, `--exec-path`). Its
+ * configuration names programs it runs (`core.fsmonitor`, `core.pager`, `alias.x=!…`).
  */
-function configuresGit(args: (string | undefined)[]): boolean {
+function gitConfiguration(args: (string | undefined)[]): {
+  settings: (string | undefined)[];
+  fromElsewhere: boolean;
+} {
+  const settings: (string | undefined)[] = [];
   for (let at = 0; at < args.length; at++) {
     const arg = args[at];
-    if (arg === undefined || arg === '-c' || /^--(config-env|exec-path)(=|$)/.test(arg)) return true;
-    if (!arg.startsWith('-')) return false;
-    if (arg === '-C' || arg === '--git-dir' || arg === '--work-tree' || arg === '--namespace') at++;
+    if (arg === undefined || /^--(config-env|exec-path)(=|$)/.test(arg))
+      return { settings, fromElsewhere: true };
+    if (!arg.startsWith('-')) break;
+    if (arg === '-c') settings.push(args[++at]);
+    else if (arg === '-C' || arg === '--git-dir' || arg === '--work-tree' || arg === '--namespace') at++;
   }
-  return false;
+  return { settings, fromElsewhere: false };
+}
+
+function configuresGit(args: (string | undefined)[]): boolean {
+  const { settings, fromElsewhere } = gitConfiguration(args);
+  return fromElsewhere || settings.length > 0;
+}
+
+/**
+ * The code git's `-c` settings name: a program by its path, read as a script
+ * (`-c core.fsmonitor=./x.sh`); folders and files of settings or hooks, said unread.
+ */
+function gitConfigured(args: (string | undefined)[]): Named[] {
+  const { settings, fromElsewhere } = gitConfiguration(args);
+  const unread = (why: string): Named => ({ unread: why, shell: true, what: "git's configuration" });
+  return [
+    ...(fromElsewhere ? [unread('git is configured from where only running tells')] : []),
+    ...settings.flatMap((setting): Named[] => {
+      const [, key, value] = /^([^=]+)=(.*)$/s.exec(setting ?? '') ?? [];
+      if (setting === undefined) return [unread('a setting only running tells')];
+      if (key === undefined || value === undefined) return [];
+      if (/^(core\.hookspath|include\.path|includeif\..*\.path)$/i.test(key))
+        return [unread(`${key} names files git runs or reads`)];
+      const program = value.trim().replace(/^!/, '').split(/\s+/)[0]!;
+      return program.includes('/') ? [{ path: program, shell: true, byPath: true }] : [];
+    }),
+  ];
 }
 
 /** Where a `cd` or `pushd` leads (undefined: only running tells), or false for any other command. */
@@ -367,7 +467,8 @@ function programAt(
   while (at >= 0 && at < texts.length) {
     const text = texts[at];
     if (text === undefined) return { at, elsewhere };
-    const name = basename(text);
+    // A runner may name a version of what it runs: `npx pnpm@9 build`.
+    const name = basename(text).replace(/(?<=.)@[\w.^~-]*$/, '');
     if (name === 'command' && /^-[vV]$/.test(texts[at + 1] ?? '')) return undefined;
     const runner = RUNNERS.has(name);
     if (!runner && !WRAPPERS.has(name)) return { at, elsewhere };
@@ -375,23 +476,25 @@ function programAt(
     // word after a short option: `-u me`) or an assignment, or a runner's word for running.
     const after = texts.slice(at + 1);
     const next = after.findIndex((word, index) => {
-      if (word === undefined || runsCode(basename(word))) return true;
+      if (word === undefined || runsCode(basename(word)) || isKnownProgram(basename(word))) return true;
       const value =
         /^-\w$/.test(after[index - 1] ?? '') || /^\d[\d.]*[smhd]?$/.test(word) || word.includes('/');
       return !(word.startsWith('-') || ASSIGNMENT.test(word) || (runner ? RUNNING_WORDS.has(word) : value));
     });
-    if (after.some((word) => word !== undefined && CHANGES_FOLDER.test(word))) elsewhere = true;
+    // Its own options, not the program's after them (`uv run make -C sub`).
+    const own = next === -1 ? after : after.slice(0, next);
+    if (own.some((word) => word !== undefined && CHANGES_FOLDER.test(word))) elsewhere = true;
     const scripts = PACKAGE_RUNNERS.has(name) ? packageScripts(name, after) : undefined;
     if (scripts !== undefined) return { files: scripts, elsewhere };
     const program = after[next];
-    if (next !== -1 && (program === undefined || !runner || runsCode(basename(program)))) {
+    if (runner && program !== undefined && CODE_FILE.test(program))
+      return { files: [{ path: program, shell: SHELL_FILE.test(program), ifFound: true }], elsewhere };
+    // The program a wrapper or a runner runs, which may be another (`doppler run -- npm test`).
+    if (next !== -1) {
       at += 1 + next;
       continue;
     }
-    if (runner)
-      return program !== undefined && CODE_FILE.test(program)
-        ? { files: [{ path: program, shell: SHELL_FILE.test(program), ifFound: true }], elsewhere }
-        : undefined;
+    if (runner) return undefined;
     const paths = after.filter((word): word is string => word !== undefined && word.includes('/'));
     return { files: paths.map((path) => ({ path, shell: true, byPath: true })), elsewhere };
   }
@@ -452,7 +555,7 @@ function interpreterFurtherOn(
 
 function scriptsOf(words: SimpleCommand, program: ReturnType<typeof programAt>, expands: boolean): Named[] {
   const texts = words.map(literalText);
-  const named: Named[] = [...loadedByVariables(texts)];
+  const named: Named[] = [...loadedByVariables(words)];
   if (program === undefined) return named;
   if ('files' in program) return [...named, ...program.files];
   const { at } = program;
@@ -472,8 +575,8 @@ function scriptsOf(words: SimpleCommand, program: ReturnType<typeof programAt>, 
   if (runsCode(name))
     return [...named, ...interpreterScripts(name, words.slice(at + 1), expands, assignedIn(texts))];
   if (name === 'find') return [...named, ...findExecs(words.slice(at + 1), expands)];
-  if (name === 'git') return [...named, ...gitPatches(args)];
-  if (name === 'make' || name === 'gmake') return [...named, ...makefiles(args)];
+  if (name === 'git') return [...named, ...gitConfigured(args), ...gitPatches(args)];
+  if (MAKES.has(name)) return [...named, ...makefiles(args)];
   if (name === 'patch' && args.some((arg) => arg !== undefined && PATCH_ONLY_LOOKS.has(arg))) return named;
   const fileOptions = PROGRAM_FILE_OPTIONS[name];
   const given = READS_FILES_GIVEN[name];
@@ -497,19 +600,35 @@ function scriptsOf(words: SimpleCommand, program: ReturnType<typeof programAt>, 
  * runs a program instead (`npm exec x`, `yarn node x.js`, `bun x.ts`).
  */
 function packageScripts(runner: string, args: (string | undefined)[]): Named[] | undefined {
+  const unread = (why: string): Named[] => [{ unread: why, shell: true, what: 'package.json' }];
   if (args.some((word) => word !== undefined && PICKS_PACKAGE.test(word)))
-    return [
-      { unread: 'an option picks the package, or what runs its scripts', shell: true, what: 'package.json' },
-    ];
-  const [command, script] = args.filter((word) => word === undefined || !word.startsWith('-'));
+    return unread('an option picks the package, or what runs its scripts');
+  if (args.some((word) => word !== undefined && CHANGES_FOLDER.test(word)))
+    return unread('its folder is one only running tells');
+  const at = args.findIndex((word) => word === undefined || !word.startsWith('-'));
+  const command = at === -1 ? undefined : args[at];
+  // An option before the command (or the script run) may have taken a word: Latch does not guess.
+  const unknownOption = (words: (string | undefined)[]) =>
+    words.some((word) => word !== undefined && word.startsWith('-') && !RUNNER_FLAG.test(word));
+  if (unknownOption(at === -1 ? args : args.slice(0, at)))
+    return unread('an option Latch does not know may take the word after it');
   // Alone, yarn installs; the others say how they are used.
-  if (command === undefined && args.every((word) => word !== undefined))
-    return runner === 'yarn' && args.length === 0 ? [packageFile(INSTALLS)] : [];
+  if (at === -1) return runner === 'yarn' && args.length === 0 ? [packageFile(INSTALLS)] : [];
   if (command === undefined) return [unreadScript(runner, true)];
+  if (PICKS_PACKAGES.has(command)) return unread('its command picks the packages');
   if (RUNS_A_PROGRAM.has(command) || runsCode(basename(command)) || CODE_FILE.test(command)) return undefined;
-  if (!RUNS_A_SCRIPT.has(command)) return [packageFile(SCRIPTS_OF_COMMAND[command] ?? [command])];
-  if (script === undefined) return args.includes(undefined) ? [unreadScript(runner, true)] : [];
-  return [packageFile([script])];
+  const scripts = SCRIPTS_OF_COMMAND[command] ?? [command];
+  // With no start script, npm runs `node server.js`: its code is read too.
+  if (scripts.includes('start'))
+    return [packageFile(scripts), { path: 'server.js', shell: false, ifFound: true }];
+  if (!RUNS_A_SCRIPT.has(command)) return [packageFile(scripts)];
+  const rest = args.slice(at + 1);
+  const scriptAt = rest.findIndex((word) => word === undefined || !word.startsWith('-'));
+  if (unknownOption(scriptAt === -1 ? rest : rest.slice(0, scriptAt)))
+    return unread('an option Latch does not know may take the word after it');
+  if (scriptAt === -1) return [];
+  const script = rest[scriptAt];
+  return script === undefined ? [unreadScript(runner, true)] : [packageFile([script])];
 }
 
 /** The folder's package.json, for these scripts and the `pre` and `post` scripts each brings. */
@@ -524,11 +643,19 @@ const packageFile = (scripts: readonly string[]): Named => ({
  * The makefile make reads, whose recipes are shell commands: the one `-f` names, else
  * `GNUmakefile`, `makefile` or `Makefile` (each that is there), in the folder `-C` names.
  */
-function makefiles(args: (string | undefined)[]): Named[] {
-  const folders = optionFiles(args, { options: ['-C', '--directory'], shell: true });
-  const named = optionFiles(args, { options: ['-f', '--file', '--makefile'], shell: true });
+function makefiles(given: (string | undefined)[]): Named[] {
+  // getopt takes any start of a long option that names one only (`--fil=x`, `--dir x`).
+  const args = given.map((word) => {
+    const long = /^--([\w-]+)(=.*)?$/s.exec(word ?? '');
+    const full = long && ['file', 'makefile', 'directory'].find((name) => name.startsWith(long[1]!));
+    return full && long[1]!.length >= (full === 'makefile' ? 3 : 2) ? `--${full}${long[2] ?? ''}` : word;
+  });
+  const folders = optionFiles(args, { options: ['-C', '--directory'], shell: true, combines: true });
+  const named = optionFiles(args, { options: ['-f', '--file', '--makefile'], shell: true, combines: true });
   if (folders.some((folder) => 'unread' in folder) || folders.length > 1)
     return [{ unread: 'its folder is one only running tells', shell: true, what: 'the makefile' }];
+  if (named.some((file) => 'path' in file && file.path === '-'))
+    return [{ unread: 'it reads the makefile its input holds', shell: true, what: "make's input" }];
   const folder = folders[0] && 'path' in folders[0] ? folders[0].path : '';
   const files = named.length > 0 ? named : ['GNUmakefile', 'makefile', 'Makefile'].map((path) => ({ path }));
   return files.map((file): Named =>
@@ -560,6 +687,8 @@ function interpreterScripts(
 ): Named[] {
   const args = words.map(literalText);
   if (name === 'pwsh' || name === 'powershell') return powershellScripts(args);
+  if (name === 'bun' && args.some((word) => word !== undefined && CHANGES_FOLDER.test(word)))
+    return [{ unread: 'its folder is one only running tells', shell: false, what: "bun's script" }];
   const shell = SHELLS.has(name);
   const python = /^(python|pypy)/.test(name);
   const named: Named[] = [...modulesLoaded(name, args, assigned)];
@@ -621,7 +750,7 @@ function interpreterScripts(
         ? args[next + 1]
         : undefined;
     if (loads !== undefined && (shell || looksLikeAFile(loads))) named.push({ path: loads, shell });
-    const envFile = /^node/.test(name)
+    const envFile = /^(node|tsx|ts-node)/.test(name)
       ? /^--env-file(?:-if-exists)?$/.test(word)
         ? args[next + 1]
         : /^--env-file(?:-if-exists)?=(.+)$/s.exec(word)?.[1]
@@ -801,21 +930,69 @@ function modulesLoaded(
     const value = (option: RegExp) => (option.test(word) ? args[index + 1] : undefined);
     const folder = /^-I(.+)$/s.exec(word)?.[1] ?? value(/^-I$/);
     if (folder !== undefined) folders.push(folder);
-    const module = perl ? /^-[mM]-?([\w:]+)/.exec(word)?.[1] : (/^-r(.+)$/s.exec(word)?.[1] ?? value(/^-r$/));
-    if (module !== undefined && !looksLikeAFile(module))
-      modules.push(perl ? `${module.replaceAll('::', '/')}.pm` : `${module}.rb`);
+    // `perl -Mlib=a,b` is `use lib`: more folders.
+    const lib = perl ? /^-Mlib=(.+)$/s.exec(word)?.[1] : undefined;
+    if (lib !== undefined) folders.push(...lib.split(','));
+    const module = perl
+      ? (/^-[mM]-?([\w:]+)/.exec(word)?.[1] ?? /^-d:([\w:]+)/.exec(word)?.[1]?.replace(/^/, 'Devel::'))
+      : (/^-r(.+)$/s.exec(word)?.[1] ?? value(/^-r$/));
+    if (module === undefined || module === 'lib' || module.startsWith('.') || module.startsWith('/')) return;
+    modules.push(
+      perl ? `${module.replaceAll('::', '/')}.pm` : module.endsWith('.rb') ? module : `${module}.rb`,
+    );
   });
   return folders.flatMap((folder) =>
     modules.map((module): Named => ({ path: join(folder, module), shell: false, ifFound: true })),
   );
 }
 
+/**
+ * Variables that make a program load code, or run one, from where they say: those above, search
+ * paths, zsh's start-up folder, git's configuration, and the programs git and others start.
+ */
+const CODE_VARIABLE =
+  /^(BASH_ENV|NODE_OPTIONS|PYTHONPATH|PERL5LIB|PERLLIB|RUBYLIB|ZDOTDIR|GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_EXTERNAL_DIFF|GIT_SSH|GIT_SSH_COMMAND|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_PAGER|GIT_ASKPASS|SSH_ASKPASS|GIT_PROXY_COMMAND|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|BROWSER)=/;
+const PROGRAM_VARIABLE =
+  /^(GIT_(EXTERNAL_DIFF|SSH|SSH_COMMAND|EDITOR|SEQUENCE_EDITOR|PAGER|ASKPASS|PROXY_COMMAND)|SSH_ASKPASS|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|BROWSER)=(.+)$/s;
+
 /** What variables assigned anywhere in the command make a program load (`BASH_ENV=x bash -c …`). */
-function loadedByVariables(texts: (string | undefined)[]): Named[] {
-  return texts.flatMap((text): Named[] => {
-    if (text === undefined) return [];
+function loadedByVariables(words: SimpleCommand): Named[] {
+  return words.flatMap((word): Named[] => {
+    const text = literalText(word);
+    if (text === undefined) {
+      // Set to what only running tells (`PYTHONPATH=$(pwd)/lib`): where it leads is not known.
+      const first = word[0];
+      const name =
+        first && 'text' in first
+          ? (CODE_VARIABLE.exec(first.text) ?? LOADER_VARIABLES.exec(`${first.text}x`))?.[1]
+          : undefined;
+      return name === undefined
+        ? []
+        : [{ unread: `${name} is set to what only running tells`, shell: false, what: name }];
+    }
     const shellStart = SHELL_START_VARIABLE.exec(text)?.[1];
     if (shellStart) return [{ path: shellStart, shell: true }];
+    // zsh runs the start-up files of the folder ZDOTDIR names, even for `zsh -c`.
+    const zdotdir = /^ZDOTDIR=(.+)$/s.exec(text)?.[1];
+    if (zdotdir)
+      return ['.zshenv', '.zshrc'].map((file): Named => ({
+        path: join(zdotdir, file),
+        shell: true,
+        ifFound: true,
+      }));
+    // git's configuration from the environment may name any program git runs.
+    const gitConfig = /^(GIT_CONFIG\w*|GIT_EXEC_PATH)=./s.exec(text)?.[1];
+    if (gitConfig)
+      return [
+        {
+          unread: `${gitConfig} configures git, whose configuration names programs it runs`,
+          shell: false,
+          what: gitConfig,
+        },
+      ];
+    // A program run by its path: read as a script (`GIT_EXTERNAL_DIFF=./x.sh git diff`).
+    const program = PROGRAM_VARIABLE.exec(text)?.[3]?.trim().split(/\s+/)[0];
+    if (program?.includes('/')) return [{ path: program, shell: true, byPath: true }];
     const nodeOptions = NODE_OPTIONS.exec(text)?.[1];
     if (nodeOptions !== undefined) {
       const words = nodeOptions.split(/\s+/);
@@ -846,6 +1023,10 @@ function loadedByVariables(texts: (string | undefined)[]): Named[] {
 /** A file, not a package's name: `./setup.js`, `/opt/x.mjs`, `hooks/x.ts` (`dotenv/config` is a package). */
 const looksLikeAFile = (value: string) =>
   value.startsWith('.') || value.startsWith('/') || CODE_FILE.test(value) || extname(value) === '.node';
+
+/** Programs that are never an option's value: a wrapper's, a runner's, make, git. */
+const isKnownProgram = (name: string) =>
+  WRAPPERS.has(name) || RUNNERS.has(name) || PACKAGE_RUNNERS.has(name) || MAKES.has(name) || name === 'git';
 
 const runsCode = (name: string) =>
   SHELLS.has(name) || INTERPRETER.test(name) || name === 'source' || name === '.';
@@ -878,6 +1059,22 @@ export function patchedFiles(text: string): string[] {
     if (git) for (const path of git.slice(1)) add(path);
   }
   return [...files];
+}
+
+/**
+ * The package.json a package runner uses when told one in `path`'s folder: the nearest there or
+ * above it, as npm, yarn, pnpm and bun look for theirs. None: the runner finds none either.
+ */
+function nearestPackageJson(path: string): string | undefined {
+  for (let folder = dirname(path); ; folder = dirname(folder)) {
+    const file = join(folder, 'package.json');
+    try {
+      if (lstatSync(file, { throwIfNoEntry: false })) return file;
+    } catch {
+      return file; // not looked into: reading it says why
+    }
+    if (dirname(folder) === folder) return undefined;
+  }
 }
 
 /** What is said of a file of which nothing runs: a package.json without the scripts run. */
@@ -916,6 +1113,7 @@ function leadsThroughProcessViews(path: string): boolean {
  * makes of it.
  */
 function scriptsOfPackage(
+  path: string,
   read: { text?: string; unread?: string },
   names: readonly string[],
 ): { text?: string; unread?: string; part?: string } {
@@ -926,10 +1124,14 @@ function scriptsOfPackage(
   } catch {
     return { unread: 'not JSON Latch can read' };
   }
-  const table =
-    typeof scripts === 'object' && scripts !== null && !Array.isArray(scripts)
+  const table: Record<string, unknown> = {
+    // What npm runs when package.json names none: `node server.js`, `node-gyp rebuild`.
+    ...(existsSync(join(dirname(path), 'server.js')) ? { start: 'node server.js' } : {}),
+    ...(existsSync(join(dirname(path), 'binding.gyp')) ? { install: 'node-gyp rebuild' } : {}),
+    ...(typeof scripts === 'object' && scripts !== null && !Array.isArray(scripts)
       ? (scripts as Record<string, unknown>)
-      : {};
+      : {}),
+  };
   const runs = names.filter((name) => Object.hasOwn(table, name) && typeof table[name] === 'string');
   if (runs.length === 0) return { unread: NOTHING_RUNS };
   return {

@@ -58,6 +58,12 @@ describe('the default policy', () => {
       ['Write', '/home/dev/.config/git/config'],
       // Codex's file tool: the files its patch names (latch hook codex).
       ['apply_patch', '.git/hooks/pre-commit'],
+      // Hooks a project keeps for core.hooksPath or a hook manager: git runs them on commit.
+      ['Write', '/home/dev/project/.husky/pre-commit'],
+      ['Edit', '.husky/_/husky.sh'],
+      ['Write', '/home/dev/project/.githooks/pre-push'],
+      ['Edit', '/home/dev/project/.pre-commit-config.yaml'],
+      ['Write', 'lefthook.yml'],
     ] as const)
       expect(evaluatePolicy(policy, call(tool, undefined, [path])), path).toMatchObject({
         action: 'ask',

@@ -288,6 +288,29 @@ describe('the scripts a command runs', () => {
       expect(run(command)).toEqual([ruby]);
     // A module of no folder the command names is the system's.
     expect(run('perl -MTools::Setup -e 1')).toEqual([]);
+    // Folders `use lib` adds, a debugger module, a module named with its extension (review H).
+    expect(run('perl -Mlib=lib -MTools::Setup -e 1')).toEqual([perl]);
+    mkdirSync(join(project, 'lib/Devel'), { recursive: true });
+    writeFileSync(join(project, 'lib/Devel/Trace.pm'), 'package Devel::Trace; 1;\n');
+    expect(run('perl -Ilib -d:Trace -e 1')).toEqual([
+      { path: 'P/lib/Devel/Trace.pm', text: 'package Devel::Trace; 1;\n', shell: false },
+    ]);
+    expect(run('ruby -Ilib -rsetup.rb -e 1')).toEqual([ruby]);
+    // $PWD is where the command runs; a search path only running tells is said unread.
+    expect(run('PYTHONPATH=$PWD/lib python3 -c 1')).toEqual([site]);
+    expect(run('PYTHONPATH="$(pwd)/lib" python3 -c 1')).toEqual([
+      { path: 'PYTHONPATH', unread: 'PYTHONPATH is set to what only running tells', shell: false },
+    ]);
+    expect(run('LD_PRELOAD=$(pwd)/x.so ls')).toEqual([
+      { path: 'LD_PRELOAD', unread: 'LD_PRELOAD is set to what only running tells', shell: false },
+    ]);
+    expect(run('PYTHONUSERBASE=u python3 -c 1')).toEqual([
+      {
+        path: 'PYTHONUSERBASE',
+        unread: 'PYTHONUSERBASE loads code into the program that runs',
+        shell: false,
+      },
+    ]);
   });
 
   it("says it cannot read the code Node's environment file loads, and never shows the file", () => {
@@ -299,6 +322,7 @@ describe('the scripts a command runs', () => {
       shell: false,
     };
     for (const command of [
+      'npx tsx --env-file=.env -e 0',
       'node --env-file=.env -e 0',
       'node --env-file .env -e 0',
       'node --env-file-if-exists=.env -e 0',
@@ -306,6 +330,33 @@ describe('the scripts a command runs', () => {
       expect(run(command)).toEqual([loads]);
     for (const command of ['node --env-file=plain.env -e 0', 'node --env-file-if-exists=missing.env -e 0'])
       expect(run(command)).toEqual([]);
+  });
+
+  it('reads the program a variable or a git setting names by its path, and zsh’s start-up folder', () => {
+    const deploy = { path: 'P/deploy.sh', text: 'echo deploying\n', shell: true };
+    for (const command of [
+      'git -c core.fsmonitor=./deploy.sh status',
+      "git -c 'alias.x=!./deploy.sh' x",
+      'GIT_EXTERNAL_DIFF=./deploy.sh git diff',
+      'EDITOR="./deploy.sh --wait" git commit',
+    ])
+      expect(run(command)).toEqual([deploy]);
+    expect(run('git -c core.hooksPath=hooks commit -m x')).toEqual([
+      { path: "git's configuration", unread: 'core.hooksPath names files git runs or reads', shell: true },
+    ]);
+    expect(run('GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=x git log')).toContainEqual(
+      {
+        path: 'GIT_CONFIG_COUNT',
+        unread: 'GIT_CONFIG_COUNT configures git, whose configuration names programs it runs',
+        shell: false,
+      },
+    );
+    // A program named plainly is one installed, as the command's own is; user.name names none.
+    expect(run('git -c user.name=x -c core.pager=less log')).toEqual([]);
+    writeFileSync(join(project, 'home/.zshenv'), 'echo zsh\n');
+    expect(run('ZDOTDIR=home zsh -c true')).toEqual([
+      { path: 'P/home/.zshenv', text: 'echo zsh\n', shell: true },
+    ]);
   });
 
   it('says so of a script the command may write before it runs it: read now, it would show what was there', () => {
@@ -454,6 +505,102 @@ describe("the scripts a project's own configuration runs", () => {
     rmSync(join(project, 'package.json'));
   });
 
+  it('reads the package.json a runner finds above the folder, as npm does', () => {
+    const deep = join(pkg(), 'src/deep');
+    mkdirSync(deep, { recursive: true });
+    const shown = scriptsRun('npm test', deep, variables()).map(({ path, ...read }) => ({
+      ...read,
+      path: path.replace(pkg(), 'P'),
+    }));
+    expect(shown).toEqual([testScripts]);
+  });
+
+  it('reads a package runner however it is reached, and does not guess past an option it does not know', () => {
+    // Behind another runner, a wrapper's flag, a version (review H).
+    for (const command of [
+      'corepack pnpm test',
+      'npx npm test',
+      'doppler run -- npm test',
+      'op run -- npm test',
+      'sudo -E npm test',
+      'nice -5 npm test',
+      'npx pnpm@9 test',
+      'npm exec -- npm test',
+    ])
+      expect(runIn(command)).toEqual([testScripts]);
+    const unknown = {
+      path: 'package.json',
+      unread: 'an option Latch does not know may take the word after it',
+      shell: true,
+    };
+    for (const command of [
+      'npm --loglevel warn test',
+      'npm run --loglevel silent build',
+      'npm --cache /tmp/c run build',
+    ])
+      expect(runIn(command)).toEqual([unknown]);
+    // A value joined to its option, or a flag Latch knows, leaves the command plain.
+    expect(runIn('npm --loglevel=warn --if-present test')).toEqual([testScripts]);
+    const picks = (why: string) => [{ path: 'package.json', unread: why, shell: true }];
+    for (const command of [
+      'npm test -ws',
+      'pnpm --dir sub test',
+      'pnpm --dir=sub test',
+      'npm --userconfig x test',
+    ])
+      expect(runIn(command)).toEqual(picks('an option picks the package, or what runs its scripts'));
+    for (const command of ['yarn workspace sub build', 'pnpm recursive run build'])
+      expect(runIn(command)).toEqual(picks('its command picks the packages'));
+    expect(runIn('bun --cwd sub run build')).toEqual([
+      { path: "bun's script", unread: 'its folder is one only running tells', shell: false },
+    ]);
+  });
+
+  it("reads npm's own aliases and lifecycles, and what it runs when package.json names nothing", () => {
+    writeFileSync(
+      join(pkg(), 'package.json'),
+      JSON.stringify({ scripts: { prepare: 'husky', prepublishOnly: 'tsc' } }),
+    );
+    const prepare = { path: 'P/package.json', text: 'husky\n', part: 'the script "prepare"', shell: true };
+    for (const command of [
+      'npm in',
+      'npm isnt',
+      'npm sit',
+      'npm install-ci-test',
+      'npm update',
+      'npm pack',
+      'npm link',
+    ])
+      expect(runIn(command)).toEqual([prepare]);
+    expect(runIn('npm publish --dry-run')).toEqual([
+      {
+        path: 'P/package.json',
+        text: 'husky\ntsc\n',
+        part: 'the scripts "prepare", "prepublishOnly"',
+        shell: true,
+      },
+    ]);
+    writeFileSync(join(pkg(), 'server.js'), "require('fs').readFileSync('../.bashrc')\n");
+    expect(runIn('npm start')).toEqual([
+      { path: 'P/package.json', text: 'node server.js\n', part: 'the script "start"', shell: true },
+      { path: 'P/server.js', text: "require('fs').readFileSync('../.bashrc')\n", shell: false },
+    ]);
+    rmSync(join(pkg(), 'server.js'));
+    writeFileSync(
+      join(pkg(), 'package.json'),
+      JSON.stringify({
+        name: 'x',
+        scripts: {
+          pretest: 'tsc --noEmit',
+          test: 'vitest run',
+          build: 'vite build',
+          postinstall: 'node setup.js',
+          constructor: 7,
+        },
+      }),
+    );
+  });
+
   it('reads the makefile make reads, in the folder -C names, or the one -f names', () => {
     const makefile = { path: 'P/Makefile', text: 'all:\n\tcc -o x x.c\n', shell: true };
     const sub = { path: 'P/sub/GNUmakefile', text: 'x:\n\techo sub\n', shell: true };
@@ -466,6 +613,25 @@ describe("the scripts a project's own configuration runs", () => {
       { path: 'the makefile', unread: 'its folder is one only running tells', shell: true },
     ]);
     expect(run('make')).toEqual([]);
+    // Flags joined, long options shortened, other makes, and a makefile read from input (review H).
+    for (const command of [
+      'make -sf sub/GNUmakefile',
+      'make --fil=sub/GNUmakefile',
+      'make --makef sub/GNUmakefile',
+      'make -sC sub',
+      'make --dir sub',
+      'sudo -E make -C sub',
+      'bmake -C sub',
+      'uv run make -C sub',
+    ])
+      expect(runIn(command)).toEqual([sub]);
+    expect(runIn('cat x.mk | make -f -')).toEqual([
+      { path: "make's input", unread: 'it reads the makefile its input holds', shell: true },
+    ]);
+    expect(runIn('MAKEFILES=x.mk make')).toEqual([
+      { path: 'MAKEFILES', unread: 'MAKEFILES loads code into the program that runs', shell: false },
+      makefile,
+    ]);
   });
 });
 
@@ -492,13 +658,21 @@ describe('code a command may run that its words do not hold', () => {
     // So may git's configuration given on its command line: it names programs git runs.
     'git -c core.fsmonitor=/tmp/x status',
     'git -C sub --config-env=core.pager=P log',
+    // A project's tasks, tests, builds and installs, and its node_modules' programs (review H).
+    'rake',
+    'composer test',
+    'pip install -e .',
+    'npx vitest',
+    'npm exec eslint .',
+    'sudo -E make install',
+    'doppler run -- npm test',
   ])('`%s` may', (command) => {
     expect(mayRunOtherCode(command, variables())).toBe(true);
   });
 
   it.each([
     'git status',
-    'npx vitest',
+    'docker ps',
     'ls | xargs echo',
     'git push origin main',
     'ls A=1',
