@@ -1,0 +1,200 @@
+import { join } from 'node:path';
+import { ASSIGNMENT, literalText, type SimpleCommand } from './commandWords.ts';
+import { LOADS_CODE, looksLikeAFile, NOTHING_RUNS, type Named } from './scriptNames.ts';
+
+/**
+ * Code a command's environment and options make a program load or run, beside its script:
+ * `BASH_ENV`, `NODE_OPTIONS`, a `PYTHONPATH`'s `sitecustomize.py`, Perl's and Ruby's modules,
+ * a program a variable names (`GIT_EXTERNAL_DIFF=./x.sh`), git's `-c` settings.
+ */
+
+/**
+ * Variables that make a program load code before its own: bash's start-up script (sh reads
+ * `ENV` only when interactive), Node's options (its `--require`), and what is loaded into any
+ * program or interpreter, which Latch cannot show.
+ */
+const SHELL_START_VARIABLE = /^BASH_ENV=(.+)$/s;
+const NODE_OPTIONS = /^NODE_OPTIONS=(.*)$/s;
+const LOADER_VARIABLES =
+  /^(LD_PRELOAD|LD_AUDIT|PERL5OPT|PERL5DB|RUBYOPT|PYTHONSTARTUP|PYTHONHOME|PYTHONUSERBASE|NODE_PATH|JAVA_TOOL_OPTIONS|MAKEFILES)=./s;
+/**
+ * The configuration git is given before its command: each `-c` setting (undefined where only
+ * running tells), and whether any comes from elsewhere (`--config-env`, `--exec-path`). Its
+ * configuration names programs it runs (`core.fsmonitor`, `core.pager`, `alias.x=!…`).
+ */
+function gitConfiguration(args: (string | undefined)[]): {
+  settings: (string | undefined)[];
+  fromElsewhere: boolean;
+} {
+  const settings: (string | undefined)[] = [];
+  for (let at = 0; at < args.length; at++) {
+    const arg = args[at];
+    if (arg === undefined || /^--(config-env|exec-path)(=|$)/.test(arg))
+      return { settings, fromElsewhere: true };
+    if (!arg.startsWith('-')) break;
+    if (arg === '-c') settings.push(args[++at]);
+    else if (arg === '-C' || arg === '--git-dir' || arg === '--work-tree' || arg === '--namespace') at++;
+  }
+  return { settings, fromElsewhere: false };
+}
+
+export function configuresGit(args: (string | undefined)[]): boolean {
+  const { settings, fromElsewhere } = gitConfiguration(args);
+  return fromElsewhere || settings.length > 0;
+}
+
+/**
+ * The code git's `-c` settings name: a program by its path, read as a script
+ * (`-c core.fsmonitor=./x.sh`); folders and files of settings or hooks, said unread.
+ */
+export function gitConfigured(args: (string | undefined)[]): Named[] {
+  const { settings, fromElsewhere } = gitConfiguration(args);
+  const unread = (why: string): Named => ({ unread: why, shell: true, what: "git's configuration" });
+  return [
+    ...(fromElsewhere ? [unread('git is configured from where only running tells')] : []),
+    ...settings.flatMap((setting): Named[] => {
+      const [, key, value] = /^([^=]+)=(.*)$/s.exec(setting ?? '') ?? [];
+      if (setting === undefined) return [unread('a setting only running tells')];
+      if (key === undefined || value === undefined) return [];
+      if (/^(core\.hookspath|include\.path|includeif\..*\.path)$/i.test(key))
+        return [unread(`${key} names files git runs or reads`)];
+      const program = value.trim().replace(/^!/, '').split(/\s+/)[0]!;
+      return program.includes('/') ? [{ path: program, shell: true, byPath: true }] : [];
+    }),
+  ];
+}
+
+/** The variables one simple command sets, before its program or after `env`: `A=1 env B=2 x`. */
+export function assignedIn(texts: (string | undefined)[]): Record<string, string> {
+  const assigned: Record<string, string> = {};
+  for (const text of texts) {
+    const name = text === undefined ? undefined : ASSIGNMENT.exec(text)?.[1];
+    if (name !== undefined) assigned[name] = text!.slice(name.length + 1);
+  }
+  return assigned;
+}
+
+/** The folders of a search path (`lib:/opt/x`), the empty ones left out. */
+export const searchFolders = (value: string | undefined): string[] =>
+  value === undefined ? [] : value.split(':').filter(Boolean);
+
+/**
+ * The files of the modules Perl's `-M` and `-m`, and Ruby's `-r`, load from the folders `-I`
+ * and `PERL5LIB` or `RUBYLIB` add (`perl -Ilib -MSetup -e 1` loads `lib/Setup.pm`). Modules
+ * found elsewhere are the system's, installed outside the agent's reach or not.
+ */
+export function modulesLoaded(
+  name: string,
+  args: (string | undefined)[],
+  assigned: Readonly<Record<string, string>>,
+): Named[] {
+  const perl = /^perl/.test(name);
+  if (!perl && !/^ruby/.test(name)) return [];
+  const folders = searchFolders(perl ? (assigned['PERL5LIB'] ?? assigned['PERLLIB']) : assigned['RUBYLIB']);
+  const modules: string[] = [];
+  args.forEach((word, index) => {
+    if (word === undefined) return;
+    const value = (option: RegExp) => (option.test(word) ? args[index + 1] : undefined);
+    const folder = /^-I(.+)$/s.exec(word)?.[1] ?? value(/^-I$/);
+    if (folder !== undefined) folders.push(folder);
+    // `perl -Mlib=a,b` is `use lib`: more folders.
+    const lib = perl ? /^-Mlib=(.+)$/s.exec(word)?.[1] : undefined;
+    if (lib !== undefined) folders.push(...lib.split(','));
+    const module = perl
+      ? (/^-[mM]-?([\w:]+)/.exec(word)?.[1] ?? /^-d:([\w:]+)/.exec(word)?.[1]?.replace(/^/, 'Devel::'))
+      : (/^-r(.+)$/s.exec(word)?.[1] ?? value(/^-r$/));
+    if (module === undefined || module === 'lib' || module.startsWith('.') || module.startsWith('/')) return;
+    modules.push(
+      perl ? `${module.replaceAll('::', '/')}.pm` : module.endsWith('.rb') ? module : `${module}.rb`,
+    );
+  });
+  return folders.flatMap((folder) =>
+    modules.map((module): Named => ({ path: join(folder, module), shell: false, ifFound: true })),
+  );
+}
+
+/**
+ * Variables that make a program load code, or run one, from where they say: those above, search
+ * paths, zsh's start-up folder, git's configuration, and the programs git and others start.
+ */
+const CODE_VARIABLE =
+  /^(BASH_ENV|NODE_OPTIONS|PYTHONPATH|PERL5LIB|PERLLIB|RUBYLIB|ZDOTDIR|GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_EXTERNAL_DIFF|GIT_SSH|GIT_SSH_COMMAND|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_PAGER|GIT_ASKPASS|SSH_ASKPASS|GIT_PROXY_COMMAND|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|BROWSER)=/;
+const PROGRAM_VARIABLE =
+  /^(GIT_(EXTERNAL_DIFF|SSH|SSH_COMMAND|EDITOR|SEQUENCE_EDITOR|PAGER|ASKPASS|PROXY_COMMAND)|SSH_ASKPASS|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|BROWSER)=(.+)$/s;
+
+/** What variables assigned anywhere in the command make a program load (`BASH_ENV=x bash -c …`). */
+export function loadedByVariables(words: SimpleCommand): Named[] {
+  return words.flatMap((word): Named[] => {
+    const text = literalText(word);
+    if (text === undefined) {
+      // Set to what only running tells (`PYTHONPATH=$(pwd)/lib`): where it leads is not known.
+      const first = word[0];
+      const name =
+        first && 'text' in first
+          ? (CODE_VARIABLE.exec(first.text) ?? LOADER_VARIABLES.exec(`${first.text}x`))?.[1]
+          : undefined;
+      return name === undefined
+        ? []
+        : [{ unread: `${name} is set to what only running tells`, shell: false, what: name }];
+    }
+    const shellStart = SHELL_START_VARIABLE.exec(text)?.[1];
+    if (shellStart) return [{ path: shellStart, shell: true }];
+    // zsh runs the start-up files of the folder ZDOTDIR names, even for `zsh -c`.
+    const zdotdir = /^ZDOTDIR=(.+)$/s.exec(text)?.[1];
+    if (zdotdir)
+      return ['.zshenv', '.zshrc'].map((file): Named => ({
+        path: join(zdotdir, file),
+        shell: true,
+        ifFound: true,
+      }));
+    // git's configuration from the environment may name any program git runs.
+    const gitConfig = /^(GIT_CONFIG\w*|GIT_EXEC_PATH)=./s.exec(text)?.[1];
+    if (gitConfig)
+      return [
+        {
+          unread: `${gitConfig} configures git, whose configuration names programs it runs`,
+          shell: false,
+          what: gitConfig,
+        },
+      ];
+    // A program run by its path: read as a script (`GIT_EXTERNAL_DIFF=./x.sh git diff`).
+    const program = PROGRAM_VARIABLE.exec(text)?.[3]?.trim().split(/\s+/)[0];
+    if (program?.includes('/')) return [{ path: program, shell: true, byPath: true }];
+    const nodeOptions = NODE_OPTIONS.exec(text)?.[1];
+    if (nodeOptions !== undefined) {
+      const words = nodeOptions.split(/\s+/);
+      return words.flatMap((word, index): Named[] => {
+        const value = LOADS_CODE.has(word)
+          ? words[index + 1]
+          : /^--(?:require|import|loader|experimental-loader)=(.+)$/.exec(word)?.[1];
+        return value !== undefined && looksLikeAFile(value) ? [{ path: value, shell: false }] : [];
+      });
+    }
+    // Python imports these at its start, from any folder of its search path.
+    const pythonPath = /^PYTHONPATH=(.*)$/s.exec(text)?.[1];
+    if (pythonPath !== undefined)
+      return searchFolders(pythonPath).flatMap((folder) =>
+        ['sitecustomize.py', 'usercustomize.py'].map((file): Named => ({
+          path: join(folder, file),
+          shell: false,
+          ifFound: true,
+        })),
+      );
+    const loader = LOADER_VARIABLES.exec(text)?.[1];
+    return loader
+      ? [{ unread: `${loader} loads code into the program that runs`, shell: false, what: loader }]
+      : [];
+  });
+}
+
+/**
+ * Whether Node's environment file sets `NODE_OPTIONS` (Node reads it from there too), whose
+ * `--require` may load anything: said unread if so. Its text is never shown: such files hold
+ * secrets.
+ */
+export function nodeOptionsSet(read: { text?: string; unread?: string }): { text?: string; unread?: string } {
+  if (read.text === undefined) return { unread: read.unread! };
+  return /^\s*(export\s+)?NODE_OPTIONS\s*=/m.test(read.text)
+    ? { unread: 'it sets NODE_OPTIONS, whose code Latch does not read' }
+    : { unread: NOTHING_RUNS };
+}

@@ -1,0 +1,205 @@
+import { existsSync, lstatSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import {
+  CHANGES_FOLDER,
+  CODE_FILE,
+  NOTHING_RUNS,
+  optionFiles,
+  runsCode,
+  unreadScript,
+  type Named,
+} from './scriptNames.ts';
+
+/**
+ * What a project's own configuration makes a command run: the package.json scripts of
+ * `npm test` or `yarn build`, the makefile of `make`; and the programs that run a project's code
+ * from files Latch does not read (`rake`, `pytest`, `pip install -e .`).
+ */
+
+/**
+ * Runners that run a project's package.json scripts: `npm test` its `pretest`, `test` and
+ * `posttest`, `npm run x` and `yarn x` the script `x` (with its `prex` and `postx`), an install
+ * the project's own install scripts. A runner that runs a package's program (`npm exec`) runs
+ * none of them.
+ */
+export const PACKAGE_RUNNERS = new Set(['npm', 'pnpm', 'yarn', 'bun']);
+const RUNS_A_SCRIPT = new Set(['run', 'run-script', 'rum', 'urn']);
+const RUNS_A_PROGRAM = new Set(['exec', 'x', 'dlx', '--']);
+/** Each command and the scripts it runs, by npm's names and aliases (`npm i`, `npm cit`). */
+const INSTALLS = ['install', 'prepare', 'prepublish'];
+const SCRIPTS_OF_COMMAND: Record<string, readonly string[]> = {
+  ...commandsRunning(['t', 'tst', 'test'], ['test']),
+  ...commandsRunning(
+    [
+      ...[
+        'install',
+        'i',
+        'in',
+        'ins',
+        'inst',
+        'insta',
+        'instal',
+        'isnt',
+        'isnta',
+        'isntal',
+        'isntall',
+        'add',
+      ],
+      ...['ci', 'clean-install', 'ic', 'install-clean', 'isntall-clean', 'link', 'ln', 'rebuild', 'rb'],
+      ...['update', 'up', 'upgrade', 'udpate', 'uninstall', 'un', 'unlink', 'remove', 'rm', 'r'],
+    ],
+    INSTALLS,
+  ),
+  ...commandsRunning(
+    ['it', 'install-test', 'cit', 'clean-install-test', 'sit', 'install-ci-test'],
+    [...INSTALLS, 'test'],
+  ),
+  pack: ['pack', 'prepare'],
+  publish: ['publish', 'pack', 'prepare', 'prepublishOnly'],
+  restart: ['restart', 'stop', 'start'],
+};
+function commandsRunning(commands: readonly string[], scripts: readonly string[]) {
+  return Object.fromEntries(commands.map((command) => [command, scripts]));
+}
+/**
+ * A runner's options that pick another package than the folder's (a workspace, a prefix, a
+ * filter over many), or another program to run its scripts with; and its commands that do.
+ */
+const PICKS_PACKAGE =
+  /^(--prefix|-w|-ws|--workspaces?|--ws|--filter|-F|-r|--recursive|--dir|--script-shell|--node-options|--userconfig)(=.*)?$/s;
+const PICKS_PACKAGES = new Set(['workspace', 'workspaces', 'recursive', 'm', 'multi']);
+/**
+ * A runner's options known to take no value: one letter, or a long option Latch knows. Any other,
+ * not written `--name=value`, may take the word after it, which is then no command.
+ */
+const RUNNER_FLAG =
+  /^(-[a-zA-Z]|--?[\w-]+=.*|--(silent|quiet|verbose|if-present|ignore-scripts|foreground-scripts|offline|prefer-offline|prefer-online|frozen-lockfile|immutable|production|prod|dev|json|parseable|long|yes|force|dry-run|stream|parallel|no-[\w-]+))$/s;
+/**
+ * Programs that run code a project keeps in its own files: tasks, tests, builds, installs of
+ * the project, packages' programs from its node_modules. What they run is not read.
+ */
+export const RUNS_PROJECT_CODE = new Set([
+  ...['just', 'task', 'rake', 'mise', 'composer', 'pdm', 'rye', 'hatch', 'poe', 'invoke', 'nox', 'tox'],
+  ...['pytest', 'py.test', 'cargo', 'go', 'gradle', 'gradlew', 'mvn', 'mvnw', 'bundle', 'ant', 'sbt'],
+  ...['dotnet', 'cmake', 'meson', 'bazel', 'pip', 'pip3', 'pipx', 'poetry', 'uv', 'npx', 'bunx', 'pnpx'],
+  ...['npm', 'pnpm', 'yarn'],
+]);
+/** make, by the names it goes by. */
+export const MAKES = new Set(['make', 'gmake', 'bmake', 'pmake', 'remake', 'colormake', 'mingw32-make']);
+/**
+ * The package.json scripts a package runner runs (`npm test`, `yarn build`, `pnpm run x`), given
+ * the words after it, read from the folder's package.json if it holds them; undefined when it
+ * runs a program instead (`npm exec x`, `yarn node x.js`, `bun x.ts`).
+ */
+export function packageScripts(runner: string, args: (string | undefined)[]): Named[] | undefined {
+  const unread = (why: string): Named[] => [{ unread: why, shell: true, what: 'package.json' }];
+  if (args.some((word) => word !== undefined && PICKS_PACKAGE.test(word)))
+    return unread('an option picks the package, or what runs its scripts');
+  if (args.some((word) => word !== undefined && CHANGES_FOLDER.test(word)))
+    return unread('its folder is one only running tells');
+  const at = args.findIndex((word) => word === undefined || !word.startsWith('-'));
+  const command = at === -1 ? undefined : args[at];
+  // An option before the command (or the script run) may have taken a word: Latch does not guess.
+  const unknownOption = (words: (string | undefined)[]) =>
+    words.some((word) => word !== undefined && word.startsWith('-') && !RUNNER_FLAG.test(word));
+  if (unknownOption(at === -1 ? args : args.slice(0, at)))
+    return unread('an option Latch does not know may take the word after it');
+  // Alone, yarn installs; the others say how they are used.
+  if (at === -1) return runner === 'yarn' && args.length === 0 ? [packageFile(INSTALLS)] : [];
+  if (command === undefined) return [unreadScript(runner, true)];
+  if (PICKS_PACKAGES.has(command)) return unread('its command picks the packages');
+  if (RUNS_A_PROGRAM.has(command) || runsCode(basename(command)) || CODE_FILE.test(command)) return undefined;
+  const scripts = SCRIPTS_OF_COMMAND[command] ?? [command];
+  // With no start script, npm runs `node server.js`: its code is read too.
+  if (scripts.includes('start'))
+    return [packageFile(scripts), { path: 'server.js', shell: false, ifFound: true }];
+  if (!RUNS_A_SCRIPT.has(command)) return [packageFile(scripts)];
+  const rest = args.slice(at + 1);
+  const scriptAt = rest.findIndex((word) => word === undefined || !word.startsWith('-'));
+  if (unknownOption(scriptAt === -1 ? rest : rest.slice(0, scriptAt)))
+    return unread('an option Latch does not know may take the word after it');
+  if (scriptAt === -1) return [];
+  const script = rest[scriptAt];
+  return script === undefined ? [unreadScript(runner, true)] : [packageFile([script])];
+}
+
+/** The folder's package.json, for these scripts and the `pre` and `post` scripts each brings. */
+const packageFile = (scripts: readonly string[]): Named => ({
+  path: 'package.json',
+  shell: true,
+  ifFound: true,
+  packageScripts: scripts.flatMap((script) => [`pre${script}`, script, `post${script}`]),
+});
+
+/**
+ * The makefile make reads, whose recipes are shell commands: the one `-f` names, else
+ * `GNUmakefile`, `makefile` or `Makefile` (each that is there), in the folder `-C` names.
+ */
+export function makefiles(given: (string | undefined)[]): Named[] {
+  // getopt takes any start of a long option that names one only (`--fil=x`, `--dir x`).
+  const args = given.map((word) => {
+    const long = /^--([\w-]+)(=.*)?$/s.exec(word ?? '');
+    const full = long && ['file', 'makefile', 'directory'].find((name) => name.startsWith(long[1]!));
+    return full && long[1]!.length >= (full === 'makefile' ? 3 : 2) ? `--${full}${long[2] ?? ''}` : word;
+  });
+  const folders = optionFiles(args, { options: ['-C', '--directory'], shell: true, combines: true });
+  const named = optionFiles(args, { options: ['-f', '--file', '--makefile'], shell: true, combines: true });
+  if (folders.some((folder) => 'unread' in folder) || folders.length > 1)
+    return [{ unread: 'its folder is one only running tells', shell: true, what: 'the makefile' }];
+  if (named.some((file) => 'path' in file && file.path === '-'))
+    return [{ unread: 'it reads the makefile its input holds', shell: true, what: "make's input" }];
+  const folder = folders[0] && 'path' in folders[0] ? folders[0].path : '';
+  const files = named.length > 0 ? named : ['GNUmakefile', 'makefile', 'Makefile'].map((path) => ({ path }));
+  return files.map((file): Named =>
+    'path' in file ? { path: join(folder, file.path), shell: true, ifFound: true } : file,
+  );
+}
+
+/**
+ * The package.json a package runner uses when told one in `path`'s folder: the nearest there or
+ * above it, as npm, yarn, pnpm and bun look for theirs. None: the runner finds none either.
+ */
+export function nearestPackageJson(path: string): string | undefined {
+  for (let folder = dirname(path); ; folder = dirname(folder)) {
+    const file = join(folder, 'package.json');
+    try {
+      if (lstatSync(file, { throwIfNoEntry: false })) return file;
+    } catch {
+      return file; // not looked into: reading it says why
+    }
+    if (dirname(folder) === folder) return undefined;
+  }
+}
+
+/**
+ * The scripts of a package.json that run, in the order they run, each a line of shell commands;
+ * `part` says which. One that does not parse is said unread: Latch does not guess what a runner
+ * makes of it.
+ */
+export function scriptsOfPackage(
+  path: string,
+  read: { text?: string; unread?: string },
+  names: readonly string[],
+): { text?: string; unread?: string; part?: string } {
+  if (read.text === undefined) return read;
+  let scripts: unknown;
+  try {
+    scripts = (JSON.parse(read.text.replace(/^\uFEFF/, '')) as { scripts?: unknown } | null)?.scripts;
+  } catch {
+    return { unread: 'not JSON Latch can read' };
+  }
+  const table: Record<string, unknown> = {
+    // What npm runs when package.json names none: `node server.js`, `node-gyp rebuild`.
+    ...(existsSync(join(dirname(path), 'server.js')) ? { start: 'node server.js' } : {}),
+    ...(existsSync(join(dirname(path), 'binding.gyp')) ? { install: 'node-gyp rebuild' } : {}),
+    ...(typeof scripts === 'object' && scripts !== null && !Array.isArray(scripts)
+      ? (scripts as Record<string, unknown>)
+      : {}),
+  };
+  const runs = names.filter((name) => Object.hasOwn(table, name) && typeof table[name] === 'string');
+  if (runs.length === 0) return { unread: NOTHING_RUNS };
+  return {
+    text: runs.map((name) => `${table[name] as string}\n`).join(''),
+    part: `${runs.length === 1 ? 'the script' : 'the scripts'} ${runs.map((name) => `"${name}"`).join(', ')}`,
+  };
+}
