@@ -1,14 +1,6 @@
 import { existsSync, lstatSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import {
-  CHANGES_FOLDER,
-  CODE_FILE,
-  NOTHING_RUNS,
-  optionFiles,
-  runsCode,
-  unreadScript,
-  type Named,
-} from './scriptNames.ts';
+import { CODE_FILE, NOTHING_RUNS, optionFiles, runsCode, unreadScript, type Named } from './scriptNames.ts';
 
 /**
  * What a project's own configuration makes a command run: the package.json scripts of
@@ -72,8 +64,19 @@ const PICKS_PACKAGES = new Set(['workspace', 'workspaces', 'recursive', 'm', 'mu
  * A runner's options known to take no value: one letter, or a long option Latch knows. Any other,
  * not written `--name=value`, may take the word after it, which is then no command.
  */
-const RUNNER_FLAG =
-  /^(-[a-zA-Z]|--?[\w-]+=.*|--(silent|quiet|verbose|if-present|ignore-scripts|foreground-scripts|offline|prefer-offline|prefer-online|frozen-lockfile|immutable|production|prod|dev|json|parseable|long|yes|force|dry-run|stream|parallel|no-[\w-]+))$/s;
+const RUNNER_FLAG = new RegExp(
+  `^(-[a-zA-Z]|--?[\\w-]+=.*|--(${[
+    ...['version', 'help', 'silent', 'quiet', 'verbose', 'global', 'if-present', 'ignore-scripts'],
+    ...['foreground-scripts', 'offline', 'prefer-offline', 'prefer-online', 'frozen-lockfile'],
+    ...['pure-lockfile', 'immutable', 'production', 'prod', 'dev', 'json', 'parseable', 'long', 'yes'],
+    ...['force', 'dry-run', 'stream', 'parallel', 'legacy-peer-deps', 'strict-peer-deps', 'save'],
+    ...['save-dev', 'save-exact', 'save-optional', 'save-peer', 'ignore-engines', 'non-interactive'],
+    ...['shamefully-hoist', 'no-[\\w-]+'],
+  ].join('|')}))$`,
+  's',
+);
+/** A runner's options that run it in another folder: pnpm's `-C`, yarn's and bun's `--cwd`. */
+const RUNNER_FOLDER = /^(-C|--cwd)(=.*)?$/s;
 /**
  * Programs that run code a project keeps in its own files: tasks, tests, builds, installs of
  * the project, packages' programs from its node_modules. What they run is not read.
@@ -95,7 +98,7 @@ export function packageScripts(runner: string, args: (string | undefined)[]): Na
   const unread = (why: string): Named[] => [{ unread: why, shell: true, what: 'package.json' }];
   if (args.some((word) => word !== undefined && PICKS_PACKAGE.test(word)))
     return unread('an option picks the package, or what runs its scripts');
-  if (args.some((word) => word !== undefined && CHANGES_FOLDER.test(word)))
+  if (args.some((word) => word !== undefined && RUNNER_FOLDER.test(word)))
     return unread('its folder is one only running tells');
   const at = args.findIndex((word) => word === undefined || !word.startsWith('-'));
   const command = at === -1 ? undefined : args[at];

@@ -470,10 +470,26 @@ describe("the scripts a project's own configuration runs", () => {
       part: 'the script "postinstall"',
       shell: true,
     };
-    for (const command of ['npm install', 'npm ci', 'yarn', 'pnpm i', 'bun install'])
+    // An install's -D saves a dev dependency, not a folder; --version is no command (review I).
+    for (const command of [
+      'npm install',
+      'npm ci',
+      'yarn',
+      'pnpm i',
+      'bun install',
+      'pnpm add -D vitest',
+      'npm i -D @types/node',
+    ])
       expect(runIn(command)).toEqual([install]);
     // A script it does not hold runs nothing of it, nor a value that is no script of its own.
-    for (const command of ['npm run lint', 'npm run constructor', 'npm exec eslint', 'npm run', 'npx vitest'])
+    for (const command of [
+      'npm run lint',
+      'npm run constructor',
+      'npm exec eslint',
+      'npm run',
+      'npx vitest',
+      'npm --version',
+    ])
       expect(runIn(command)).toEqual([]);
   });
 
