@@ -147,6 +147,7 @@ export function scriptsRun(
   // Files an earlier part of the command may write: read now, they would show what was there.
   const mayBeWritten = new Set<string>();
   const expands = EXPANDS.test(command);
+  let exported: Variables = {};
   // `$PWD` is the folder the command starts in, not the daemon's.
   for (const words of commandWords(command, folder ? { ...variables, PWD: folder } : variables)) {
     const moved = folderAfter(words, folder, variables);
@@ -155,7 +156,11 @@ export function scriptsRun(
       continue;
     }
     const writes = filesItMayWrite(words);
-    for (const named of scriptsNamed(words, expands)) {
+    const texts = words.map(literalText);
+    // `export A=1` and a command of assignments alone set them for what follows.
+    if (texts[0] === 'export' || texts.every((text) => text !== undefined && ASSIGNMENT.test(text)))
+      exported = { ...exported, ...assignedIn(texts) };
+    for (const named of scriptsNamed(words, expands, exported)) {
       if ('unread' in named) {
         found.set(named.what, { path: named.what, unread: named.unread, shell: named.shell });
         continue;
@@ -325,13 +330,19 @@ function programAt(
 /** What a shell expands in a here-document whose end word is not quoted: `$x`, `$(…)`, backticks. */
 const EXPANDS = /[$`]/;
 
+/** Variables an earlier part of the command exported (`export PERL5LIB=lib; perl -MSetup …`). */
+type Variables = Readonly<Record<string, string>>;
+
 /**
  * The files one simple command runs code from, as written, or the code it cannot read.
  * `expands`: the command holds what a shell expands, were it in a here-document.
  */
-function scriptsNamed(words: SimpleCommand, expands: boolean): Named[] {
+function scriptsNamed(words: SimpleCommand, expands: boolean, exported: Variables = {}): Named[] {
   const program = programAt(words.map(literalText));
-  const named = [...scriptsOf(words, program, expands), ...interpreterFurtherOn(words, program, expands)];
+  const named = [
+    ...scriptsOf(words, program, expands, exported),
+    ...interpreterFurtherOn(words, program, expands, exported),
+  ];
   return program?.elsewhere ? inAnotherFolder(named) : named;
 }
 
@@ -352,6 +363,7 @@ function interpreterFurtherOn(
   words: SimpleCommand,
   program: ReturnType<typeof programAt>,
   expands: boolean,
+  exported: Variables,
 ): Named[] {
   const texts = words.map(literalText);
   const first = texts.findIndex((text) => text === undefined || !ASSIGNMENT.test(text));
@@ -363,18 +375,21 @@ function interpreterFurtherOn(
       index > found && text !== undefined && (SHELLS.has(basename(text)) || INTERPRETER.test(basename(text))),
   );
   if (at === -1) return [];
-  const files = interpreterScripts(
-    basename(texts[at]!),
-    words.slice(at + 1),
-    expands,
-    assignedIn(texts),
-  ).flatMap((file): Named[] => ('path' in file ? [{ ...file, ifFound: true }] : []));
+  const files = interpreterScripts(basename(texts[at]!), words.slice(at + 1), expands, {
+    ...exported,
+    ...assignedIn(texts),
+  }).flatMap((file): Named[] => ('path' in file ? [{ ...file, ifFound: true }] : []));
   // `uv run --directory x python y.py`: an option whose value was taken for the program.
   const elsewhere = texts.slice(first, at).some((text) => text !== undefined && CHANGES_FOLDER.test(text));
   return elsewhere ? inAnotherFolder(files) : files;
 }
 
-function scriptsOf(words: SimpleCommand, program: ReturnType<typeof programAt>, expands: boolean): Named[] {
+function scriptsOf(
+  words: SimpleCommand,
+  program: ReturnType<typeof programAt>,
+  expands: boolean,
+  exported: Variables,
+): Named[] {
   const texts = words.map(literalText);
   const named: Named[] = [...loadedByVariables(words)];
   if (program === undefined) return named;
@@ -394,7 +409,10 @@ function scriptsOf(words: SimpleCommand, program: ReturnType<typeof programAt>, 
       ? [...named, { unread: 'it runs code only running tells', shell: true, what: 'eval' }]
       : named;
   if (runsCode(name))
-    return [...named, ...interpreterScripts(name, words.slice(at + 1), expands, assignedIn(texts))];
+    return [
+      ...named,
+      ...interpreterScripts(name, words.slice(at + 1), expands, { ...exported, ...assignedIn(texts) }),
+    ];
   if (name === 'find') return [...named, ...findExecs(words.slice(at + 1), expands)];
   if (name === 'git') return [...named, ...gitConfigured(args), ...gitPatches(args)];
   if (MAKES.has(name)) return [...named, ...makefiles(args)];

@@ -290,6 +290,9 @@ describe('the scripts a command runs', () => {
     expect(run('perl -MTools::Setup -e 1')).toEqual([]);
     // Folders `use lib` adds, a debugger module, a module named with its extension (review H).
     expect(run('perl -Mlib=lib -MTools::Setup -e 1')).toEqual([perl]);
+    // A search path an earlier part of the command exported, or set alone (review H).
+    expect(run('export PERL5LIB=lib; perl -MTools::Setup -e 1')).toEqual([perl]);
+    expect(run('RUBYLIB=lib && ruby -rsetup -e 1')).toEqual([ruby]);
     mkdirSync(join(project, 'lib/Devel'), { recursive: true });
     writeFileSync(join(project, 'lib/Devel/Trace.pm'), 'package Devel::Trace; 1;\n');
     expect(run('perl -Ilib -d:Trace -e 1')).toEqual([
