@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { ASSIGNMENT, literalText, type SimpleCommand } from './commandWords.ts';
+import { ASSIGNMENT, literalText, type SimpleCommand, type Word } from './commandWords.ts';
 import { LOADS_CODE, looksLikeAFile, NOTHING_RUNS, type Named } from './scriptNames.ts';
 
 /**
@@ -19,8 +19,9 @@ const LOADER_VARIABLES =
   /^(LD_PRELOAD|LD_AUDIT|PERL5OPT|PERL5DB|RUBYOPT|PYTHONSTARTUP|PYTHONHOME|PYTHONUSERBASE|NODE_PATH|JAVA_TOOL_OPTIONS|MAKEFILES)=./s;
 /**
  * The configuration git is given before its command: each `-c` setting (undefined where only
- * running tells), and whether any comes from elsewhere (`--config-env`, `--exec-path`). Its
- * configuration names programs it runs (`core.fsmonitor`, `core.pager`, `alias.x=!…`).
+ * running tells), and whether any comes from elsewhere (`--config-env`, `--exec-path`, another
+ * git folder's config by `--git-dir`). Its configuration names programs it runs
+ * (`core.fsmonitor`, `core.pager`, `alias.x=!…`).
  */
 function gitConfiguration(args: (string | undefined)[]): {
   settings: (string | undefined)[];
@@ -29,7 +30,7 @@ function gitConfiguration(args: (string | undefined)[]): {
   const settings: (string | undefined)[] = [];
   for (let at = 0; at < args.length; at++) {
     const arg = args[at];
-    if (arg === undefined || /^--(config-env|exec-path)(=|$)/.test(arg))
+    if (arg === undefined || /^--(config-env|exec-path|git-dir)(=|$)/.test(arg))
       return { settings, fromElsewhere: true };
     if (!arg.startsWith('-')) break;
     if (arg === '-c') settings.push(args[++at]);
@@ -56,7 +57,7 @@ export function gitConfigured(args: (string | undefined)[]): Named[] {
       const [, key, value] = /^([^=]+)=(.*)$/s.exec(setting ?? '') ?? [];
       if (setting === undefined) return [unread('a setting only running tells')];
       if (key === undefined || value === undefined) return [];
-      if (/^(core\.hookspath|include\.path|includeif\..*\.path)$/i.test(key))
+      if (/^(core\.hookspath|include\.path|includeif\..*\.path)$/i.test(key) && value !== '/dev/null')
         return [unread(`${key} names files git runs or reads`)];
       const program = value.trim().replace(/^!/, '').split(/\s+/)[0]!;
       return program.includes('/') ? [{ path: program, shell: true, byPath: true }] : [];
@@ -118,14 +119,31 @@ export function modulesLoaded(
  * paths, zsh's start-up folder, git's configuration, and the programs git and others start.
  */
 const CODE_VARIABLE =
-  /^(BASH_ENV|NODE_OPTIONS|PYTHONPATH|PERL5LIB|PERLLIB|RUBYLIB|ZDOTDIR|GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_EXTERNAL_DIFF|GIT_SSH|GIT_SSH_COMMAND|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_PAGER|GIT_ASKPASS|SSH_ASKPASS|GIT_PROXY_COMMAND|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|BROWSER)=/;
+  /^(BASH_ENV|NODE_OPTIONS|PYTHONPATH|PERL5LIB|PERLLIB|RUBYLIB|ZDOTDIR|GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_DIR)=/;
+/** npm's configuration from the environment (any case) that picks what runs its scripts. */
+const NPM_CONFIG = /^(npm_config_(script_shell|node_options|userconfig|globalconfig|prefix))=./is;
+/** Settings that turn git's configuration or hooks off, which name no code. */
+const GIT_CONFIG_OFF = /^(GIT_CONFIG_NOSYSTEM=.*|GIT_CONFIG_(GLOBAL|SYSTEM)=\/dev\/null)$/s;
 const PROGRAM_VARIABLE =
   /^(GIT_(EXTERNAL_DIFF|SSH|SSH_COMMAND|EDITOR|SEQUENCE_EDITOR|PAGER|ASKPASS|PROXY_COMMAND)|SSH_ASKPASS|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|BROWSER)=(.+)$/s;
+
+/**
+ * An assignment that adds to the value the variable already has (`PYTHONPATH=src:$PYTHONPATH`,
+ * `NODE_OPTIONS="$NODE_OPTIONS --max-old-space-size=4096"`), as the text it adds: what it
+ * inherits is the session's, which the command does not choose.
+ */
+function withInherited(word: Word): string | undefined {
+  const first = word[0];
+  const name = first && 'text' in first ? /^(\w+)=/.exec(first.text)?.[1] : undefined;
+  if (name === undefined || !word.every((piece) => 'text' in piece || piece.computed === `$${name}`))
+    return undefined;
+  return word.map((piece) => ('text' in piece ? piece.text : '')).join('');
+}
 
 /** What variables assigned anywhere in the command make a program load (`BASH_ENV=x bash -c …`). */
 export function loadedByVariables(words: SimpleCommand): Named[] {
   return words.flatMap((word): Named[] => {
-    const text = literalText(word);
+    const text = literalText(word) ?? withInherited(word);
     if (text === undefined) {
       // Set to what only running tells (`PYTHONPATH=$(pwd)/lib`): where it leads is not known.
       const first = word[0];
@@ -148,7 +166,9 @@ export function loadedByVariables(words: SimpleCommand): Named[] {
         ifFound: true,
       }));
     // git's configuration from the environment may name any program git runs.
-    const gitConfig = /^(GIT_CONFIG\w*|GIT_EXEC_PATH)=./s.exec(text)?.[1];
+    const gitConfig = GIT_CONFIG_OFF.test(text)
+      ? undefined
+      : /^(GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_DIR)=./s.exec(text)?.[1];
     if (gitConfig)
       return [
         {
@@ -180,7 +200,7 @@ export function loadedByVariables(words: SimpleCommand): Named[] {
           ifFound: true,
         })),
       );
-    const loader = LOADER_VARIABLES.exec(text)?.[1];
+    const loader = (LOADER_VARIABLES.exec(text) ?? NPM_CONFIG.exec(text))?.[1];
     return loader
       ? [{ unread: `${loader} loads code into the program that runs`, shell: false, what: loader }]
       : [];

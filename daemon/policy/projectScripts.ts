@@ -1,4 +1,4 @@
-import { existsSync, lstatSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CODE_FILE, NOTHING_RUNS, optionFiles, runsCode, unreadScript, type Named } from './scriptNames.ts';
 
@@ -39,6 +39,7 @@ const SCRIPTS_OF_COMMAND: Record<string, readonly string[]> = {
       ],
       ...['ci', 'clean-install', 'ic', 'install-clean', 'isntall-clean', 'link', 'ln', 'rebuild', 'rb'],
       ...['update', 'up', 'upgrade', 'udpate', 'uninstall', 'un', 'unlink', 'remove', 'rm', 'r'],
+      ...['dedupe', 'ddp', 'prune'],
     ],
     INSTALLS,
   ),
@@ -58,7 +59,7 @@ function commandsRunning(commands: readonly string[], scripts: readonly string[]
  * filter over many), or another program to run its scripts with; and its commands that do.
  */
 const PICKS_PACKAGE =
-  /^(--prefix|-w|-ws|--workspaces?|--ws|--filter|-F|-r|--recursive|--dir|--script-shell|--node-options|--userconfig)(=.*)?$/s;
+  /^(-w|-ws|--workspaces?|--ws|--filter|-F|-r|--recursive|--script-shell|--node-options|--userconfig)(=.*)?$/s;
 const PICKS_PACKAGES = new Set(['workspace', 'workspaces', 'recursive', 'm', 'multi']);
 /**
  * A runner's options known to take no value: one letter, or a long option Latch knows. Any other,
@@ -75,8 +76,13 @@ const RUNNER_FLAG = new RegExp(
   ].join('|')}))$`,
   's',
 );
-/** A runner's options that run it in another folder: pnpm's `-C`, yarn's and bun's `--cwd`. */
-const RUNNER_FOLDER = /^(-C|--cwd)(=.*)?$/s;
+/** A runner's options that name the package's folder: npm's `--prefix`, pnpm's `-C`, yarn's `--cwd`. */
+const RUNNER_FOLDER = /^(-C|--cwd|--dir|--prefix)(=(.*))?$/s;
+/** A runner's options that take the word after them as their value. */
+const RUNNER_VALUED = new Set([
+  ...['--registry', '--cache', '--loglevel', '--tag', '--access', '--otp', '--network-timeout', '--reporter'],
+  ...['--mutex', '--modules-folder', '--cache-folder', '--store-dir', '--virtual-store-dir', '--scope'],
+]);
 /**
  * Programs that run code a project keeps in its own files: tasks, tests, builds, installs of
  * the project, packages' programs from its node_modules. What they run is not read.
@@ -85,7 +91,11 @@ export const RUNS_PROJECT_CODE = new Set([
   ...['just', 'task', 'rake', 'mise', 'composer', 'pdm', 'rye', 'hatch', 'poe', 'invoke', 'nox', 'tox'],
   ...['pytest', 'py.test', 'cargo', 'go', 'gradle', 'gradlew', 'mvn', 'mvnw', 'bundle', 'ant', 'sbt'],
   ...['dotnet', 'cmake', 'meson', 'bazel', 'pip', 'pip3', 'pipx', 'poetry', 'uv', 'npx', 'bunx', 'pnpx'],
-  ...['npm', 'pnpm', 'yarn'],
+  ...['npm', 'pnpm', 'yarn', 'turbo', 'nx', 'lerna', 'npm-run-all', 'run-s', 'run-p', 'concurrently'],
+  ...['vitest', 'jest', 'mocha', 'ava', 'tap', 'playwright', 'cypress', 'karma', 'eslint', 'webpack'],
+  ...['vite', 'rollup', 'parcel', 'next', 'nuxt', 'astro', 'gulp', 'grunt', 'prove', 'rspec', 'rails'],
+  ...['flask', 'uvicorn', 'gunicorn', 'django-admin', 'phpunit', 'behave', 'cucumber', 'hardhat'],
+  ...['nix', 'opam', 'xvfb-run', 'cross-env', 'env-cmd', 'dotenvx'],
 ]);
 /** make, by the names it goes by. */
 export const MAKES = new Set(['make', 'gmake', 'bmake', 'pmake', 'remake', 'colormake', 'mingw32-make']);
@@ -98,37 +108,45 @@ export function packageScripts(runner: string, args: (string | undefined)[]): Na
   const unread = (why: string): Named[] => [{ unread: why, shell: true, what: 'package.json' }];
   if (args.some((word) => word !== undefined && PICKS_PACKAGE.test(word)))
     return unread('an option picks the package, or what runs its scripts');
-  if (args.some((word) => word !== undefined && RUNNER_FOLDER.test(word)))
-    return unread('its folder is one only running tells');
-  const at = args.findIndex((word) => word === undefined || !word.startsWith('-'));
-  const command = at === -1 ? undefined : args[at];
-  // An option before the command (or the script run) may have taken a word: Latch does not guess.
-  const unknownOption = (words: (string | undefined)[]) =>
-    words.some((word) => word !== undefined && word.startsWith('-') && !RUNNER_FLAG.test(word));
-  if (unknownOption(at === -1 ? args : args.slice(0, at)))
-    return unread('an option Latch does not know may take the word after it');
+  // The words that are no option nor an option's value; where the first option Latch does not
+  // know came among them (it may have taken the word after it: Latch does not guess); the folder.
+  const words: (string | undefined)[] = [];
+  let unknownAt: number | undefined;
+  let folder: string | undefined;
+  for (let at = 0; at < args.length; at++) {
+    const word = args[at];
+    if (word === undefined || !word.startsWith('-')) words.push(word);
+    else if (RUNNER_FOLDER.test(word)) {
+      const given = RUNNER_FOLDER.exec(word)!;
+      const value = given[2] === undefined ? args[++at] : given[3];
+      if (value === undefined || folder !== undefined) return unread('its folder is one only running tells');
+      folder = value;
+    } else if (RUNNER_VALUED.has(word)) at++;
+    else if (!RUNNER_FLAG.test(word)) unknownAt ??= words.length;
+  }
+  const inFolder = (path: string) => (folder === undefined ? path : join(folder, path));
+  if (unknownAt === 0) return unread('an option Latch does not know may take the word after it');
+  const [command, script] = words;
   // Alone, yarn installs; the others say how they are used.
-  if (at === -1) return runner === 'yarn' && args.length === 0 ? [packageFile(INSTALLS)] : [];
+  if (command === undefined && words.length === 0)
+    return runner === 'yarn' && args.length === 0 ? [packageFile(INSTALLS, inFolder)] : [];
   if (command === undefined) return [unreadScript(runner, true)];
   if (PICKS_PACKAGES.has(command)) return unread('its command picks the packages');
   if (RUNS_A_PROGRAM.has(command) || runsCode(basename(command)) || CODE_FILE.test(command)) return undefined;
   const scripts = SCRIPTS_OF_COMMAND[command] ?? [command];
   // With no start script, npm runs `node server.js`: its code is read too.
   if (scripts.includes('start'))
-    return [packageFile(scripts), { path: 'server.js', shell: false, ifFound: true }];
-  if (!RUNS_A_SCRIPT.has(command)) return [packageFile(scripts)];
-  const rest = args.slice(at + 1);
-  const scriptAt = rest.findIndex((word) => word === undefined || !word.startsWith('-'));
-  if (unknownOption(scriptAt === -1 ? rest : rest.slice(0, scriptAt)))
-    return unread('an option Latch does not know may take the word after it');
-  if (scriptAt === -1) return [];
-  const script = rest[scriptAt];
-  return script === undefined ? [unreadScript(runner, true)] : [packageFile([script])];
+    return [packageFile(scripts, inFolder), { path: inFolder('server.js'), shell: false, ifFound: true }];
+  if (!RUNS_A_SCRIPT.has(command)) return [packageFile(scripts, inFolder)];
+  // `npm run --x y build`: the script run may be an option's value.
+  if (unknownAt === 1) return unread('an option Latch does not know may take the word after it');
+  if (words.length === 1) return [];
+  return script === undefined ? [unreadScript(runner, true)] : [packageFile([script], inFolder)];
 }
 
 /** The folder's package.json, for these scripts and the `pre` and `post` scripts each brings. */
-const packageFile = (scripts: readonly string[]): Named => ({
-  path: 'package.json',
+const packageFile = (scripts: readonly string[], inFolder: (path: string) => string): Named => ({
+  path: inFolder('package.json'),
   shell: true,
   ifFound: true,
   packageScripts: scripts.flatMap((script) => [`pre${script}`, script, `post${script}`]),
@@ -143,7 +161,9 @@ export function makefiles(given: (string | undefined)[]): Named[] {
   const args = given.map((word) => {
     const long = /^--([\w-]+)(=.*)?$/s.exec(word ?? '');
     const full = long && ['file', 'makefile', 'directory'].find((name) => name.startsWith(long[1]!));
-    return full && long[1]!.length >= (full === 'makefile' ? 3 : 2) ? `--${full}${long[2] ?? ''}` : word;
+    return full && long[1]!.length >= (full === 'makefile' ? 3 : full === 'file' ? 1 : 2)
+      ? `--${full}${long[2] ?? ''}`
+      : word;
   });
   const folders = optionFiles(args, { options: ['-C', '--directory'], shell: true, combines: true });
   const named = optionFiles(args, { options: ['-f', '--file', '--makefile'], shell: true, combines: true });
@@ -163,10 +183,17 @@ export function makefiles(given: (string | undefined)[]): Named[] {
  * above it, as npm, yarn, pnpm and bun look for theirs. None: the runner finds none either.
  */
 export function nearestPackageJson(path: string): string | undefined {
-  for (let folder = dirname(path); ; folder = dirname(folder)) {
+  let folder: string;
+  try {
+    folder = realpathSync(dirname(path)); // npm walks up from where the folder really is
+  } catch {
+    return path; // a folder that cannot be followed: reading it says why
+  }
+  for (; ; folder = dirname(folder)) {
     const file = join(folder, 'package.json');
     try {
-      if (lstatSync(file, { throwIfNoEntry: false })) return file;
+      // A folder or a dangling link of that name is passed over, as the runners do.
+      if (statSync(file, { throwIfNoEntry: false })?.isFile()) return file;
     } catch {
       return file; // not looked into: reading it says why
     }

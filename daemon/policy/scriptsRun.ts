@@ -75,7 +75,8 @@ const WRAPPERS = new Set([
 const RUNNERS = new Set([
   ...['npx', 'pnpx', 'bunx', 'npm', 'pnpm', 'yarn', 'uv', 'uvx', 'poetry', 'pipenv', 'pdm', 'hatch'],
   ...['rye', 'pipx', 'conda', 'mamba', 'micromamba', 'mise', 'asdf', 'direnv', 'dotenv', 'doppler'],
-  ...['aws-vault', 'op', 'corepack', 'volta', 'fnm'],
+  ...['aws-vault', 'op', 'corepack', 'volta', 'fnm', 'cross-env', 'env-cmd', 'dotenvx', 'xvfb-run'],
+  ...['nix', 'opam', 'turbo', 'nx', 'npm-run-all', 'run-s', 'run-p', 'concurrently', 'lerna'],
 ]);
 const RUNNING_WORDS = new Set(['run', 'exec', 'x', 'dlx', '--']);
 /**
@@ -287,7 +288,10 @@ function folderAfter(
 function programAt(
   texts: (string | undefined)[],
 ): (({ at: number } | { files: Named[] }) & { elsewhere: boolean }) | undefined {
-  let at = texts.findIndex((text) => text === undefined || !ASSIGNMENT.test(text));
+  // Past assignments and the shell's own words before a command (`if`, `then`, `{`, `!`).
+  let at = texts.findIndex(
+    (text) => text === undefined || !(ASSIGNMENT.test(text) || SHELL_RESERVED.has(text)),
+  );
   // A wrapper may run it in another folder (`env -C dir`, `sudo -D dir`, `uv run --directory`).
   let elsewhere = false;
   while (at >= 0 && at < texts.length) {
@@ -307,11 +311,12 @@ function programAt(
         /^-\w$/.test(after[index - 1] ?? '') || /^\d[\d.]*[smhd]?$/.test(word) || word.includes('/');
       return !(word.startsWith('-') || ASSIGNMENT.test(word) || (runner ? RUNNING_WORDS.has(word) : value));
     });
+    // A package runner reads its own options, a folder among them (`pnpm -C web build`).
+    const scripts = PACKAGE_RUNNERS.has(name) ? packageScripts(name, after) : undefined;
+    if (scripts !== undefined) return { files: scripts, elsewhere };
     // Its own options, not the program's after them (`uv run make -C sub`).
     const own = next === -1 ? after : after.slice(0, next);
     if (own.some((word) => word !== undefined && CHANGES_FOLDER.test(word))) elsewhere = true;
-    const scripts = PACKAGE_RUNNERS.has(name) ? packageScripts(name, after) : undefined;
-    if (scripts !== undefined) return { files: scripts, elsewhere };
     const program = after[next];
     if (runner && program !== undefined && CODE_FILE.test(program))
       return { files: [{ path: program, shell: SHELL_FILE.test(program), ifFound: true }], elsewhere };
@@ -326,6 +331,9 @@ function programAt(
   }
   return undefined;
 }
+
+/** The shell's words that come before a command in a compound one: `if make; then npm test; fi`. */
+const SHELL_RESERVED = new Set(['if', 'then', 'else', 'elif', 'do', 'while', 'until', '!', '{', 'coproc']);
 
 /** What a shell expands in a here-document whose end word is not quoted: `$x`, `$(…)`, backticks. */
 const EXPANDS = /[$`]/;

@@ -67,6 +67,11 @@ describe('the scripts a command runs', () => {
     'env BASH_ENV=deploy.sh bash -c true',
     'sudo -u me bash deploy.sh',
     'csh deploy.sh',
+    // Inside a compound command (review I).
+    'if true; then bash deploy.sh; fi',
+    '{ bash deploy.sh; }',
+    '! bash deploy.sh',
+    'while bash deploy.sh; do :; done',
     'tcsh -f deploy.sh',
     'exec -a name bash deploy.sh',
     'find . -name x -exec bash deploy.sh {} \\;',
@@ -301,6 +306,9 @@ describe('the scripts a command runs', () => {
     expect(run('ruby -Ilib -rsetup.rb -e 1')).toEqual([ruby]);
     // $PWD is where the command runs; a search path only running tells is said unread.
     expect(run('PYTHONPATH=$PWD/lib python3 -c 1')).toEqual([site]);
+    // Added to what the session already has: what it adds is read (review I).
+    expect(run('PYTHONPATH=lib:$PYTHONPATH python3 -c 1')).toEqual([site]);
+    expect(run('NODE_OPTIONS="$NODE_OPTIONS --max-old-space-size=4096" node -e 0')).toEqual([]);
     expect(run('PYTHONPATH="$(pwd)/lib" python3 -c 1')).toEqual([
       { path: 'PYTHONPATH', unread: 'PYTHONPATH is set to what only running tells', shell: false },
     ]);
@@ -354,8 +362,18 @@ describe('the scripts a command runs', () => {
         shell: false,
       },
     );
-    // A program named plainly is one installed, as the command's own is; user.name names none.
+    // A program named plainly is one installed, as the command's own is; user.name names none;
+    // nor do settings that turn configuration off, or a program word only the session knows.
     expect(run('git -c user.name=x -c core.pager=less log')).toEqual([]);
+    for (const command of [
+      'GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git log',
+      'git -c core.hooksPath=/dev/null commit -m x',
+      'EDITOR="${EDITOR:-vim}" git commit',
+    ])
+      expect(run(command)).toEqual([]);
+    expect(run('git --git-dir=repo.d --work-tree=. status')).toEqual([
+      { path: "git's configuration", unread: 'git is configured from where only running tells', shell: true },
+    ]);
     writeFileSync(join(project, 'home/.zshenv'), 'echo zsh\n');
     expect(run('ZDOTDIR=home zsh -c true')).toEqual([
       { path: 'P/home/.zshenv', text: 'echo zsh\n', shell: true },
@@ -497,12 +515,7 @@ describe("the scripts a project's own configuration runs", () => {
   });
 
   it('says it cannot read the scripts of a package an option picks, or a script only running names', () => {
-    for (const command of [
-      'npm --prefix ../other test',
-      'pnpm --filter web build',
-      'npm test -w api',
-      'npm --script-shell ./sh.sh test',
-    ])
+    for (const command of ['pnpm --filter web build', 'npm test -w api', 'npm --script-shell ./sh.sh test'])
       expect(runIn(command)).toEqual([
         {
           path: 'package.json',
@@ -510,10 +523,24 @@ describe("the scripts a project's own configuration runs", () => {
           shell: true,
         },
       ]);
-    for (const command of ['pnpm -C ../other test', 'yarn --cwd ../other build'])
-      expect(runIn(command)).toEqual([
-        { path: 'package.json', unread: 'its folder is one only running tells', shell: true },
-      ]);
+    // A folder the runner is told by name is read there (review I); one only running tells is not.
+    writeFileSync(join(pkg(), 'sub/package.json'), JSON.stringify({ scripts: { test: 'echo sub' } }));
+    const subTest = {
+      path: 'P/sub/package.json',
+      text: 'echo sub\n',
+      part: 'the script "test"',
+      shell: true,
+    };
+    for (const command of [
+      'pnpm -C sub test',
+      'yarn --cwd sub test',
+      'npm --prefix sub test',
+      'pnpm --dir=sub test',
+    ])
+      expect(runIn(command)).toEqual([subTest]);
+    expect(runIn('pnpm -C "$D" test')).toEqual([
+      { path: 'package.json', unread: 'its folder is one only running tells', shell: true },
+    ]);
     expect(runIn('npm run "$SCRIPT"')).toEqual([
       { path: "npm's script", unread: 'its script is a value only running tells', shell: true },
     ]);
@@ -527,11 +554,21 @@ describe("the scripts a project's own configuration runs", () => {
   it('reads the package.json a runner finds above the folder, as npm does', () => {
     const deep = join(pkg(), 'src/deep');
     mkdirSync(deep, { recursive: true });
-    const shown = scriptsRun('npm test', deep, variables()).map(({ path, ...read }) => ({
-      ...read,
-      path: path.replace(pkg(), 'P'),
-    }));
-    expect(shown).toEqual([testScripts]);
+    const shown = (folder: string) =>
+      scriptsRun('npm test', folder, variables()).map(({ path, ...read }) => ({
+        ...read,
+        path: path.replace(pkg(), 'P'),
+      }));
+    expect(shown(deep)).toEqual([testScripts]);
+    // Through a link, from where the folder really is; past a folder or a dangling link of that
+    // name, as npm goes on (review I).
+    mkdirSync(join(project, 'other'), { recursive: true });
+    writeFileSync(join(project, 'other/package.json'), '{"scripts": {"test": "echo decoy"}}');
+    symlinkSync(deep, join(project, 'other/link'));
+    expect(shown(join(project, 'other/link'))).toEqual([testScripts]);
+    mkdirSync(join(deep, 'package.json'));
+    symlinkSync(join(project, 'nowhere'), join(pkg(), 'src/package.json'));
+    expect(shown(deep)).toEqual([testScripts]);
   });
 
   it('reads a package runner however it is reached, and does not guess past an option it does not know', () => {
@@ -552,24 +589,29 @@ describe("the scripts a project's own configuration runs", () => {
       unread: 'an option Latch does not know may take the word after it',
       shell: true,
     };
-    for (const command of [
-      'npm --loglevel warn test',
-      'npm run --loglevel silent build',
-      'npm --cache /tmp/c run build',
-    ])
+    for (const command of ['npm --foo warn test', 'npm run --foo silent build', 'pnpm --bar x install'])
       expect(runIn(command)).toEqual([unknown]);
-    // A value joined to its option, or a flag Latch knows, leaves the command plain.
-    expect(runIn('npm --loglevel=warn --if-present test')).toEqual([testScripts]);
-    const picks = (why: string) => [{ path: 'package.json', unread: why, shell: true }];
+    // A value joined to its option, an option Latch knows to take one, or a flag it knows to take
+    // none, leaves the command plain (review I).
     for (const command of [
-      'npm test -ws',
-      'pnpm --dir sub test',
-      'pnpm --dir=sub test',
-      'npm --userconfig x test',
+      'npm --loglevel=warn --if-present test',
+      'npm --loglevel warn test',
+      'npm --registry https://r.example test',
     ])
+      expect(runIn(command)).toEqual([testScripts]);
+    expect(runIn('npm --cache /tmp/c run build')).toEqual([buildScript]);
+    const picks = (why: string) => [{ path: 'package.json', unread: why, shell: true }];
+    for (const command of ['npm test -ws', 'npm --userconfig x test'])
       expect(runIn(command)).toEqual(picks('an option picks the package, or what runs its scripts'));
     for (const command of ['yarn workspace sub build', 'pnpm recursive run build'])
       expect(runIn(command)).toEqual(picks('its command picks the packages'));
+    expect(runIn('npm_config_script_shell=./x.sh npm test')).toContainEqual({
+      path: 'npm_config_script_shell',
+      unread: 'npm_config_script_shell loads code into the program that runs',
+      shell: false,
+    });
+    for (const command of ['cross-env NODE_ENV=test npm test', 'if true; then npm test; fi'])
+      expect(runIn(command)).toEqual([testScripts]);
     expect(runIn('bun --cwd sub run build')).toEqual([
       { path: "bun's script", unread: 'its folder is one only running tells', shell: false },
     ]);
@@ -637,6 +679,7 @@ describe("the scripts a project's own configuration runs", () => {
       'make -sf sub/GNUmakefile',
       'make --fil=sub/GNUmakefile',
       'make --makef sub/GNUmakefile',
+      'make --f sub/GNUmakefile',
       'make -sC sub',
       'make --dir sub',
       'sudo -E make -C sub',
@@ -685,6 +728,9 @@ describe('code a command may run that its words do not hold', () => {
     'npm exec eslint .',
     'sudo -E make install',
     'doppler run -- npm test',
+    'vitest run',
+    'cross-env CI=1 jest',
+    'if true; then bash x.sh; fi',
   ])('`%s` may', (command) => {
     expect(mayRunOtherCode(command, variables())).toBe(true);
   });
