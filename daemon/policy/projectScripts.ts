@@ -23,23 +23,10 @@ const SCRIPTS_OF_COMMAND: Record<string, readonly string[]> = {
   ...commandsRunning(['t', 'tst', 'test'], ['test']),
   ...commandsRunning(
     [
-      ...[
-        'install',
-        'i',
-        'in',
-        'ins',
-        'inst',
-        'insta',
-        'instal',
-        'isnt',
-        'isnta',
-        'isntal',
-        'isntall',
-        'add',
-      ],
-      ...['ci', 'clean-install', 'ic', 'install-clean', 'isntall-clean', 'link', 'ln', 'rebuild', 'rb'],
-      ...['update', 'up', 'upgrade', 'udpate', 'uninstall', 'un', 'unlink', 'remove', 'rm', 'r'],
-      ...['dedupe', 'ddp', 'prune'],
+      ...['install', 'i', 'in', 'ins', 'inst', 'insta', 'instal', 'isnt', 'isnta', 'isntal'],
+      ...['isntall', 'add', 'ci', 'clean-install', 'ic', 'install-clean', 'isntall-clean', 'link'],
+      ...['ln', 'rebuild', 'rb', 'update', 'up', 'upgrade', 'udpate', 'uninstall', 'un', 'unlink'],
+      ...['remove', 'rm', 'r', 'dedupe', 'ddp', 'prune'],
     ],
     INSTALLS,
   ),
@@ -55,8 +42,8 @@ function commandsRunning(commands: readonly string[], scripts: readonly string[]
   return Object.fromEntries(commands.map((command) => [command, scripts]));
 }
 /**
- * A runner's options that pick another package than the folder's (a workspace, a prefix, a
- * filter over many), or another program to run its scripts with; and its commands that do.
+ * A runner's options that pick other packages than the folder's (a workspace, a filter over
+ * many), or another program to run its scripts with; and its commands that do.
  */
 const PICKS_PACKAGE =
   /^(-w|-ws|--workspaces?|--ws|--filter|-F|-r|--recursive|--script-shell|--node-options|--userconfig)(=.*)?$/s;
@@ -127,9 +114,10 @@ export function packageScripts(runner: string, args: (string | undefined)[]): Na
   const inFolder = (path: string) => (folder === undefined ? path : join(folder, path));
   if (unknownAt === 0) return unread('an option Latch does not know may take the word after it');
   const [command, script] = words;
-  // Alone, yarn installs; the others say how they are used.
+  // With no command (`yarn`, `yarn --frozen-lockfile`), yarn installs; the others say how they
+  // are used (`npm --version`).
   if (command === undefined && words.length === 0)
-    return runner === 'yarn' && args.length === 0 ? [packageFile(INSTALLS, inFolder)] : [];
+    return runner === 'yarn' ? [packageFile(INSTALLS, inFolder)] : [];
   if (command === undefined) return [unreadScript(runner, true)];
   if (PICKS_PACKAGES.has(command)) return unread('its command picks the packages');
   if (RUNS_A_PROGRAM.has(command) || runsCode(basename(command)) || CODE_FILE.test(command)) return undefined;

@@ -500,6 +500,7 @@ describe("the scripts a project's own configuration runs", () => {
       'bun install',
       'pnpm add -D vitest',
       'npm i -D @types/node',
+      'yarn --frozen-lockfile',
     ])
       expect(runIn(command)).toEqual([install]);
     // A script it does not hold runs nothing of it, nor a value that is no script of its own.

@@ -203,6 +203,10 @@ describe('what the phone says', () => {
     await page.getByRole('button', { name: 'Cancel allowing calls like this', exact: true }).waitFor();
     await page.getByRole('button', { name: 'Cancel the report', exact: true }).waitFor();
     expect(await page.getByRole('button', { name: 'Cancel', exact: true }).count()).toBe(0);
+    // Escape closes each open panel first, as a dialog's would, and then denies.
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Escape');
+    await page.getByRole('button', { name: 'I didn’t expect this: report…' }).waitFor();
     await page.keyboard.press('Escape');
     expect(await hook).toMatchObject({ permissionDecision: 'deny' });
   }, 120_000);
