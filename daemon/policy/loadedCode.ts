@@ -34,7 +34,7 @@ function gitConfiguration(args: (string | undefined)[]): {
       return { settings, fromElsewhere: true };
     if (!arg.startsWith('-')) break;
     if (arg === '-c') settings.push(args[++at]);
-    else if (arg === '-C' || arg === '--git-dir' || arg === '--work-tree' || arg === '--namespace') at++;
+    else if (arg === '-C' || arg === '--work-tree' || arg === '--namespace') at++;
   }
   return { settings, fromElsewhere: false };
 }

@@ -242,18 +242,14 @@ export function mayRunOtherCode(command: string, variables: Readonly<Record<stri
     // A code file any program is given may be what it runs (`go run x.go`, `pytest x.py`).
     if (texts.some((text) => text !== undefined && CODE_FILE.test(text))) return true;
     const program = programAt(texts);
+    const at = program && 'at' in program ? program.at : texts.length;
     // The environment a program starts with may choose the code it runs (`PATH=/tmp/x ls`, a
     // loader's or a pager's variable), and no list holds every program's variables.
-    const head = texts.slice(0, program && 'at' in program ? program.at : texts.length);
-    if (head.some((text) => text !== undefined && ASSIGNMENT.test(text))) return true;
+    if (texts.slice(0, at).some((text) => text !== undefined && ASSIGNMENT.test(text))) return true;
     // A project's tasks, tests, builds and installs run code kept in its files (`rake`,
     // `pip install -e .`, `npx eslint` from its node_modules), which Latch does not read.
-    if (
-      texts
-        .slice(0, program && 'at' in program ? program.at + 1 : texts.length)
-        .some((text) => text !== undefined && RUNS_PROJECT_CODE.has(basename(text)))
-    )
-      return true;
+    const upToProgram = texts.slice(0, at + 1);
+    if (upToProgram.some((text) => text !== undefined && RUNS_PROJECT_CODE.has(basename(text)))) return true;
     if (program === undefined || !('at' in program)) return false;
     const name = texts[program.at];
     if (name !== undefined && basename(name) === 'git' && configuresGit(texts.slice(program.at + 1)))
