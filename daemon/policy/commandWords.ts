@@ -16,6 +16,8 @@ const COMMAND_BREAKS = '\n;&|()';
 const MAY_BE_COMMAND = /[\s;&|<>()`$]/;
 const VARIABLE = /[A-Za-z_][A-Za-z0-9_]*|[0-9$!?#@*-]/y;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A shell's positional parameters, as `${1}`, `${10}`, `${@}` name them. */
+const POSITIONAL = /^([0-9]+|[@*])$/;
 /** What may follow `~` in a tilde prefix: `+` or `-` and a place in the folder stack, or a user's name. */
 const TILDE_PREFIX = /[+-]\d*|[A-Za-z0-9._][A-Za-z0-9._-]*|/y;
 /** A shell variable's assignment, `name=`: the name is its first group. */
@@ -55,6 +57,21 @@ const WRITTEN = new WeakSet<Word>();
 /** Whether a word is the file a `>` or `>>` writes (`cat > x.sh`). */
 export const writtenByRedirect = (word: Word) => WRITTEN.has(word);
 
+const READ_AGAIN = new WeakMap<Word, string[]>();
+const MAY_BE_PROSE = new WeakSet<SimpleCommand>();
+
+/**
+ * Whether a command was read from a quoted string only because it may be one: it may as well be
+ * prose (`git commit -m "run npm test first"`).
+ */
+export const mayBeProse = (command: SimpleCommand) => MAY_BE_PROSE.has(command);
+
+/**
+ * Whether `text`, all of a word or of one quoted part of it, was read again as commands of its
+ * own with the command (`bash -c 'cat x'`): one without spaces or the shell's syntax was not.
+ */
+export const readAgain = (word: Word, text: string) => READ_AGAIN.get(word)?.includes(text) ?? false;
+
 /** The text a word spells, a computed piece standing as NUL (no name runs across it). */
 export const wordText = (word: Word) => word.map((piece) => ('text' in piece ? piece.text : '\0')).join('');
 
@@ -72,12 +89,24 @@ class Lexer {
   #inWord = false;
   /** Where the next word goes: the words that end a here-document, or that a `>` writes. */
   #redirectNext: WeakSet<Word> | undefined;
+  /** The texts of the word being read that were read again as commands. */
+  #wordReadAgain: string[] = [];
 
-  constructor(text: string, variables: Map<string, string>, commands: SimpleCommand[], depth: number) {
+  /** Reading a quoted string that may be a command, or prose. */
+  readonly #quotedText: boolean;
+
+  constructor(
+    text: string,
+    variables: Map<string, string>,
+    commands: SimpleCommand[],
+    depth: number,
+    quotedText = false,
+  ) {
     this.#text = text;
     this.#variables = variables;
     this.#commands = commands;
     this.#depth = depth;
+    this.#quotedText = quotedText;
   }
 
   /** Reads from `from` to the end, or to the `)` that closes a `$(`; returns the index after it. */
@@ -203,7 +232,7 @@ class Lexer {
     if (next === '{') {
       const end = closingBrace(text, i + 2);
       const inner = text.slice(i + 2, end);
-      if (NAME.test(inner)) this.#variable(inner, quoted);
+      if (NAME.test(inner) || POSITIONAL.test(inner)) this.#variable(inner, quoted);
       else {
         // ${x:-…}, ${x/…/…}: the operator's words can name a path too.
         this.#computed('${…}');
@@ -259,9 +288,10 @@ class Lexer {
 
   /** Reads `text` again as commands, as the shell that runs it would: always, or when it may be one. */
   #again(text: string, always = false): void {
-    if (this.#depth < MAX_DEPTH && (always || MAY_BE_COMMAND.test(text)))
-      new Lexer(text, this.#variables, this.#commands, this.#depth + 1).lex(0, false);
-    else if (always) this.#add(text, false);
+    if (this.#depth < MAX_DEPTH && (always || MAY_BE_COMMAND.test(text))) {
+      this.#wordReadAgain.push(text);
+      new Lexer(text, this.#variables, this.#commands, this.#depth + 1, !always).lex(0, false);
+    } else if (always) this.#add(text, false);
   }
 
   #add(text: string, glob: boolean): void {
@@ -282,18 +312,24 @@ class Lexer {
       this.#words.push(word);
       this.#redirectNext?.add(word);
       this.#redirectNext = undefined;
+      if (this.#wordReadAgain.length > 0) READ_AGAIN.set(word, this.#wordReadAgain);
       // A variable the command sets for its later words: `d=~/.latch; cat $d/totp.json`.
       const text = literalText(word);
       const assigned = text === undefined ? undefined : ASSIGNMENT.exec(text);
       if (assigned) this.#variables.set(assigned[1]!, text!.slice(assigned[0].length));
     }
     this.#word = [];
+    this.#wordReadAgain = [];
     this.#inWord = false;
   }
 
   #endCommand(): void {
     this.#endWord();
-    if (this.#words.length > 0) this.#commands.push(this.#words.flatMap(expandBraces));
+    if (this.#words.length > 0) {
+      const command = this.#words.flatMap(expandBraces);
+      if (this.#quotedText) MAY_BE_PROSE.add(command);
+      this.#commands.push(command);
+    }
     this.#words = [];
   }
 }

@@ -6,6 +6,10 @@ import {
   CHANGES_FOLDER,
   LOADS_CODE,
   looksLikeAFile,
+  SHELL_CODE_OPTION,
+  SHELL_OPTION_WITH_VALUE,
+  SHELL_START_FILE,
+  shellCodeRun,
   SHELLS,
   unreadScript,
   type Named,
@@ -18,7 +22,7 @@ import {
 
 /**
  * An interpreter's options after which its code is in the command itself, or it runs none: no
- * script file. A shell's is `-c`, alone or among other letters (`-lc`).
+ * script file (a shell's: SHELL_CODE_OPTION).
  */
 const INLINE = new Set(['-c', '-e', '-E', '-p', '--eval', '--print', '--version', '--help', '-V', '-h']);
 /** Options after which an interpreter runs no code at all. */
@@ -29,8 +33,7 @@ const RUNNING_SUBCOMMANDS: Record<string, ReadonlySet<string>> = {
   bun: new Set(['run', 'test']),
   tsx: new Set(['watch']),
 };
-/** Options that take the next word as their value, which is no script: a shell's, then others'. */
-const SHELL_OPTION_WITH_VALUE = new Set(['-o', '+o', '-O', '+O']);
+/** An interpreter's options that take the next word as their value, which is no script. */
 const OPTION_WITH_VALUE = new Set([
   ...[
     '-W',
@@ -45,8 +48,6 @@ const OPTION_WITH_VALUE = new Set([
   ],
   ...['--inspect-port', '--watch-path', '--input-type', '--disable-warning', '--tsconfig', '--project'],
 ]);
-/** A shell's start-up file, which it runs first: `bash --rcfile f -i`. */
-const SHELL_START_FILE = new Set(['--rcfile', '--init-file']);
 /**
  * A shell's or interpreter's script, the code its options load first, or its input when it
  * names none. `assigned`: the variables the command sets for it (`PYTHONPATH=lib`).
@@ -89,13 +90,13 @@ export function interpreterScripts(
       (/^(perl|ruby)/.test(name) && /^-[a-zA-Z]*[eE]$/.test(word)) ||
       (python && /^-[a-zA-Z]*c$/.test(word)) ||
       (/^node/.test(name) && /^-[a-zA-Z]*[ep]$/.test(word));
-    if (shell ? /^(-[a-zA-Z]*c[a-zA-Z]*|--command|--version|--help)$/.test(word) : inline) {
-      // The code itself only running tells: `bash -c "$(curl …)"`.
-      const code = next + 1 < args.length ? args[next + 1] : '';
-      return code === undefined
+    // Its code is in the command, read as commands of its own, unless only running tells it:
+    // `bash -c "$(curl …)"`.
+    if (shell && SHELL_CODE_OPTION.test(word)) return [...named, ...shellCodeRun(name, words)];
+    if (shell ? word === '--version' || word === '--help' : inline)
+      return next + 1 < args.length && args[next + 1] === undefined
         ? [...named, { unread: 'it runs code only running tells', shell, what: `${name}'s code` }]
         : named;
-    }
     if (!shell && RUNS_NO_CODE.has(word)) readsNoInput = true;
     const module = python ? (word === '-m' ? args[next + 1] : /^-m(.+)$/.exec(word)?.[1]) : undefined;
     if (python && (word === '-m' || module !== undefined)) {

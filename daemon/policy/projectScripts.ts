@@ -1,5 +1,6 @@
-import { existsSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { globToRegExp } from './glob.ts';
 import { CODE_FILE, NOTHING_RUNS, optionFiles, runsCode, unreadScript, type Named } from './scriptNames.ts';
 
 /**
@@ -117,7 +118,7 @@ export function packageScripts(runner: string, args: (string | undefined)[]): Na
   // With no command (`yarn`, `yarn --frozen-lockfile`), yarn installs; the others say how they
   // are used (`npm --version`).
   if (command === undefined && words.length === 0)
-    return runner === 'yarn' ? [packageFile(INSTALLS, inFolder)] : [];
+    return runner === 'yarn' ? [{ ...packageFile(INSTALLS, inFolder), installs: true }] : [];
   if (command === undefined) return [unreadScript(runner, true)];
   if (PICKS_PACKAGES.has(command)) return unread('its command picks the packages');
   if (RUNS_A_PROGRAM.has(command) || runsCode(basename(command)) || CODE_FILE.test(command)) return undefined;
@@ -125,7 +126,10 @@ export function packageScripts(runner: string, args: (string | undefined)[]): Na
   // With no start script, npm runs `node server.js`: its code is read too.
   if (scripts.includes('start'))
     return [packageFile(scripts, inFolder), { path: inFolder('server.js'), shell: false, ifFound: true }];
-  if (!RUNS_A_SCRIPT.has(command)) return [packageFile(scripts, inFolder)];
+  if (!RUNS_A_SCRIPT.has(command))
+    return [
+      { ...packageFile(scripts, inFolder), ...(scripts.includes('install') ? { installs: true } : {}) },
+    ];
   // `npm run --x y build`: the script run may be an option's value.
   if (unknownAt === 1) return unread('an option Latch does not know may take the word after it');
   if (words.length === 1) return [];
@@ -139,6 +143,188 @@ const packageFile = (scripts: readonly string[], inFolder: (path: string) => str
   ifFound: true,
   packageScripts: scripts.flatMap((script) => [`pre${script}`, script, `post${script}`]),
 });
+
+/** The most local packages one install is looked through for, and folders walked to find them. */
+const MOST_LOCAL_PACKAGES = 256;
+const MOST_FOLDERS_WALKED = 2048;
+/** A dependency from this machine: `file:../lib`, `link:x`, `portal:x`, or a path alone (`./lib`). */
+const FROM_THIS_MACHINE = /^(?:(?:file|link|portal):(.*)|((?:\.{1,2}|~)(?:\/.*)?|\/.*))$/s;
+/** A dependency from this machine that Latch does not read: a git folder's, a command's output. */
+const UNREAD_HERE = /^(git\+file:|exec:)/;
+const ARCHIVE = /\.(tgz|tar|tar\.gz)$/i;
+
+/**
+ * The local packages an install of the package.json at `path` installs too, which run their own
+ * install scripts: its workspaces (package.json's `workspaces`, pnpm-workspace.yaml's
+ * `packages`) and the folders it or they depend on (`file:../lib`, `link:`, `./lib`), theirs
+ * too. Each is a package.json read for those scripts; what Latch cannot follow is said unread.
+ * `read` reads a file as a script is read (a regular file, never waiting); `home` is `~`.
+ */
+export function localPackages(
+  path: string,
+  read: (path: string) => { text?: string; unread?: string },
+  home: string | undefined,
+): Named[] {
+  const named: Named[] = [];
+  const unread = (why: string): Named[] => [...named, { unread: why, shell: true, what: 'a local package' }];
+  const queue = [path];
+  for (let at = 0; at < queue.length; at++) {
+    const folder = dirname(queue[at]!);
+    const manifest = parsedObject(read(queue[at]!).text);
+    const folders: string[] = [];
+    if (at === 0) {
+      const pnpmWorkspace = read(join(folder, 'pnpm-workspace.yaml'));
+      if (pnpmWorkspace.unread !== undefined && pnpmWorkspace.unread !== 'ENOENT')
+        return unread(`its pnpm-workspace.yaml: ${pnpmWorkspace.unread}`);
+      const patterns = workspacePatterns(manifest, pnpmWorkspace.text);
+      if (patterns === undefined) return unread('its workspaces are named in a way Latch does not read');
+      for (const pattern of patterns) {
+        const matched = foldersMatching(folder, pattern);
+        if ('unread' in matched) return unread(`its workspaces "${pattern}": ${matched.unread}`);
+        folders.push(...matched.folders);
+      }
+    }
+    for (const spec of dependencySpecs(manifest)) {
+      if (UNREAD_HERE.test(spec)) return unread(`it installs "${spec}", whose scripts Latch does not read`);
+      const local = FROM_THIS_MACHINE.exec(spec);
+      if (!local) continue;
+      const written = local[1] ?? local[2]!;
+      if (ARCHIVE.test(written))
+        return unread('it installs a package from an archive, whose scripts Latch does not read');
+      const fromHome = /^~(\/|$)/.test(written);
+      if (fromHome && home === undefined) return unread('it installs a package from a folder of `~`');
+      folders.push(fromHome ? join(home!, written.slice(1)) : resolve(folder, written));
+    }
+    for (const found of folders) {
+      const file = join(found, 'package.json');
+      if (queue.includes(file) || !existsSync(file)) continue;
+      if (queue.length > MOST_LOCAL_PACKAGES)
+        return unread(`more than the ${MOST_LOCAL_PACKAGES} local packages Latch looks through`);
+      queue.push(file);
+      named.push({ ...packageFile(INSTALLS, (name) => join(found, name)), local: true });
+    }
+  }
+  return named;
+}
+
+const parsedObject = (text: string | undefined): Record<string, unknown> => {
+  try {
+    const value: unknown = JSON.parse((text ?? '').replace(/^\uFEFF/, ''));
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
+  } catch {
+    return {}; // reading it for its scripts says it does not parse
+  }
+};
+
+const strings = (value: unknown): string[] | undefined =>
+  Array.isArray(value) && value.every((item) => typeof item === 'string') ? value : undefined;
+
+/** The workspace patterns of a package.json (an array, or yarn's `{ packages }`) and of pnpm-workspace.yaml. */
+function workspacePatterns(
+  manifest: Record<string, unknown>,
+  pnpmWorkspace: string | undefined,
+): string[] | undefined {
+  const declared = manifest['workspaces'];
+  const fromJson =
+    declared === undefined
+      ? []
+      : (strings(declared) ?? strings((declared as { packages?: unknown } | null)?.packages));
+  const fromYaml = pnpmWorkspace === undefined ? [] : yamlPackages(pnpmWorkspace);
+  return fromJson && fromYaml && [...fromJson, ...fromYaml];
+}
+
+/** A YAML string written plainly or in quotes, and a block list's item (`- 'packages/*'`). */
+const YAML_STRING = `(?:'([^']*)'|"([^"\\\\]*)"|([^\\s'"#,\\[\\]{}][^\\s#,\\]]*))`;
+const YAML_ITEM = new RegExp(`^\\s*-\\s+${YAML_STRING}\\s*(#.*)?$`);
+const YAML_FLOW_ITEM = new RegExp(`^\\s*${YAML_STRING}\\s*$`);
+
+/**
+ * pnpm-workspace.yaml's `packages:`, a block list (`- 'glob'` lines) or a flow list on its line
+ * (`['a/*', 'b/*']`); undefined for any other form, which Latch does not guess at.
+ */
+function yamlPackages(text: string): string[] | undefined {
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
+  const start = lines.findIndex((line) => /^(packages|'packages'|"packages")\s*:/.test(line));
+  if (start === -1) return [];
+  const value = /^\S+\s*:\s*(.*?)\s*(#[^'"\]]*)?$/.exec(lines[start]!)?.[1] ?? '';
+  const strings = (matches: (RegExpExecArray | null)[]) =>
+    matches.every((match) => match !== null)
+      ? matches.map((match) => match[1] ?? match[2] ?? match[3]!)
+      : undefined;
+  if (value.startsWith('[') && value.endsWith(']')) {
+    const inside = value.slice(1, -1);
+    return inside.trim() === '' ? [] : strings(inside.split(',').map((item) => YAML_FLOW_ITEM.exec(item)));
+  }
+  if (value !== '') return undefined;
+  const items: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (/^\s*(#.*)?$/.test(line)) continue;
+    if (!/^(\s|-(\s|$))/.test(line)) break; // the next key
+    const item = strings([YAML_ITEM.exec(line)]);
+    if (item === undefined) return undefined;
+    items.push(...item);
+  }
+  return items;
+}
+
+/** The dependencies' specifiers, of every kind an install installs. */
+function dependencySpecs(manifest: Record<string, unknown>): string[] {
+  return ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies'].flatMap((field) => {
+    const table = manifest[field];
+    return typeof table === 'object' && table !== null
+      ? Object.values(table).filter((spec): spec is string => typeof spec === 'string')
+      : [];
+  });
+}
+
+/**
+ * The folders a workspace pattern names (`packages/*`, `apps/web`, `components/**`), from `root`:
+ * `*`, `?` and `[…]` within a name, `**` any folders below; never into `node_modules` or a folder
+ * whose name starts with a dot, unless spelt. An exclusion (`!x`) adds none. Braces and extended
+ * globs are not expanded, and more than MOST_FOLDERS_WALKED folders are not walked: unread.
+ */
+function foldersMatching(root: string, pattern: string): { folders: string[] } | { unread: string } {
+  if (pattern.startsWith('!')) return { folders: [] };
+  let folders = [root];
+  let walked = 0;
+  const below = (folder: string, segment: string, throughLinks = true): string[] => {
+    const matches = globToRegExp(segment);
+    return subfolders(folder, throughLinks)
+      .filter(
+        (name) =>
+          name !== 'node_modules' && (!name.startsWith('.') || segment.startsWith('.')) && matches.test(name),
+      )
+      .map((name) => join(folder, name));
+  };
+  for (const segment of pattern.split('/').filter((part) => part !== '' && part !== '.')) {
+    if (/[{}()|]/.test(segment)) return { unread: 'a pattern Latch does not expand' };
+    if (segment === '**') {
+      // The folder itself and every one below it, breadth first.
+      const all = [...folders];
+      for (let next = 0; next < all.length; next++) {
+        if (all.length > MOST_FOLDERS_WALKED) return { unread: 'more folders than Latch looks through' };
+        all.push(...below(all[next]!, '*', false)); // as globs walk `**`: not through links
+      }
+      folders = all;
+    } else if (!/[*?[]/.test(segment)) folders = folders.map((folder) => join(folder, segment));
+    else folders = folders.flatMap((folder) => below(folder, segment));
+    walked += folders.length;
+    if (walked > MOST_FOLDERS_WALKED) return { unread: 'more folders than Latch looks through' };
+  }
+  return { folders };
+}
+
+const subfolders = (folder: string, throughLinks: boolean): string[] => {
+  try {
+    return readdirSync(folder, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() || (throughLinks && entry.isSymbolicLink()))
+      .map((entry) => entry.name);
+  } catch {
+    return [];
+  }
+};
 
 /**
  * The makefile make reads, whose recipes are shell commands: the one `-f` names, else

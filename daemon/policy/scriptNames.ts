@@ -1,4 +1,5 @@
 import { extname } from 'node:path';
+import { literalText, readAgain, type SimpleCommand } from './commandWords.ts';
 
 /**
  * The words scriptsRun and its helpers share: which programs run code, which files are code, and
@@ -8,6 +9,36 @@ import { extname } from 'node:path';
 export const SHELLS = new Set([
   ...['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'busybox', 'csh', 'tcsh'],
 ]);
+/**
+ * A shell's option after which its code is a word of the command: `-c`, alone or among other
+ * letters (`-lc`), or fish's `--command`, whose code may be joined to it (`--command=make`).
+ */
+export const SHELL_CODE_OPTION = /^(-[a-zA-Z]*c[a-zA-Z]*|--command(=.*)?)$/s;
+/** A shell's options that take the next word as their value: `-o pipefail`, `--rcfile f`. */
+export const SHELL_OPTION_WITH_VALUE = new Set(['-o', '+o', '-O', '+O']);
+/** A shell's start-up file, which it runs first: `bash --rcfile f -i`. */
+export const SHELL_START_FILE = new Set(['--rcfile', '--init-file']);
+
+/**
+ * Where the code a shell runs for `-c` is among `args` (`bash -lc x`, `fish --command=x`): the
+ * first word after its options, or, for `su`, the option's own value (`su - me -c x`).
+ * Undefined with no `-c` or none after it, or where a word before it is one only running tells.
+ */
+export function shellCodeAt(args: readonly (string | undefined)[], name: string): number | undefined {
+  const valueOfOption = name === 'su';
+  let given = false;
+  for (let at = 0; at < args.length; at++) {
+    const arg = args[at];
+    if (arg === undefined) return given ? at : undefined;
+    if (/^--(session-)?command=/.test(arg)) return at;
+    if (SHELL_CODE_OPTION.test(arg) || (valueOfOption && arg === '--session-command')) {
+      if (valueOfOption) return at + 1;
+      given = true;
+    } else if (SHELL_OPTION_WITH_VALUE.has(arg) || SHELL_START_FILE.has(arg)) at++;
+    else if (!valueOfOption && !arg.startsWith('-') && !arg.startsWith('+')) return given ? at : undefined;
+  }
+  return undefined;
+}
 export const INTERPRETER =
   /^(python[\d.]*|pypy[\d.]*|node|nodejs|perl[\d.]*|ruby[\d.]*|php[\d.]*|tsx|ts-node|bun|deno|lua[\d.]*|luajit|Rscript|tclsh[\d.]*|wish[\d.]*|expect|julia|raku|elixir|groovy|osascript|pwsh|powershell)$/;
 /** A wrapper's option that runs the program in another folder. */
@@ -39,10 +70,58 @@ export type Named =
       ifFound?: true;
       /** The scripts of a package.json that run, if it holds them: no other part of it runs. */
       packageScripts?: readonly string[];
+      /** An install: the local packages it installs too (workspaces, `file:` folders) run theirs. */
+      installs?: true;
+      /** A local package an install installs: its install scripts run too. */
+      local?: true;
       /** Node's environment file: only the options it gives Node may load code (never shown). */
       envFile?: true;
+      /** Read as if a program Latch does not know ran it: shown if it is there, never said unread. */
+      guess?: true;
     }
-  | { unread: string; shell: boolean; what: string };
+  | { unread: string; shell: boolean; what: string }
+  /** Code written in the command that a shell or `eval` runs, read as commands of their own. */
+  | { commands: string; variables: Readonly<Record<string, string>> };
+
+const codeUnknown = (what: string): Named => ({
+  unread: 'it runs code only running tells',
+  shell: true,
+  what,
+});
+
+/**
+ * The code a shell runs for `-c` (`sh -c make`, `su -c make`), to be read as commands with the
+ * words after it as `$0`, `$1`…; none when there is no `-c`, or the lexer read it already
+ * (`bash -c 'cat x'`). Said unread when only running tells it (`sh -c "$x"`, `xargs sh -c`).
+ */
+export function shellCodeRun(name: string, words: SimpleCommand): Named[] {
+  const args = words.map(literalText);
+  const at = shellCodeAt(args, name);
+  if (at === undefined) return [];
+  const text = args[at];
+  if (text === undefined) return [codeUnknown(`${name}'s code`)];
+  const code = text.replace(/^--(session-)?command=/, '');
+  // Code that moves or sets its parameters (`shift`, `set --`) gives them values only running tells.
+  const positional = /\b(shift|set|getopts)\b/.test(code) ? [] : args.slice(at + 1);
+  const variables = Object.fromEntries(
+    positional.flatMap((value, index) => (value === undefined || index > 9 ? [] : [[String(index), value]])),
+  );
+  // `"$@"` is one word here: it stands for the words only when there is one (`sh -c '"$@"' _ make`).
+  if (positional.length === 2 && positional[1] !== undefined)
+    Object.assign(variables, { '@': positional[1], '*': positional[1] });
+  // Read again with the command's words as its `$0`, `$1`… (`sh -c '$0' make`).
+  const usesWords = Object.keys(variables).length > 0 && code.includes('$');
+  return readAgain(words[at]!, code) && !usesWords ? [] : [{ commands: code, variables }];
+}
+
+/** What `eval` joins and runs, as commands (`eval npm test`), unless the lexer read it already. */
+export function evalCodeRun(words: SimpleCommand): Named[] {
+  const args = words.map(literalText);
+  if (args.length === 0) return [];
+  if (args.some((arg) => arg === undefined)) return [codeUnknown('eval')];
+  const code = args.join(' ');
+  return args.length === 1 && readAgain(words[0]!, code) ? [] : [{ commands: code, variables: {} }];
+}
 
 export const unreadScript = (name: string, shell: boolean): Named => ({
   unread: 'its script is a value only running tells',

@@ -5,6 +5,7 @@ import {
   ASSIGNMENT,
   commandWords,
   literalText,
+  mayBeProse,
   writtenByRedirect,
   type SimpleCommand,
 } from './commandWords.ts';
@@ -12,6 +13,7 @@ import { interpreterScripts } from './interpreterScripts.ts';
 import { assignedIn, configuresGit, gitConfigured, loadedByVariables, nodeOptionsSet } from './loadedCode.ts';
 import { LONG_COMMAND_BYTES } from './policy.ts';
 import {
+  localPackages,
   MAKES,
   makefiles,
   nearestPackageJson,
@@ -25,10 +27,12 @@ import {
   CHANGES_FOLDER,
   CODE_FILE,
   INTERPRETER,
+  evalCodeRun,
   NOTHING_RUNS,
   optionFiles,
   runsCode,
   SHELL_FILE,
+  shellCodeRun,
   SHELLS,
   unreadScript,
   type FileOptions,
@@ -58,6 +62,13 @@ export interface RunScript {
 export const MOST_SCRIPT_BYTES = 64 * 1024;
 /** The most scripts read for one command: more is more than a person writes in one. */
 const MOST_SCRIPTS = 4;
+/** The most install scripts of a project's local packages read for one install. */
+const MOST_LOCAL_SCRIPTS = 16;
+/**
+ * How deep code a shell or `eval` runs is read, each level within the one before
+ * (`eval eval make`); the bytes of all of it, MOST_SCRIPT_BYTES.
+ */
+const MOST_CODE_LEVELS = 16;
 
 /** Words that run the program after them: `sudo bash x.sh`, `timeout 60 python3 x.py`. */
 const WRAPPERS = new Set([
@@ -147,10 +158,19 @@ export function scriptsRun(
   let folder = cwd !== undefined && isAbsolute(cwd) ? cwd : undefined;
   // Files an earlier part of the command may write: read now, they would show what was there.
   const mayBeWritten = new Set<string>();
+  let shownLocal = 0;
+  const codeRead = new Set<string>();
+  let codeBytes = 0;
   const expands = EXPANDS.test(command);
   let exported: Variables = {};
   // `$PWD` is the folder the command starts in, not the daemon's.
-  for (const words of commandWords(command, folder ? { ...variables, PWD: folder } : variables)) {
+  const commandsIn = (text: string, variablesOfText: Variables, level: number) =>
+    commandWords(text, { ...variables, ...(folder ? { PWD: folder } : {}), ...variablesOfText }).map(
+      (words) => ({ words, level }),
+    );
+  const commands = commandsIn(command, {}, 0);
+  for (let at = 0; at < commands.length; at++) {
+    const { words, level } = commands[at]!;
     const moved = folderAfter(words, folder, variables);
     if (moved !== false) {
       folder = moved;
@@ -161,9 +181,27 @@ export function scriptsRun(
     // `export A=1` and a command of assignments alone set them for what follows.
     if (texts[0] === 'export' || texts.every((text) => text !== undefined && ASSIGNMENT.test(text)))
       exported = { ...exported, ...assignedIn(texts) };
-    for (const named of scriptsNamed(words, expands, exported)) {
+    const pending = scriptsNamed(words, expands, exported);
+    for (let next = 0; next < pending.length; next++) {
+      const named = pending[next]!;
       if ('unread' in named) {
         found.set(named.what, { path: named.what, unread: named.unread, shell: named.shell });
+        continue;
+      }
+      // Code a shell or `eval` runs is read next, as commands of its own: `sh -c make`. Once
+      // each, and within bounds, since code may run itself (`sh -c "$0" "$0"`).
+      if ('commands' in named) {
+        const code = `${named.commands}\0${JSON.stringify(named.variables)}`;
+        if (codeRead.has(code)) continue;
+        codeRead.add(code);
+        codeBytes += code.length;
+        if (level >= MOST_CODE_LEVELS || codeBytes > MOST_SCRIPT_BYTES)
+          found.set('code', {
+            path: 'code',
+            unread: 'code run deeper or longer than Latch reads',
+            shell: true,
+          });
+        else commands.splice(at + 1, 0, ...commandsIn(named.commands, named.variables, level + 1));
         continue;
       }
       const written = isAbsolute(named.path) ? named.path : folder && resolve(folder, named.path);
@@ -181,15 +219,8 @@ export function scriptsRun(
       // One package.json may be read for different scripts (`npm test && npm run build`).
       const key = named.packageScripts ? `${path} ${named.packageScripts.join(' ')}` : path;
       if (found.has(key)) continue;
-      // More than a person writes in one command is not read, and said so: never passed over.
-      if (found.size >= MOST_SCRIPTS) {
-        found.set(key, {
-          path,
-          unread: `more than the ${MOST_SCRIPTS} scripts Latch reads of one command`,
-          shell: named.shell,
-        });
-        return [...found.values()];
-      }
+      // An install installs the project's local packages too, which run their install scripts.
+      if (named.installs && !named.guess) pending.push(...localPackages(path, readScript, variables['HOME']));
       const read = named.packageScripts
         ? scriptsOfPackage(path, readScript(path), named.packageScripts)
         : named.envFile
@@ -200,8 +231,17 @@ export function scriptsRun(
       // run by its path that is a binary, or missing.
       const notCode = read.text?.includes('\0') || (read.unread !== undefined && NOT_CODE.has(read.unread));
       if ((named.ifFound || named.byPath) && notCode) continue;
+      if (named.guess && (read.unread !== undefined || mayBeWritten.has(path))) continue;
       if (named.byPath && read.unread !== undefined) continue;
       const shell = named.byPath ? shebangIsShell(read.text ?? '') : named.shell;
+      // More than a person writes in one command is not shown, and said so: never passed over.
+      // A project's local packages, which an install brings, count apart.
+      const most = named.local ? MOST_LOCAL_SCRIPTS : MOST_SCRIPTS;
+      if ((named.local ? shownLocal : found.size - shownLocal) >= most) {
+        found.set(key, { path, unread: `more than the ${most} scripts Latch reads of one command`, shell });
+        return [...found.values()];
+      }
+      if (named.local) shownLocal++;
       if (mayBeWritten.has(path))
         found.set(key, { path, unread: 'the command may write it before it runs it', shell });
       else found.set(key, { path, ...read, shell, ...(named.patch ? { patch: true } : {}) });
@@ -237,7 +277,7 @@ function filesItMayWrite(words: SimpleCommand): string[] {
 export function mayRunOtherCode(command: string, variables: Readonly<Record<string, string>>): boolean {
   if (utf8Length(command) > LONG_COMMAND_BYTES) return true;
   return commandWords(command, variables).some((words) => {
-    if (scriptsNamed(words, EXPANDS.test(command)).length > 0) return true;
+    if (scriptsNamed(words, EXPANDS.test(command)).some((named) => !('guess' in named))) return true;
     const texts = words.map(literalText);
     // A code file any program is given may be what it runs (`go run x.go`, `pytest x.py`).
     if (texts.some((text) => text !== undefined && CODE_FILE.test(text))) return true;
@@ -345,25 +385,29 @@ function scriptsNamed(words: SimpleCommand, expands: boolean, exported: Variable
   const program = programAt(words.map(literalText));
   const named = [
     ...scriptsOf(words, program, expands, exported),
-    ...interpreterFurtherOn(words, program, expands, exported),
+    ...codeFurtherOn(words, program, expands, exported),
   ];
   return program?.elsewhere ? inAnotherFolder(named) : named;
 }
 
-/** Run in a folder only running tells, a relative path may be any file. */
+/** Run in a folder only running tells, a relative path may be any file, and code any command's. */
 const inAnotherFolder = (named: Named[]): Named[] =>
   named.map((file) =>
-    'path' in file && !isAbsolute(file.path)
-      ? { unread: 'its folder is one only running tells', shell: file.shell, what: file.path }
-      : file,
+    'commands' in file
+      ? { unread: 'its folder is one only running tells', shell: true, what: 'its code' }
+      : 'path' in file && !isAbsolute(file.path)
+        ? { unread: 'its folder is one only running tells', shell: file.shell, what: file.path }
+        : file,
   );
 
 /**
  * Past a wrapper or runner whose options may have been taken for its program
- * (`flock build.lock bash x.sh`, `uv run --with requests python x.py`): a shell or interpreter
- * further on, and the script it would run, if there is one.
+ * (`flock build.lock bash x.sh`, `uv run --with requests python x.py`): a shell, an interpreter,
+ * a package runner or make further on, and the files it would run that are there. After a
+ * program Latch does not know, the same where its words start with one (`entr make`,
+ * `watchexec -e ts -- npm test`): a guess, shown if it is there, never said unread.
  */
-function interpreterFurtherOn(
+function codeFurtherOn(
   words: SimpleCommand,
   program: ReturnType<typeof programAt>,
   expands: boolean,
@@ -373,16 +417,41 @@ function interpreterFurtherOn(
   const first = texts.findIndex((text) => text === undefined || !ASSIGNMENT.test(text));
   const wrapped = WRAPPERS.has(basename(texts[first] ?? '')) || RUNNERS.has(basename(texts[first] ?? ''));
   const found = program && 'at' in program ? program.at : first;
-  if (!wrapped || (program && 'at' in program && runsCode(basename(texts[found] ?? '')))) return [];
-  const at = texts.findIndex(
+  const name = basename(texts[found] ?? '');
+  if (program && 'at' in program && runsCode(name)) return [];
+  const runsWhatFollows = (index: number) => {
+    const text = texts[index];
+    if (index <= found || text === undefined) return false;
+    const further = basename(text);
+    return (
+      SHELLS.has(further) || INTERPRETER.test(further) || PACKAGE_RUNNERS.has(further) || MAKES.has(further)
+    );
+  };
+  // Not from a quoted string that may be prose, nor past a program whose words Latch reads.
+  const unknown = program !== undefined && 'at' in program && !mayBeProse(words) && !wordsAreKnown(name);
+  const start = texts.findIndex(
     (text, index) =>
-      index > found && text !== undefined && (SHELLS.has(basename(text)) || INTERPRETER.test(basename(text))),
+      index > found && (text === undefined || !(text.startsWith('-') || RUNNING_WORDS.has(text))),
   );
+  const at = wrapped
+    ? texts.findIndex((_, index) => runsWhatFollows(index))
+    : unknown
+      ? ([start, texts.indexOf('--', found + 1) + 1].find((index) => index > 0 && runsWhatFollows(index)) ??
+        -1)
+      : -1;
   if (at === -1) return [];
-  const files = interpreterScripts(basename(texts[at]!), words.slice(at + 1), expands, {
-    ...exported,
-    ...assignedIn(texts),
-  }).flatMap((file): Named[] => ('path' in file ? [{ ...file, ifFound: true }] : []));
+  const further = basename(texts[at]!);
+  const named = runsCode(further)
+    ? interpreterScripts(further, words.slice(at + 1), expands, { ...exported, ...assignedIn(texts) })
+    : scriptsNamed(words.slice(at), expands, exported);
+  if (!wrapped)
+    return named.flatMap((file): Named[] =>
+      'path' in file ? [{ ...file, ifFound: true, guess: true }] : [],
+    );
+  // What it names is read if it is there; the code a shell further on runs, as commands.
+  const files = named.flatMap((file): Named[] =>
+    'unread' in file ? [] : ['path' in file ? { ...file, ifFound: true } : file],
+  );
   // `uv run --directory x python y.py`: an option whose value was taken for the program.
   const elsewhere = texts.slice(first, at).some((text) => text !== undefined && CHANGES_FOLDER.test(text));
   return elsewhere ? inAnotherFolder(files) : files;
@@ -408,17 +477,15 @@ function scriptsOf(
     const path = args[0];
     return [...named, path === undefined ? unreadScript(name, true) : { path, shell: true }];
   }
-  if (name === 'eval')
-    return args.some((arg) => arg === undefined)
-      ? [...named, { unread: 'it runs code only running tells', shell: true, what: 'eval' }]
-      : named;
+  if (name === 'eval') return [...named, ...evalCodeRun(words.slice(at + 1))];
+  if (name === 'su') return [...named, ...shellCodeRun(name, words.slice(at + 1))];
   if (runsCode(name))
     return [
       ...named,
       ...interpreterScripts(name, words.slice(at + 1), expands, { ...exported, ...assignedIn(texts) }),
     ];
   if (name === 'find') return [...named, ...findExecs(words.slice(at + 1), expands)];
-  if (name === 'git') return [...named, ...gitConfigured(args), ...gitPatches(args)];
+  if (name === 'git') return [...named, ...gitConfigured(args), ...gitPatches(args), ...gitCommands(args)];
   if (MAKES.has(name)) return [...named, ...makefiles(args)];
   if (name === 'patch' && args.some((arg) => arg !== undefined && PATCH_ONLY_LOOKS.has(arg))) return named;
   const fileOptions = PROGRAM_FILE_OPTIONS[name];
@@ -453,11 +520,36 @@ function findExecs(words: SimpleCommand, expands: boolean): Named[] {
   });
 }
 
-/** `git apply` and `git am`, past git's own options (`-C dir`, `-c key=value`): each patch given, or its input. */
-function gitPatches(args: (string | undefined)[]): Named[] {
+/** Where git's command is, past its own options (`-C dir`, `-c key=value`). */
+function gitCommandAt(args: (string | undefined)[]): number {
   let at = 0;
   while (at < args.length && (args[at] === undefined || args[at]!.startsWith('-')))
     at += args[at] === '-C' || args[at] === '-c' ? 2 : 1;
+  return at;
+}
+
+/**
+ * Commands git runs itself where it checks out other files, which only running tells:
+ * `git rebase -x make` and `git bisect run make` in other commits, `git submodule foreach` in
+ * each submodule's folder.
+ */
+function gitCommands(args: (string | undefined)[]): Named[] {
+  const at = gitCommandAt(args);
+  const rest = args.slice(at + 1);
+  // `--exec` as git takes it, shortened (`--ex`), or `-x` among short options (`-ix`).
+  const exec = (arg: string | undefined) => arg !== undefined && /^(--ex(ec?)?(=|$)|-[a-wyz]*x)/.test(arg);
+  const runs =
+    (args[at] === 'rebase' && rest.some(exec)) ||
+    (args[at] === 'bisect' && rest[0] === 'run') ||
+    (args[at] === 'submodule' && rest.includes('foreach'));
+  return runs
+    ? [{ unread: 'it runs commands where git checks out other files', shell: true, what: `git ${args[at]}` }]
+    : [];
+}
+
+/** `git apply` and `git am`, past git's own options (`-C dir`, `-c key=value`): each patch given, or its input. */
+function gitPatches(args: (string | undefined)[]): Named[] {
+  const at = gitCommandAt(args);
   if (args[at] !== 'apply' && args[at] !== 'am') return [];
   const rest = args.slice(at + 1);
   if (rest.some((arg) => arg !== undefined && (PATCH_ONLY_LOOKS.has(arg) || AM_HELD.has(arg)))) return [];
@@ -494,6 +586,30 @@ function sqliteReads(args: (string | undefined)[]): Named[] {
 /** Programs that are never an option's value: a wrapper's, a runner's, make, git. */
 const isKnownProgram = (name: string) =>
   WRAPPERS.has(name) || RUNNERS.has(name) || PACKAGE_RUNNERS.has(name) || MAKES.has(name) || name === 'git';
+/**
+ * Programs whose words Latch reads, or knows to name programs they do not run here, or knows to
+ * run a project's code: no program of theirs is guessed from them.
+ */
+const wordsAreKnown = (name: string) =>
+  isKnownProgram(name) ||
+  NAMES_PROGRAMS.has(name) ||
+  RUNS_PROJECT_CODE.has(name) ||
+  ['eval', 'su', 'find'].includes(name) ||
+  Object.hasOwn(PROGRAM_FILE_OPTIONS, name) ||
+  Object.hasOwn(READS_FILES_GIVEN, name);
+/**
+ * Programs whose words name programs they do not run here: `which make`, `apt install make`,
+ * `grep -rn npm`, `ssh host make`, `docker exec c npm test` (elsewhere, not this folder's).
+ */
+const NAMES_PROGRAMS = new Set([
+  ...['which', 'type', 'whereis', 'whatis', 'apropos', 'man', 'info', 'tldr', 'echo', 'printf', 'hash'],
+  ...['alias', 'unalias', 'complete', 'apt', 'apt-get', 'apt-cache', 'dpkg', 'brew', 'dnf', 'yum', 'pacman'],
+  ...['apk', 'zypper', 'snap', 'port', 'pkg', 'pgrep', 'pkill', 'killall', 'pidof', 'ps', 'locate'],
+  ...['grep', 'egrep', 'fgrep', 'rg', 'ag', 'ack', 'fd', 'ls', 'cat', 'less', 'head', 'tail', 'wc', 'file'],
+  ...['stat', 'touch', 'mkdir', 'rm', 'cp', 'mv', 'ln', 'tee', 'chmod', 'chown', 'diff', 'tar', 'zip'],
+  ...['curl', 'wget', 'systemctl', 'journalctl', 'service', 'lsof', 'ssh', 'scp', 'mosh', 'docker'],
+  ...['podman', 'nerdctl', 'kubectl', 'helm', 'vagrant', 'lxc', 'gh', 'history', 'fc', 'rsync'],
+]);
 
 /** A script run by its path: a shell runs it unless its `#!` line names another program. */
 function shebangIsShell(text: string): boolean {

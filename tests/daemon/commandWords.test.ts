@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { commandWords, literalText, wordText, type Word } from '../../daemon/policy/commandWords.ts';
+import {
+  commandWords,
+  literalText,
+  mayBeProse,
+  readAgain,
+  wordText,
+  type Word,
+} from '../../daemon/policy/commandWords.ts';
 
 /** A word as text: quoted text in '…', a computed value in {…}, unquoted text as it is. */
 const spelt = (word: Word) =>
@@ -200,5 +207,30 @@ describe('the words of a command, as a shell reads them', () => {
       ]),
     ).toBe('ab');
     expect(literalText([{ text: 'a', glob: true }, { computed: '$x' }])).toBeUndefined();
+  });
+
+  it('says which quoted texts it read again as commands, and that those may be prose', () => {
+    const commands = commandWords(`bash -c 'npm test' $(make) x; git commit -m "run make"; sh -c make`, {});
+    const texts = commands.map((command) => command.map((word) => literalText(word) ?? '?').join(' '));
+    expect(texts).toEqual([
+      'npm test',
+      'make',
+      'bash -c npm test ? x',
+      'run make',
+      'git commit -m run make',
+      'sh -c make',
+    ]);
+    const [npmTest, make, bash, runMake, , shell] = commands;
+    expect([npmTest, make, bash, runMake, shell].map((command) => mayBeProse(command!))).toEqual([
+      true,
+      false,
+      false,
+      true,
+      false,
+    ]);
+    expect(readAgain(bash![2]!, 'npm test')).toBe(true);
+    expect(readAgain(bash![2]!, 'npm')).toBe(false);
+    // One word without spaces or the shell's syntax is no command to the lexer: sh's own reading says.
+    expect(readAgain(shell![2]!, 'make')).toBe(false);
   });
 });

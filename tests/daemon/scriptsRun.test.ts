@@ -222,7 +222,13 @@ describe('the scripts a command runs', () => {
       unread: 'it runs code only running tells',
       shell,
     });
-    expect(run('bash -c "$(curl -s https://example.com/x)"')).toEqual([computed("bash's code", true)]);
+    for (const command of [
+      'bash -c "$(curl -s https://example.com/x)"',
+      'bash -c -e "$x"',
+      'bash -o pipefail -c "$x"',
+    ])
+      expect(run(command)).toEqual([computed("bash's code", true)]);
+    expect(run('fish --command=true')).toEqual([]);
     expect(run('eval "$(cat deploy.sh)"')).toEqual([computed('eval', true)]);
     expect(run('. <(cat deploy.sh)')).toEqual([
       { path: ".'s script", unread: 'its script is a value only running tells', shell: true },
@@ -695,6 +701,201 @@ describe("the scripts a project's own configuration runs", () => {
       { path: 'MAKEFILES', unread: 'MAKEFILES loads code into the program that runs', shell: false },
       makefile,
     ]);
+  });
+
+  it('reads the install scripts of the local packages an install installs: workspaces and folders', () => {
+    const mono = join(project, 'mono');
+    const put = (path: string, value: unknown) => {
+      mkdirSync(join(mono, path, '..'), { recursive: true });
+      writeFileSync(join(mono, path), typeof value === 'string' ? value : JSON.stringify(value));
+    };
+    put('package.json', {
+      workspaces: ['packages/*', './apps/web/'],
+      devDependencies: { lib: 'file:../lib' },
+    });
+    put('packages/a/package.json', { scripts: { postinstall: 'node a.js', test: 'vitest' } });
+    put('packages/.hidden/package.json', { scripts: { install: 'echo hidden' } });
+    put('packages/node_modules/package.json', { scripts: { install: 'echo modules' } });
+    put('apps/web/package.json', { scripts: { prepare: 'vite build' } });
+    put('apps/api/package.json', { scripts: { prepare: 'echo not a workspace' } });
+    // A folder it depends on, which depends back: read once.
+    put('../lib/package.json', {
+      scripts: { preinstall: 'make lib' },
+      dependencies: { mono: 'link:../mono' },
+    });
+    const inMono = (command: string) =>
+      scriptsRun(command, mono, variables()).map(({ path, ...read }) => ({
+        ...read,
+        path: path.replace(project, 'P'),
+      }));
+    const installs = [
+      {
+        path: 'P/mono/packages/a/package.json',
+        text: 'node a.js\n',
+        part: 'the script "postinstall"',
+        shell: true,
+      },
+      {
+        path: 'P/mono/apps/web/package.json',
+        text: 'vite build\n',
+        part: 'the script "prepare"',
+        shell: true,
+      },
+      { path: 'P/lib/package.json', text: 'make lib\n', part: 'the script "preinstall"', shell: true },
+    ];
+    for (const command of ['npm install', 'npm ci', 'yarn', 'pnpm i', 'bun install'])
+      expect(inMono(command)).toEqual(installs);
+    expect(inMono('npm test')).toEqual([]);
+    // pnpm names its workspaces in a file of its own.
+    put('tools/t/package.json', { scripts: { install: 'echo t' } });
+    const tools = {
+      path: 'P/mono/tools/t/package.json',
+      text: 'echo t\n',
+      part: 'the script "install"',
+      shell: true,
+    };
+    for (const yaml of [
+      'catalog:\n  x: ^1\npackages:\n  # tools\n  - \'tools/*\'\n  - "!**/test/**"\nonlyBuiltDependencies:\n  - x\n',
+      'packages:\r\n- tools/* # no indent\r\n',
+      'packages: [\'tools/*\', "x/*"] # flow\n',
+    ]) {
+      put('pnpm-workspace.yaml', yaml);
+      expect(inMono('pnpm install')).toContainEqual(tools);
+    }
+    const unread = (why: string) => [{ path: 'a local package', unread: why, shell: true }];
+    put('pnpm-workspace.yaml', 'packages: {tools: 1}\n');
+    expect(inMono('pnpm install')).toEqual(unread('its workspaces are named in a way Latch does not read'));
+    put('pnpm-workspace.yaml', `# ${'x'.repeat(MOST_SCRIPT_BYTES)}\npackages:\n  - tools/*\n`);
+    expect(inMono('pnpm install')).toEqual(
+      unread(`its pnpm-workspace.yaml: ${MOST_SCRIPT_BYTES + 25} bytes, more than Latch reads`),
+    );
+    rmSync(join(mono, 'pnpm-workspace.yaml'));
+    // `**` walks the folders below, not into node_modules; braces are not expanded.
+    put('packages/group/deep/package.json', { scripts: { install: 'echo deep' } });
+    put('package.json', { workspaces: ['packages/**'] });
+    expect(inMono('npm install')).toEqual([
+      installs[0],
+      {
+        path: 'P/mono/packages/group/deep/package.json',
+        text: 'echo deep\n',
+        part: 'the script "install"',
+        shell: true,
+      },
+    ]);
+    // Links that lead back are walked no further than 2,048 folders (review K: it grew as 2^n).
+    mkdirSync(join(mono, 'loop'));
+    for (const name of ['a', 'b']) symlinkSync('.', join(mono, 'loop', name));
+    const deep = `loop${'/*'.repeat(20)}`;
+    put('package.json', { workspaces: [deep] });
+    expect(inMono('npm install')).toEqual(
+      unread(`its workspaces "${deep}": more folders than Latch looks through`),
+    );
+    execFileSync('mkfifo', [join(mono, 'pnpm-workspace.yaml')]);
+    expect(inMono('pnpm install')).toEqual(unread('its pnpm-workspace.yaml: not a regular file'));
+    rmSync(join(mono, 'pnpm-workspace.yaml'));
+    put('package.json', { workspaces: ['packages/{a,b}'] });
+    expect(inMono('npm install')).toEqual(
+      unread('its workspaces "packages/{a,b}": a pattern Latch does not expand'),
+    );
+    // A folder named by its path alone, from `~`, or as a peer.
+    put('package.json', { peerDependencies: { lib: '../lib' } });
+    expect(inMono('npm install')).toEqual([installs[2]]);
+    put('../home/lib/package.json', { scripts: { preinstall: 'make home' } });
+    put('package.json', { dependencies: { lib: 'file:~/lib' } });
+    expect(inMono('npm install')).toEqual([
+      { path: 'P/home/lib/package.json', text: 'make home\n', part: 'the script "preinstall"', shell: true },
+    ]);
+    put('package.json', { dependencies: { z: 'file:vendor/z.tgz' } });
+    expect(inMono('npm install')).toEqual(
+      unread('it installs a package from an archive, whose scripts Latch does not read'),
+    );
+    put('package.json', { dependencies: { z: 'git+file:///srv/z.git' } });
+    expect(inMono('npm install')).toEqual(
+      unread('it installs "git+file:///srv/z.git", whose scripts Latch does not read'),
+    );
+    // Many packages with install scripts are each read: they count apart from a command's four.
+    const many = Array.from({ length: 6 }, (_, index) => `many/p${index}`);
+    for (const folder of many) put(`${folder}/package.json`, { scripts: { prepare: 'tsc -p .' } });
+    put('package.json', { workspaces: ['many/*'] });
+    expect(inMono('npm install').map(({ path, unread }) => ({ path, unread }))).toEqual(
+      many.map((folder) => ({ path: `P/mono/${folder}/package.json`, unread: undefined })),
+    );
+  });
+
+  it('reads what a shell is given to run, or eval, however few its words', () => {
+    const makefile = { path: 'P/Makefile', text: 'all:\n\tcc -o x x.c\n', shell: true };
+    for (const command of [
+      'sh -c make',
+      "bash -c 'make'",
+      'eval make',
+      'su -c make',
+      'su -s /bin/sh me -c make',
+      'fish --command=make',
+      'sudo -u me sh -c make',
+      'xargs sh -c make',
+      // With the words after it as its $0, $1…
+      "sh -c '$0' make",
+      `sh -c 'exec "$@"' sh make`,
+    ])
+      expect(runIn(command)).toEqual([makefile]);
+    for (const command of ['eval npm test', 'bash -lc npm\\ test', 'sudo -u me sh -c "npm test"'])
+      expect(runIn(command)).toEqual([testScripts]);
+    // Commands git runs where it checks out other files: what is here now is not what runs.
+    for (const [command, what] of [
+      ['git rebase -x make HEAD~3', 'git rebase'],
+      ['git rebase --exec=make HEAD~3', 'git rebase'],
+      ['git rebase --ex make HEAD~3', 'git rebase'],
+      ['git rebase -ix make HEAD~3', 'git rebase'],
+      ['git bisect run make', 'git bisect'],
+      ['git submodule foreach make', 'git submodule'],
+    ])
+      expect(runIn(command!)).toEqual([
+        { path: what, unread: 'it runs commands where git checks out other files', shell: true },
+      ]);
+    expect(runIn("sh -c '${1}' _ make")).toEqual([makefile]);
+    // Code that moves its parameters gives them values only running tells: none is taken.
+    expect(runIn("sh -c 'shift; $1' _ true make")).toEqual([]);
+    // Linear however deep: each level is read within the one before, and no deeper than 16.
+    expect(runIn(`${'eval '.repeat(15)}make`)).toEqual([makefile]);
+    expect(runIn(`${'eval '.repeat(17)}make`)).toEqual([
+      { path: 'code', unread: 'code run deeper or longer than Latch reads', shell: true },
+    ]);
+    // Code that runs itself is read once (review K: it grew as 2^16). Read with the outer command,
+    // before the shell gives it its words, its `$0` is one only running tells.
+    const itself = 'sh -c "$0" "$0"; sh -c "$0" "$0"';
+    expect(runIn(`sh -c '${itself}' '${itself}'`)).toEqual([
+      { path: "sh's code", unread: 'it runs code only running tells', shell: true },
+    ]);
+  });
+
+  it('reads a package runner, make or a script after a program Latch does not know, which may run them', () => {
+    const makefile = { path: 'P/Makefile', text: 'all:\n\tcc -o x x.c\n', shell: true };
+    for (const command of ['watchexec -e ts -- npm test', 'entr -r npm test', 'devbox run npm test'])
+      expect(runIn(command)).toEqual([testScripts]);
+    for (const command of ['ssh-agent make', 'valgrind make all', 'dbus-run-session -- make'])
+      expect(runIn(command)).toEqual([makefile]);
+    writeFileSync(join(pkg(), 'sub/x.sh'), 'make\n');
+    expect(runIn('ssh-agent bash sub/x.sh')).toEqual([{ path: 'P/sub/x.sh', text: 'make\n', shell: true }]);
+    // A guess: what is not there, or cannot be read, is passed over, never said unread
+    // (`foo npm --bar x test` may not run npm at all), and brings no "calls like it" rule of its own.
+    expect(runIn('foo npm --bar x test')).toEqual([]);
+    expect(runIn('entr bash missing.sh')).toEqual([]);
+    expect(runIn('entr make -C "$D"')).toEqual([]);
+    expect(mayRunOtherCode('entr make', variables())).toBe(false);
+    // Only where the program's words start: not an option's value or a word further on, nor
+    // after programs that name others without running them, those Latch reads on their own, or
+    // prose a quoted string may be.
+    for (const command of [
+      'grep -C 3 make Makefile',
+      'rg -n make',
+      'which make',
+      'apt-get install make',
+      'ssh host make',
+      'docker exec c npm test',
+      'pytest -k make',
+      'git commit -m "run make first"',
+    ])
+      expect(runIn(command)).toEqual([]);
   });
 });
 

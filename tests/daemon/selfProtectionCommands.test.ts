@@ -411,6 +411,10 @@ describe('self-protection: the scripts a command runs', () => {
     ['npm test', 'secrets'],
     ['yarn build', 'stop'],
     ['make all', 'hooks'],
+    // However the runner is reached: a shell's one word, eval, a program Latch does not know.
+    ['sh -c make', 'hooks'],
+    ['eval npm test', 'secrets'],
+    ['watchexec -- yarn build', 'stop'],
     ['bash fine.sh', undefined],
     ['python3 fine.py', undefined],
   ])('`%s`: %s', (command, guard) => {
