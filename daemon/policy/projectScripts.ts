@@ -207,6 +207,29 @@ export function localPackages(
   return named;
 }
 
+/**
+ * The package.json of the project whose workspace holds the package.json at `path`, if one
+ * does: pnpm and yarn install the whole project from a workspace's folder, its scripts with it.
+ */
+export function workspaceRoot(
+  path: string,
+  read: (path: string) => { text?: string; unread?: string },
+): string | undefined {
+  const folder = dirname(path);
+  for (let root = dirname(folder); ; root = dirname(root)) {
+    const patterns = workspacePatterns(
+      parsedObject(read(join(root, 'package.json')).text),
+      read(join(root, 'pnpm-workspace.yaml')).text,
+    );
+    const holds = (pattern: string) => {
+      const matched = foldersMatching(root, pattern);
+      return 'folders' in matched && matched.folders.includes(folder);
+    };
+    if (patterns?.some(holds)) return join(root, 'package.json');
+    if (dirname(root) === root) return undefined;
+  }
+}
+
 const parsedObject = (text: string | undefined): Record<string, unknown> => {
   try {
     const value: unknown = JSON.parse((text ?? '').replace(/^\uFEFF/, ''));

@@ -21,6 +21,7 @@ import {
   packageScripts,
   RUNS_PROJECT_CODE,
   scriptsOfPackage,
+  workspaceRoot,
 } from './projectScripts.ts';
 import { MAX_LINKS } from './realPath.ts';
 import {
@@ -219,8 +220,13 @@ export function scriptsRun(
       // One package.json may be read for different scripts (`npm test && npm run build`).
       const key = named.packageScripts ? `${path} ${named.packageScripts.join(' ')}` : path;
       if (found.has(key)) continue;
-      // An install installs the project's local packages too, which run their install scripts.
-      if (named.installs && !named.guess) pending.push(...localPackages(path, readScript, variables['HOME']));
+      // An install installs the project's local packages too, which run their install scripts;
+      // from a workspace's folder, the whole project's.
+      if (named.installs && !named.guess) {
+        const root = workspaceRoot(path, readScript);
+        if (root !== undefined) pending.push({ ...named, path: root });
+        pending.push(...localPackages(path, readScript, variables['HOME']));
+      }
       const read = named.packageScripts
         ? scriptsOfPackage(path, readScript(path), named.packageScripts)
         : named.envFile

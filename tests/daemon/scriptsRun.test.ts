@@ -746,6 +746,11 @@ describe("the scripts a project's own configuration runs", () => {
     for (const command of ['npm install', 'npm ci', 'yarn', 'pnpm i', 'bun install'])
       expect(inMono(command)).toEqual(installs);
     expect(inMono('npm test')).toEqual([]);
+    // From a workspace's own folder, pnpm and yarn install the whole project.
+    const fromWorkspace = scriptsRun('pnpm install', join(mono, 'apps/web'), variables()).map(({ path }) =>
+      path.replace(project, 'P'),
+    );
+    expect(fromWorkspace).toEqual([installs[1]!.path, installs[0]!.path, installs[2]!.path]);
     // pnpm names its workspaces in a file of its own.
     put('tools/t/package.json', { scripts: { install: 'echo t' } });
     const tools = {
