@@ -144,6 +144,9 @@ const packageFile = (scripts: readonly string[], inFolder: (path: string) => str
   packageScripts: scripts.flatMap((script) => [`pre${script}`, script, `post${script}`]),
 });
 
+/** Reads a file as a script is read (a regular file, never waiting), or says why not (`ENOENT`). */
+type ReadFile = (path: string) => { text?: string; unread?: string };
+
 /** The most local packages one install is looked through for, and folders walked to find them. */
 const MOST_LOCAL_PACKAGES = 256;
 const MOST_FOLDERS_WALKED = 2048;
@@ -158,13 +161,9 @@ const ARCHIVE = /\.(tgz|tar|tar\.gz)$/i;
  * install scripts: its workspaces (package.json's `workspaces`, pnpm-workspace.yaml's
  * `packages`) and the folders it or they depend on (`file:../lib`, `link:`, `./lib`), theirs
  * too. Each is a package.json read for those scripts; what Latch cannot follow is said unread.
- * `read` reads a file as a script is read (a regular file, never waiting); `home` is `~`.
+ * `home` is `~`.
  */
-export function localPackages(
-  path: string,
-  read: (path: string) => { text?: string; unread?: string },
-  home: string | undefined,
-): Named[] {
+export function localPackages(path: string, read: ReadFile, home: string | undefined): Named[] {
   const named: Named[] = [];
   const unread = (why: string): Named[] => [...named, { unread: why, shell: true, what: 'a local package' }];
   const queue = [path];
@@ -211,10 +210,7 @@ export function localPackages(
  * The package.json of the project whose workspace holds the package.json at `path`, if one
  * does: pnpm and yarn install the whole project from a workspace's folder, its scripts with it.
  */
-export function workspaceRoot(
-  path: string,
-  read: (path: string) => { text?: string; unread?: string },
-): string | undefined {
+export function workspaceRoot(path: string, read: ReadFile): string | undefined {
   const folder = dirname(path);
   for (let root = dirname(folder); ; root = dirname(root)) {
     const patterns = workspacePatterns(

@@ -24,7 +24,7 @@ export const SHELL_START_FILE = new Set(['--rcfile', '--init-file']);
  * first word after its options, or, for `su`, the option's own value (`su - me -c x`).
  * Undefined with no `-c` or none after it, or where a word before it is one only running tells.
  */
-export function shellCodeAt(args: readonly (string | undefined)[], name: string): number | undefined {
+function shellCodeAt(args: readonly (string | undefined)[], name: string): number | undefined {
   const valueOfOption = name === 'su';
   let given = false;
   for (let at = 0; at < args.length; at++) {
@@ -91,8 +91,9 @@ const codeUnknown = (what: string): Named => ({
 
 /**
  * The code a shell runs for `-c` (`sh -c make`, `su -c make`), to be read as commands with the
- * words after it as `$0`, `$1`…; none when there is no `-c`, or the lexer read it already
- * (`bash -c 'cat x'`). Said unread when only running tells it (`sh -c "$x"`, `xargs sh -c`).
+ * words after it as `$0`, `$1`…; none when there is no code after `-c` (`xargs sh -c` takes it
+ * from its input), or the lexer read it already (`bash -c 'cat x'`). Said unread when only
+ * running tells it (`sh -c "$x"`).
  */
 export function shellCodeRun(name: string, words: SimpleCommand): Named[] {
   const args = words.map(literalText);
