@@ -92,14 +92,16 @@ export function HomeScreen() {
     setPasskey(await loadPasskey());
     const views = await Promise.all((await loadMemberships()).map((membership) => loadFleet(me, membership)));
     if (begun < shownBegun.current) return;
-    shownBegun.current = begun;
-    setFleets(views);
-    // A freeze ended every rule phones allowed on the fleet's hosts: this phone's list says so.
+    // A freeze ended every rule phones allowed on the fleet's hosts: this phone's list says so,
+    // before the screen does (a page left at once would lose the write).
     await markRulesFrozen(
       views.flatMap(({ membership, state }) =>
         state?.frozen ? [{ fleet: membership.fleet, at: state.frozenAt ?? Date.now() }] : [],
       ),
     );
+    if (begun < shownBegun.current) return;
+    shownBegun.current = begun;
+    setFleets(views);
     // A resume (voted here or on another phone) ends "Frozen" as soon as the relay says so.
     if (!views.some((fleet) => fleet.state?.frozen))
       setPanicked((said) => (said === FROZEN ? undefined : said));
