@@ -67,8 +67,15 @@ export function interpreterScripts(
   const named: Named[] = [...modulesLoaded(name, args, assigned)];
   // It runs files it finds, or none, rather than its input (`node --test`, `deno test`).
   let readsNoInput = false;
+  let ranCommand = false;
+  // bun's options that pick the project's packages its script runs in (`bun --filter web test`).
+  const bunPicks: (string | undefined)[] = [];
   for (let next = 0; next < args.length; next++) {
     const word = args[next];
+    if (name === 'bun' && word !== undefined && /^(-F|--filter)(=.*)?$/s.test(word)) {
+      bunPicks.push(...(word.includes('=') ? [word] : [word, args[++next]]));
+      continue;
+    }
     // Its input is a here-document (`python3 - <<'EOF'`): the code is in the command's own text,
     // unless a shell expands what it holds first (`<<EOF` with a `$(cat x.sh)` in it).
     if (endsHereDocument(words[next]!)) {
@@ -137,12 +144,16 @@ export function interpreterScripts(
       next++;
     else if (word === '-I' && !python) next++;
     else if (word.startsWith('-') || word.startsWith('+')) continue;
-    else if (RUNNING_SUBCOMMANDS[name]?.has(word)) readsNoInput = word !== 'run';
+    // Its command is its first word: after it, or a filter, `test` is a script (`bun run test`).
+    else if (!ranCommand && bunPicks.length === 0 && RUNNING_SUBCOMMANDS[name]?.has(word)) {
+      readsNoInput = word !== 'run';
+      ranCommand = true;
+    }
     // deno's own commands (`deno fmt`) run what the project configures; bun's words are its
     // commands (`bun install`) or its package.json scripts (`bun run build`, `bun build`).
     else if (name === 'deno' && !word.includes('.') && !word.includes('/')) return named;
     else if (name === 'bun' && !word.includes('.') && !word.includes('/'))
-      return [...named, ...(packageScripts(name, [word]) ?? [])];
+      return [...named, ...(packageScripts(name, [...bunPicks, word]) ?? [])];
     else return [...named, { path: word, shell }];
   }
   // No script named: it runs what its input holds (`cat x.sh | bash`, `curl … | python3 -`).

@@ -1,7 +1,15 @@
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { globToRegExp } from './glob.ts';
-import { CODE_FILE, NOTHING_RUNS, optionFiles, runsCode, unreadScript, type Named } from './scriptNames.ts';
+import {
+  CODE_FILE,
+  NOTHING_RUNS,
+  optionFiles,
+  runsCode,
+  unreadScript,
+  type Named,
+  type WorkspacePick,
+} from './scriptNames.ts';
 
 /**
  * What a project's own configuration makes a command run: the package.json scripts of
@@ -42,13 +50,31 @@ const SCRIPTS_OF_COMMAND: Record<string, readonly string[]> = {
 function commandsRunning(commands: readonly string[], scripts: readonly string[]) {
   return Object.fromEntries(commands.map((command) => [command, scripts]));
 }
+/** A runner's options that run its scripts with another program or configuration. */
+const RUNS_SCRIPTS_OTHERWISE = /^(--script-shell|--node-options|--userconfig)(=.*)?$/s;
 /**
- * A runner's options that pick other packages than the folder's (a workspace, a filter over
- * many), or another program to run its scripts with; and its commands that do.
+ * Each runner's options that pick the project's packages it runs in: by their value (a name, a
+ * pattern, a folder), every one, or the root too.
  */
-const PICKS_PACKAGE =
-  /^(-w|-ws|--workspaces?|--ws|--filter|-F|-r|--recursive|--script-shell|--node-options|--userconfig)(=.*)?$/s;
-const PICKS_PACKAGES = new Set(['workspace', 'workspaces', 'recursive', 'm', 'multi']);
+const WORKSPACE_OPTIONS: Record<string, { byValue?: RegExp; every?: RegExp; root?: RegExp }> = {
+  npm: {
+    byValue: /^(-w|--workspace)(=(.*))?$/s,
+    every: /^(-ws|--workspaces)(=.*)?$/s,
+    root: /^--include-workspace-root$/,
+  },
+  pnpm: {
+    byValue: /^(-F|--filter)(=(.*))?$/s,
+    every: /^(-r|--recursive)$/,
+    root: /^(-w|--workspace-root|--include-workspace-root)$/,
+  },
+  bun: { byValue: /^(-F|--filter)(=(.*))?$/s },
+};
+/** pnpm's commands that run in every package (`pnpm recursive run build`). */
+const RUNS_IN_EVERY_PACKAGE = new Set(['recursive', 'm', 'multi']);
+/** `yarn workspaces foreach`'s options: flags, and those that take the word after them. */
+const FOREACH_FLAG =
+  /^(-[ARWvpit]+|--(all|recursive|worktree|verbose|parallel|interlaced|topological(-dev)?|no-private|since)|--[\w-]+=.*)$/s;
+const FOREACH_VALUED = new Set(['--from', '--include', '--exclude', '-j', '--jobs']);
 /**
  * A runner's options known to take no value: one letter, or a long option Latch knows. Any other,
  * not written `--name=value`, may take the word after it, which is then no command.
@@ -89,38 +115,118 @@ export const RUNS_PROJECT_CODE = new Set([
 export const MAKES = new Set(['make', 'gmake', 'bmake', 'pmake', 'remake', 'colormake', 'mingw32-make']);
 /**
  * The package.json scripts a package runner runs (`npm test`, `yarn build`, `pnpm run x`), given
- * the words after it, read from the folder's package.json if it holds them; undefined when it
- * runs a program instead (`npm exec x`, `yarn node x.js`, `bun x.ts`).
+ * the words after it, read from the folder's package.json if it holds them, or from the project's
+ * packages an option or its command picks (`npm -w web test`); undefined when it runs a program
+ * instead (`npm exec x`, `yarn node x.js`, `bun x.ts`).
  */
 export function packageScripts(runner: string, args: (string | undefined)[]): Named[] | undefined {
-  const unread = (why: string): Named[] => [{ unread: why, shell: true, what: 'package.json' }];
-  if (args.some((word) => word !== undefined && PICKS_PACKAGE.test(word)))
-    return unread('an option picks the package, or what runs its scripts');
-  // The words that are no option nor an option's value; where the first option Latch does not
-  // know came among them (it may have taken the word after it: Latch does not guess); the folder.
-  const words: (string | undefined)[] = [];
-  let unknownAt: number | undefined;
-  let folder: string | undefined;
+  if (args.some((word) => word !== undefined && RUNS_SCRIPTS_OTHERWISE.test(word)))
+    return unreadPackage('an option picks what runs its scripts');
+  const options = workspaceOptions(runner, args);
+  if ('unread' in options) return unreadPackage(options.unread);
+  const scripts = scriptsOfCommand(runner, options.rest, undefined);
+  return options.pick ? inWorkspaces(scripts, options.pick) : scripts;
+}
+
+const unreadPackage = (why: string): Named[] => [{ unread: why, shell: true, what: 'package.json' }];
+
+/** The packages a runner's options pick (`-w web`, `--filter ./apps`, `-r`), and its other words. */
+function workspaceOptions(
+  runner: string,
+  args: readonly (string | undefined)[],
+): { pick?: WorkspacePick; rest: (string | undefined)[] } | { unread: string } {
+  const options = WORKSPACE_OPTIONS[runner] ?? {};
+  const selectors: string[] = [];
+  let every = false;
+  let withRoot = false;
+  const rest: (string | undefined)[] = [];
   for (let at = 0; at < args.length; at++) {
     const word = args[at];
-    if (word === undefined || !word.startsWith('-')) words.push(word);
-    else if (RUNNER_FOLDER.test(word)) {
+    // After `--`, the words are the script's own.
+    if (word === '--') {
+      rest.push(...args.slice(at));
+      break;
+    }
+    const byValue = word === undefined ? undefined : options.byValue?.exec(word);
+    if (byValue) {
+      const value = byValue[2] === undefined ? args[++at] : byValue[3];
+      if (value === undefined) return { unread: 'the packages it picks are ones only running tells' };
+      selectors.push(value);
+    } else if (word !== undefined && options.every?.test(word)) every = true;
+    else if (word !== undefined && options.root?.test(word)) withRoot = true;
+    else rest.push(word);
+  }
+  if (every) return { pick: { every: true }, rest };
+  return selectors.length > 0 || withRoot ? { pick: { selectors, withRoot }, rest } : { rest };
+}
+
+/** `named`'s package.json scripts, run in the packages `pick` picks as well as any it picks already. */
+function inWorkspaces(named: Named[] | undefined, pick: WorkspacePick): Named[] | undefined {
+  const both = (picked: WorkspacePick | undefined): WorkspacePick =>
+    picked === undefined
+      ? pick
+      : 'every' in picked || 'every' in pick
+        ? { every: true }
+        : { selectors: [...picked.selectors, ...pick.selectors], withRoot: picked.withRoot || pick.withRoot };
+  return named?.map((file) =>
+    'path' in file && file.packageScripts ? { ...file, workspaces: both(file.workspaces) } : file,
+  );
+}
+
+/** The scripts of a runner's command, its options aside but a folder's (`-C web`), in `folder`. */
+function scriptsOfCommand(
+  runner: string,
+  args: readonly (string | undefined)[],
+  folder: string | undefined,
+): Named[] | undefined {
+  // The words that are no option nor an option's value, and where they are; where the first
+  // option Latch does not know came among them (it may have taken the word after it: Latch does
+  // not guess); the folder.
+  const words: (string | undefined)[] = [];
+  const wordAt: number[] = [];
+  let unknownAt: number | undefined;
+  for (let at = 0; at < args.length; at++) {
+    const word = args[at];
+    if (word === undefined || !word.startsWith('-')) {
+      words.push(word);
+      wordAt.push(at);
+    } else if (RUNNER_FOLDER.test(word)) {
       const given = RUNNER_FOLDER.exec(word)!;
       const value = given[2] === undefined ? args[++at] : given[3];
-      if (value === undefined || folder !== undefined) return unread('its folder is one only running tells');
+      if (value === undefined || folder !== undefined)
+        return unreadPackage('its folder is one only running tells');
       folder = value;
     } else if (RUNNER_VALUED.has(word)) at++;
     else if (!RUNNER_FLAG.test(word)) unknownAt ??= words.length;
   }
   const inFolder = (path: string) => (folder === undefined ? path : join(folder, path));
-  if (unknownAt === 0) return unread('an option Latch does not know may take the word after it');
+  if (unknownAt === 0) return unreadPackage('an option Latch does not know may take the word after it');
   const [command, script] = words;
   // With no command (`yarn`, `yarn --frozen-lockfile`), yarn installs; the others say how they
   // are used (`npm --version`).
   if (command === undefined && words.length === 0)
     return runner === 'yarn' ? [{ ...packageFile(INSTALLS, inFolder), installs: true }] : [];
   if (command === undefined) return [unreadScript(runner, true)];
-  if (PICKS_PACKAGES.has(command)) return unread('its command picks the packages');
+  const after = (index: number) => args.slice(wordAt[index]! + 1);
+  if (runner === 'pnpm' && RUNS_IN_EVERY_PACKAGE.has(command))
+    return inWorkspaces(scriptsOfCommand(runner, after(0), folder), { every: true });
+  // `yarn workspace web test` runs `yarn test` in the workspace `web`; `yarn workspaces foreach
+  // -A run build` and `yarn workspaces run build` in each.
+  if (runner === 'yarn' && command === 'workspace' && script !== undefined)
+    return inWorkspaces(scriptsOfCommand(runner, after(1), folder), { selectors: [script], withRoot: false });
+  if (runner === 'yarn' && command === 'workspaces' && (script === 'list' || script === 'info')) return [];
+  if (runner === 'yarn' && command === 'workspaces' && (script === 'run' || script === 'foreach')) {
+    const rest = after(script === 'run' ? 0 : 1);
+    let start = 0;
+    if (script === 'foreach')
+      for (; rest[start]?.startsWith('-'); start++)
+        if (FOREACH_VALUED.has(rest[start]!)) start++;
+        else if (!FOREACH_FLAG.test(rest[start]!))
+          return unreadPackage('an option Latch does not know may take the word after it');
+    return inWorkspaces(scriptsOfCommand(runner, rest.slice(start), folder), { every: true });
+  }
+  if (['workspace', 'workspaces', ...RUNS_IN_EVERY_PACKAGE].includes(command))
+    return unreadPackage('its command picks the packages');
   if (RUNS_A_PROGRAM.has(command) || runsCode(basename(command)) || CODE_FILE.test(command)) return undefined;
   const scripts = SCRIPTS_OF_COMMAND[command] ?? [command];
   // With no start script, npm runs `node server.js`: its code is read too.
@@ -131,7 +237,7 @@ export function packageScripts(runner: string, args: (string | undefined)[]): Na
       { ...packageFile(scripts, inFolder), ...(scripts.includes('install') ? { installs: true } : {}) },
     ];
   // `npm run --x y build`: the script run may be an option's value.
-  if (unknownAt === 1) return unread('an option Latch does not know may take the word after it');
+  if (unknownAt === 1) return unreadPackage('an option Latch does not know may take the word after it');
   if (words.length === 1) return [];
   return script === undefined ? [unreadScript(runner, true)] : [packageFile([script], inFolder)];
 }
@@ -172,16 +278,9 @@ export function localPackages(path: string, read: ReadFile, home: string | undef
     const manifest = parsedObject(read(queue[at]!).text);
     const folders: string[] = [];
     if (at === 0) {
-      const pnpmWorkspace = read(join(folder, 'pnpm-workspace.yaml'));
-      if (pnpmWorkspace.unread !== undefined && pnpmWorkspace.unread !== 'ENOENT')
-        return unread(`its pnpm-workspace.yaml: ${pnpmWorkspace.unread}`);
-      const patterns = workspacePatterns(manifest, pnpmWorkspace.text);
-      if (patterns === undefined) return unread('its workspaces are named in a way Latch does not read');
-      for (const pattern of patterns) {
-        const matched = foldersMatching(folder, pattern);
-        if ('unread' in matched) return unread(`its workspaces "${pattern}": ${matched.unread}`);
-        folders.push(...matched.folders);
-      }
+      const workspaces = workspaceFolders(folder, manifest, read);
+      if ('unread' in workspaces) return unread(workspaces.unread);
+      folders.push(...workspaces.folders);
     }
     for (const spec of dependencySpecs(manifest)) {
       if (UNREAD_HERE.test(spec)) return unread(`it installs "${spec}", whose scripts Latch does not read`);
@@ -204,6 +303,83 @@ export function localPackages(path: string, read: ReadFile, home: string | undef
     }
   }
   return named;
+}
+
+/** The folders of the workspaces a project's package.json (`manifest`, in `folder`) and pnpm-workspace.yaml name. */
+function workspaceFolders(
+  folder: string,
+  manifest: Record<string, unknown>,
+  read: ReadFile,
+): { folders: string[] } | { unread: string } {
+  const pnpmWorkspace = read(join(folder, 'pnpm-workspace.yaml'));
+  if (pnpmWorkspace.unread !== undefined && pnpmWorkspace.unread !== 'ENOENT')
+    return { unread: `its pnpm-workspace.yaml: ${pnpmWorkspace.unread}` };
+  const patterns = workspacePatterns(manifest, pnpmWorkspace.text);
+  if (patterns === undefined) return { unread: 'its workspaces are named in a way Latch does not read' };
+  const folders: string[] = [];
+  for (const pattern of patterns) {
+    const matched = foldersMatching(folder, pattern);
+    if ('unread' in matched) return { unread: `its workspaces "${pattern}": ${matched.unread}` };
+    folders.push(...matched.folders);
+  }
+  return { folders };
+}
+
+/**
+ * The package.json files a runner runs `named`'s scripts in when an option or its command picks
+ * the project's packages (`npm -w web test`, `pnpm --filter ./apps build`, `yarn workspace web
+ * test`): by name, by folder (from `from`, the command's) or every one, among the workspaces of
+ * each folder above `path` (the nearest package.json) that names some, since the runners do
+ * not agree on which is the project's (pnpm takes the nearest pnpm-workspace.yaml whatever it
+ * holds). What a pick leaves out is read as picked (`!web`, `-ws` without the root); a pick
+ * Latch cannot follow is said unread. An install installs the whole project whichever it picks.
+ */
+export function pickedWorkspaces(
+  named: Extract<Named, { path: string }>,
+  path: string,
+  from: string,
+  read: ReadFile,
+): Named[] {
+  const { workspaces: pick, ...scripts } = named;
+  if (named.installs || pick === undefined) return [{ ...scripts, path }];
+  const roots: string[] = [];
+  const packages: { folder: string; name: unknown }[] = [];
+  for (let folder = dirname(path); ; folder = dirname(folder)) {
+    const listed = workspaceFolders(folder, parsedObject(read(join(folder, 'package.json')).text), read);
+    if ('unread' in listed) return unreadPackage(listed.unread);
+    if (listed.folders.length > 0) roots.push(folder);
+    // A project's root is a package of its own (`pnpm --filter .`).
+    for (const found of listed.folders.length > 0 ? [folder, ...listed.folders] : [])
+      if (existsSync(join(found, 'package.json')) && !packages.some((known) => known.folder === found))
+        packages.push({ folder: found, name: parsedObject(read(join(found, 'package.json')).text)['name'] });
+    if (dirname(folder) === folder) break;
+  }
+  if (roots.length === 0) return unreadPackage('it picks workspaces, and Latch finds none around it');
+  const including = 'every' in pick ? [] : pick.selectors.filter((selector) => !selector.startsWith('!'));
+  const picked = 'every' in pick || pick.withRoot ? [...roots] : [];
+  if ('every' in pick || including.length < pick.selectors.length)
+    picked.push(...packages.map(({ folder }) => folder));
+  for (const selector of including) {
+    if (/\.\.\.|\^|\[/.test(selector)) return unreadPackage(`a filter Latch does not read: "${selector}"`);
+    // A name or a pattern of names (`@acme/*`; pnpm takes `web` for a lone `@acme/web`), or a
+    // folder and the workspaces below it (`./apps`, `{packages/web}`, `./apps/**`).
+    const written = selector.replace(/^\{(.*)\}$/s, '$1');
+    const names = globToRegExp(written);
+    const under = resolve(from, written.replace(/(\/\*\*?)+\/?$/, ''));
+    const matches = packages.filter(
+      ({ folder, name }) =>
+        (typeof name === 'string' && (names.test(name) || name.endsWith(`/${written}`))) ||
+        folder === under ||
+        folder.startsWith(`${under}/`),
+    );
+    if (matches.length === 0) return unreadPackage(`no workspace Latch finds is "${selector}"`);
+    picked.push(...matches.map(({ folder }) => folder));
+  }
+  return [...new Set(picked)].map((folder) => ({
+    ...scripts,
+    path: join(folder, 'package.json'),
+    local: true,
+  }));
 }
 
 /**

@@ -57,6 +57,13 @@ export type FileOptions = { options: readonly string[]; shell: boolean; patch?: 
 const NO_FILE = new Set(['NONE', 'NORC', 'NOPLUGIN']);
 
 /**
+ * Which of a project's packages a runner runs in (`npm -w web test`, `pnpm -r build`): those
+ * its selectors pick (a name, a pattern of names, a folder), with the project's root or not; or
+ * every one, the root too.
+ */
+export type WorkspacePick = { selectors: readonly string[]; withRoot: boolean } | { every: true };
+
+/**
  * A file one simple command runs code from, as written: `byPath` when it is the program,
  * `ifFound` when a word may name one or not (a module, an argument). Or code it cannot read,
  * `what` saying whose.
@@ -72,7 +79,9 @@ export type Named =
       packageScripts?: readonly string[];
       /** An install: the local packages it installs too (workspaces, `file:` folders) run theirs. */
       installs?: true;
-      /** A local package an install installs: its install scripts run too. */
+      /** The project's packages a runner runs these scripts in, instead of the folder's. */
+      workspaces?: WorkspacePick;
+      /** One of the project's packages beyond the folder's (a workspace, a local dependency). */
       local?: true;
       /** Node's environment file: only the options it gives Node may load code (never shown). */
       envFile?: true;

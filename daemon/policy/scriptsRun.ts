@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from 'node:fs';
-import { basename, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import {
   ASSIGNMENT,
@@ -21,6 +21,7 @@ import {
   packageScripts,
   RUNS_PROJECT_CODE,
   scriptsOfPackage,
+  pickedWorkspaces,
   workspaceRoot,
 } from './projectScripts.ts';
 import { MAX_LINKS } from './realPath.ts';
@@ -215,6 +216,11 @@ export function scriptsRun(
             unread: 'its folder is one only running tells',
             shell: named.shell,
           });
+        continue;
+      }
+      // Scripts run in the packages an option or the command picks: read there.
+      if (named.workspaces) {
+        pending.push(...pickedWorkspaces(named, path, dirname(written!), readScript));
         continue;
       }
       // One package.json may be read for different scripts (`npm test && npm run build`).

@@ -477,6 +477,8 @@ describe("the scripts a project's own configuration runs", () => {
     'pnpm test',
     'yarn test',
     'npm --silent test',
+    // After bun's `run`, `test` is the script, not bun's own test runner.
+    'bun run test',
   ])('`%s` runs the test scripts of package.json, as shell commands', (command) => {
     expect(runIn(command)).toEqual([testScripts]);
   });
@@ -521,15 +523,14 @@ describe("the scripts a project's own configuration runs", () => {
       expect(runIn(command)).toEqual([]);
   });
 
-  it('says it cannot read the scripts of a package an option picks, or a script only running names', () => {
-    for (const command of ['pnpm --filter web build', 'npm test -w api', 'npm --script-shell ./sh.sh test'])
+  it('says it cannot read the scripts of packages an option picks where it finds none, or a script only running names', () => {
+    for (const command of ['pnpm --filter web build', 'npm test -w api', 'npm -ws test', 'pnpm -r build'])
       expect(runIn(command)).toEqual([
-        {
-          path: 'package.json',
-          unread: 'an option picks the package, or what runs its scripts',
-          shell: true,
-        },
+        { path: 'package.json', unread: 'it picks workspaces, and Latch finds none around it', shell: true },
       ]);
+    expect(runIn('npm --script-shell ./sh.sh test')).toEqual([
+      { path: 'package.json', unread: 'an option picks what runs its scripts', shell: true },
+    ]);
     // A folder the runner is told by name is read there (review I); one only running tells is not.
     writeFileSync(join(pkg(), 'sub/package.json'), JSON.stringify({ scripts: { test: 'echo sub' } }));
     const subTest = {
@@ -608,9 +609,10 @@ describe("the scripts a project's own configuration runs", () => {
       expect(runIn(command)).toEqual([testScripts]);
     expect(runIn('npm --cache /tmp/c run build')).toEqual([buildScript]);
     const picks = (why: string) => [{ path: 'package.json', unread: why, shell: true }];
-    for (const command of ['npm test -ws', 'npm --userconfig x test'])
-      expect(runIn(command)).toEqual(picks('an option picks the package, or what runs its scripts'));
+    expect(runIn('npm --userconfig x test')).toEqual(picks('an option picks what runs its scripts'));
     for (const command of ['yarn workspace sub build', 'pnpm recursive run build'])
+      expect(runIn(command)).toEqual(picks('it picks workspaces, and Latch finds none around it'));
+    for (const command of ['yarn workspace "$W" build', 'yarn workspaces focus', 'npm workspaces'])
       expect(runIn(command)).toEqual(picks('its command picks the packages'));
     expect(runIn('npm_config_script_shell=./x.sh npm test')).toContainEqual({
       path: 'npm_config_script_shell',
@@ -825,6 +827,87 @@ describe("the scripts a project's own configuration runs", () => {
     expect(inMono('npm install').map(({ path, unread }) => ({ path, unread }))).toEqual(
       many.map((folder) => ({ path: `P/mono/${folder}/package.json`, unread: undefined })),
     );
+  });
+
+  it('reads the scripts of the workspaces an option or a command picks, by name, folder or all', () => {
+    const mono = join(project, 'picks');
+    const put = (path: string, value: unknown) => {
+      mkdirSync(join(mono, path, '..'), { recursive: true });
+      writeFileSync(join(mono, path), JSON.stringify(value));
+    };
+    put('package.json', {
+      name: 'root',
+      workspaces: ['packages/*', 'apps/*'],
+      scripts: { test: 'echo root' },
+    });
+    put('packages/web/package.json', {
+      name: '@acme/web',
+      scripts: { test: 'vitest web', build: 'vite build' },
+    });
+    put('packages/api/package.json', { name: 'api', scripts: { test: 'vitest api' } });
+    put('apps/site/package.json', { name: 'site', scripts: { build: 'next build' } });
+    const inMono = (command: string, folder = mono) =>
+      scriptsRun(command, folder, variables()).map(({ path, text, unread }) => ({
+        path: path.replace(`${mono}/`, ''),
+        ...(text === undefined ? { unread } : { text }),
+      }));
+    const root = { path: 'package.json', text: 'echo root\n' };
+    const web = { path: 'packages/web/package.json', text: 'vitest web\n' };
+    const api = { path: 'packages/api/package.json', text: 'vitest api\n' };
+    const site = { path: 'apps/site/package.json', text: 'next build\n' };
+    const webBuild = { path: 'packages/web/package.json', text: 'vite build\n' };
+    for (const [commands, scripts] of [
+      [['npm -w @acme/web test', 'npm test --workspace=@acme/web', 'npm -w packages/web test'], [web]],
+      [['pnpm --filter web test', 'pnpm -F "@acme/*" test', 'pnpm --filter "{packages/web}" test'], [web]],
+      [
+        ['yarn workspace @acme/web test', 'yarn workspace @acme/web run test', 'bun --filter @acme/web test'],
+        [web],
+      ],
+      [
+        ['npm -w packages test', 'npm -w api -w @acme/web test'],
+        [api, web],
+      ],
+      [['npm -w api --include-workspace-root test'], [root, api]],
+      [
+        ['npm -ws test', 'pnpm -r test', 'yarn workspaces run test', 'pnpm --filter "!site" test'],
+        [root, api, web],
+      ],
+      [
+        ['pnpm recursive run build', 'yarn workspaces foreach -A run build', 'bun run --filter "*" build'],
+        [webBuild, site],
+      ],
+      [['pnpm -F ./apps build', 'pnpm --filter ./apps/** build'], [site]],
+      [['pnpm -w test', 'npm test -- -w api'], [root]],
+    ] as const)
+      for (const command of commands) expect(inMono(command), command).toEqual(scripts);
+    // Found from a workspace's folder as the runners find the project.
+    expect(inMono('npm -w @acme/web test', join(mono, 'packages/api'))).toEqual([web]);
+    // What Latch cannot follow is said unread, never passed over.
+    const unread = (why: string) => [{ path: 'package.json', unread: why }];
+    expect(inMono('npm -w nosuch test')).toEqual(unread('no workspace Latch finds is "nosuch"'));
+    expect(inMono('pnpm --filter web... test')).toEqual(unread('a filter Latch does not read: "web..."'));
+    expect(inMono('pnpm --filter "[origin/main]" test')).toEqual(
+      unread('a filter Latch does not read: "[origin/main]"'),
+    );
+    expect(inMono('npm -w "$W" test')).toEqual(unread('the packages it picks are ones only running tells'));
+    expect(inMono('yarn workspaces foreach --jobz 2 run build')).toEqual(
+      unread('an option Latch does not know may take the word after it'),
+    );
+    // The runners do not agree on which project is the one: the workspaces of each are read.
+    // pnpm takes the nearest pnpm-workspace.yaml over a package.json's own workspaces.
+    writeFileSync(join(mono, 'pnpm-workspace.yaml'), 'packages:\n  - packages/*\n');
+    put('packages/api/package.json', { name: 'api', workspaces: ['decoy'], scripts: { test: 'vitest api' } });
+    put('packages/api/decoy/package.json', { name: '@acme/web', scripts: { test: 'echo decoy' } });
+    expect(inMono('pnpm --filter @acme/web test', join(mono, 'packages/api'))).toEqual([
+      { path: 'packages/api/decoy/package.json', text: 'echo decoy\n' },
+      web,
+    ]);
+    rmSync(join(mono, 'pnpm-workspace.yaml'));
+    // An install installs the whole project, whichever package it names.
+    put('packages/api/package.json', { name: 'api', scripts: { postinstall: 'node setup.js' } });
+    expect(inMono('npm -w @acme/web install left-pad')).toEqual([
+      { path: 'packages/api/package.json', text: 'node setup.js\n' },
+    ]);
   });
 
   it('reads what a shell is given to run, or eval, however few its words', () => {
