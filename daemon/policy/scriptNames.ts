@@ -21,8 +21,9 @@ export const SHELL_START_FILE = new Set(['--rcfile', '--init-file']);
 
 /**
  * Where the code a shell runs for `-c` is among `args` (`bash -lc x`, `fish --command=x`): the
- * first word after its options, or, for `su`, the option's own value (`su - me -c x`).
- * Undefined with no `-c` or none after it, or where a word before it is one only running tells.
+ * first word after its options, or, for `su`, the option's own value (`su - me -c x`); past the
+ * words when none comes after `-c`. Undefined with no `-c`, or where a word before it is one
+ * only running tells.
  */
 function shellCodeAt(args: readonly (string | undefined)[], name: string): number | undefined {
   const valueOfOption = name === 'su';
@@ -37,7 +38,8 @@ function shellCodeAt(args: readonly (string | undefined)[], name: string): numbe
     } else if (SHELL_OPTION_WITH_VALUE.has(arg) || SHELL_START_FILE.has(arg)) at++;
     else if (!valueOfOption && !arg.startsWith('-') && !arg.startsWith('+')) return given ? at : undefined;
   }
-  return undefined;
+  // `-c` with no code after it: its code is words only running adds (`… | xargs sh -c`).
+  return given ? args.length : undefined;
 }
 export const INTERPRETER =
   /^(python[\d.]*|pypy[\d.]*|node|nodejs|perl[\d.]*|ruby[\d.]*|php[\d.]*|tsx|ts-node|bun|deno|lua[\d.]*|luajit|Rscript|tclsh[\d.]*|wish[\d.]*|expect|julia|raku|elixir|groovy|osascript|pwsh|powershell)$/;
@@ -99,20 +101,30 @@ const codeUnknown = (what: string): Named => ({
 });
 
 /**
+ * Words that the program running a shell replaces with its own (`find -exec`'s and `xargs -I`'s
+ * `{}`, GNU parallel's `{.}`, `{1}`, `:::`): what they stand for only running tells.
+ */
+const PUT_IN_BY_RUNNER = /(?<!\$)\{(\/\/|\/\.|[.\/#%]|\d+)?\}|^:::/;
+
+/**
  * The code a shell runs for `-c` (`sh -c make`, `su -c make`), to be read as commands with the
- * words after it as `$0`, `$1`…; none when there is no code after `-c` (`xargs sh -c` takes it
- * from its input), or the lexer read it already (`bash -c 'cat x'`). Said unread when only
- * running tells it (`sh -c "$x"`).
+ * words after it as `$0`, `$1`…; none when the lexer read it already (`bash -c 'cat x'`). Said
+ * unread when only running tells it (`sh -c "$x"`, `xargs sh -c`, which takes it from its input).
  */
 export function shellCodeRun(name: string, words: SimpleCommand): Named[] {
   const args = words.map(literalText);
   const at = shellCodeAt(args, name);
   if (at === undefined) return [];
   const text = args[at];
-  if (text === undefined) return [codeUnknown(`${name}'s code`)];
-  const code = text.replace(/^--(session-)?command=/, '');
+  const code = text?.replace(/^--(session-)?command=/, '');
+  const after = args.slice(at + 1);
+  // What the program running the shell puts in, as its code or the words the code reads
+  // (`find … -exec sh -c '$0' {}`), only running tells.
+  const putIn = after.some((word) => word !== undefined && PUT_IN_BY_RUNNER.test(word));
+  if (code === undefined || PUT_IN_BY_RUNNER.test(code) || (putIn && code.includes('$')))
+    return [codeUnknown(`${name}'s code`)];
   // Code that moves or sets its parameters (`shift`, `set --`) gives them values only running tells.
-  const positional = /\b(shift|set|getopts)\b/.test(code) ? [] : args.slice(at + 1);
+  const positional = /\b(shift|set|getopts)\b/.test(code) ? [] : after;
   const variables = Object.fromEntries(
     positional.flatMap((value, index) => (value === undefined || index > 9 ? [] : [[String(index), value]])),
   );

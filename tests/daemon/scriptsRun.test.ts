@@ -954,6 +954,23 @@ describe("the scripts a project's own configuration runs", () => {
     expect(runIn(`sh -c '${itself}' '${itself}'`)).toEqual([
       { path: "sh's code", unread: 'it runs code only running tells', shell: true },
     ]);
+    // Code, or its words, that the program running the shell gives it: its input, or the words
+    // it puts in (`{}`, `:::`).
+    for (const command of [
+      'echo make | xargs sh -c',
+      'find . -name "*.sh" -exec sh -c {} \\;',
+      'find . -exec sh -c \'"$0"\' {} \\;',
+      'xargs -I{} sh -c "cat {}"',
+      'parallel sh -c ::: make',
+      'parallel bash -c {.} ::: make.x',
+    ])
+      expect(runIn(command), command).toEqual([
+        {
+          path: command.includes('bash') ? "bash's code" : "sh's code",
+          unread: 'it runs code only running tells',
+          shell: true,
+        },
+      ]);
   });
 
   it('reads a package runner, make or a script after a program Latch does not know, which may run them', () => {
