@@ -374,11 +374,22 @@ function programAt(
       continue;
     }
     if (runner) return undefined;
+    // With no program, `sudo -s`, `sudo -i` and `doas -s` start a shell that runs its input.
+    if (/^(sudo|doas)$/.test(name) && own.some((word) => word !== undefined && STARTS_A_SHELL.test(word)))
+      return { files: [shellOnInput(name)], elsewhere };
     const paths = after.filter((word): word is string => word !== undefined && word.includes('/'));
     return { files: paths.map((path) => ({ path, shell: true, byPath: true })), elsewhere };
   }
   return undefined;
 }
+
+/** sudo's options that start a shell (`-s`, `-i`, among other letters: `-Es`). */
+const STARTS_A_SHELL = /^(-[a-zA-Z]*[is][a-zA-Z]*|--shell|--login)$/;
+const shellOnInput = (name: string): Named => ({
+  unread: 'it starts a shell that runs the code its input holds, which is not known before it runs',
+  shell: true,
+  what: `${name}'s shell`,
+});
 
 /** The shell's words that come before a command in a compound one: `if make; then npm test; fi`. */
 const SHELL_RESERVED = new Set(['if', 'then', 'else', 'elif', 'do', 'while', 'until', '!', '{', 'coproc']);
@@ -490,7 +501,12 @@ function scriptsOf(
     return [...named, path === undefined ? unreadScript(name, true) : { path, shell: true }];
   }
   if (name === 'eval') return [...named, ...evalCodeRun(words.slice(at + 1))];
-  if (name === 'su') return [...named, ...shellCodeRun(name, words.slice(at + 1))];
+  if (name === 'su') {
+    const code = shellCodeRun(name, words.slice(at + 1));
+    // Without `-c`, su starts a shell that runs its input.
+    const given = args.some((arg) => arg === undefined || /^(-c|--(session-)?command(=.*)?)$/s.test(arg));
+    return [...named, ...(given ? code : [shellOnInput(name)])];
+  }
   if (runsCode(name))
     return [
       ...named,

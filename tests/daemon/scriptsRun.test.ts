@@ -971,6 +971,17 @@ describe("the scripts a project's own configuration runs", () => {
           shell: true,
         },
       ]);
+    // With no code and no program, these start a shell that runs their input.
+    for (const command of ['echo make | sudo -s', 'sudo -u me -i', 'su', 'su - me', 'doas -s'])
+      expect(runIn(command), command).toEqual([
+        {
+          path: `${command.split(' ').at(command.startsWith('echo') ? 3 : 0)}'s shell`,
+          unread: 'it starts a shell that runs the code its input holds, which is not known before it runs',
+          shell: true,
+        },
+      ]);
+    for (const command of ['sudo -s make', 'su - me -c make']) expect(runIn(command)).toEqual([makefile]);
+    for (const command of ['sudo -v', 'sudo -l', 'sudo -k']) expect(runIn(command)).toEqual([]);
   });
 
   it('reads a package runner, make or a script after a program Latch does not know, which may run them', () => {
