@@ -128,13 +128,21 @@ export function shellCodeRun(name: string, words: SimpleCommand): Named[] {
   const variables = Object.fromEntries(
     positional.flatMap((value, index) => (value === undefined || index > 9 ? [] : [[String(index), value]])),
   );
-  // `"$@"` is one word here: it stands for the words only when there is one (`sh -c '"$@"' _ make`).
-  if (positional.length === 2 && positional[1] !== undefined)
-    Object.assign(variables, { '@': positional[1], '*': positional[1] });
+  // `"$@"` and `$*` stand for the words after `$0`: written into the code, each quoted as one
+  // (`sh -c 'exec "$@"' sh npm test`).
+  const rest = positional.slice(1);
+  const spelled = rest.every((word) => word !== undefined)
+    ? rest.map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(' ')
+    : undefined;
+  const withWords =
+    positional.length > 0 && spelled !== undefined ? code.replace(ALL_WORDS, () => spelled) : code;
   // Read again with the command's words as its `$0`, `$1`… (`sh -c '$0' make`).
-  const usesWords = Object.keys(variables).length > 0 && code.includes('$');
-  return readAgain(words[at]!, code) && !usesWords ? [] : [{ commands: code, variables }];
+  const usesWords = withWords !== code || (Object.keys(variables).length > 0 && code.includes('$'));
+  return readAgain(words[at]!, code) && !usesWords ? [] : [{ commands: withWords, variables }];
 }
+
+/** A shell's words for all its parameters: `"$@"`, `$*`, `${@}`. */
+const ALL_WORDS = /"\$(@|\*|\{@\}|\{\*\})"|\$(@|\*|\{@\}|\{\*\})/g;
 
 /** What `eval` joins and runs, as commands (`eval npm test`), unless the lexer read it already. */
 export function evalCodeRun(words: SimpleCommand): Named[] {

@@ -941,6 +941,9 @@ describe("the scripts a project's own configuration runs", () => {
         { path: what, unread: 'it runs commands where git checks out other files', shell: true },
       ]);
     expect(runIn("sh -c '${1}' _ make")).toEqual([makefile]);
+    // `"$@"` and `$*` stand for every word after `$0`, however many.
+    for (const command of [`sh -c 'exec "$@"' sh npm test`, "bash -c 'cd . && $*' _ npm test"])
+      expect(runIn(command), command).toEqual([testScripts]);
     // Code that moves its parameters gives them values only running tells: none is taken.
     expect(runIn("sh -c 'shift; $1' _ true make")).toEqual([]);
     // Linear however deep: each level is read within the one before, and no deeper than 16.
