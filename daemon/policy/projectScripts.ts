@@ -362,15 +362,15 @@ export function pickedWorkspaces(
   for (const selector of including) {
     if (/\.\.\.|\^|\[/.test(selector)) return unreadPackage(`a filter Latch does not read: "${selector}"`);
     // A name or a pattern of names (`@acme/*`; pnpm takes `web` for a lone `@acme/web`), or a
-    // folder and the workspaces below it (`./apps`, `{packages/web}`, `./apps/**`).
+    // folder and the workspaces below it (`./apps`, `{packages/web}`, `./apps/**`), from the
+    // command's folder (pnpm) or the project's (npm).
     const written = selector.replace(/^\{(.*)\}$/s, '$1');
     const names = globToRegExp(written);
-    const under = resolve(from, written.replace(/(\/\*\*?)+\/?$/, ''));
+    const unders = [from, ...roots].map((base) => resolve(base, written.replace(/(\/\*\*?)+\/?$/, '')));
     const matches = packages.filter(
       ({ folder, name }) =>
         (typeof name === 'string' && (names.test(name) || name.endsWith(`/${written}`))) ||
-        folder === under ||
-        folder.startsWith(`${under}/`),
+        unders.some((under) => folder === under || folder.startsWith(`${under}/`)),
     );
     if (matches.length === 0) return unreadPackage(`no workspace Latch finds is "${selector}"`);
     picked.push(...matches.map(({ folder }) => folder));

@@ -880,8 +880,10 @@ describe("the scripts a project's own configuration runs", () => {
       [['pnpm -w test', 'npm test -- -w api'], [root]],
     ] as const)
       for (const command of commands) expect(inMono(command), command).toEqual(scripts);
-    // Found from a workspace's folder as the runners find the project.
-    expect(inMono('npm -w @acme/web test', join(mono, 'packages/api'))).toEqual([web]);
+    // Found from a workspace's folder as the runners find the project; a folder from there or
+    // from the project's (npm's).
+    for (const command of ['npm -w @acme/web test', 'npm -w packages/web test', 'pnpm -F ../web test'])
+      expect(inMono(command, join(mono, 'packages/api')), command).toEqual([web]);
     // What Latch cannot follow is said unread, never passed over.
     const unread = (why: string) => [{ path: 'package.json', unread: why }];
     expect(inMono('npm -w nosuch test')).toEqual(unread('no workspace Latch finds is "nosuch"'));
