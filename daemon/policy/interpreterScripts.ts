@@ -47,6 +47,7 @@ const OPTION_WITH_VALUE = new Set([
     '--title',
   ],
   ...['--inspect-port', '--watch-path', '--input-type', '--disable-warning', '--tsconfig', '--project'],
+  ...['--elide-lines', '--shell', '--tsconfig-override', '--define', '--port'],
 ]);
 /**
  * A shell's or interpreter's script, the code its options load first, or its input when it
@@ -145,7 +146,11 @@ export function interpreterScripts(
     else if (word === '-I' && !python) next++;
     else if (word.startsWith('-') || word.startsWith('+')) continue;
     // Its command is its first word: after it, or a filter, `test` is a script (`bun run test`).
-    else if (!ranCommand && bunPicks.length === 0 && RUNNING_SUBCOMMANDS[name]?.has(word)) {
+    else if (
+      !ranCommand &&
+      RUNNING_SUBCOMMANDS[name]?.has(word) &&
+      !(bunPicks.length > 0 && word === 'test')
+    ) {
       readsNoInput = word !== 'run';
       ranCommand = true;
     }
@@ -154,6 +159,9 @@ export function interpreterScripts(
     else if (name === 'deno' && !word.includes('.') && !word.includes('/')) return named;
     else if (name === 'bun' && !word.includes('.') && !word.includes('/'))
       return [...named, ...(packageScripts(name, [...bunPicks, word]) ?? [])];
+    // In the packages bun's filter picks, a file is looked for in each of their folders.
+    else if (bunPicks.length > 0)
+      return [...named, { unread: 'its folder is one only running tells', shell, what: word }];
     else return [...named, { path: word, shell }];
   }
   // No script named: it runs what its input holds (`cat x.sh | bash`, `curl … | python3 -`).

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { globToRegExp } from './glob.ts';
+import { globMatches } from './glob.ts';
 import {
   CODE_FILE,
   NOTHING_RUNS,
@@ -59,8 +59,8 @@ const RUNS_SCRIPTS_OTHERWISE = /^(--script-shell|--node-options|--userconfig)(=.
 const WORKSPACE_OPTIONS: Record<string, { byValue?: RegExp; every?: RegExp; root?: RegExp }> = {
   npm: {
     byValue: /^(-w|--workspace)(=(.*))?$/s,
-    every: /^(-ws|--workspaces)(=.*)?$/s,
-    root: /^--include-workspace-root$/,
+    every: /^(-ws|--ws|--workspaces)(=.*)?$/s,
+    root: /^(-iwr|--iwr|--include-workspace-root)$/,
   },
   pnpm: {
     byValue: /^(-F|--filter)(=(.*))?$/s,
@@ -68,6 +68,22 @@ const WORKSPACE_OPTIONS: Record<string, { byValue?: RegExp; every?: RegExp; root
     root: /^(-w|--workspace-root|--include-workspace-root)$/,
   },
   bun: { byValue: /^(-F|--filter)(=(.*))?$/s },
+};
+/**
+ * npm takes any start of a long option that names one only (`--include-workspace` for
+ * `--include-workspace-root`): those of the options that pick packages or what runs the scripts.
+ */
+const NPM_OPTIONS_READ = [
+  ...['workspace', 'workspaces', 'include-workspace-root', 'script-shell', 'node-options', 'userconfig'],
+  'prefix',
+];
+const abbreviatesNpmOption = (word: string) => {
+  const name = /^--([\w-]{2,})(=.*)?$/s.exec(word)?.[1];
+  return (
+    name !== undefined &&
+    !NPM_OPTIONS_READ.includes(name) &&
+    NPM_OPTIONS_READ.some((full) => full.startsWith(name))
+  );
 };
 /** pnpm's commands that run in every package (`pnpm recursive run build`). */
 const RUNS_IN_EVERY_PACKAGE = new Set(['recursive', 'm', 'multi']);
@@ -125,20 +141,44 @@ export function packageScripts(runner: string, args: (string | undefined)[]): Na
   const options = workspaceOptions(runner, args);
   if ('unread' in options) return unreadPackage(options.unread);
   const scripts = scriptsOfCommand(runner, options.rest, undefined);
-  return options.pick ? inWorkspaces(scripts, options.pick) : scripts;
+  if (!options.pick) return scripts;
+  const picked = inWorkspaces(scripts, options.pick);
+  // An option after pnpm's or bun's script may be the script's own: read here and there.
+  return options.alsoHere && scripts && picked ? [...scripts, ...picked] : picked;
+}
+
+/**
+ * Whether a package runner's words pick the project's packages it runs in, where a program it
+ * runs (`npm exec -w web -- sh x.sh`, `yarn workspace web node x.js`) runs in their folders.
+ */
+export function picksPackages(runner: string, args: readonly (string | undefined)[]): boolean {
+  const options = workspaceOptions(runner, args);
+  return (
+    !('rest' in options) ||
+    options.pick !== undefined ||
+    args.some(
+      (word) =>
+        word !== undefined &&
+        (word === 'workspace' || word === 'workspaces' || RUNS_IN_EVERY_PACKAGE.has(word)),
+    )
+  );
 }
 
 const unreadPackage = (why: string): Named[] => [{ unread: why, shell: true, what: 'package.json' }];
 
-/** The packages a runner's options pick (`-w web`, `--filter ./apps`, `-r`), and its other words. */
+/**
+ * The packages a runner's options pick (`-w web`, `--filter ./apps`, `-r`), and its other words;
+ * `alsoHere` where pnpm or bun may give a picking option after the command to its script.
+ */
 function workspaceOptions(
   runner: string,
   args: readonly (string | undefined)[],
-): { pick?: WorkspacePick; rest: (string | undefined)[] } | { unread: string } {
+): { pick?: WorkspacePick; alsoHere?: boolean; rest: (string | undefined)[] } | { unread: string } {
   const options = WORKSPACE_OPTIONS[runner] ?? {};
   const selectors: string[] = [];
   let every = false;
   let withRoot = false;
+  let alsoHere = false;
   const rest: (string | undefined)[] = [];
   for (let at = 0; at < args.length; at++) {
     const word = args[at];
@@ -147,7 +187,16 @@ function workspaceOptions(
       rest.push(...args.slice(at));
       break;
     }
+    if (runner === 'npm' && word !== undefined && abbreviatesNpmOption(word))
+      return { unread: 'an option Latch does not read may pick the packages, or what runs its scripts' };
     const byValue = word === undefined ? undefined : options.byValue?.exec(word);
+    const picks = byValue || (word !== undefined && (options.every?.test(word) || options.root?.test(word)));
+    if (
+      picks &&
+      runner !== 'npm' &&
+      rest.some((earlier) => earlier === undefined || !earlier.startsWith('-'))
+    )
+      alsoHere = true;
     if (byValue) {
       const value = byValue[2] === undefined ? args[++at] : byValue[3];
       if (value === undefined) return { unread: 'the packages it picks are ones only running tells' };
@@ -156,11 +205,15 @@ function workspaceOptions(
     else if (word !== undefined && options.root?.test(word)) withRoot = true;
     else rest.push(word);
   }
-  if (every) return { pick: { every: true }, rest };
-  return selectors.length > 0 || withRoot ? { pick: { selectors, withRoot }, rest } : { rest };
+  const pick: WorkspacePick | undefined = every
+    ? { every: true }
+    : selectors.length > 0 || withRoot
+      ? { selectors, withRoot }
+      : undefined;
+  return pick ? { pick, alsoHere, rest } : { rest };
 }
 
-/** `named`'s package.json scripts, run in the packages `pick` picks as well as any it picks already. */
+/** `named`'s files (package.json, `server.js`), in the packages `pick` picks as well as any picked already. */
 function inWorkspaces(named: Named[] | undefined, pick: WorkspacePick): Named[] | undefined {
   const both = (picked: WorkspacePick | undefined): WorkspacePick =>
     picked === undefined
@@ -168,9 +221,7 @@ function inWorkspaces(named: Named[] | undefined, pick: WorkspacePick): Named[] 
       : 'every' in picked || 'every' in pick
         ? { every: true }
         : { selectors: [...picked.selectors, ...pick.selectors], withRoot: picked.withRoot || pick.withRoot };
-  return named?.map((file) =>
-    'path' in file && file.packageScripts ? { ...file, workspaces: both(file.workspaces) } : file,
-  );
+  return named?.map((file) => ('path' in file ? { ...file, workspaces: both(file.workspaces) } : file));
 }
 
 /** The scripts of a runner's command, its options aside but a folder's (`-C web`), in `folder`. */
@@ -342,19 +393,34 @@ export function pickedWorkspaces(
 ): Named[] {
   const { workspaces: pick, ...scripts } = named;
   if (named.installs || pick === undefined) return [{ ...scripts, path }];
+  // The projects: each folder above that names workspaces. Their packages: the roots, their
+  // workspaces, and theirs in turn (yarn's nested workspaces).
   const roots: string[] = [];
-  const packages: { folder: string; name: unknown }[] = [];
   for (let folder = dirname(path); ; folder = dirname(folder)) {
     const listed = workspaceFolders(folder, parsedObject(read(join(folder, 'package.json')).text), read);
     if ('unread' in listed) return unreadPackage(listed.unread);
     if (listed.folders.length > 0) roots.push(folder);
-    // A project's root is a package of its own (`pnpm --filter .`).
-    for (const found of listed.folders.length > 0 ? [folder, ...listed.folders] : [])
-      if (existsSync(join(found, 'package.json')) && !packages.some((known) => known.folder === found))
-        packages.push({ folder: found, name: parsedObject(read(join(found, 'package.json')).text)['name'] });
     if (dirname(folder) === folder) break;
   }
   if (roots.length === 0) return unreadPackage('it picks workspaces, and Latch finds none around it');
+  const packages: { folder: string; name?: string }[] = [];
+  const queue = [...roots];
+  let unnamed = false;
+  for (let at = 0; at < queue.length; at++) {
+    const folder = queue[at]!;
+    const manifest = read(join(folder, 'package.json'));
+    if (manifest.unread === 'ENOENT') continue;
+    if (packages.length >= MOST_LOCAL_PACKAGES)
+      return unreadPackage(`more than the ${MOST_LOCAL_PACKAGES} local packages Latch looks through`);
+    const fields = parsedObject(manifest.text);
+    const name = fields['name'];
+    // A package.json Latch cannot read may hold any name.
+    if (manifest.text === undefined || !Object.keys(fields).length) unnamed = true;
+    packages.push({ folder, ...(typeof name === 'string' ? { name } : {}) });
+    const listed = workspaceFolders(folder, fields, read);
+    if ('unread' in listed) return unreadPackage(listed.unread);
+    for (const found of listed.folders) if (!queue.includes(found)) queue.push(found);
+  }
   const including = 'every' in pick ? [] : pick.selectors.filter((selector) => !selector.startsWith('!'));
   const picked = 'every' in pick || pick.withRoot ? [...roots] : [];
   if ('every' in pick || including.length < pick.selectors.length)
@@ -365,19 +431,20 @@ export function pickedWorkspaces(
     // folder and the workspaces below it (`./apps`, `{packages/web}`, `./apps/**`), from the
     // command's folder (pnpm) or the project's (npm).
     const written = selector.replace(/^\{(.*)\}$/s, '$1');
-    const names = globToRegExp(written);
+    if (unnamed) return unreadPackage("a workspace's package.json Latch cannot read for its name");
     const unders = [from, ...roots].map((base) => resolve(base, written.replace(/(\/\*\*?)+\/?$/, '')));
     const matches = packages.filter(
       ({ folder, name }) =>
-        (typeof name === 'string' && (names.test(name) || name.endsWith(`/${written}`))) ||
+        (name !== undefined && (globMatches(written, name) || name.endsWith(`/${written}`))) ||
         unders.some((under) => folder === under || folder.startsWith(`${under}/`)),
     );
     if (matches.length === 0) return unreadPackage(`no workspace Latch finds is "${selector}"`);
     picked.push(...matches.map(({ folder }) => folder));
   }
+  // Each file in each package picked: its package.json, or its `server.js` (`npm start`).
   return [...new Set(picked)].map((folder) => ({
     ...scripts,
-    path: join(folder, 'package.json'),
+    path: join(folder, basename(named.path)),
     local: true,
   }));
 }
@@ -440,9 +507,12 @@ const YAML_FLOW_ITEM = new RegExp(`^\\s*${YAML_STRING}\\s*$`);
  * (`['a/*', 'b/*']`); undefined for any other form, which Latch does not guess at.
  */
 function yamlPackages(text: string): string[] | undefined {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
+  const lines = text.replace(/^\uFEFF/, '').split(/\r\n?|\n/);
   const start = lines.findIndex((line) => /^(packages|'packages'|"packages")\s*:/.test(line));
-  if (start === -1) return [];
+  // No key read as `packages`: none, unless the file may name it in another form (a flow map, a
+  // tag, a complex key, an escape, an anchor).
+  if (start === -1)
+    return lines.some((line) => !/^\s*#/.test(line) && /packages|[{}?!&\\]/.test(line)) ? undefined : [];
   const value = /^\S+\s*:\s*(.*?)\s*(#[^'"\]]*)?$/.exec(lines[start]!)?.[1] ?? '';
   const strings = (matches: (RegExpExecArray | null)[]) =>
     matches.every((match) => match !== null)
@@ -485,11 +555,12 @@ function foldersMatching(root: string, pattern: string): { folders: string[] } |
   let folders = [root];
   let walked = 0;
   const below = (folder: string, segment: string, throughLinks = true): string[] => {
-    const matches = globToRegExp(segment);
     return subfolders(folder, throughLinks)
       .filter(
         (name) =>
-          name !== 'node_modules' && (!name.startsWith('.') || segment.startsWith('.')) && matches.test(name),
+          name !== 'node_modules' &&
+          (!name.startsWith('.') || segment.startsWith('.')) &&
+          globMatches(segment, name),
       )
       .map((name) => join(folder, name));
   };

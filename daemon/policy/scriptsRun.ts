@@ -22,6 +22,7 @@ import {
   RUNS_PROJECT_CODE,
   scriptsOfPackage,
   pickedWorkspaces,
+  picksPackages,
   workspaceRoot,
 } from './projectScripts.ts';
 import { MAX_LINKS } from './realPath.ts';
@@ -362,6 +363,8 @@ function programAt(
     // A package runner reads its own options, a folder among them (`pnpm -C web build`).
     const scripts = PACKAGE_RUNNERS.has(name) ? packageScripts(name, after) : undefined;
     if (scripts !== undefined) return { files: scripts, elsewhere };
+    // A program it runs in the packages it picks runs in their folders (`npm exec -w web -- …`).
+    if (PACKAGE_RUNNERS.has(name) && picksPackages(name, after)) elsewhere = true;
     // Its own options, not the program's after them (`uv run make -C sub`).
     const own = next === -1 ? after : after.slice(0, next);
     if (own.some((word) => word !== undefined && CHANGES_FOLDER.test(word))) elsewhere = true;
@@ -476,7 +479,15 @@ function codeFurtherOn(
     'unread' in file ? [] : ['path' in file ? { ...file, ifFound: true } : file],
   );
   // `uv run --directory x python y.py`: an option whose value was taken for the program.
-  const elsewhere = texts.slice(first, at).some((text) => text !== undefined && CHANGES_FOLDER.test(text));
+  const elsewhere = texts
+    .slice(first, at)
+    .some(
+      (text, index) =>
+        text !== undefined &&
+        (CHANGES_FOLDER.test(text) ||
+          (PACKAGE_RUNNERS.has(basename(text)) &&
+            picksPackages(basename(text), texts.slice(first + index + 1, at)))),
+    );
   return elsewhere ? inAnotherFolder(files) : files;
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { globToRegExp } from '../../daemon/policy/glob.ts';
+import fc from 'fast-check';
+import { globMatches, globToRegExp } from '../../daemon/policy/glob.ts';
 import { evaluatePolicy, parsePolicy, PolicyError, type GatedCall } from '../../daemon/policy/policy.ts';
 
 const refusal = (text: string) => {
@@ -215,5 +216,21 @@ describe('a glob', () => {
     const regex = globToRegExp(glob);
     for (const text of matched) expect(regex.test(text), text).toBe(true);
     for (const text of unmatched) expect(regex.test(text), text).toBe(false);
+    // Matched without a regular expression, for globs a project's files give: the same answers.
+    for (const text of matched) expect(globMatches(glob, text), text).toBe(true);
+    for (const text of unmatched) expect(globMatches(glob, text), text).toBe(false);
+  });
+
+  it('is matched without backtracking the same as by its regular expression', () => {
+    const glob = fc.stringMatching(/^[ab*?.\/[\]!]{0,8}$/);
+    const text = fc.stringMatching(/^[ab./[\]!]{0,10}$/);
+    fc.assert(
+      fc.property(
+        glob,
+        text,
+        (pattern, value) => globMatches(pattern, value) === globToRegExp(pattern).test(value),
+      ),
+      { numRuns: 5000 },
+    );
   });
 });

@@ -905,6 +905,64 @@ describe("the scripts a project's own configuration runs", () => {
       web,
     ]);
     rmSync(join(mono, 'pnpm-workspace.yaml'));
+    // Nested workspaces (yarn's) are read too.
+    put('packages/api/decoy/package.json', { name: 'decoy', scripts: { test: 'echo nested' } });
+    expect(inMono('yarn workspaces foreach -A run test')).toContainEqual({
+      path: 'packages/api/decoy/package.json',
+      text: 'echo nested\n',
+    });
+    rmSync(join(mono, 'packages/api/decoy'), { recursive: true });
+    put('packages/api/package.json', { name: 'api', scripts: { test: 'vitest api' } });
+    // Review L. A program run in the packages picked runs in their folders: a file it is given
+    // is not the one here.
+    for (const command of [
+      'npm exec -w api -- sh x.sh',
+      'pnpm --filter api exec sh x.sh',
+      'pnpm -r exec sh x.sh',
+      'yarn workspace api node x.sh',
+      'yarn workspaces foreach -A exec sh x.sh',
+      'bun --filter api x.sh',
+    ])
+      expect(inMono(command), command).toEqual([
+        { path: 'x.sh', unread: 'its folder is one only running tells' },
+      ]);
+    // An option after pnpm's script may be the script's: read here and in the package.
+    expect(inMono('pnpm test --filter api')).toEqual([root, api]);
+    // npm's other spellings: `--ws`, `--iwr`, and the start of an option it reads.
+    expect(inMono('npm test --ws')).toEqual([root, api, web]);
+    expect(inMono('npm test -w api --iwr')).toEqual([root, api]);
+    expect(inMono('npm test -w api --include-workspace')).toEqual(
+      unread('an option Latch does not read may pick the packages, or what runs its scripts'),
+    );
+    // What runs in the package picked, `server.js` too, not the one here.
+    writeFileSync(join(mono, 'packages/api/server.js'), 'listen()');
+    expect(inMono('npm -w api start')).toEqual([
+      { path: 'packages/api/package.json', text: 'node server.js\n' },
+      { path: 'packages/api/server.js', text: 'listen()' },
+    ]);
+    // A package.json Latch cannot read may hold the name picked.
+    writeFileSync(join(mono, 'packages/api/package.json'), '{"name": "api",');
+    expect(inMono('npm -w @acme/web test')).toEqual(
+      unread("a workspace's package.json Latch cannot read for its name"),
+    );
+    put('packages/api/package.json', { name: 'api', scripts: { test: 'vitest api' } });
+    // pnpm-workspace.yaml that may name its packages in a form Latch does not read.
+    for (const yaml of [
+      '{packages: [hidden/*]}\n',
+      '!!str packages:\n  - hidden/*\n',
+      'x: 1\rpackages:\r  - hidden/*\r',
+    ])
+      (writeFileSync(join(mono, 'pnpm-workspace.yaml'), yaml),
+        expect(inMono('pnpm -r test'), yaml).toEqual(
+          yaml.startsWith('x')
+            ? [root, api, web]
+            : unread('its workspaces are named in a way Latch does not read'),
+        ));
+    rmSync(join(mono, 'pnpm-workspace.yaml'));
+    // A pattern of many `*` is matched in linear time (a regular expression took seconds).
+    expect(inMono(`pnpm --filter '${'*a'.repeat(12)}*b' test`)).toEqual(
+      unread(`no workspace Latch finds is "${'*a'.repeat(12)}*b"`),
+    );
     // An install installs the whole project, whichever package it names.
     put('packages/api/package.json', { name: 'api', scripts: { postinstall: 'node setup.js' } });
     expect(inMono('npm -w @acme/web install left-pad')).toEqual([
