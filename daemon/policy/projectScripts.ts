@@ -153,16 +153,18 @@ export function packageScripts(runner: string, args: (string | undefined)[]): Na
  */
 export function picksPackages(runner: string, args: readonly (string | undefined)[]): boolean {
   const options = workspaceOptions(runner, args);
+  const picking = PICKING_COMMANDS[runner];
   return (
     !('rest' in options) ||
     options.pick !== undefined ||
-    args.some(
-      (word) =>
-        word !== undefined &&
-        (word === 'workspace' || word === 'workspaces' || RUNS_IN_EVERY_PACKAGE.has(word)),
-    )
+    args.some((word) => word !== undefined && picking?.has(word))
   );
 }
+/** Each runner's commands that pick the packages what follows runs in. */
+const PICKING_COMMANDS: Record<string, ReadonlySet<string>> = {
+  yarn: new Set(['workspace', 'workspaces']),
+  pnpm: RUNS_IN_EVERY_PACKAGE,
+};
 
 const unreadPackage = (why: string): Named[] => [{ unread: why, shell: true, what: 'package.json' }];
 
