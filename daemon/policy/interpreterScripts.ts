@@ -12,6 +12,7 @@ import {
   shellCodeRun,
   SHELLS,
   unreadScript,
+  type Feeder,
   type Named,
 } from './scriptNames.ts';
 
@@ -58,6 +59,7 @@ export function interpreterScripts(
   words: SimpleCommand,
   expands: boolean,
   assigned: Readonly<Record<string, string>>,
+  fed?: Feeder,
 ): Named[] {
   const args = words.map(literalText);
   if (name === 'pwsh' || name === 'powershell') return powershellScripts(args);
@@ -100,7 +102,7 @@ export function interpreterScripts(
       (/^node/.test(name) && /^-[a-zA-Z]*[ep]$/.test(word));
     // Its code is in the command, read as commands of its own, unless only running tells it:
     // `bash -c "$(curl …)"`.
-    if (shell && SHELL_CODE_OPTION.test(word)) return [...named, ...shellCodeRun(name, words)];
+    if (shell && SHELL_CODE_OPTION.test(word)) return [...named, ...shellCodeRun(name, words, fed)];
     if (shell ? word === '--version' || word === '--help' : inline)
       return next + 1 < args.length && args[next + 1] === undefined
         ? [...named, { unread: 'it runs code only running tells', shell, what: `${name}'s code` }]

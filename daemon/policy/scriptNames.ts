@@ -26,7 +26,7 @@ export const SHELL_START_FILE = new Set(['--rcfile', '--init-file']);
  * only running tells.
  */
 function shellCodeAt(args: readonly (string | undefined)[], name: string): number | undefined {
-  const valueOfOption = name === 'su';
+  const valueOfOption = name === 'su' || name === 'runuser';
   let given = false;
   for (let at = 0; at < args.length; at++) {
     const arg = args[at];
@@ -101,27 +101,35 @@ const codeUnknown = (what: string): Named => ({
 });
 
 /**
- * Words that the program running a shell replaces with its own (`find -exec`'s and `xargs -I`'s
- * `{}`, GNU parallel's `{.}`, `{1}`, `:::`): what they stand for only running tells.
+ * The program that runs a shell and completes its words: `find -exec`, which puts a path for
+ * `{}`; `xargs` and `parallel`, which add their input's words (`appends`), and put it for `{}`
+ * (parallel's `{.}`, `{1}`, `{= =}`, `:::`) or for a string an option names (`replaces`:
+ * `xargs -I %`).
  */
-const PUT_IN_BY_RUNNER = /(?<!\$)\{(\/\/|\/\.|[.\/#%]|\d+)?\}|^:::/;
+export interface Feeder {
+  appends: boolean;
+  replaces: boolean;
+}
+const PUT_IN_BY_FEEDER = /\{(\/\/|\/\.|[.\/#%]|\d+[.\/]*)?\}|\{=.*=\}|^:::/s;
 
 /**
  * The code a shell runs for `-c` (`sh -c make`, `su -c make`), to be read as commands with the
  * words after it as `$0`, `$1`…; none when the lexer read it already (`bash -c 'cat x'`). Said
- * unread when only running tells it (`sh -c "$x"`, `xargs sh -c`, which takes it from its input).
+ * unread when only running tells it (`sh -c "$x"`, `xargs sh -c`, which takes it from its input),
+ * or the program running the shell (`fed`) puts it in, or the words it reads.
  */
-export function shellCodeRun(name: string, words: SimpleCommand): Named[] {
+export function shellCodeRun(name: string, words: SimpleCommand, fed?: Feeder): Named[] {
   const args = words.map(literalText);
   const at = shellCodeAt(args, name);
   if (at === undefined) return [];
   const text = args[at];
   const code = text?.replace(/^--(session-)?command=/, '');
   const after = args.slice(at + 1);
-  // What the program running the shell puts in, as its code or the words the code reads
-  // (`find … -exec sh -c '$0' {}`), only running tells.
-  const putIn = after.some((word) => word !== undefined && PUT_IN_BY_RUNNER.test(word));
-  if (code === undefined || PUT_IN_BY_RUNNER.test(code) || (putIn && code.includes('$')))
+  const putIn = (word: string | undefined) => word !== undefined && PUT_IN_BY_FEEDER.test(word);
+  if (
+    code === undefined ||
+    (fed && (fed.replaces || putIn(code) || (code.includes('$') && (fed.appends || after.some(putIn)))))
+  )
     return [codeUnknown(`${name}'s code`)];
   // Code that moves or sets its parameters (`shift`, `set --`) gives them values only running tells.
   const positional = /\b(shift|set|getopts)\b/.test(code) ? [] : after;
@@ -131,18 +139,41 @@ export function shellCodeRun(name: string, words: SimpleCommand): Named[] {
   // `"$@"` and `$*` stand for the words after `$0`: written into the code, each quoted as one
   // (`sh -c 'exec "$@"' sh npm test`).
   const rest = positional.slice(1);
-  const spelled = rest.every((word) => word !== undefined)
-    ? rest.map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(' ')
-    : undefined;
   const withWords =
-    positional.length > 0 && spelled !== undefined ? code.replace(ALL_WORDS, () => spelled) : code;
+    positional.length > 0 && rest.every((word) => word !== undefined)
+      ? withAllWords(code, rest.map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(' '))
+      : code;
   // Read again with the command's words as its `$0`, `$1`… (`sh -c '$0' make`).
   const usesWords = withWords !== code || (Object.keys(variables).length > 0 && code.includes('$'));
   return readAgain(words[at]!, code) && !usesWords ? [] : [{ commands: withWords, variables }];
 }
 
-/** A shell's words for all its parameters: `"$@"`, `$*`, `${@}`. */
-const ALL_WORDS = /"\$(@|\*|\{@\}|\{\*\})"|\$(@|\*|\{@\}|\{\*\})/g;
+/** A shell's words for all its parameters, alone or in double quotes: `"$@"`, `$*`, `${@}`. */
+const ALL_WORDS = /"\$(@|\*|\{@\}|\{\*\})"|\$(@|\*|\{@\}|\{\*\})/y;
+
+/**
+ * `code` with `spelled` for each of its words for all parameters that stands outside quotes
+ * (`"$@"` whole, or `$@`): never one escaped (`\$@`) or in a quoted string, whose text it is.
+ */
+function withAllWords(code: string, spelled: string): string {
+  let out = '';
+  let quote: "'" | '"' | undefined;
+  for (let at = 0; at < code.length; at++) {
+    const character = code[at]!;
+    ALL_WORDS.lastIndex = at;
+    const all = quote === undefined ? ALL_WORDS.exec(code) : null;
+    if (all) {
+      out += spelled;
+      at += all[0].length - 1;
+      continue;
+    }
+    out += character;
+    if (character === '\\' && quote !== "'") out += code[++at] ?? '';
+    else if (character === "'" || character === '"')
+      quote = quote === undefined ? character : quote === character ? undefined : quote;
+  }
+  return out;
+}
 
 /** What `eval` joins and runs, as commands (`eval npm test`), unless the lexer read it already. */
 export function evalCodeRun(words: SimpleCommand): Named[] {

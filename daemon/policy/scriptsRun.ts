@@ -38,6 +38,7 @@ import {
   shellCodeRun,
   SHELLS,
   unreadScript,
+  type Feeder,
   type FileOptions,
   type Named,
 } from './scriptNames.ts';
@@ -351,10 +352,18 @@ function programAt(
     if (name === 'command' && /^-[vV]$/.test(texts[at + 1] ?? '')) return undefined;
     const runner = RUNNERS.has(name);
     if (!runner && !WRAPPERS.has(name)) return { at, elsewhere };
+    // Without `-u`, runuser takes su's words: a user, and a shell's options (`runuser me -c x`).
+    if (
+      name === 'runuser' &&
+      !texts.slice(at + 1).some((word) => word === '-u' || word?.startsWith('--user'))
+    )
+      return { at, elsewhere };
     // The first word after it that is not one of its options, their values (a number, a path, a
     // word after a short option: `-u me`) or an assignment, or a runner's word for running.
     const after = texts.slice(at + 1);
     const next = after.findIndex((word, index) => {
+      // sudo's and doas's letters join, the last taking the value (`sudo -iu me`, `-iu "$USER"`).
+      if (/^(sudo|doas)$/.test(name) && SUDO_VALUED.test(after[index - 1] ?? '')) return false;
       if (word === undefined || runsCode(basename(word)) || isKnownProgram(basename(word))) return true;
       const value =
         /^-\w$/.test(after[index - 1] ?? '') || /^\d[\d.]*[smhd]?$/.test(word) || word.includes('/');
@@ -386,6 +395,20 @@ function programAt(
   return undefined;
 }
 
+/**
+ * Programs that start a shell that runs its input, given no command: `newgrp`, `sg wheel`,
+ * `pkexec`, `script` without `-c`, `machinectl shell`.
+ */
+function startsAShellOnInput(name: string, args: readonly (string | undefined)[]): boolean {
+  const words = args.filter((arg) => arg === undefined || !arg.startsWith('-'));
+  if (name === 'newgrp' || (name === 'pkexec' && args.length === 0)) return true;
+  if (name === 'sg') return words.length <= 1 && !args.includes('-c');
+  if (name === 'machinectl') return words[0] === 'shell' && words.length <= 2;
+  return name === 'script' && !args.some((arg) => arg === undefined || /^(-c|--command)/.test(arg));
+}
+
+/** sudo's and doas's options that take a value, last among joined letters (`-iu me`). */
+const SUDO_VALUED = /^-[a-zA-Z]*[ugCDhprtTU]$/;
 /** sudo's options that start a shell (`-s`, `-i`, among other letters: `-Es`). */
 const STARTS_A_SHELL = /^(-[a-zA-Z]*[is][a-zA-Z]*|--shell|--login)$/;
 const shellOnInput = (name: string): Named => ({
@@ -407,10 +430,17 @@ type Variables = Readonly<Record<string, string>>;
  * The files one simple command runs code from, as written, or the code it cannot read.
  * `expands`: the command holds what a shell expands, were it in a here-document.
  */
-function scriptsNamed(words: SimpleCommand, expands: boolean, exported: Variables = {}): Named[] {
-  const program = programAt(words.map(literalText));
+function scriptsNamed(
+  words: SimpleCommand,
+  expands: boolean,
+  exported: Variables = {},
+  fedBy?: Feeder,
+): Named[] {
+  const texts = words.map(literalText);
+  const program = programAt(texts);
+  const fed = fedBy ?? feederOf(texts.slice(0, program && 'at' in program ? program.at : texts.length));
   const named = [
-    ...scriptsOf(words, program, expands, exported),
+    ...scriptsOf(words, program, expands, exported, fed),
     ...codeFurtherOn(words, program, expands, exported),
   ];
   return program?.elsewhere ? inAnotherFolder(named) : named;
@@ -496,6 +526,7 @@ function scriptsOf(
   program: ReturnType<typeof programAt>,
   expands: boolean,
   exported: Variables,
+  fed: Feeder | undefined,
 ): Named[] {
   const texts = words.map(literalText);
   const named: Named[] = [...loadedByVariables(words)];
@@ -512,8 +543,9 @@ function scriptsOf(
     return [...named, path === undefined ? unreadScript(name, true) : { path, shell: true }];
   }
   if (name === 'eval') return [...named, ...evalCodeRun(words.slice(at + 1))];
-  if (name === 'su') {
-    const code = shellCodeRun(name, words.slice(at + 1));
+  if (startsAShellOnInput(name, args)) return [...named, shellOnInput(name)];
+  if (name === 'su' || name === 'runuser') {
+    const code = shellCodeRun(name, words.slice(at + 1), fed);
     // Without `-c`, su starts a shell that runs its input.
     const given = args.some((arg) => arg === undefined || /^(-c|--(session-)?command(=.*)?)$/s.test(arg));
     return [...named, ...(given ? code : [shellOnInput(name)])];
@@ -521,7 +553,7 @@ function scriptsOf(
   if (runsCode(name))
     return [
       ...named,
-      ...interpreterScripts(name, words.slice(at + 1), expands, { ...exported, ...assignedIn(texts) }),
+      ...interpreterScripts(name, words.slice(at + 1), expands, { ...exported, ...assignedIn(texts) }, fed),
     ];
   if (name === 'find') return [...named, ...findExecs(words.slice(at + 1), expands)];
   if (name === 'git') return [...named, ...gitConfigured(args), ...gitPatches(args), ...gitCommands(args)];
@@ -550,12 +582,28 @@ const PATCH_FROM_INPUT = (what: string): Named => ({
 });
 
 /** What `find … -exec` (`-execdir`, `-ok`) runs, as a command of its own up to its `;` or `+`. */
+/** find puts a path where `{}` stands in what `-exec` runs. */
+const FIND_EXEC: Feeder = { appends: false, replaces: false };
+
+/**
+ * xargs or parallel among the words before a program, which complete its words from their input:
+ * by adding them, and in place of `{}` or of a string an option names (`xargs -I %`).
+ */
+function feederOf(before: readonly (string | undefined)[]): Feeder | undefined {
+  const at = before.findIndex((text) => text !== undefined && /^(xargs|parallel)$/.test(basename(text)));
+  if (at === -1) return undefined;
+  const replaces = before
+    .slice(at + 1)
+    .some((text) => text === undefined || /^(-[IiJ].*|--replace(=.*)?)$/s.test(text));
+  return { appends: true, replaces };
+}
+
 function findExecs(words: SimpleCommand, expands: boolean): Named[] {
   const texts = words.map(literalText);
   return texts.flatMap((text, index) => {
     if (!/^-(exec|execdir|ok|okdir)$/.test(text ?? '')) return [];
     const end = texts.findIndex((word, after) => after > index && (word === ';' || word === '+'));
-    return scriptsNamed(words.slice(index + 1, end === -1 ? undefined : end), expands);
+    return scriptsNamed(words.slice(index + 1, end === -1 ? undefined : end), expands, {}, FIND_EXEC);
   });
 }
 

@@ -1004,6 +1004,10 @@ describe("the scripts a project's own configuration runs", () => {
     // `"$@"` and `$*` stand for every word after `$0`, however many.
     for (const command of [`sh -c 'exec "$@"' sh npm test`, "bash -c 'cd . && $*' _ npm test"])
       expect(runIn(command), command).toEqual([testScripts]);
+    // Only where they stand outside quotes and unescaped (review M: `\$@` became a lone `\`
+    // that hid the `;` after it, and with it `make`).
+    for (const command of ["sh -c 'echo \\$@;ma''ke' _", `sh -c 'echo "$@ x"; ma''ke' _ 'a"b'`])
+      expect(runIn(command), command).toEqual([makefile]);
     // Code that moves its parameters gives them values only running tells: none is taken.
     expect(runIn("sh -c 'shift; $1' _ true make")).toEqual([]);
     // Linear however deep: each level is read within the one before, and no deeper than 16.
@@ -1026,6 +1030,11 @@ describe("the scripts a project's own configuration runs", () => {
       'xargs -I{} sh -c "cat {}"',
       'parallel sh -c ::: make',
       'parallel bash -c {.} ::: make.x',
+      // A replacement string an option names, and what xargs adds to the words (review M).
+      'echo make | xargs -I % sh -c %',
+      "xargs --replace=Q sh -c 'Q -f x.mk'",
+      'parallel sh -c {1.} ::: make.x',
+      `echo make | xargs sh -c '"$@"' _`,
     ])
       expect(runIn(command), command).toEqual([
         {
@@ -1034,6 +1043,13 @@ describe("the scripts a project's own configuration runs", () => {
           shell: true,
         },
       ]);
+    // Where no program puts words in, `{}` and `:::` are the code's own (review M).
+    for (const command of [
+      "bash -c 'git stash show stash@{0}'",
+      `sh -c 'find . -exec rm {} +'`,
+      "sh -c 'echo $1' _ :::",
+    ])
+      expect(runIn(command), command).toEqual([]);
     // With no code and no program, these start a shell that runs their input.
     for (const command of ['echo make | sudo -s', 'sudo -u me -i', 'su', 'su - me', 'doas -s'])
       expect(runIn(command), command).toEqual([
@@ -1043,7 +1059,26 @@ describe("the scripts a project's own configuration runs", () => {
           shell: true,
         },
       ]);
-    for (const command of ['sudo -s make', 'su - me -c make']) expect(runIn(command)).toEqual([makefile]);
+    // Review M: letters joined before a value, runuser's su-like words, and other programs that
+    // start a shell on their input.
+    for (const command of [
+      'sudo -iu me',
+      'echo make | sudo -iu "$USER"',
+      'doas -su me',
+      'runuser me',
+      'runuser -l me',
+      'newgrp wheel',
+      'sg wheel',
+      'pkexec',
+      'script -q /dev/null',
+      'machinectl shell',
+    ])
+      expect(
+        runIn(command).map(({ unread }) => unread),
+        command,
+      ).toEqual(['it starts a shell that runs the code its input holds, which is not known before it runs']);
+    for (const command of ['sudo -s make', 'su - me -c make', 'runuser -l me -c make', 'sudo -iu me make'])
+      expect(runIn(command), command).toEqual([makefile]);
     for (const command of ['sudo -v', 'sudo -l', 'sudo -k']) expect(runIn(command)).toEqual([]);
   });
 
