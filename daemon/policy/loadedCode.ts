@@ -120,8 +120,9 @@ export function modulesLoaded(
  */
 const CODE_VARIABLE =
   /^(BASH_ENV|NODE_OPTIONS|PYTHONPATH|PERL5LIB|PERLLIB|RUBYLIB|ZDOTDIR|GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_DIR)=/;
-/** npm's configuration from the environment (any case) that picks what runs its scripts. */
-const NPM_CONFIG = /^(npm_config_(script_shell|node_options|userconfig|globalconfig|prefix))=./is;
+/** npm's configuration from the environment (any case) that picks what runs its scripts, or where. */
+const NPM_CONFIG =
+  /^(npm_config_(script_shell|node_options|userconfig|globalconfig|prefix|workspaces?|include_workspace_root))=./is;
 /** Settings that turn git's configuration or hooks off, which name no code. */
 const GIT_CONFIG_OFF = /^(GIT_CONFIG_NOSYSTEM=.*|GIT_CONFIG_(GLOBAL|SYSTEM)=\/dev\/null)$/s;
 const PROGRAM_VARIABLE =

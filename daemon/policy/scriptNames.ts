@@ -131,48 +131,52 @@ export function shellCodeRun(name: string, words: SimpleCommand, fed?: Feeder): 
     (fed && (fed.replaces || putIn(code) || (code.includes('$') && (fed.appends || after.some(putIn)))))
   )
     return [codeUnknown(`${name}'s code`)];
-  // Code that moves or sets its parameters (`shift`, `set --`) gives them values only running tells.
-  const positional = /\b(shift|set|getopts)\b/.test(code) ? [] : after;
+  // Given words, code that moves or sets its parameters (`shift`, `set --`) or makes others of
+  // them (`${1%x}`, `${@:2}`, `"n$@"`, `IFS=x; $*`) runs what only running tells.
+  const moves = /\b(shift|set|getopts)\b/.test(code);
+  const allWords = [...code.matchAll(ALL_PARAMETERS)];
+  if (
+    after.length > 0 &&
+    (moves
+      ? /\$\{?[\d@*!]/.test(code)
+      : CHANGED_PARAMETER.test(code) ||
+        (allWords.length > 0 && (/\bIFS=/.test(code) || allWords.some((found) => !standsAlone(code, found)))))
+  )
+    return [codeUnknown(`${name}'s code`)];
+  const positional = moves ? [] : after;
   const variables = Object.fromEntries(
     positional.flatMap((value, index) => (value === undefined || index > 9 ? [] : [[String(index), value]])),
   );
-  // `"$@"` and `$*` stand for the words after `$0`: written into the code, each quoted as one
-  // (`sh -c 'exec "$@"' sh npm test`).
+  // `"$@"` and `$*` stand for the words after `$0`, however many: read as a command of their own
+  // too, which they are where they start one (`sh -c 'exec "$@"' sh npm test`).
   const rest = positional.slice(1);
-  const withWords =
-    positional.length > 0 && rest.every((word) => word !== undefined)
-      ? withAllWords(code, rest.map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(' '))
-      : code;
+  if (allWords.length > 0 && rest.some((word) => word === undefined)) return [codeUnknown(`${name}'s code`)];
+  const asCommand: Named[] =
+    allWords.length > 0 && rest.length > 0
+      ? [{ commands: rest.map((word) => `'${word!.replaceAll("'", "'\\''")}'`).join(' '), variables: {} }]
+      : [];
   // Read again with the command's words as its `$0`, `$1`… (`sh -c '$0' make`).
-  const usesWords = withWords !== code || (Object.keys(variables).length > 0 && code.includes('$'));
-  return readAgain(words[at]!, code) && !usesWords ? [] : [{ commands: withWords, variables }];
+  const usesWords = Object.keys(variables).length > 0 && code.includes('$');
+  return [
+    ...(readAgain(words[at]!, code) && !usesWords ? [] : [{ commands: code, variables }]),
+    ...asCommand,
+  ];
 }
 
-/** A shell's words for all its parameters, alone or in double quotes: `"$@"`, `$*`, `${@}`. */
-const ALL_WORDS = /"\$(@|\*|\{@\}|\{\*\})"|\$(@|\*|\{@\}|\{\*\})/y;
+/** A shell's words for all its parameters: `$@`, `$*`, `${@}`, `${*}`. */
+const ALL_PARAMETERS = /\$(@|\*|\{@\}|\{\*\})/g;
+/** A parameter made into another: `${1%x}`, `${@:2}`, `${@/x/y}`, `${!#}`. */
+const CHANGED_PARAMETER = /\$\{(?:[@*]|\d+)[^}\d]|\$\{![#@*\d]/;
 
-/**
- * `code` with `spelled` for each of its words for all parameters that stands outside quotes
- * (`"$@"` whole, or `$@`): never one escaped (`\$@`) or in a quoted string, whose text it is.
- */
-function withAllWords(code: string, spelled: string): string {
-  let out = '';
-  let quote: "'" | '"' | undefined;
-  for (let at = 0; at < code.length; at++) {
-    const character = code[at]!;
-    ALL_WORDS.lastIndex = at;
-    const all = quote === undefined ? ALL_WORDS.exec(code) : null;
-    if (all) {
-      out += spelled;
-      at += all[0].length - 1;
-      continue;
-    }
-    out += character;
-    if (character === '\\' && quote !== "'") out += code[++at] ?? '';
-    else if (character === "'" || character === '"')
-      quote = quote === undefined ? character : quote === character ? undefined : quote;
+/** Whether all the parameters stand as words of their own, in double quotes or not (`"$@"`, `$*`). */
+function standsAlone(code: string, found: RegExpMatchArray): boolean {
+  let start = found.index!;
+  let end = start + found[0].length;
+  if (code[start - 1] === '"' && code[end] === '"') {
+    start--;
+    end++;
   }
-  return out;
+  return /^$|[\s;|&(]$/.test(code.slice(start - 1, start)) && /^$|^[\s;|&)]/.test(code.slice(end, end + 1));
 }
 
 /** What `eval` joins and runs, as commands (`eval npm test`), unless the lexer read it already. */

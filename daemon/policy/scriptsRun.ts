@@ -439,6 +439,11 @@ function scriptsNamed(
   const texts = words.map(literalText);
   const program = programAt(texts);
   const fed = fedBy ?? feederOf(texts.slice(0, program && 'at' in program ? program.at : texts.length));
+  // A package runner or make whose words xargs or parallel completes runs a script or a
+  // folder's only running tells (`echo test | xargs npm`, `xargs -I{} make -C {}`).
+  const completed = fedBy === undefined ? runnerFed(texts) : undefined;
+  if (completed !== undefined)
+    return [{ unread: 'the program running it adds to its words', shell: true, what: completed }];
   const named = [
     ...scriptsOf(words, program, expands, exported, fed),
     ...codeFurtherOn(words, program, expands, exported),
@@ -598,12 +603,29 @@ function feederOf(before: readonly (string | undefined)[]): Feeder | undefined {
   return { appends: true, replaces };
 }
 
+/** The package runner or make that xargs or parallel runs, past its options, if it runs one. */
+function runnerFed(texts: readonly (string | undefined)[]): string | undefined {
+  const feeder = texts.findIndex((text) => text !== undefined && /^(xargs|parallel)$/.test(basename(text)));
+  if (feeder === -1) return undefined;
+  for (let at = feeder + 1; at < texts.length; at++) {
+    const name = basename(texts[at] ?? '');
+    if (PACKAGE_RUNNERS.has(name) || MAKES.has(name)) return name;
+    if (runsCode(name) || isKnownProgram(name)) return undefined;
+    // Its options, and their values; anything else is the program it runs.
+    if (texts[at] === undefined || !(name.startsWith('-') || texts[at - 1]?.startsWith('-')))
+      return undefined;
+  }
+  return undefined;
+}
+
 function findExecs(words: SimpleCommand, expands: boolean): Named[] {
   const texts = words.map(literalText);
   return texts.flatMap((text, index) => {
     if (!/^-(exec|execdir|ok|okdir)$/.test(text ?? '')) return [];
     const end = texts.findIndex((word, after) => after > index && (word === ';' || word === '+'));
-    return scriptsNamed(words.slice(index + 1, end === -1 ? undefined : end), expands, {}, FIND_EXEC);
+    const named = scriptsNamed(words.slice(index + 1, end === -1 ? undefined : end), expands, {}, FIND_EXEC);
+    // `-execdir` runs it in the folder of each file found.
+    return text!.endsWith('dir') ? inAnotherFolder(named) : named;
   });
 }
 

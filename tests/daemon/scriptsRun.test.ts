@@ -1004,12 +1004,31 @@ describe("the scripts a project's own configuration runs", () => {
     // `"$@"` and `$*` stand for every word after `$0`, however many.
     for (const command of [`sh -c 'exec "$@"' sh npm test`, "bash -c 'cd . && $*' _ npm test"])
       expect(runIn(command), command).toEqual([testScripts]);
-    // Only where they stand outside quotes and unescaped (review M: `\$@` became a lone `\`
-    // that hid the `;` after it, and with it `make`).
-    for (const command of ["sh -c 'echo \\$@;ma''ke' _", `sh -c 'echo "$@ x"; ma''ke' _ 'a"b'`])
-      expect(runIn(command), command).toEqual([makefile]);
-    // Code that moves its parameters gives them values only running tells: none is taken.
-    expect(runIn("sh -c 'shift; $1' _ true make")).toEqual([]);
+    // Parameters made into others, moved, or joined to other text run what only running tells
+    // (reviews M and N: `\$@` written in as text once hid the `;` after it).
+    for (const command of [
+      "sh -c 'echo \\$@;ma''ke' _",
+      `sh -c 'echo "$@ x"; ma''ke' _ 'a"b'`,
+      `bash -c '"n$@"' sh pm test`,
+      `bash -c '"\${@:1}"' sh npm test`,
+      "bash -c '${0%X} ${1%X}' npmX testX",
+      `bash -c 'set -e; "$@"' sh npm test`,
+      "sh -c 'IFS=x; $*' _ makexall",
+      `sh -c 'exec "$@"' sh make "$X"`,
+    ])
+      expect(runIn(command), command).toEqual([
+        {
+          path: command.startsWith('bash') ? "bash's code" : "sh's code",
+          unread: 'it runs code only running tells',
+          shell: true,
+        },
+      ]);
+    for (const command of [`sh -c 'echo "$@"' _ a b`, "sh -c 'set -e; echo x' _ a"])
+      expect(runIn(command)).toEqual([]);
+    // Code that moves its parameters gives them values only running tells (review N: it read none).
+    expect(runIn("sh -c 'shift; $1' _ true make")).toEqual([
+      { path: "sh's code", unread: 'it runs code only running tells', shell: true },
+    ]);
     // Linear however deep: each level is read within the one before, and no deeper than 16.
     expect(runIn(`${'eval '.repeat(15)}make`)).toEqual([makefile]);
     expect(runIn(`${'eval '.repeat(17)}make`)).toEqual([
@@ -1043,6 +1062,25 @@ describe("the scripts a project's own configuration runs", () => {
           shell: true,
         },
       ]);
+    // A package runner or make whose words xargs or parallel completes, or that find runs in each
+    // folder found (review N).
+    for (const command of [
+      'echo test | xargs npm',
+      'xargs -I{} npm --prefix {} test',
+      'parallel make -C ::: x',
+    ])
+      expect(
+        runIn(command).map(({ unread }) => unread),
+        command,
+      ).toEqual(['the program running it adds to its words']);
+    expect(runIn('find . -name Makefile -execdir make \\;').map(({ unread }) => unread)).toContain(
+      'its folder is one only running tells',
+    );
+    expect(runIn('npm_config_workspace=web npm test')).toContainEqual({
+      path: 'npm_config_workspace',
+      unread: 'npm_config_workspace loads code into the program that runs',
+      shell: false,
+    });
     // Where no program puts words in, `{}` and `:::` are the code's own (review M).
     for (const command of [
       "bash -c 'git stash show stash@{0}'",
