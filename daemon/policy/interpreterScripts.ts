@@ -138,7 +138,8 @@ export function interpreterScripts(
         ? args[next + 1]
         : /^--env-file(?:-if-exists)?=(.+)$/s.exec(word)?.[1]
       : undefined;
-    if (envFile !== undefined) named.push({ path: envFile, shell: false, ifFound: true, envFile: true });
+    if (envFile !== undefined)
+      named.push({ path: envFile, shell: false, ifFound: true, settings: 'environment' });
     if (
       LOADS_CODE.has(word) ||
       SHELL_START_FILE.has(word) ||

@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import { ASSIGNMENT, literalText, type SimpleCommand, type Word } from './commandWords.ts';
-import { LOADS_CODE, looksLikeAFile, NOTHING_RUNS, type Named } from './scriptNames.ts';
+import {
+  LOADS_CODE,
+  looksLikeAFile,
+  NPM_CODE_SETTINGS,
+  NPM_PLACE_SETTINGS,
+  type Named,
+} from './scriptNames.ts';
 
 /**
  * Code a command's environment and options make a program load or run, beside its script:
@@ -121,8 +127,10 @@ export function modulesLoaded(
 const CODE_VARIABLE =
   /^(BASH_ENV|NODE_OPTIONS|PYTHONPATH|PERL5LIB|PERLLIB|RUBYLIB|ZDOTDIR|GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_DIR)=/;
 /** npm's configuration from the environment (any case) that picks what runs its scripts, or where. */
-const NPM_CONFIG =
-  /^(npm_config_(script_shell|node_options|userconfig|globalconfig|prefix|workspaces?|include_workspace_root))=./is;
+const NPM_CONFIG = new RegExp(
+  `^(npm_config_(${[...NPM_CODE_SETTINGS, ...NPM_PLACE_SETTINGS].join('|').replaceAll('-', '_')}))=.`,
+  'is',
+);
 /** Settings that turn git's configuration or hooks off, which name no code. */
 const GIT_CONFIG_OFF = /^(GIT_CONFIG_NOSYSTEM=.*|GIT_CONFIG_(GLOBAL|SYSTEM)=\/dev\/null)$/s;
 const PROGRAM_VARIABLE =
@@ -209,13 +217,16 @@ export function loadedByVariables(words: SimpleCommand): Named[] {
 }
 
 /**
- * Whether Node's environment file sets `NODE_OPTIONS` (Node reads it from there too), whose
- * `--require` may load anything: said unread if so. Its text is never shown: such files hold
- * secrets.
+ * The first variable an environment file sets (Node's `--env-file`, yarn's `.env.yarn`, bun's
+ * `.env`) that makes a program load code (`NODE_OPTIONS`, whose `--require` may load anything),
+ * or run another (`PATH`, `EDITOR`): the programs it starts inherit them all.
  */
-export function nodeOptionsSet(read: { text?: string; unread?: string }): { text?: string; unread?: string } {
-  if (read.text === undefined) return { unread: read.unread! };
-  return /^\s*(export\s+)?NODE_OPTIONS\s*=/m.test(read.text)
-    ? { unread: 'it sets NODE_OPTIONS, whose code Latch does not read' }
-    : { unread: NOTHING_RUNS };
+export function codeLoadingVariable(text: string): string | undefined {
+  for (const line of text.split(/\r?\n/)) {
+    const set = /^\s*(?:export\s+)?([A-Za-z_]\w*)\s*=\s*['"]?(.*)$/s.exec(line);
+    const assignment = set && `${set[1]}=${set[2]}`;
+    if (assignment && VARIABLES_LOADING_CODE.some((pattern) => pattern.test(assignment))) return set[1];
+  }
+  return undefined;
 }
+const VARIABLES_LOADING_CODE = [CODE_VARIABLE, LOADER_VARIABLES, NPM_CONFIG, PROGRAM_VARIABLE, /^PATH=/];

@@ -4,6 +4,8 @@ import { globMatches } from './glob.ts';
 import {
   CODE_FILE,
   NOTHING_RUNS,
+  NPM_CODE_SETTINGS,
+  NPM_PLACE_SETTINGS,
   optionFiles,
   runsCode,
   unreadScript,
@@ -51,7 +53,7 @@ function commandsRunning(commands: readonly string[], scripts: readonly string[]
   return Object.fromEntries(commands.map((command) => [command, scripts]));
 }
 /** A runner's options that run its scripts with another program or configuration. */
-const RUNS_SCRIPTS_OTHERWISE = /^(--script-shell|--node-options|--userconfig)(=.*)?$/s;
+const RUNS_SCRIPTS_OTHERWISE = new RegExp(`^--(${NPM_CODE_SETTINGS.join('|')})(=.*)?$`, 's');
 /**
  * Each runner's options that pick the project's packages it runs in: by their value (a name, a
  * pattern, a folder), every one, or the root too.
@@ -72,16 +74,16 @@ const WORKSPACE_OPTIONS: Record<string, { byValue?: RegExp; every?: RegExp; root
 /**
  * npm takes any start of a long option that names one only (`--include-workspace` for
  * `--include-workspace-root`): those of the options that pick packages or what runs the scripts.
+ * Its own options of those names are no shortening (`--global`, `--include=dev`).
  */
-const NPM_OPTIONS_READ = [
-  ...['workspace', 'workspaces', 'include-workspace-root', 'script-shell', 'node-options', 'userconfig'],
-  'prefix',
-];
+const NPM_OPTIONS_READ = [...NPM_CODE_SETTINGS, ...NPM_PLACE_SETTINGS];
+const NPM_OPTIONS_OF_THEIR_OWN = ['global', 'include'];
 const abbreviatesNpmOption = (word: string) => {
   const name = /^--([\w-]{2,})(=.*)?$/s.exec(word)?.[1];
   return (
     name !== undefined &&
     !NPM_OPTIONS_READ.includes(name) &&
+    !NPM_OPTIONS_OF_THEIR_OWN.includes(name) &&
     NPM_OPTIONS_READ.some((full) => full.startsWith(name))
   );
 };
@@ -258,7 +260,7 @@ function scriptsOfCommand(
   // With no command (`yarn`, `yarn --frozen-lockfile`), yarn installs; the others say how they
   // are used (`npm --version`).
   if (command === undefined && words.length === 0)
-    return runner === 'yarn' ? [{ ...packageFile(INSTALLS, inFolder), installs: true }] : [];
+    return runner === 'yarn' ? [{ ...packageFile(runner, INSTALLS, inFolder), installs: true }] : [];
   if (command === undefined) return [unreadScript(runner, true)];
   const after = (index: number) => args.slice(wordAt[index]! + 1);
   if (runner === 'pnpm' && RUNS_IN_EVERY_PACKAGE.has(command))
@@ -284,23 +286,37 @@ function scriptsOfCommand(
   const scripts = SCRIPTS_OF_COMMAND[command] ?? [command];
   // With no start script, npm runs `node server.js`: its code is read too.
   if (scripts.includes('start'))
-    return [packageFile(scripts, inFolder), { path: inFolder('server.js'), shell: false, ifFound: true }];
+    return [
+      packageFile(runner, scripts, inFolder),
+      { path: inFolder('server.js'), shell: false, ifFound: true },
+    ];
   if (!RUNS_A_SCRIPT.has(command))
     return [
-      { ...packageFile(scripts, inFolder), ...(scripts.includes('install') ? { installs: true } : {}) },
+      {
+        ...packageFile(runner, scripts, inFolder),
+        ...(scripts.includes('install') ? { installs: true } : {}),
+      },
     ];
   // `npm run --x y build`: the script run may be an option's value.
   if (unknownAt === 1) return unreadPackage('an option Latch does not know may take the word after it');
   if (words.length === 1) return [];
-  return script === undefined ? [unreadScript(runner, true)] : [packageFile([script], inFolder)];
+  return script === undefined ? [unreadScript(runner, true)] : [packageFile(runner, [script], inFolder)];
 }
 
-/** The folder's package.json, for these scripts and the `pre` and `post` scripts each brings. */
-const packageFile = (scripts: readonly string[], inFolder: (path: string) => string): Named => ({
+/**
+ * The folder's package.json, for these scripts and the `pre` and `post` scripts each brings, run
+ * by `runner` (whose settings beside it are read too; a local package's are its project's).
+ */
+const packageFile = (
+  runner: string | undefined,
+  scripts: readonly string[],
+  inFolder: (path: string) => string,
+): Named => ({
   path: inFolder('package.json'),
   shell: true,
   ifFound: true,
   packageScripts: scripts.flatMap((script) => [`pre${script}`, script, `post${script}`]),
+  ...(runner === undefined ? {} : { runner }),
 });
 
 /** Reads a file as a script is read (a regular file, never waiting), or says why not (`ENOENT`). */
@@ -352,7 +368,7 @@ export function localPackages(path: string, read: ReadFile, home: string | undef
       if (queue.length > MOST_LOCAL_PACKAGES)
         return unread(`more than the ${MOST_LOCAL_PACKAGES} local packages Latch looks through`);
       queue.push(file);
-      named.push({ ...packageFile(INSTALLS, (name) => join(found, name)), local: true });
+      named.push({ ...packageFile(undefined, INSTALLS, (name) => join(found, name)), local: true });
     }
   }
   return named;

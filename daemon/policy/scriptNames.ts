@@ -45,7 +45,7 @@ export const INTERPRETER =
   /^(python[\d.]*|pypy[\d.]*|node|nodejs|perl[\d.]*|ruby[\d.]*|php[\d.]*|tsx|ts-node|bun|deno|lua[\d.]*|luajit|Rscript|tclsh[\d.]*|wish[\d.]*|expect|julia|raku|elixir|groovy|osascript|pwsh|powershell)$/;
 /** A wrapper's option that runs the program in another folder. */
 export const CHANGES_FOLDER =
-  /^(-C|-D|--chdir(=.*)?|--directory(=.*)?|--working-directory(=.*)?|--cwd(=.*)?)$/s;
+  /^(-C|-D|--(chdir|directory|working-directory|cwd|wd|workdir|chroot|root)(=.*)?)$/s;
 /** A file a runner is given that is code to run, by its extension: a shell's, or another language's. */
 export const CODE_FILE =
   /\.(sh|bash|zsh|py|js|mjs|cjs|ts|mts|cts|tsx|jsx|rb|pl|pm|php|lua|r|jl|tcl|exs|go|java|kt|kts|swift|rs|ps1|sql|awk|vim|mk)$/i;
@@ -57,6 +57,21 @@ export type FileOptions = { options: readonly string[]; shell: boolean; patch?: 
 
 /** `vim -u NONE`: no file. */
 const NO_FILE = new Set(['NONE', 'NORC', 'NOPLUGIN']);
+
+/** The kinds of settings files read for what makes code run: an environment file, npm's, yarn's. */
+export type SettingsFile = 'environment' | 'npmrc' | 'yarnrc' | 'yarnrc.yml';
+
+/**
+ * npm's (and pnpm's) settings that change what runs a project's scripts and installs, however
+ * given (`--script-shell`, `npm_config_script_shell`, `.npmrc`): the shell, Node's options, other
+ * files of settings, the programs that build and fetch packages, pnpm's hooks.
+ */
+export const NPM_CODE_SETTINGS = [
+  ...['script-shell', 'node-options', 'userconfig', 'globalconfig', 'onload-script', 'node-gyp', 'git'],
+  ...['pnpmfile', 'global-pnpmfile'],
+];
+/** npm's settings that pick where scripts run, which Latch follows from a command's options only. */
+export const NPM_PLACE_SETTINGS = ['prefix', 'workspace', 'workspaces', 'include-workspace-root'];
 
 /**
  * Which of a project's packages a runner runs in (`npm -w web test`, `pnpm -r build`): those
@@ -85,8 +100,10 @@ export type Named =
       workspaces?: WorkspacePick;
       /** One of the project's packages beyond the folder's (a workspace, a local dependency). */
       local?: true;
-      /** Node's environment file: only the options it gives Node may load code (never shown). */
-      envFile?: true;
+      /** The package runner that runs these scripts, whose files of settings may change what runs. */
+      runner?: string;
+      /** A file of settings, read only for what in it makes code run (never shown: they hold secrets). */
+      settings?: SettingsFile;
       /** Read as if a program Latch does not know ran it: shown if it is there, never said unread. */
       guess?: true;
     }

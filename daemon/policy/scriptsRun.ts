@@ -10,7 +10,7 @@ import {
   type SimpleCommand,
 } from './commandWords.ts';
 import { interpreterScripts } from './interpreterScripts.ts';
-import { assignedIn, configuresGit, gitConfigured, loadedByVariables, nodeOptionsSet } from './loadedCode.ts';
+import { assignedIn, configuresGit, gitConfigured, loadedByVariables } from './loadedCode.ts';
 import { LONG_COMMAND_BYTES } from './policy.ts';
 import {
   localPackages,
@@ -26,6 +26,7 @@ import {
   workspaceRoot,
 } from './projectScripts.ts';
 import { MAX_LINKS } from './realPath.ts';
+import { runnerSettingsFiles, settingsRunningCode } from './runnerSettings.ts';
 import {
   CHANGES_FOLDER,
   CODE_FILE,
@@ -235,10 +236,13 @@ export function scriptsRun(
         if (root !== undefined) pending.push({ ...named, path: root });
         pending.push(...localPackages(path, readScript, variables['HOME']));
       }
+      // What the runner's files of settings beside the project make it run otherwise.
+      if (named.runner !== undefined && !named.guess && !named.local)
+        pending.push(...runnerSettingsFiles(named.runner, path, dirname(written!), variables['HOME']));
       const read = named.packageScripts
         ? scriptsOfPackage(path, readScript(path), named.packageScripts)
-        : named.envFile
-          ? nodeOptionsSet(readScript(path))
+        : named.settings
+          ? settingsRunningCode(named.settings, readScript(path))
           : readScript(path);
       // A word that may name a file and does not (an installed module, a time for `at`, a
       // query), or names a folder or a binary (a database), is no code to show; nor a program
@@ -361,14 +365,28 @@ function programAt(
     // The first word after it that is not one of its options, their values (a number, a path, a
     // word after a short option: `-u me`) or an assignment, or a runner's word for running.
     const after = texts.slice(at + 1);
+    const wrapperOptions = WRAPPER_OPTIONS[name];
     const next = after.findIndex((word, index) => {
+      const before = after[index - 1] ?? '';
       // sudo's and doas's letters join, the last taking the value (`sudo -iu me`, `-iu "$USER"`).
-      if (/^(sudo|doas)$/.test(name) && SUDO_VALUED.test(after[index - 1] ?? '')) return false;
+      if (/^(sudo|doas)$/.test(name) && SUDO_VALUED.test(before)) return false;
+      if (wrapperOptions?.valued.has(before)) return false; // `sudo --user root -s`
       if (word === undefined || runsCode(basename(word)) || isKnownProgram(basename(word))) return true;
-      const value =
-        /^-\w$/.test(after[index - 1] ?? '') || /^\d[\d.]*[smhd]?$/.test(word) || word.includes('/');
+      const value = /^-\w$/.test(before) || /^\d[\d.]*[smhd]?$/.test(word) || word.includes('/');
       return !(word.startsWith('-') || ASSIGNMENT.test(word) || (runner ? RUNNING_WORDS.has(word) : value));
     });
+    // A long option Latch does not know may take the word after it (`sudo --us root -s`, as
+    // getopt shortens `--user`): that word is then no program, and which one runs is not known.
+    const optionBefore = next > 0 ? after[next - 1] : undefined;
+    if (
+      !runner &&
+      optionBefore !== undefined &&
+      /^--[\w-]+$/.test(optionBefore) &&
+      !wrapperOptions?.flags.has(optionBefore) &&
+      !isKnownProgram(basename(after[next] ?? '')) &&
+      !runsCode(basename(after[next] ?? ''))
+    )
+      return { files: [unknownOption(name)], elsewhere };
     // A package runner reads its own options, a folder among them (`pnpm -C web build`).
     const scripts = PACKAGE_RUNNERS.has(name) ? packageScripts(name, after) : undefined;
     if (scripts !== undefined) return { files: scripts, elsewhere };
@@ -386,9 +404,8 @@ function programAt(
       continue;
     }
     if (runner) return undefined;
-    // With no program, `sudo -s`, `sudo -i` and `doas -s` start a shell that runs its input.
-    if (/^(sudo|doas)$/.test(name) && own.some((word) => word !== undefined && STARTS_A_SHELL.test(word)))
-      return { files: [shellOnInput(name)], elsewhere };
+    // With no program, `sudo -s`, `unshare -r`, `chroot /` start a shell that runs its input.
+    if (startsAShellAlone(name, own)) return { files: [shellOnInput(name)], elsewhere };
     const paths = after.filter((word): word is string => word !== undefined && word.includes('/'));
     return { files: paths.map((path) => ({ path, shell: true, byPath: true })), elsewhere };
   }
@@ -407,8 +424,123 @@ function startsAShellOnInput(name: string, args: readonly (string | undefined)[]
   return name === 'script' && !args.some((arg) => arg === undefined || /^(-c|--command)/.test(arg));
 }
 
+/**
+ * Wrappers that start a shell when given no program: `sudo -s`, `doas -s`, `systemd-run --shell`
+ * by an option; `unshare`, `nsenter`, `firejail`, `screen` alone; `chroot` given a root alone.
+ */
+function startsAShellAlone(name: string, own: readonly (string | undefined)[]): boolean {
+  const option = (pattern: RegExp) => own.some((word) => word !== undefined && pattern.test(word));
+  if (name === 'sudo' || name === 'doas') return option(STARTS_A_SHELL);
+  if (name === 'systemd-run') return option(/^(-[a-zA-Z]*S[a-zA-Z]*|--shell)$/);
+  // Its words that are no option nor an option's value: chroot's new root, or a program.
+  const valued = WRAPPER_OPTIONS[name]?.valued;
+  const operands = own.filter(
+    (word, index) => word === undefined || (!word.startsWith('-') && !valued?.has(own[index - 1] ?? '')),
+  );
+  if (name === 'chroot') return operands.length <= 1;
+  return ['unshare', 'nsenter', 'firejail', 'screen'].includes(name) && operands.length === 0;
+}
+
+/**
+ * Wrappers' options written apart from their value (`sudo --user root`, `xargs --arg-file list`,
+ * `unshare -S 0`), and their long options that take none; any other long option before the
+ * program's word may have taken it as its value.
+ */
+const WRAPPER_OPTIONS: Record<string, { valued: ReadonlySet<string>; flags: ReadonlySet<string> }> = {
+  sudo: longOptions(
+    [
+      'user',
+      'group',
+      'host',
+      'prompt',
+      'chdir',
+      'chroot',
+      'close-from',
+      'role',
+      'type',
+      'other-user',
+      'command-timeout',
+    ],
+    [
+      'preserve-env',
+      'login',
+      'shell',
+      'non-interactive',
+      'background',
+      'stdin',
+      'set-home',
+      'preserve-groups',
+    ],
+    ['reset-timestamp', 'remove-timestamp', 'askpass', 'bell', 'no-update'],
+  ),
+  xargs: longOptions(
+    ['arg-file', 'delimiter', 'max-args', 'max-chars', 'max-procs', 'process-slot-var'],
+    ['null', 'no-run-if-empty', 'verbose', 'interactive', 'open-tty', 'exit', 'show-limits'],
+  ),
+  parallel: longOptions(
+    [
+      ...['jobs', 'arg-file', 'colsep', 'delimiter', 'joblog', 'results', 'sshlogin', 'sshloginfile', 'wd'],
+      ...['workdir', 'tmpdir', 'timeout', 'delay', 'retries', 'halt', 'tagstring', 'basefile', 'return'],
+      ...['transferfile', 'env', 'load', 'memfree', 'nice', 'block', 'max-args', 'max-procs', 'max-lines'],
+    ],
+    ['will-cite', 'keep-order', 'line-buffer', 'tag', 'group', 'ungroup', 'pipe', 'dry-run', 'verbose'],
+    ['progress', 'eta', 'bar', 'null', 'no-run-if-empty', 'quote', 'halt-on-error'],
+  ),
+  timeout: longOptions(['signal', 'kill-after'], ['foreground', 'preserve-status', 'verbose']),
+  env: longOptions(['unset', 'chdir'], ['ignore-environment', 'null', 'debug']),
+  nice: longOptions(['adjustment'], []),
+  flock: longOptions(['timeout', 'wait', 'conflict-exit-code'], ['shared', 'exclusive', 'nonblock', 'close']),
+  'systemd-run': longOptions(
+    ['unit', 'property', 'description', 'slice', 'uid', 'gid', 'nice', 'working-directory', 'setenv'],
+    ['user', 'system', 'scope', 'pty', 'pipe', 'quiet', 'wait', 'collect', 'same-dir', 'shell'],
+  ),
+  setsid: longOptions([], ['ctty', 'fork', 'wait']),
+  unshare: longOptions(
+    [
+      'map-user',
+      'map-group',
+      'propagation',
+      'setgroups',
+      'root',
+      'wd',
+      'setuid',
+      'setgid',
+      '-S',
+      '-G',
+      '-R',
+      '-w',
+    ],
+    ['mount', 'uts', 'ipc', 'net', 'pid', 'user', 'cgroup', 'time', 'fork', 'mount-proc'],
+    ['map-root-user', 'map-current-user', 'kill-child'],
+  ),
+  nsenter: longOptions(
+    ['target', 'setuid', 'setgid', '-t', '-S', '-G'],
+    ['mount', 'uts', 'ipc', 'net', 'pid', 'user', 'cgroup', 'time', 'preserve-credentials', 'no-fork'],
+  ),
+  chroot: longOptions(['userspec', 'groups'], ['skip-chdir']),
+  screen: longOptions(['-S', '-c', '-e', '-h', '-p', '-T', '-X'], []),
+  time: longOptions(['output', 'format'], ['verbose', 'portability', 'append', 'quiet']),
+  watch: longOptions(
+    ['interval'],
+    ['differences', 'chgexit', 'exec', 'beep', 'errexit', 'precise', 'no-title', 'color', 'no-wrap'],
+  ),
+  ionice: longOptions(['class', 'classdata'], ['ignore']),
+  strace: longOptions(['output', 'trace', 'string-limit', 'attach'], ['follow-forks', 'summary-only']),
+};
+/** A wrapper's options: those that take a value (by their long name, or `-x`), then its flags. */
+function longOptions(valued: readonly string[], ...flags: (readonly string[])[]) {
+  const spelled = (names: readonly string[]) =>
+    new Set(names.map((option) => (option.startsWith('-') ? option : `--${option}`)));
+  return { valued: spelled(valued), flags: spelled(flags.flat()) };
+}
+const unknownOption = (name: string): Named => ({
+  unread: `an option of ${name} Latch does not know may take the word after it`,
+  shell: true,
+  what: name,
+});
+
 /** sudo's and doas's options that take a value, last among joined letters (`-iu me`). */
-const SUDO_VALUED = /^-[a-zA-Z]*[ugCDhprtTU]$/;
+const SUDO_VALUED = /^-[a-zA-Z]*[ugCDhprtTUR]$/;
 /** sudo's options that start a shell (`-s`, `-i`, among other letters: `-Es`). */
 const STARTS_A_SHELL = /^(-[a-zA-Z]*[is][a-zA-Z]*|--shell|--login)$/;
 const shellOnInput = (name: string): Named => ({

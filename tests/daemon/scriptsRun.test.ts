@@ -523,14 +523,71 @@ describe("the scripts a project's own configuration runs", () => {
       expect(runIn(command)).toEqual([]);
   });
 
+  it("says it cannot read what a runner's settings beside the project make its scripts run, never showing them", () => {
+    const settings = (file: string, text: string) => writeFileSync(join(pkg(), file), text);
+    const unread = (file: string, setting: string) => ({
+      path: file,
+      unread: `it sets ${setting}, whose code Latch does not read`,
+      shell: false,
+    });
+    try {
+      settings('.npmrc', '//registry.example/:_authToken=t-123\nsave-exact=true\n');
+      settings('.env', 'API_KEY=k-123\n');
+      for (const command of ['npm test', 'pnpm test', 'yarn test', 'bun run test'])
+        expect(runIn(command), command).toEqual([testScripts]);
+      settings('.npmrc', '//registry.example/:_authToken=t-123\nSCRIPT_SHELL = ./sh.sh\n');
+      expect(runIn('npm test')).toEqual([testScripts, unread('P/.npmrc', 'script-shell')]);
+      expect(runIn('pnpm test')).toEqual([testScripts, unread('P/.npmrc', 'script-shell')]);
+      settings('.npmrc', 'node-options=--require ./x.js\n');
+      expect(runIn('npm run build')).toEqual([buildScript, unread('P/.npmrc', 'node-options')]);
+      rmSync(join(pkg(), '.npmrc'));
+      // The user's own, in the home folder, and a project's above the package.
+      writeFileSync(join(project, 'home/.npmrc'), 'prefix=/elsewhere\n');
+      expect(runIn('npm test')).toEqual([testScripts, unread(join(project, 'home/.npmrc'), 'prefix')]);
+      rmSync(join(project, 'home/.npmrc'));
+      writeFileSync(join(project, '.npmrc'), 'workspace=web\n');
+      expect(runIn('npm test')).toEqual([testScripts, unread(join(project, '.npmrc'), 'workspace')]);
+      rmSync(join(project, '.npmrc'));
+      settings('.yarnrc', 'script-shell "./sh.sh"\n');
+      expect(runIn('yarn test')).toEqual([testScripts, unread('P/.yarnrc', 'script-shell')]);
+      settings('.yarnrc', '--cwd elsewhere\n');
+      expect(runIn('yarn test')).toEqual([testScripts, unread('P/.yarnrc', '--cwd')]);
+      rmSync(join(pkg(), '.yarnrc'));
+      settings('.yarnrc.yml', 'injectEnvironmentFiles: [.env.mine]\n');
+      expect(runIn('yarn test')).toEqual([testScripts, unread('P/.yarnrc.yml', 'injectEnvironmentFiles')]);
+      rmSync(join(pkg(), '.yarnrc.yml'));
+      settings('.env.yarn', 'export NODE_OPTIONS="--require ./x.js"\n');
+      expect(runIn('yarn test')).toEqual([testScripts, unread('P/.env.yarn', 'NODE_OPTIONS')]);
+      settings('.env', 'PATH=./bin:/usr/bin\n');
+      expect(runIn('bun run test')).toEqual([testScripts, unread('P/.env', 'PATH')]);
+      // Each runner reads its own: npm no environment file, bun no .npmrc.
+      expect(runIn('npm test')).toEqual([testScripts]);
+      settings('.npmrc', 'script-shell=./sh.sh\n');
+      expect(runIn('bun run test')).toEqual([testScripts, unread('P/.env', 'PATH')]);
+    } finally {
+      for (const file of ['.npmrc', '.env', '.env.yarn', '.yarnrc', '.yarnrc.yml'])
+        rmSync(join(pkg(), file), { force: true });
+    }
+  });
+
   it('says it cannot read the scripts of packages an option picks where it finds none, or a script only running names', () => {
     for (const command of ['pnpm --filter web build', 'npm test -w api', 'npm -ws test', 'pnpm -r build'])
       expect(runIn(command)).toEqual([
         { path: 'package.json', unread: 'it picks workspaces, and Latch finds none around it', shell: true },
       ]);
-    expect(runIn('npm --script-shell ./sh.sh test')).toEqual([
-      { path: 'package.json', unread: 'an option picks what runs its scripts', shell: true },
-    ]);
+    // Every option npm reads for what runs its scripts or installs, however written (stop 48).
+    for (const command of [
+      'npm --script-shell ./sh.sh test',
+      'npm --globalconfig=./rc test',
+      'npm --node-gyp=./x.sh install',
+      'npm --git=./x.sh install',
+      'pnpm --pnpmfile=./x.cjs install',
+    ])
+      expect(runIn(command), command).toEqual([
+        { path: 'package.json', unread: 'an option picks what runs its scripts', shell: true },
+      ]);
+    // npm's own options that begin like those are no shortening of them.
+    expect(runIn('npm --include=dev --global test')).toEqual([testScripts]);
     // A folder the runner is told by name is read there (review I); one only running tells is not.
     writeFileSync(join(pkg(), 'sub/package.json'), JSON.stringify({ scripts: { test: 'echo sub' } }));
     const subTest = {
@@ -1115,6 +1172,42 @@ describe("the scripts a project's own configuration runs", () => {
         runIn(command).map(({ unread }) => unread),
         command,
       ).toEqual(['it starts a shell that runs the code its input holds, which is not known before it runs']);
+    // Stop 48: a wrapper's long option written apart from its value, and programs that start a
+    // shell when given none.
+    for (const command of [
+      'sudo --user root -s',
+      'sudo --chdir . -s',
+      'sudo -R / -s',
+      'unshare -r',
+      'unshare --user --map-root-user',
+      'chroot /',
+      'nsenter --target 1 --mount',
+      'firejail --noprofile',
+      'systemd-run --user --shell',
+    ])
+      expect(
+        runIn(command).map(({ unread }) => unread),
+        command,
+      ).toEqual(['it starts a shell that runs the code its input holds, which is not known before it runs']);
+    // A long option Latch does not know may have taken the word after it (getopt's `--us` for `--user`).
+    for (const command of ['sudo --us root -s', 'xargs --fancy x mytool'])
+      expect(runIn(command), command).toEqual([
+        {
+          path: command.split(' ')[0],
+          unread: `an option of ${command.split(' ')[0]} Latch does not know may take the word after it`,
+          shell: true,
+        },
+      ]);
+    for (const command of [
+      'sudo --user root make',
+      'sudo --user=root make',
+      'timeout --signal KILL --foreground 5 make',
+      'unshare -r make',
+      'systemd-run --user --scope make',
+      'sudo --preserve-env make',
+      'chroot / make',
+    ])
+      expect(runIn(command), command).toEqual([makefile]);
     for (const command of ['sudo -s make', 'su - me -c make', 'runuser -l me -c make', 'sudo -iu me make'])
       expect(runIn(command), command).toEqual([makefile]);
     for (const command of ['sudo -v', 'sudo -l', 'sudo -k']) expect(runIn(command)).toEqual([]);
