@@ -1,8 +1,12 @@
 import { literalText, type SimpleCommand, type Word } from './commandWords.ts';
 import { namesOne, pathPattern, segmentMatches } from './pathPattern.ts';
 
-/** `latch` subcommands that change what gates the agent: its keys, its phones, its hooks, its daemon. */
-const LEASH = new Set(['init', 'pair', 'install', 'uninstall', 'daemon']);
+/**
+ * `latch` subcommands that change what gates the agent: its keys, its phones, its hooks, its
+ * daemon, its relay (`relay deploy` rewrites Latch's relay settings and hands the relay's keys to
+ * the wrangler it runs, which `--wrangler` or `$LATCH_WRANGLER` may name).
+ */
+const LEASH = new Set(['init', 'pair', 'install', 'uninstall', 'daemon', 'relay']);
 
 /**
  * Latch's command line however it is started: `latch`, `npx latch@1`, `…/bin/latch.cjs`, or a
@@ -22,7 +26,7 @@ const isLatch = (word: Word) => {
 
 /**
  * The `latch` subcommand in a command that changes the leash (`init`, `pair`, `install`,
- * `uninstall`, `daemon`, `devices --revoke`), or `latch …` when the subcommand is computed.
+ * `uninstall`, `daemon`, `relay`, `devices --revoke`), or `latch …` when the subcommand is computed.
  * The rest (`status`, `doctor`, `audit verify`, `hosts`, `devices`, `panic`, `request`, `exec`,
  * `mcp`, `hook`) stays with the policy. A mention counts: `git commit -m "run latch pair"` asks too.
  */

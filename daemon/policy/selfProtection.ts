@@ -1,5 +1,6 @@
 import { basename, isAbsolute, resolve } from 'node:path';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
+import { actsBelow } from './actsBelow.ts';
 import { changesTheLeash } from './changesTheLeash.ts';
 import {
   ASSIGNMENT,
@@ -191,8 +192,11 @@ function commandTouches(
     for (const word of [...words])
       for (const path of quotedPaths(wordText(word)))
         words.push([{ text: withHome(path, places), glob: false }]);
+    // What a program acts on below a folder: `grep -r x ~`, `rm -r ~`, `find -delete` from home.
+    const below = actsBelow(commands, cwd);
+    words.push(...below.implicit);
     namesTouch(words, places, note);
-    wordsTouch(words, cwd, places, real, note, onlyLookedAt(commands));
+    wordsTouch(words, cwd, places, real, note, onlyLookedAt(commands), below.reaches);
     if (commands.some((command) => stopsTheDaemon(command, places.daemonPid))) note('stop', 'latch daemon');
     if (commands.some((command) => attachesToTheDaemon(command, places.daemonPid)))
       note('secrets', 'latch daemon');

@@ -11,12 +11,25 @@ const AGENTS = [
 
 /**
  * What makes an agent read other settings than the ones self-protection guards, or fewer: Claude
- * Code's `--settings` (`{"disableAllHooks": true}`) and `--setting-sources` (without `user`),
- * Codex's `-c`/`--config` overrides, `--profile` and `--disable` (a feature such as its hooks).
+ * Code's `--settings` (`{"disableAllHooks": true}`), `--setting-sources` (without `user`), and
+ * the MCP servers, plugins and subagents it starts outside every hook (`--mcp-config`,
+ * `--plugin-dir`, `--agents`); Codex's `-c`/`--config` overrides, `--profile` and `--disable` (a
+ * feature such as its hooks).
  */
 const OTHER_SETTINGS = {
-  claude: /^--(settings|setting-sources)(=|$)/,
+  claude: /^--(settings|setting-sources|mcp-config|plugin-dir|agents)(=|$)/,
   codex: /^(-[cp]|--(config|profile|disable)(=|$))/,
+} as const;
+/**
+ * An agent's own commands that write its settings, by the words that start them: a server or a
+ * plugin added runs outside every hook from the next session on (`claude mcp add`, `claude
+ * plugin install`, `codex mcp add`, `codex features disable`); `claude install` and `update`
+ * replace the program that runs the hooks.
+ */
+const WRITES_SETTINGS = {
+  claude:
+    /^(mcp (add|add-json|add-from-claude-desktop|remove|reset-project-choices)|plugins? (?!list$)\S+|config (set|add|remove)|install|update|migrate-installer)$/,
+  codex: /^(mcp (add|remove)|features (enable|disable))$/,
 } as const;
 
 /** Variables that move where an agent reads its settings from (`HOME=/tmp/x claude`). */
@@ -26,9 +39,10 @@ const SETTINGS_HOME = /^(HOME|CLAUDE_CONFIG_DIR|CODEX_HOME)=/;
  * The agent a command line starts with other settings than its guarded hook settings, such
  * that its own tool calls might pass no gate: an option that adds or narrows settings after the
  * agent's name, or one of the variables that move its settings assigned anywhere in the line
- * (`export CODEX_HOME=/tmp/c; codex exec …`). A mention counts wherever it stands, as for the
- * other commands self-protection knows: asking more is the safe direction. Starting an agent
- * plainly stays with the policy: its calls come through the same hooks.
+ * (`export CODEX_HOME=/tmp/c; codex exec …`); or whose settings its own command writes (`claude
+ * mcp add`). A mention counts wherever it stands, as for the other commands self-protection
+ * knows: asking more is the safe direction. Starting an agent plainly stays with the policy:
+ * its calls come through the same hooks.
  */
 export function startsAgentUnhooked(commands: readonly SimpleCommand[]): string | undefined {
   const texts = commands.map((command) => command.map(literalText));
@@ -44,6 +58,9 @@ export function startsAgentUnhooked(commands: readonly SimpleCommand[]): string 
       if (text === undefined) continue;
       const agent = agentNamed(text);
       if (agent && (movesSettings || changedAfter[agent])) return agent;
+      const [first = '', second = ''] = words.slice(i + 1, i + 3).map((word) => word ?? '');
+      if (agent && [first, `${first} ${second}`].some((command) => WRITES_SETTINGS[agent].test(command)))
+        return agent;
       changedAfter.claude ||= OTHER_SETTINGS.claude.test(text);
       changedAfter.codex ||= OTHER_SETTINGS.codex.test(text);
     }

@@ -11,7 +11,8 @@ import type { Guard, Note } from './selfProtection.ts';
  * something that may write: each word from the folder the command runs in, and from every
  * folder it names at, in or above a protected place, since it may `cd` there first
  * (`cd ~ && cat .lat?h/t*`, `cd ~/.latch && cat *`). A word only `lookedAt` (`ls ~/.config`)
- * does not move the folder above a place that it names.
+ * does not move the folder above a place that it names; one a program acts on `below` (`grep -r
+ * x ~`, `rm -r ~`, `git diff . x`) reaches every place below it.
  */
 export function wordsTouch(
   words: Word[],
@@ -20,6 +21,7 @@ export function wordsTouch(
   realPath: (path: string) => string,
   note: Note,
   lookedAt: (word: Word) => boolean = () => false,
+  below: (word: Word) => boolean = () => false,
 ): void {
   const patterns = words.map((word): [Word, PathPattern] => [word, pathPattern(word)]);
   // Equivalent mutants (Stryker) below: without a cwd, a relative base or word can only match a
@@ -35,9 +37,16 @@ export function wordsTouch(
     const folder = realPath(resolve(cwd ?? '/', text));
     if (pathTouches(pattern, cwd, places, realPath).length > 0 && isFolder(folder)) bases.add(folder);
   }
-  const noteWrites = (touches: Touch[], looked = false) => {
+  const noteWrites = (touches: Touch[], looked = false, reachesBelow = false) => {
     for (const touch of touches) {
-      const guard = looked && touch.relation === 'above' ? undefined : mayWrite(touch);
+      const guard =
+        touch.relation !== 'above'
+          ? mayWrite(touch)
+          : reachesBelow
+            ? mayWrite({ ...touch, movable: true })
+            : looked
+              ? undefined
+              : mayWrite(touch);
       if (guard) note(guard, touch.place.target);
     }
   };
@@ -46,7 +55,7 @@ export function wordsTouch(
     pattern.from === 'here' && bases.size > 0 ? [...bases] : [undefined];
   for (const [word, pattern] of patterns)
     for (const base of fromBases(pattern))
-      noteWrites(pathTouches(pattern, base, places, realPath), lookedAt(word));
+      noteWrites(pathTouches(pattern, base, places, realPath), lookedAt(word), below(word));
   intoFolders(patterns, fromBases, places, realPath, noteWrites, lookedAt);
 }
 
