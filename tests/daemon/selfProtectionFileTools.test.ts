@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -9,6 +9,7 @@ import {
 import type { Guard, ProtectedCall } from '../../daemon/policy/selfProtection.ts';
 import {
   at,
+  bash,
   expected,
   home,
   judged,
@@ -219,5 +220,38 @@ describe('self-protection: the daemon’s /proc folder under any of its threads�
     expect(
       judged(tool('Read', `/proc/${thread}/environ`), protectedPlaces({ HOME: home }, process.pid, [])),
     ).toBeUndefined();
+  });
+});
+
+describe('self-protection: the agents’ own programs (review O)', () => {
+  it('guards the claude and codex the PATH finds, where they lead, their npm package, and Claude Code’s installer’s folders', () => {
+    // An npm-installed codex linked from a bin folder on the PATH, and Claude Code's own install.
+    const codexPackage = at('H/.npm-global/lib/node_modules/@openai/codex');
+    mkdirSync(join(codexPackage, 'bin'), { recursive: true });
+    writeFileSync(join(codexPackage, 'bin/codex.js'), '');
+    mkdirSync(at('H/.npm-global/bin'), { recursive: true });
+    symlinkSync(join(codexPackage, 'bin/codex.js'), at('H/.npm-global/bin/codex'));
+    mkdirSync(at('H/.local/share/claude/versions'), { recursive: true });
+    writeFileSync(at('H/.local/share/claude/versions/2.0.1'), '');
+    mkdirSync(at('H/.local/bin'), { recursive: true });
+    symlinkSync(at('H/.local/share/claude/versions/2.0.1'), at('H/.local/bin/claude'));
+    const withAgents = protectedPlaces({ HOME: home, PATH: `/usr/bin:${at('H/.npm-global/bin')}` }, 4242, []);
+    for (const path of [
+      'H/.local/bin/claude',
+      'H/.local/share/claude/versions/2.0.1',
+      'H/.npm-global/bin/codex',
+      'H/.npm-global/lib/node_modules/@openai/codex/bin/codex.js',
+      'H/.npm-global/lib/node_modules/@openai/codex/package.json',
+    ])
+      expect(judged(tool('Write', path), withAgents), path).toEqual(expected('files'));
+    expect(judged(bash('cp /tmp/wrapper H/.local/bin/claude'), withAgents)).toEqual(expected('files'));
+    // An npm-installed agent can be replaced by a global install of any package of its name.
+    expect(judged(bash('npm install -g /tmp/fake-codex'), withAgents)).toEqual(expected('files'));
+    expect(
+      judged(bash('npm install -g /tmp/fake-codex'), protectedPlaces({ HOME: home }, 4242, [])),
+    ).toBeUndefined();
+    // Running them, and what is beside them, is not writing them.
+    expect(judged(bash('claude -p task'), withAgents)).toBeUndefined();
+    expect(judged(tool('Write', 'H/.local/bin/other-tool'), withAgents)).toBeUndefined();
   });
 });
