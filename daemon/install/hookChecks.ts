@@ -25,8 +25,20 @@ function timeoutProblem(hook: Located, needed: Needed): string | undefined {
   return undefined;
 }
 
-/** Shells that refuse `-lc`, with which Codex runs every hook (`Unknown option: '-lc'`, exit 1). */
-const REFUSE_LOGIN_COMMAND = new Set(['csh', 'tcsh']);
+/**
+ * Shells that cannot run the hook command as Codex gives it, `$SHELL -lc '<command>'` (exit 1),
+ * and why: csh and tcsh refuse `-lc`; a restricted shell refuses a program named by its path,
+ * as the hook command's is.
+ */
+const CANNOT_RUN_HOOK: Record<string, string> = {
+  ...Object.fromEntries(['csh', 'tcsh'].map((shell) => [shell, `${shell} refuses -lc`])),
+  ...Object.fromEntries(
+    ['rbash', 'rzsh', 'rksh', 'rksh93', 'rmksh'].map((shell) => [
+      shell,
+      `${shell}, a restricted shell, refuses a program named by its path`,
+    ]),
+  ),
+};
 
 /**
  * Codex runs a hook as `$SHELL -lc '<command>'`: a shell that refuses that ends with exit 1
@@ -35,12 +47,13 @@ const REFUSE_LOGIN_COMMAND = new Set(['csh', 'tcsh']);
 function codexShellCheck(shell: string | undefined): Check {
   const name = 'Codex hook shell';
   const program = shell?.split('/').at(-1) ?? '';
-  if (!REFUSE_LOGIN_COMMAND.has(program))
+  const refusal = Object.hasOwn(CANNOT_RUN_HOOK, program) ? CANNOT_RUN_HOOK[program] : undefined;
+  if (refusal === undefined)
     return { name, ok: true, detail: shell ? `${shell} -lc runs the hook command` : 'SHELL is not set' };
   return {
     name,
     ok: false,
-    detail: `Codex runs hooks with ${shell} -lc, which ${program} refuses (exit 1): Latch never starts, and Codex runs every tool`,
+    detail: `Codex runs hooks with ${shell} -lc, which fails (exit 1: ${refusal}): Latch never starts, and Codex runs every tool`,
     fix: 'start Codex with SHELL naming bash, zsh or fish (SHELL=/bin/bash codex)',
   };
 }

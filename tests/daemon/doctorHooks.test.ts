@@ -32,14 +32,20 @@ describe('latch doctor checks the agents’ hooks', () => {
     expect(lines.has('Codex hooks')).toBe(false);
   });
 
-  it('names a login shell that Codex cannot run hooks with (csh, tcsh: `-lc` refused, exit 1)', async () => {
+  it('names a login shell that Codex cannot run hooks with (csh, tcsh: `-lc` refused; a restricted shell)', async () => {
     const host = await newHost();
     await host.run(['install', 'codex']);
     expect((await doctor(host, { SHELL: '/bin/tcsh' })).lines.get('Codex hook shell')).toEqual({
       ok: false,
       detail:
-        'Codex runs hooks with /bin/tcsh -lc, which tcsh refuses (exit 1): Latch never starts, and Codex runs every tool',
+        'Codex runs hooks with /bin/tcsh -lc, which fails (exit 1: tcsh refuses -lc): Latch never starts, and Codex runs every tool',
       fix: 'start Codex with SHELL naming bash, zsh or fish (SHELL=/bin/bash codex)',
+    });
+    // Review P: rbash refuses `/usr/bin/env …`, the hook command's first word.
+    expect((await doctor(host, { SHELL: '/bin/rbash' })).lines.get('Codex hook shell')).toMatchObject({
+      ok: false,
+      detail:
+        'Codex runs hooks with /bin/rbash -lc, which fails (exit 1: rbash, a restricted shell, refuses a program named by its path): Latch never starts, and Codex runs every tool',
     });
     expect((await doctor(host, { SHELL: '/usr/bin/zsh' })).lines.get('Codex hook shell')).toMatchObject({
       ok: true,
