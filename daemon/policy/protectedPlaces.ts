@@ -57,11 +57,13 @@ const PROJECT_MCP_FILE = '.mcp.json';
  * hooks with the user's `$SHELL -lc`, a login shell (sh's and bash's profiles, zsh's `.zshenv`,
  * `.zprofile` and `.zlogin`, fish's config), and most profiles read the rc files; and what they
  * source in turn. Edited, an `exit 0` in one lets every tool run before Latch's hook starts.
+ * And the files a login or a session runs as the user, outside any gate.
  */
-function shellStartupFiles(env: NodeJS.ProcessEnv): string[] {
+function startupFiles(env: NodeJS.ProcessEnv): string[] {
   const home = homeFolder(env);
   const zsh = env['ZDOTDIR'] || home;
-  const fish = join(env['XDG_CONFIG_HOME'] || join(home, '.config'), 'fish');
+  const config = env['XDG_CONFIG_HOME'] || join(home, '.config');
+  const fish = join(config, 'fish');
   const fishData = join(env['XDG_DATA_HOME'] || join(home, '.local', 'share'), 'fish');
   const files = [
     ...['.profile', '.bash_profile', '.bash_login', '.bashrc'].map((file) => join(home, file)),
@@ -76,6 +78,13 @@ function shellStartupFiles(env: NodeJS.ProcessEnv): string[] {
     join(fishData, 'vendor_functions.d'),
     // A graphical session's environment, which the agent and its hooks inherit at the next login.
     ...['.xsessionrc', '.xprofile', '.pam_environment'].map((file) => join(home, file)),
+    // What a login or a session runs as the user later, outside any gate (review O): at its
+    // start (`.xinitrc`, `.xsession`, autostart entries, Plasma's scripts, ssh's `rc`), or its end.
+    ...['.xinitrc', '.xsession', '.bash_logout', join('.ssh', 'rc')].map((file) => join(home, file)),
+    join(zsh, '.zlogout'),
+    ...['autostart', join('plasma-workspace', 'env'), join('plasma-workspace', 'shutdown')].map((folder) =>
+      join(config, folder),
+    ),
   ];
   return [...files, ...sourcedStartupFiles(files, home)];
 }
@@ -193,7 +202,7 @@ export function protectedPlaces(
   for (const agent of AGENTS) places.push(...agentPlaces(agent, agentDirs[agent]));
   // Claude Code's user-wide MCP servers, which it starts outside any gate, live beside ~/.claude.
   add('hook-file', join(homeFolder(env), '.claude.json'));
-  for (const file of shellStartupFiles(env)) add('hook-file', file);
+  for (const file of startupFiles(env)) add('hook-file', file);
   const tails = [
     ...AGENTS.flatMap((agent): Place[] => {
       const { folder, files } = AGENT_FILES[agent];

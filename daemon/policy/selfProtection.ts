@@ -19,6 +19,7 @@ import { realPath } from './realPath.ts';
 import { replacesGlobalPackages } from './replacesGlobalPackages.ts';
 import { patchedFiles, type RunScript } from './scriptsRun.ts';
 import { placeByIdentity } from './sameFile.ts';
+import { schedulesCode } from './schedulesCode.ts';
 import { startsAgentUnhooked } from './startsAgentUnhooked.ts';
 import { attachesToTheDaemon, stopsTheDaemon } from './stopsTheDaemon.ts';
 import { mayWrite, wordsTouch } from './wordsTouch.ts';
@@ -205,6 +206,9 @@ function commandTouches(
     // An agent started with other settings may run its own tools outside every hook.
     const unhooked = startsAgentUnhooked(commands);
     if (unhooked) note('hooks', unhooked);
+    // Code scheduled to run later runs outside every gate, whatever its files then hold.
+    const scheduled = commands.map(schedulesCode).find(Boolean);
+    if (scheduled) note('hooks', scheduled);
     // Latch installed as a global package is replaced by another global install of its name.
     const replaces = places.installedGlobally
       ? commands.map(replacesGlobalPackages).find(Boolean)
