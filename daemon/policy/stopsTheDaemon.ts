@@ -105,10 +105,28 @@ export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boole
       case 'dbus-update-activation-environment':
         return true;
       default:
+        if (name !== undefined && STALLS.has(name)) {
+          // renice takes pids by default; the others after `-p`, or cpulimit a program's name.
+          const byName =
+            name === 'cpulimit' &&
+            anyFrom(index + 1, 'exe', (i) => /^(-[eP]|--(exe|path))/.test(texts[i] ?? '-e'));
+          const byPid =
+            (name === 'renice' ||
+              anyFrom(index + 1, 'pid option', (i) => /^(-[a-z]*p|--pid)/.test(texts[i] ?? '-p'))) &&
+            anyFrom(index + 1, 'pid', (i) => mayBeTheDaemon(texts[i], command[i]!, daemonPid, false));
+          return byName || byPid;
+        }
         return name !== undefined && BY_NAME.has(name);
     }
   });
 }
+
+/**
+ * Programs that stall or starve a running process they are given by its pid: stopped and
+ * continued in turn (`cpulimit -p`), made the first the kernel kills (`choom`), or given the
+ * least CPU or disk (`renice`, `ionice`, `taskset`): the daemon answers no door in time.
+ */
+const STALLS = new Set(['cpulimit', 'choom', 'renice', 'ionice', 'taskset']);
 
 /** Programs that attach to a running process: to read its memory, run code in it, or limit it. */
 const ATTACH = new Set([

@@ -172,6 +172,15 @@ describe('self-protection: commands', () => {
     // Stopping the daemon.
     ['pkill -f "latch daemon"', 'stop'],
     ['killall node', 'stop'],
+    // Review O: stalling or starving the daemon so that no door is answered in time.
+    [`cpulimit -p ${DAEMON_PID} -l 1 -b`, 'stop'],
+    [`renice 19 -p ${DAEMON_PID}`, 'stop'],
+    ['choom -p $(pgrep -f latch) -n 1000', 'stop'],
+    [`ionice -c3 -p ${DAEMON_PID}`, 'stop'],
+    [`taskset -p 1 ${DAEMON_PID}`, 'stop'],
+    ['renice 19 -p $$', undefined],
+    ['taskset -c 0 make', undefined],
+    ['cpulimit -e node -l 1', 'stop'],
     // Attaching to the daemon runs code in it, and reads its keys from its memory.
     [`gdb -batch -p ${DAEMON_PID} -ex 'call (int)system("id")'`, 'secrets'],
     ['gdb -batch -p `pgrep -n node`', 'secrets'],
