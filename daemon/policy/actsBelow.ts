@@ -29,16 +29,23 @@ const FIND_ACTION = /^-(delete|exec|execdir|ok|okdir|fprint0?|fprintf|fls)$/;
  */
 const GIT_TREE_COMMANDS = new Set(['diff', 'add', 'grep', 'clean', 'stash']);
 
+/** A folder that may hold any other: this one or one above it. */
+const HERE_OR_ABOVE = /^\.(\.)?(\/\.\.)*\/?$/;
+
 /**
  * The words of `commands` that a program acts on below, and the folder a search acts on when it
- * is given none (`find -delete`, `grep -r x`, `rg x`: the folder it runs in, `cwd`).
+ * is given none (`find -delete`, `grep -r x`, `rg x`: the folder it runs in, `cwd`). With no
+ * folder known (`cwd` undefined), `unsure` names a comparison of two folders, one of them this
+ * one or one above it (`git diff . x`, which outside a repository prints every file): where it
+ * runs may be the home folder.
  */
 export function actsBelow(
   commands: readonly SimpleCommand[],
   cwd: string | undefined,
-): { implicit: Word[]; reaches: (word: Word) => boolean } {
+): { implicit: Word[]; reaches: (word: Word) => boolean; unsure?: string } {
   const reached = new Set<string>();
   const implicit: Word[] = [];
+  let unsure: string | undefined;
   for (const command of commands) {
     const texts = command.map(literalText);
     const name = basename(texts[0] ?? '');
@@ -60,7 +67,15 @@ export function actsBelow(
         : ['grep', 'egrep', 'fgrep', 'rgrep', 'rg', 'ag', 'ack'].includes(name) &&
           given.length <= (args.some((text) => text === '-e' || text === '-f') ? 0 : 1));
     if (searchesHere && cwd !== undefined) implicit.push([{ text: cwd, glob: false }]);
+    const compared = name === 'git' ? given.slice(given.indexOf('diff') + 1) : [];
+    if (
+      cwd === undefined &&
+      given.includes('diff') &&
+      compared.length >= 2 &&
+      compared.some((text) => text === undefined || HERE_OR_ABOVE.test(text))
+    )
+      unsure = 'git diff …';
   }
   for (const word of implicit) reached.add(JSON.stringify(word));
-  return { implicit, reaches: (word) => reached.has(JSON.stringify(word)) };
+  return { implicit, reaches: (word) => reached.has(JSON.stringify(word)), ...(unsure ? { unsure } : {}) };
 }

@@ -196,6 +196,7 @@ function commandTouches(
     // What a program acts on below a folder: `grep -r x ~`, `rm -r ~`, `find -delete` from home.
     const below = actsBelow(commands, cwd);
     words.push(...below.implicit);
+    if (below.unsure) note('files', below.unsure);
     namesTouch(words, places, note);
     wordsTouch(words, cwd, places, real, note, onlyLookedAt(commands), below.reaches);
     if (commands.some((command) => stopsTheDaemon(command, places.daemonPid))) note('stop', 'latch daemon');

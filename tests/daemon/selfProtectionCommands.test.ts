@@ -406,6 +406,11 @@ describe('self-protection: commands', () => {
     expect(codex('cat H/.latch/totp.json')).toEqual(expected('secrets'));
     expect(codex('cat host-token')).toEqual(expected('secrets'));
     expect(codex('npm test && git status')).toBeUndefined();
+    // Run in the home folder, git diff . x prints every file of it (review O).
+    expect(codex('git diff . project')).toEqual(expected('files'));
+    expect(codex('git diff --stat -- .. other')).toEqual(expected('files'));
+    expect(codex('git diff main feature')).toBeUndefined();
+    expect(codex('git diff .')).toBeUndefined();
     expect(judged(bash('cat *'))).toBeUndefined();
   });
 
