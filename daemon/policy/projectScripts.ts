@@ -413,13 +413,15 @@ export function pickedWorkspaces(
   if (named.installs || pick === undefined) return [{ ...scripts, path }];
   // The projects: each folder above that names workspaces. Their packages: the roots, their
   // workspaces, and theirs in turn (yarn's nested workspaces).
-  const roots: string[] = [];
+  // Each root's workspaces, found once: walking their patterns may read thousands of folders.
+  const workspacesOf = new Map<string, string[]>();
   for (let folder = dirname(path); ; folder = dirname(folder)) {
     const listed = workspaceFolders(folder, parsedObject(read(join(folder, 'package.json')).text), read);
     if ('unread' in listed) return unreadPackage(listed.unread);
-    if (listed.folders.length > 0) roots.push(folder);
+    if (listed.folders.length > 0) workspacesOf.set(folder, listed.folders);
     if (dirname(folder) === folder) break;
   }
+  const roots = [...workspacesOf.keys()];
   if (roots.length === 0) return unreadPackage('it picks workspaces, and Latch finds none around it');
   const packages: { folder: string; name?: string }[] = [];
   const queue = [...roots];
@@ -435,7 +437,8 @@ export function pickedWorkspaces(
     // A package.json Latch cannot read may hold any name.
     if (manifest.text === undefined || !Object.keys(fields).length) unnamed = true;
     packages.push({ folder, ...(typeof name === 'string' ? { name } : {}) });
-    const listed = workspaceFolders(folder, fields, read);
+    const known = workspacesOf.get(folder);
+    const listed = known ? { folders: known } : workspaceFolders(folder, fields, read);
     if ('unread' in listed) return unreadPackage(listed.unread);
     for (const found of listed.folders) if (!queue.includes(found)) queue.push(found);
   }
