@@ -22,7 +22,7 @@ import {
 const SHELL_START_VARIABLE = /^BASH_ENV=(.+)$/s;
 const NODE_OPTIONS = /^NODE_OPTIONS=(.*)$/s;
 const LOADER_VARIABLES =
-  /^(LD_PRELOAD|LD_AUDIT|PERL5OPT|PERL5DB|RUBYOPT|PYTHONSTARTUP|PYTHONHOME|PYTHONUSERBASE|NODE_PATH|JAVA_TOOL_OPTIONS|MAKEFILES)=./s;
+  /^(LD_PRELOAD|LD_AUDIT|PERL5OPT|PERL5DB|RUBYOPT|PYTHONSTARTUP|PYTHONHOME|PYTHONUSERBASE|NODE_PATH|JAVA_TOOL_OPTIONS|MAKEFILES|BUN_OPTIONS)=./s;
 /**
  * The configuration git is given before its command: each `-c` setting (undefined where only
  * running tells), and whether any comes from elsewhere (`--config-env`, `--exec-path`, another
@@ -128,7 +128,7 @@ const CODE_VARIABLE =
   /^(BASH_ENV|NODE_OPTIONS|PYTHONPATH|PERL5LIB|PERLLIB|RUBYLIB|ZDOTDIR|GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_DIR)=/;
 /** npm's configuration from the environment (any case) that picks what runs its scripts, or where. */
 const NPM_CONFIG = new RegExp(
-  `^(npm_config_(${[...NPM_CODE_SETTINGS, ...NPM_PLACE_SETTINGS].join('|').replaceAll('-', '_')}))=.`,
+  `^(npm_config_(${[...NPM_CODE_SETTINGS, ...NPM_PLACE_SETTINGS].join('|').replaceAll('-', '[-_]')}))=.`,
   'is',
 );
 /** Settings that turn git's configuration or hooks off, which name no code. */
@@ -218,15 +218,32 @@ export function loadedByVariables(words: SimpleCommand): Named[] {
 
 /**
  * The first variable an environment file sets (Node's `--env-file`, yarn's `.env.yarn`, bun's
- * `.env`) that makes a program load code (`NODE_OPTIONS`, whose `--require` may load anything),
- * or run another (`PATH`, `EDITOR`): the programs it starts inherit them all.
+ * `.env`) that makes a program load code (`NODE_OPTIONS=--require …`), or run another (`PATH`,
+ * `EDITOR=./x.sh`): the programs it starts inherit them all. `KEY=value`, `export KEY=value` or
+ * `KEY: value`, quoted or not.
  */
 export function codeLoadingVariable(text: string): string | undefined {
-  for (const line of text.split(/\r?\n/)) {
-    const set = /^\s*(?:export\s+)?([A-Za-z_]\w*)\s*=\s*['"]?(.*)$/s.exec(line);
-    const assignment = set && `${set[1]}=${set[2]}`;
-    if (assignment && VARIABLES_LOADING_CODE.some((pattern) => pattern.test(assignment))) return set[1];
+  for (const line of text.split(/\r\n|\r|\n/)) {
+    const set = /^\s*(?:export\s+)?([A-Za-z_]\w*)\s*[=:]\s*(['"]?)(.*?)\2\s*$/s.exec(line);
+    if (set && loadsCode(set[1]!, set[3]!)) return set[1];
   }
   return undefined;
 }
-const VARIABLES_LOADING_CODE = [CODE_VARIABLE, LOADER_VARIABLES, NPM_CONFIG, PROGRAM_VARIABLE, /^PATH=/];
+
+/** Whether a variable set to `value` makes a program load code, or run a file, it does not show. */
+function loadsCode(name: string, value: string): boolean {
+  const assignment = `${name}=${value}`;
+  if (name === 'NODE_OPTIONS') return nodeOptionsLoadCode(value);
+  const program = PROGRAM_VARIABLE.exec(assignment)?.[3]?.trim().split(/\s+/)[0];
+  if (program !== undefined) return program.includes('/');
+  return [CODE_VARIABLE, LOADER_VARIABLES, NPM_CONFIG, /^PATH=/].some((pattern) => pattern.test(assignment));
+}
+
+/** Whether Node's options load a module before the program's own (`--require`, `--import`, `-r`). */
+export function nodeOptionsLoadCode(options: string): boolean {
+  return options
+    .split(/\s+/)
+    .some(
+      (word) => LOADS_CODE.has(word) || /^(--(require|import|loader|experimental-loader)=|-r.)/s.test(word),
+    );
+}

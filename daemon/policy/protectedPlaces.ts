@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { readdirSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { escapeRegExp } from '../../shared/text/escapeRegExp.ts';
 import { homeFolder, latchFiles, latchHome, socketPath } from '../config/paths.ts';
@@ -197,8 +197,7 @@ export function protectedPlaces(
   add('secret', `/proc/${daemonPid}`);
   add('home', home);
   add('socket', dirname(socket));
-  const agentProgramFiles = agentPrograms(env);
-  for (const path of [...program, ...serviceFiles(env), ...agentProgramFiles]) add('program', path);
+  for (const path of [...program, ...serviceFiles(env), ...agentPrograms(env)]) add('program', path);
   for (const agent of AGENTS) places.push(...agentPlaces(agent, agentDirs[agent]));
   // Claude Code's user-wide MCP servers, which it starts outside any gate, live beside ~/.claude.
   add('hook-file', join(homeFolder(env), '.claude.json'));
@@ -234,9 +233,7 @@ export function protectedPlaces(
       ]),
     },
     daemonPid,
-    installedGlobally:
-      program.some((path) => path.endsWith('latch.cjs') && path.includes('/node_modules/')) ||
-      agentProgramFiles.some((path) => AGENT_PACKAGE.test(path)),
+    installedGlobally: program.some((path) => path.endsWith('latch.cjs') && path.includes('/node_modules/')),
   };
 }
 
@@ -246,30 +243,27 @@ const AGENT_PACKAGE = /^(.*\/node_modules\/@(?:anthropic-ai\/claude-code|openai\
 /**
  * The agents' own programs, which run Latch's hooks: replaced by a wrapper that starts them with
  * other settings (`--settings '{"disableAllHooks":true}'`), every later session would pass no
- * hook. Each `claude` and `codex` on the daemon's PATH, where its link leads, and the npm package
- * it belongs to; and where Claude Code's own installer puts it (`~/.local/bin/claude`, a link
- * into `~/.local/share/claude/versions/`), which a daemon started by a service may not have on
- * its PATH.
+ * hook. A `claude` and a `codex` in each folder of the daemon's PATH (one put in a folder before
+ * theirs runs in their stead), where each that is there leads, and the npm package it belongs
+ * to; and where Claude Code's own installer puts it (`~/.local/bin/claude`, a link into
+ * `~/.local/share/claude/versions/`), which a daemon started by a service may not have on its
+ * PATH.
  */
 function agentPrograms(env: NodeJS.ProcessEnv): string[] {
   const home = homeFolder(env);
-  const onPath = ['claude', 'codex'].flatMap((name) =>
-    (env['PATH'] ?? '')
-      .split(':')
-      .filter((folder) => folder.startsWith('/'))
-      .map((folder) => join(folder, name)),
-  );
-  const programs = [...onPath, join(home, '.local', 'bin', 'claude')].filter((path) => existsSync(path));
+  const folders = [
+    ...(env['PATH'] ?? '').split(':').filter((folder) => folder.startsWith('/')),
+    join(home, '.local', 'bin'),
+  ];
+  const programs = folders.flatMap((folder) => ['claude', 'codex'].map((name) => join(folder, name)));
   const followed = programs.flatMap((path) => {
     let real: string;
     try {
       real = realpathSync(path);
     } catch {
-      return [];
+      return []; // not there
     }
-    const agentPackage = /^(.*\/node_modules\/@(?:anthropic-ai\/claude-code|openai\/codex))(?:\/|$)/.exec(
-      real,
-    )?.[1];
+    const agentPackage = AGENT_PACKAGE.exec(real)?.[1];
     return [real, ...(agentPackage ? [agentPackage] : [])];
   });
   return [...new Set([...programs, ...followed, join(home, '.local', 'share', 'claude')])];

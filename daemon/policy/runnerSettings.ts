@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path';
-import { codeLoadingVariable } from './loadedCode.ts';
+import { codeLoadingVariable, nodeOptionsLoadCode } from './loadedCode.ts';
 import {
   NOTHING_RUNS,
   NPM_CODE_SETTINGS,
@@ -65,8 +65,16 @@ export function runnerSettingsFiles(
   ];
 }
 
-/** `.npmrc` keys, any case and `_` for `-` as npm reads them, that change what runs or where. */
-const NPM_KEYS_RUNNING_CODE = new Set([...NPM_CODE_SETTINGS, ...NPM_PLACE_SETTINGS]);
+/**
+ * `.npmrc` keys, any case and `_` for `-` as npm reads them, that change what runs or where:
+ * `prefix` there moves global packages only (`npm config set prefix ~/.npm-global`).
+ */
+const NPM_KEYS_RUNNING_CODE = new Set([
+  ...NPM_CODE_SETTINGS,
+  ...NPM_PLACE_SETTINGS.filter((setting) => setting !== 'prefix'),
+]);
+/** yarn 1's options in `.yarnrc` that change where or how its scripts run. */
+const YARNRC_RUNNING_CODE = /^\s*["']?(script-shell|--(cwd|use-yarnrc|modules-folder|script-shell))\b/;
 
 /**
  * What in a file of settings makes code run that Latch does not read, said unread; else
@@ -85,14 +93,23 @@ export function settingsRunningCode(
 
 function settingFound(settings: SettingsFile, text: string): string | undefined {
   if (settings === 'environment') return codeLoadingVariable(text);
-  const lines = text.split(/\r?\n/);
+  const lines = text.split(/\r\n|\r|\n/);
   if (settings === 'npmrc')
-    return lines
-      .map((line) => /^\s*["']?([^=\s"'[\]]+)/.exec(line)?.[1]?.toLowerCase().replaceAll('_', '-'))
-      .find((key) => key !== undefined && NPM_KEYS_RUNNING_CODE.has(key));
+    for (const line of lines) {
+      const [, written, value = ''] =
+        /^\s*["']?([^=\s"'[\]]+)["']?(?:\[\])?\s*(?:=\s*(.*))?$/s.exec(line) ?? [];
+      const key = written?.toLowerCase().replaceAll('_', '-').split(':')[0];
+      // npm expands `${VAR}` in a key too: what it names is known only when npm runs.
+      if (key === undefined || key.startsWith(';') || key.startsWith('#')) continue;
+      if (key.includes('${')) return written;
+      if (NPM_KEYS_RUNNING_CODE.has(key) && (key !== 'node-options' || nodeOptionsLoadCode(value)))
+        return key;
+    }
   // yarn 1's `.yarnrc`: its shell for scripts, and options given to every command (`--cwd x`).
-  if (settings === 'yarnrc')
-    return lines.map((line) => /^\s*["']?(script-shell|--[\w-]+)/.exec(line)?.[1]).find(Boolean);
-  // yarn 2's `.yarnrc.yml` names the environment files it loads into scripts.
-  return /injectEnvironmentFiles/i.test(text) ? 'injectEnvironmentFiles' : undefined;
+  if (settings === 'yarnrc') return lines.map((line) => YARNRC_RUNNING_CODE.exec(line)?.[1]).find(Boolean);
+  // yarn 2's `.yarnrc.yml` names the environment files it loads into scripts; an escape may
+  // spell that name.
+  if (settings === 'yarnrc.yml')
+    return /injectEnvironmentFiles|\\[xuU]/i.test(text) ? 'injectEnvironmentFiles' : undefined;
+  return undefined;
 }

@@ -1,27 +1,49 @@
 import { basename } from 'node:path';
-import { literalText, type SimpleCommand } from './commandWords.ts';
+import { ASSIGNMENT, literalText, type SimpleCommand } from './commandWords.ts';
 
-/** Options after which crontab, at and batch only list or remove what is scheduled. */
-const ONLY_LISTS = /^-[a-zA-Z]*[lrdc]/;
+/** Options with which crontab, at and batch only list, show or remove what is scheduled. */
+const ONLY_LISTS: Record<string, RegExp> = {
+  crontab: /^-[eiu]*[lr][eiu]*$/,
+  at: /^-[lrdc]$/,
+  batch: /^-[lrdc]$/,
+};
 /** systemd-run's options that make a timer, and launchctl's commands that load a job. */
 const MAKES_A_TIMER = /^--(on-|timer-property)/;
 const LAUNCHCTL_LOADS = /^(load|bootstrap|submit)$/;
+/** Programs that run the program after them (`sudo crontab -`, `nice -n 5 at now`). */
+const WRAPPERS = new Set([
+  ...['sudo', 'doas', 'env', 'command', 'builtin', 'exec', 'nice', 'nohup', 'timeout', 'setsid'],
+  ...['xargs', 'time', 'stdbuf', 'ionice', 'chronic', 'runuser', 'flock', 'taskset', 'unbuffer'],
+]);
 
 /**
  * A command that schedules code to run later as the user, outside any gate: a crontab put in
  * place (`crontab -`, `crontab file`, `crontab -e`), a job for `at` or `batch`, a timer
- * `systemd-run` makes (`--on-calendar`, `--on-active`), a job `launchctl` loads. What it runs is
- * read, if at all, when the call is judged; it runs whatever the file holds then, later and
- * again. The answer is the command as a person reads it.
+ * `systemd-run` makes (`--on-calendar`, `--on-active`), a job `launchctl` loads; run as the
+ * program or behind wrappers (`sudo crontab -`). What it runs is read, if at all, when the call
+ * is judged; it runs whatever the file holds then, later and again. The answer is the command
+ * as a person reads it.
  */
 export function schedulesCode(command: SimpleCommand): string | undefined {
   const texts = command.map(literalText);
-  const program = basename(texts[0] ?? '');
-  const args = texts.slice(1);
-  const some = (pattern: RegExp) => args.findIndex((text) => text === undefined || pattern.test(text));
-  if (['crontab', 'at', 'batch'].includes(program))
-    return args.some((text) => text !== undefined && ONLY_LISTS.test(text)) ? undefined : program;
-  if (program === 'systemd-run' && some(MAKES_A_TIMER) !== -1) return 'systemd-run --on-…';
-  const loads = program === 'launchctl' ? some(LAUNCHCTL_LOADS) : -1;
-  return loads === -1 ? undefined : `launchctl ${args[loads] ?? '…'}`;
+  for (let at = 0; at < texts.length; at++) {
+    const program = basename(texts[at] ?? '');
+    const args = texts.slice(at + 1);
+    const some = (pattern: RegExp) => args.findIndex((text) => text === undefined || pattern.test(text));
+    const only = ONLY_LISTS[program];
+    if (only) return args.some((text) => text !== undefined && only.test(text)) ? undefined : program;
+    if (program === 'systemd-run' && some(MAKES_A_TIMER) !== -1) return 'systemd-run --on-…';
+    const loads = program === 'launchctl' ? some(LAUNCHCTL_LOADS) : -1;
+    if (loads !== -1) return `launchctl ${args[loads] ?? '…'}`;
+    // Past a wrapper, its options and their values, the program it runs.
+    const text = texts[at];
+    const wrapperWord =
+      text !== undefined &&
+      (WRAPPERS.has(program) ||
+        text.startsWith('-') ||
+        ASSIGNMENT.test(text) ||
+        /^\d[\d.]*[smhd]?$/.test(text));
+    if (!wrapperWord) return undefined;
+  }
+  return undefined;
 }

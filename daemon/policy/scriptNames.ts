@@ -68,7 +68,7 @@ export type SettingsFile = 'environment' | 'npmrc' | 'yarnrc' | 'yarnrc.yml';
  */
 export const NPM_CODE_SETTINGS = [
   ...['script-shell', 'node-options', 'userconfig', 'globalconfig', 'onload-script', 'node-gyp', 'git'],
-  ...['pnpmfile', 'global-pnpmfile'],
+  ...['shell', 'editor', 'init-module', 'pnpmfile', 'global-pnpmfile', 'use-node-version', 'node-mirror'],
 ];
 /** npm's settings that pick where scripts run, which Latch follows from a command's options only. */
 export const NPM_PLACE_SETTINGS = ['prefix', 'workspace', 'workspaces', 'include-workspace-root'];

@@ -383,6 +383,7 @@ function programAt(
       optionBefore !== undefined &&
       /^--[\w-]+$/.test(optionBefore) &&
       !wrapperOptions?.flags.has(optionBefore) &&
+      name !== 'firejail' && // whose long options are all written `--name=value`
       !isKnownProgram(basename(after[next] ?? '')) &&
       !runsCode(basename(after[next] ?? ''))
     )
@@ -475,7 +476,9 @@ const WRAPPER_OPTIONS: Record<string, { valued: ReadonlySet<string>; flags: Read
   ),
   xargs: longOptions(
     ['arg-file', 'delimiter', 'max-args', 'max-chars', 'max-procs', 'process-slot-var'],
-    ['null', 'no-run-if-empty', 'verbose', 'interactive', 'open-tty', 'exit', 'show-limits'],
+    // `--replace`, `--eof` and `--max-lines` take a value only after `=`.
+    ['null', 'no-run-if-empty', 'verbose', 'interactive', 'open-tty', 'exit', 'show-limits', 'replace'],
+    ['eof', 'max-lines'],
   ),
   parallel: longOptions(
     [
@@ -580,8 +583,25 @@ function scriptsNamed(
     ...scriptsOf(words, program, expands, exported, fed),
     ...codeFurtherOn(words, program, expands, exported),
   ];
-  return program?.elsewhere ? inAnotherFolder(named) : named;
+  // A package runner running a program (`npx x`, `npm exec x`) runs it with the shell its
+  // settings beside the project name: those are read as for its scripts.
+  const runner = texts
+    .slice(0, program && 'at' in program ? program.at : 0)
+    .map((text) => RUNNER_OF_PROGRAM[basename(text ?? '')])
+    .find(Boolean);
+  const settings: Named[] = runner
+    ? [{ path: 'package.json', shell: true, ifFound: true, packageScripts: [], runner }]
+    : [];
+  return [...(program?.elsewhere ? inAnotherFolder(named) : named), ...settings];
 }
+
+/** The package runner whose settings a runner of packages' programs reads (`npx` is npm's). */
+const RUNNER_OF_PROGRAM: Record<string, string> = {
+  ...Object.fromEntries([...PACKAGE_RUNNERS].map((runner) => [runner, runner])),
+  npx: 'npm',
+  pnpx: 'pnpm',
+  bunx: 'bun',
+};
 
 /** Run in a folder only running tells, a relative path may be any file, and code any command's. */
 const inAnotherFolder = (named: Named[]): Named[] =>

@@ -194,7 +194,7 @@ function commandTouches(
       for (const path of quotedPaths(wordText(word)))
         words.push([{ text: withHome(path, places), glob: false }]);
     // What a program acts on below a folder: `grep -r x ~`, `rm -r ~`, `find -delete` from home.
-    const below = actsBelow(commands, cwd);
+    const below = actsBelow(commands, cwd, places.variables['HOME']);
     words.push(...below.implicit);
     if (below.unsure) note('files', below.unsure);
     namesTouch(words, places, note);

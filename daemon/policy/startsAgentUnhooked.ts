@@ -21,16 +21,18 @@ const OTHER_SETTINGS = {
   codex: /^(-[cp]|--(config|profile|disable)(=|$))/,
 } as const;
 /**
- * An agent's own commands that write its settings, by the words that start them: a server or a
- * plugin added runs outside every hook from the next session on (`claude mcp add`, `claude
- * plugin install`, `codex mcp add`, `codex features disable`); `claude install` and `update`
- * replace the program that runs the hooks.
+ * An agent's own commands that write its settings, by the two words that start them, wherever
+ * they stand after its name (`claude --debug mcp add …`): a server or a plugin added runs outside
+ * every hook from the next session on (`claude mcp add`, `claude plugin install`, `codex mcp
+ * add`, `codex features disable`). And Claude Code's commands that replace the program that runs
+ * the hooks, right after its name (`claude install`, `claude update`).
  */
 const WRITES_SETTINGS = {
   claude:
-    /^(mcp (add|add-json|add-from-claude-desktop|remove|reset-project-choices)|plugins? (?!list$)\S+|config (set|add|remove)|install|update|migrate-installer)$/,
+    /^(mcp (add|add-json|add-from-claude-desktop|remove|reset-project-choices)|plugins? (?!list$)\S+|config (set|add|remove))$/,
   codex: /^(mcp (add|remove)|features (enable|disable))$/,
 } as const;
+const REPLACES_PROGRAM = /^(install|update|migrate-installer)$/;
 
 /** Variables that move where an agent reads its settings from (`HOME=/tmp/x claude`). */
 const SETTINGS_HOME = /^(HOME|CLAUDE_CONFIG_DIR|CODEX_HOME)=/;
@@ -58,11 +60,10 @@ export function startsAgentUnhooked(commands: readonly SimpleCommand[]): string 
       if (text === undefined) continue;
       const agent = agentNamed(text);
       if (agent && (movesSettings || changedAfter[agent])) return agent;
-      const [first = '', second = ''] = words.slice(i + 1, i + 3).map((word) => word ?? '');
-      if (agent && [first, `${first} ${second}`].some((command) => WRITES_SETTINGS[agent].test(command)))
-        return agent;
-      changedAfter.claude ||= OTHER_SETTINGS.claude.test(text);
-      changedAfter.codex ||= OTHER_SETTINGS.codex.test(text);
+      if (agent === 'claude' && REPLACES_PROGRAM.test(words[i + 1] ?? '')) return agent;
+      const pair = `${text} ${words[i + 1] ?? ''}`;
+      changedAfter.claude ||= OTHER_SETTINGS.claude.test(text) || WRITES_SETTINGS.claude.test(pair);
+      changedAfter.codex ||= OTHER_SETTINGS.codex.test(text) || WRITES_SETTINGS.codex.test(pair);
     }
   }
   return undefined;

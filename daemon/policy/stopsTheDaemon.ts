@@ -106,15 +106,24 @@ export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boole
         return true;
       default:
         if (name !== undefined && STALLS.has(name)) {
-          // renice takes pids by default; the others after `-p`, or cpulimit a program's name.
-          const byName =
-            name === 'cpulimit' &&
-            anyFrom(index + 1, 'exe', (i) => /^(-[eP]|--(exe|path))/.test(texts[i] ?? '-e'));
+          // renice and schedtool take pids by default; the others after `-p`. By a program's
+          // name (`cpulimit -e`), a user's, a group's (`renice -u me`, `ionice -P`): any process.
+          const many = anyFrom(index + 1, 'many', (i) =>
+            /^(-[ePug]|--(exe|path|user|pgrp))/.test(texts[i] ?? ''),
+          );
           const byPid =
             (name === 'renice' ||
+              name === 'schedtool' ||
               anyFrom(index + 1, 'pid option', (i) => /^(-[a-z]*p|--pid)/.test(texts[i] ?? '-p'))) &&
-            anyFrom(index + 1, 'pid', (i) => mayBeTheDaemon(texts[i], command[i]!, daemonPid, false));
-          return byName || byPid;
+            anyFrom(index + 1, 'pid', (i) =>
+              mayBeTheDaemon(
+                /^(?:--pid=|-p)(\d+)$/.exec(texts[i] ?? '')?.[1] ?? texts[i],
+                command[i]!,
+                daemonPid,
+                false,
+              ),
+            );
+          return many || byPid;
         }
         return name !== undefined && BY_NAME.has(name);
     }
@@ -124,9 +133,10 @@ export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boole
 /**
  * Programs that stall or starve a running process they are given by its pid: stopped and
  * continued in turn (`cpulimit -p`), made the first the kernel kills (`choom`), or given the
- * least CPU or disk (`renice`, `ionice`, `taskset`): the daemon answers no door in time.
+ * least CPU or disk (`renice`, `ionice`, `taskset`, `chrt`, `schedtool`): the daemon answers no
+ * door in time.
  */
-const STALLS = new Set(['cpulimit', 'choom', 'renice', 'ionice', 'taskset']);
+const STALLS = new Set(['cpulimit', 'choom', 'renice', 'ionice', 'taskset', 'chrt', 'schedtool']);
 
 /** Programs that attach to a running process: to read its memory, run code in it, or limit it. */
 const ATTACH = new Set([

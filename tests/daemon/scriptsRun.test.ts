@@ -541,9 +541,21 @@ describe("the scripts a project's own configuration runs", () => {
       settings('.npmrc', 'node-options=--require ./x.js\n');
       expect(runIn('npm run build')).toEqual([buildScript, unread('P/.npmrc', 'node-options')]);
       rmSync(join(pkg(), '.npmrc'));
+      // Settings that change nothing a script runs (review Q): global packages' folder, Node's
+      // memory, yarn 1's timeouts, a browser turned off.
+      settings('.npmrc', 'prefix=/home/me/.npm-global\nnode-options=--max-old-space-size=8192\n');
+      settings('.yarnrc', '--network-timeout 600000\n--ignore-engines true\n');
+      settings('.env', 'BROWSER=none\nEDITOR=code\nNODE_OPTIONS="--max-old-space-size=4096"\n');
+      for (const command of ['npm test', 'yarn test', 'bun run test'])
+        expect(runIn(command), command).toEqual([testScripts]);
+      rmSync(join(pkg(), '.yarnrc'));
+      // npm expands `${VAR}` in a key: what it names only running tells.
+      settings('.npmrc', 'script${NOPE?}-shell=./sh.sh\n');
+      expect(runIn('npm test')).toEqual([testScripts, unread('P/.npmrc', 'script${NOPE?}-shell')]);
+      rmSync(join(pkg(), '.npmrc'));
       // The user's own, in the home folder, and a project's above the package.
-      writeFileSync(join(project, 'home/.npmrc'), 'prefix=/elsewhere\n');
-      expect(runIn('npm test')).toEqual([testScripts, unread(join(project, 'home/.npmrc'), 'prefix')]);
+      writeFileSync(join(project, 'home/.npmrc'), 'globalconfig=/elsewhere\n');
+      expect(runIn('npm test')).toEqual([testScripts, unread(join(project, 'home/.npmrc'), 'globalconfig')]);
       rmSync(join(project, 'home/.npmrc'));
       writeFileSync(join(project, '.npmrc'), 'workspace=web\n');
       expect(runIn('npm test')).toEqual([testScripts, unread(join(project, '.npmrc'), 'workspace')]);
@@ -560,10 +572,16 @@ describe("the scripts a project's own configuration runs", () => {
       expect(runIn('yarn test')).toEqual([testScripts, unread('P/.env.yarn', 'NODE_OPTIONS')]);
       settings('.env', 'PATH=./bin:/usr/bin\n');
       expect(runIn('bun run test')).toEqual([testScripts, unread('P/.env', 'PATH')]);
+      settings('.env', 'NODE_OPTIONS: --require ./x.js\r');
+      expect(runIn('bun run test')).toEqual([testScripts, unread('P/.env', 'NODE_OPTIONS')]);
+      settings('.env', 'PATH=./bin:/usr/bin\n');
       // Each runner reads its own: npm no environment file, bun no .npmrc.
       expect(runIn('npm test')).toEqual([testScripts]);
       settings('.npmrc', 'script-shell=./sh.sh\n');
       expect(runIn('bun run test')).toEqual([testScripts, unread('P/.env', 'PATH')]);
+      // npm runs a package's program with that shell too (review Q).
+      for (const command of ['npx tsc', 'npm exec -- tsc', 'pnpm exec tsc'])
+        expect(runIn(command), command).toEqual([unread('P/.npmrc', 'script-shell')]);
     } finally {
       for (const file of ['.npmrc', '.env', '.env.yarn', '.yarnrc', '.yarnrc.yml'])
         rmSync(join(pkg(), file), { force: true });
@@ -1205,6 +1223,8 @@ describe("the scripts a project's own configuration runs", () => {
       'unshare -r make',
       'systemd-run --user --scope make',
       'sudo --preserve-env make',
+      // firejail's long options are written `--name=value`; xargs's --replace takes its value so.
+      'firejail --noprofile make',
       'chroot / make',
     ])
       expect(runIn(command), command).toEqual([makefile]);

@@ -178,6 +178,10 @@ describe('self-protection: commands', () => {
     ['choom -p $(pgrep -f latch) -n 1000', 'stop'],
     [`ionice -c3 -p ${DAEMON_PID}`, 'stop'],
     [`taskset -p 1 ${DAEMON_PID}`, 'stop'],
+    [`cpulimit --pid=${DAEMON_PID} -l 1`, 'stop'],
+    [`cpulimit -p${DAEMON_PID} -l 1`, 'stop'],
+    ['renice -u me 19', 'stop'],
+    [`chrt -i -p 0 ${DAEMON_PID}`, 'stop'],
     ['renice 19 -p $$', undefined],
     ['taskset -c 0 make', undefined],
     ['cpulimit -e node -l 1', 'stop'],
@@ -263,7 +267,13 @@ describe('self-protection: commands', () => {
     ['cp /tmp/x.desktop ~/.config/autostart/', 'hooks'],
     ['echo sh /tmp/x.sh >> ~/.bash_logout', 'hooks'],
     ['cp /tmp/x ~/.xinitrc', 'hooks'],
+    ['sudo crontab /tmp/jobs', 'hooks'],
+    ['nice -n 5 at now -f /tmp/x.sh', 'hooks'],
+    ['at -qc now', 'hooks'],
+    ['claude --debug mcp add helper -- node /tmp/server.js', 'hooks'],
+    ['codex -m o3 mcp add helper -- node /tmp/server.js', 'hooks'],
     ['crontab -l', undefined],
+    ['echo look at this', undefined],
     ['at -l', undefined],
     ['systemd-run --user --scope true', undefined],
     ['claude mcp list', undefined],
@@ -380,6 +390,17 @@ describe('self-protection: commands', () => {
       'git add -A',
     ])
       expect(fromHome(command), command).toEqual(expected('files'));
+    // After a cd, a search given no folder searches where it leads (review Q).
+    for (const command of ['cd .. && rg totp', 'cd && grep -r needle', 'cd H/ && git add -A'])
+      expect(judged(bash(command)), command).toEqual(expected('files'));
+    // Spellings of recursion (review Q).
+    for (const command of [
+      'grep -d recurse needle H',
+      'cp --arch H/ /tmp/x',
+      'zip --recurse-paths /tmp/x.zip H',
+      'gtar c H/',
+    ])
+      expect(judged(bash(command)), command).toEqual(expected('files'));
     // Looking at names is no read of what they hold; a file is no folder above anything.
     for (const command of ['find H/ -name "*.log"', 'ls -R H', 'du -sh H', 'grep x H/notes.txt'])
       expect(fromHome(command), command).toBeUndefined();
@@ -387,6 +408,8 @@ describe('self-protection: commands', () => {
     for (const command of [
       'grep -rn TODO .',
       'grep -r TODO',
+      // A search's pattern is no folder.
+      'grep -r "/" src',
       'git diff . src',
       'find . -name "*.ts" -exec wc -l {} +',
       'rm -rf node_modules',
@@ -410,6 +433,9 @@ describe('self-protection: commands', () => {
     expect(codex('git diff . project')).toEqual(expected('files'));
     expect(codex('git diff --stat -- .. other')).toEqual(expected('files'));
     expect(codex('git diff main feature')).toBeUndefined();
+    // A revision and a path, or paths after `--` with a revision before it, compare no folders.
+    for (const command of ['git diff HEAD~1 .', 'git diff main -- .', 'git diff --stat HEAD .'])
+      expect(codex(command), command).toBeUndefined();
     expect(codex('git diff .')).toBeUndefined();
     expect(judged(bash('cat *'))).toBeUndefined();
   });

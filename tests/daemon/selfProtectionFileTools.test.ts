@@ -245,11 +245,10 @@ describe('self-protection: the agents’ own programs (review O)', () => {
     ])
       expect(judged(tool('Write', path), withAgents), path).toEqual(expected('files'));
     expect(judged(bash('cp /tmp/wrapper H/.local/bin/claude'), withAgents)).toEqual(expected('files'));
-    // An npm-installed agent can be replaced by a global install of any package of its name.
-    expect(judged(bash('npm install -g /tmp/fake-codex'), withAgents)).toEqual(expected('files'));
-    expect(
-      judged(bash('npm install -g /tmp/fake-codex'), protectedPlaces({ HOME: home }, 4242, [])),
-    ).toBeUndefined();
+    // One put in a folder before theirs on the PATH runs in their stead.
+    expect(judged(bash('cp /tmp/wrapper /usr/bin/claude'), withAgents)).toEqual(expected('files'));
+    // A global install of another package is the policy's (review Q).
+    expect(judged(bash('npm install -g typescript'), withAgents)).toBeUndefined();
     // Running them, and what is beside them, is not writing them.
     expect(judged(bash('claude -p task'), withAgents)).toBeUndefined();
     expect(judged(tool('Write', 'H/.local/bin/other-tool'), withAgents)).toBeUndefined();
