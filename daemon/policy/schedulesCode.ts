@@ -7,8 +7,8 @@ const ONLY_LISTS: Record<string, RegExp> = {
   at: /^-[lrdc]$/,
   batch: /^-[lrdc]$/,
 };
-/** systemd-run's options that make a timer, and launchctl's commands that load a job. */
-const MAKES_A_TIMER = /^--(on-|timer-property)/;
+/** systemd-run's options that make a timer, a path or a socket unit, and launchctl's that load a job. */
+const MAKES_A_TIMER = /^--(on-|timer-property|path-property|socket-property)/;
 const LAUNCHCTL_LOADS = /^(load|bootstrap|submit)$/;
 /** Programs that run the program after them (`sudo crontab -`, `nice -n 5 at now`). */
 const WRAPPERS = new Set([

@@ -262,6 +262,7 @@ describe('self-protection: commands', () => {
     ['crontab /tmp/jobs', 'hooks'],
     ['at now + 1 minute -f /tmp/x.sh', 'hooks'],
     ['systemd-run --user --on-calendar=minutely /tmp/x.sh', 'hooks'],
+    ['systemd-run --user --path-property=PathChanged=/tmp/t /tmp/x.sh', 'hooks'],
     ['launchctl load ~/x.plist', 'hooks'],
     ['echo sh /tmp/x.sh >> ~/.ssh/rc', 'hooks'],
     ['cp /tmp/x.desktop ~/.config/autostart/', 'hooks'],
