@@ -24,6 +24,27 @@ export function useConnectivity(): Connectivity {
 }
 
 /**
+ * One action at a time, for a screen's buttons: `off` while offline or while an action `run`
+ * started is under way (a Face ID prompt, a request), and `run` starts none then, so a second tap
+ * starts no second prompt. Cleared however the action ends, a cancelled Face ID included.
+ */
+export function useAction(): [off: boolean, run: (action: () => Promise<unknown>) => void] {
+  const { offline } = useConnectivity();
+  const [busy, setBusy] = useState(false);
+  // A tap re-renders its button disabled before the next tap is handled (Preact renders in a
+  // microtask), as the request screen's answers rely on.
+  const off = offline || busy;
+  return [
+    off,
+    (action) => {
+      if (off) return;
+      setBusy(true);
+      void action().finally(() => setBusy(false));
+    },
+  ];
+}
+
+/**
  * Keeps the link's state current, for the one component that is always on screen: the phone's
  * own word that it lost its network counts at once, and while offline the relay is probed, so
  * that a screen which makes no calls of its own (a request under review) gets its buttons back as

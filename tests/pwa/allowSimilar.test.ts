@@ -1,10 +1,11 @@
-import type { APIResponse } from 'playwright-core';
+import type { APIResponse, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GrantsJson } from '../../daemon/cli/commands/policyGrants.ts';
 import { holdPanic, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
 import { askHook, auditLines, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
 import { ASK_EVERY_BASH_CALL, startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { auditScreen, type ScreenFinding } from '../support/screenAudit.ts';
+import { offWhileOffline } from '../support/oneActionAtATime.ts';
 
 let rig: PhoneRig;
 let origin: string;
@@ -90,13 +91,25 @@ describe('approve, and allow calls like this', () => {
     const listed = page.getByRole('listitem').filter({ hasText: 'git push origin ‹name›' });
     await listed.getByText(/for this session/).waitFor();
     problems.push(...(await auditScreen(page, phone.browser.cdp, 'devices-allowed-rules', found)));
-    await listed
-      .getByRole('button', { name: 'Revoke rule Bash git push origin ‹name›', exact: true })
-      .click();
+    const revokeRule = listed.getByRole('button', {
+      name: 'Revoke rule Bash git push origin ‹name›',
+      exact: true,
+    });
+    // Offline, the revoke could not reach the relay: the button is off until it is back.
+    await offWhileOffline(phone.browser, [revokeRule]);
+    // A double tap revokes once.
+    const revokes: string[] = [];
+    const onRequest = (request: Request) => {
+      if (request.url().endsWith('/grants/revoke')) revokes.push(request.url());
+    };
+    page.on('request', onRequest);
+    await revokeRule.dblclick();
     await page
       .getByRole('status')
       .getByText(/^Revoked: Bash git push origin ‹name› asks again\.$/)
       .waitFor();
+    page.off('request', onRequest);
+    expect(revokes).toHaveLength(1);
     await expect.poll(grants).toEqual([]);
     expect(auditLines(machine)).toContainEqual(
       expect.objectContaining({ event: 'grant_revoked', grants: [granted!.id], by: 'phone', verified: true }),

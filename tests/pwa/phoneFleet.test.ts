@@ -1,8 +1,10 @@
+import type { Dialog } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PWA_BUDGET_BYTES, shippedJs } from '../../scripts/pwa-budget.ts';
 import type { PairedBrowserPhone } from '../support/browserFlows.ts';
 import type { DevicesJson } from '../../daemon/cli/commands/devices.ts';
 import { keptOnPhone } from '../support/keptOnPhone.ts';
+import { countFaceIdPrompts, offWhileOffline } from '../support/oneActionAtATime.ts';
 import { auditLines, runLatch, withStore, type LatchMachine } from '../support/latchMachine.ts';
 import { startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
 import { auditScreen, type ScreenFinding } from '../support/screenAudit.ts';
@@ -100,9 +102,16 @@ describe('the phone app', () => {
       if (request.url().endsWith('/resume'))
         votes.push({ url: request.url(), body: request.postData() ?? '' });
     });
-    await a.browser.page.getByRole('button', { name: 'Vote to resume (Face ID)' }).click();
+    const voteButton = a.browser.page.getByRole('button', { name: 'Vote to resume (Face ID)' });
+    // Offline, a vote could not reach the relay: its button is off until the network is back.
+    await offWhileOffline(a.browser, [voteButton]);
+    // A double tap votes once: one Face ID, one vote sent, and no "cancelled" racing the answer.
+    const faceIdPrompts = await countFaceIdPrompts(a.browser);
+    await voteButton.dblclick();
     await a.browser.page.getByText('Votes to resume: 1 of 2').waitFor();
     await a.browser.page.getByText('This phone has voted.').waitFor();
+    expect([await faceIdPrompts(), votes.length]).toEqual([1, 1]);
+    await a.browser.page.getByText('Your vote is counted.').waitFor();
     // The phone named the freeze by the id it computed from the envelope: the one the host holds.
     expect(JSON.parse(votes[0]!.body)).toMatchObject({
       freeze: withStore(machine, (store) => store.switchState().freeze),
@@ -148,13 +157,30 @@ describe('the phone app', () => {
     await a.browser.page.goto(`${origin}/devices`);
     await a.browser.page.getByText('Phone A (this phone)').waitFor();
     await a.browser.page.getByText('test-box').waitFor();
-    a.browser.page.once('dialog', (dialog) => void dialog.accept());
-    await a.browser.page
-      .getByRole('listitem')
-      .filter({ hasText: 'Phone B' })
-      .getByRole('button', { name: 'Revoke' })
-      .click();
-    await a.browser.page.getByText('Phone B (revoked)').waitFor();
+    const phoneBRow = a.browser.page.getByRole('listitem').filter({ hasText: 'Phone B' });
+    const revoke = phoneBRow.getByRole('button', { name: 'Revoke' });
+    // Offline, neither a rename nor a revoke could reach the relay: both are off meanwhile.
+    await offWhileOffline(a.browser, [phoneBRow.getByRole('button', { name: 'Rename' }), revoke]);
+    // A double tap revokes once: one question, one Face ID, one call to the relay.
+    const questions: string[] = [];
+    const accept = (dialog: Dialog) => {
+      questions.push(dialog.message());
+      void dialog.accept();
+    };
+    a.browser.page.on('dialog', accept);
+    const revokes: string[] = [];
+    a.browser.page.on('request', (request) => {
+      if (request.method() === 'DELETE') revokes.push(request.url());
+    });
+    const faceIdPrompts = await countFaceIdPrompts(a.browser);
+    try {
+      await revoke.dblclick();
+      await a.browser.page.getByText('Phone B (revoked)').waitFor();
+      await a.browser.page.getByRole('status').getByText('Revoked Phone B.').waitFor();
+    } finally {
+      a.browser.page.off('dialog', accept);
+    }
+    expect([questions.length, await faceIdPrompts(), revokes.length]).toEqual([1, 1, 1]);
     await b.browser.page.goto(origin);
     await b.browser.page.getByText('This phone is not paired with this fleet, or no longer is.').waitFor();
     // It sees none of the fleet's requests: it does not say none are waiting, and its PANIC says why it is off.

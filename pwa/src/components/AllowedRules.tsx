@@ -3,6 +3,7 @@ import { similarCommandText } from '../../../shared/approvals/similarCallText.ts
 import { GRANT_WORDS, liveRules, revokeRule, type AllowedRule } from '../allowedRules.ts';
 import type { DeviceIdentity } from '../keystore.ts';
 import { refusalText } from '../refusalText.ts';
+import { useAction } from '../useConnectivity.ts';
 
 /**
  * "Rules you allowed": what this phone granted with an approval and has not lapsed, each
@@ -14,6 +15,7 @@ const clockTime = (at: number) => new Date(at).toLocaleTimeString([], { hour: 'n
 export function AllowedRules({ identity }: { identity: DeviceIdentity | undefined }) {
   const [rules, setRules] = useState<AllowedRule[]>();
   const [message, setMessage] = useState<string>();
+  const [off, run] = useAction();
   useEffect(() => void liveRules().then(setRules), []);
 
   const revoke = async (rule: AllowedRule) => {
@@ -53,7 +55,8 @@ export function AllowedRules({ identity }: { identity: DeviceIdentity | undefine
                 type="button"
                 class="deny"
                 aria-label={`Revoke rule ${rule.similar.tool} ${similarCommandText(rule.similar)}`}
-                onClick={() => void revoke(rule)}
+                disabled={off}
+                onClick={() => run(() => revoke(rule))}
               >
                 Revoke rule
               </button>

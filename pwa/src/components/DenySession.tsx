@@ -31,14 +31,12 @@ export function DenySession({
     const view = request.view.conversation
       ? { ok: true as const, value: request.view }
       : await fetchRequest(identity, request.fleet, request.view.requestId);
-    if (!view.ok) {
-      setBusy(false);
-      return setProblem(refusalText(view));
-    }
-    const result = await denyConversation(identity, request.fleet, {
-      host: view.value.host,
-      conversation: view.value.conversation,
-    });
+    const result = view.ok
+      ? await denyConversation(identity, request.fleet, {
+          host: view.value.host,
+          conversation: view.value.conversation,
+        })
+      : view;
     setBusy(false);
     if (result.ok) onDone(result.value);
     else setProblem(refusalText(result));

@@ -1,10 +1,7 @@
 import { useConnectivityWatch } from '../useConnectivity.ts';
 
-/** HH:MM, on a 24-hour clock, in the phone's time zone. */
-function clock(at: number): string {
-  const time = new Date(at);
-  return `${String(time.getHours()).padStart(2, '0')}:${String(time.getMinutes()).padStart(2, '0')}`;
-}
+/** HH:MM, on a 24-hour clock, in the phone's time zone (toTimeString starts "HH:MM:SS GMT…"). */
+const clock = (at: number): string => new Date(at).toTimeString().slice(0, 5);
 
 /**
  * Says the app is offline, and how old what it shows is. What needs the relay (approve, deny,

@@ -16,6 +16,7 @@ import { fetchState } from '../actions.ts';
 import { fleetPath, relayCall } from '../relayApi.ts';
 import { FACE_ID_CANCELLED, refusalText } from '../refusalText.ts';
 import { navigate } from '../router.ts';
+import { useAction } from '../useConnectivity.ts';
 import { signWithPasskey } from '../webauthn.ts';
 
 /** The fleet's phones and hosts: rename a phone, revoke one. */
@@ -25,6 +26,7 @@ export function DevicesScreen() {
   const [members, setMembers] = useState<Members>();
   const [message, setMessage] = useState<string>();
   const [lockScreenPrivacy, setLockScreenPrivacy] = useState<boolean>();
+  const [off, run] = useAction();
 
   const load = async () => {
     const me = await loadIdentity();
@@ -119,7 +121,8 @@ export function DevicesScreen() {
                 <button
                   type="button"
                   aria-label={`Rename ${device.name}`}
-                  onClick={() => void rename(device.id, device.name)}
+                  disabled={off}
+                  onClick={() => run(() => rename(device.id, device.name))}
                 >
                   Rename
                 </button>
@@ -127,7 +130,8 @@ export function DevicesScreen() {
                   type="button"
                   class="deny"
                   aria-label={`Revoke ${device.name}`}
-                  onClick={() => void revoke(device.id, device.name)}
+                  disabled={off}
+                  onClick={() => run(() => revoke(device.id, device.name))}
                 >
                   Revoke
                 </button>

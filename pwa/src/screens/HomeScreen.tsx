@@ -28,7 +28,7 @@ import { FACE_ID_CANCELLED, refusalText } from '../refusalText.ts';
 import { timeLeft } from '../relayClock.ts';
 import { cardContext } from '../requestCard.ts';
 import { navigate } from '../router.ts';
-import { useConnectivity } from '../useConnectivity.ts';
+import { useAction, useConnectivity } from '../useConnectivity.ts';
 import { signWithPasskey } from '../webauthn.ts';
 
 interface FleetView {
@@ -249,6 +249,7 @@ function FleetStatus({
   onChange: () => Promise<void>;
 }) {
   const [message, setMessage] = useState<string>();
+  const [off, run] = useAction();
   const { state } = fleet;
   if (!state)
     return (
@@ -300,7 +301,7 @@ function FleetStatus({
           This phone has voted. Too few phones left to vote? latch doctor, on the computer, says what to do.
         </p>
       ) : (
-        <button type="button" class="primary" onClick={() => void vote(freeze)}>
+        <button type="button" class="primary" disabled={off} onClick={() => run(() => vote(freeze))}>
           Vote to resume (Face ID)
         </button>
       )}

@@ -1,4 +1,4 @@
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { approvalBinding } from '../../../shared/approvals/approvalBinding.ts';
 import { approvalChallenge } from '../../../shared/approvals/approvalChallenge.ts';
 import { REVIEW_SECONDS } from '../../../shared/approvals/reviewSeconds.ts';
@@ -166,7 +166,6 @@ function Review({
   const [cancelled, setCancelled] = useState(false);
   // Offline, neither answer can reach the relay: both are off (OfflineBanner says why).
   const { offline } = useConnectivity();
-  const approveButton = useRef<HTMLButtonElement>(null);
 
   useEffect(() => {
     const timer = setInterval(() => setNow(Date.now()), 250);
@@ -334,13 +333,7 @@ function Review({
         <button type="button" class="deny" disabled={busy || offline} onClick={() => void doDeny()}>
           Deny
         </button>
-        <button
-          type="button"
-          class="approve"
-          ref={approveButton}
-          disabled={!canApprove}
-          onClick={() => void doApprove()}
-        >
+        <button type="button" class="approve" disabled={!canApprove} onClick={() => void doApprove()}>
           {offline
             ? 'Offline'
             : needsTyping && typed !== target
