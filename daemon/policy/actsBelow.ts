@@ -62,10 +62,16 @@ export function actsBelow(
     const name = basename(texts[0] ?? '');
     const args = texts.slice(1);
     if (name === 'cd' || name === 'pushd') {
+      // Home for a bare cd; not known for `cd -` or a folder only running tells.
       const to = args.find((text) => text === undefined || !text.startsWith('-'));
       folder =
-        args.length === 0 ? home : to === undefined || folder === undefined ? undefined : resolve(folder, to);
-      if (to !== undefined && isAbsolute(to)) folder = to;
+        args.length === 0
+          ? home
+          : to === undefined
+            ? undefined
+            : isAbsolute(to)
+              ? to
+              : folder && resolve(folder, to);
       continue;
     }
     const given = args.filter((text) => text === undefined || !text.startsWith('-'));
