@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
 import { ASSIGNMENT, literalText, type SimpleCommand } from './commandWords.ts';
+import { WRAPPERS } from './scriptNames.ts';
 
 /** Options with which crontab, at and batch only list, show or remove what is scheduled. */
 const ONLY_LISTS: Record<string, RegExp> = {
@@ -10,11 +11,6 @@ const ONLY_LISTS: Record<string, RegExp> = {
 /** systemd-run's options that make a timer, a path or a socket unit, and launchctl's that load a job. */
 const MAKES_A_TIMER = /^--(on-|timer-property|path-property|socket-property)/;
 const LAUNCHCTL_LOADS = /^(load|bootstrap|submit)$/;
-/** Programs that run the program after them (`sudo crontab -`, `nice -n 5 at now`). */
-const WRAPPERS = new Set([
-  ...['sudo', 'doas', 'env', 'command', 'builtin', 'exec', 'nice', 'nohup', 'timeout', 'setsid'],
-  ...['xargs', 'time', 'stdbuf', 'ionice', 'chronic', 'runuser', 'flock', 'taskset', 'unbuffer'],
-]);
 
 /**
  * A command that schedules code to run later as the user, outside any gate: a crontab put in

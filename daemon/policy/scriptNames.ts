@@ -6,6 +6,14 @@ import { literalText, readAgain, type SimpleCommand } from './commandWords.ts';
  * how a file a command runs code from is named before it is read (`Named`).
  */
 
+/** Words that run the program after them: `sudo bash x.sh`, `timeout 60 python3 x.py`. */
+export const WRAPPERS = new Set([
+  ...['sudo', 'doas', 'env', 'nohup', 'exec', 'command', 'builtin', 'time', 'nice', 'ionice', 'chrt'],
+  ...['taskset', 'numactl', 'timeout', 'setsid', 'stdbuf', 'unbuffer', 'flock', 'xargs', 'parallel'],
+  ...['watch', 'systemd-run', 'nsenter', 'unshare', 'chroot', 'strace', 'ltrace', 'firejail', 'bwrap'],
+  ...['faketime', 'caffeinate', 'chronic', 'torsocks', 'proxychains', 'proxychains4', 'setpriv', 'screen'],
+  ...['runuser'],
+]);
 export const SHELLS = new Set([
   ...['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'busybox', 'csh', 'tcsh'],
 ]);

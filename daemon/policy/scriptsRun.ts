@@ -38,6 +38,7 @@ import {
   SHELL_FILE,
   shellCodeRun,
   SHELLS,
+  WRAPPERS,
   unreadScript,
   type Feeder,
   type FileOptions,
@@ -75,14 +76,6 @@ const MOST_LOCAL_SCRIPTS = 16;
  */
 const MOST_CODE_LEVELS = 16;
 
-/** Words that run the program after them: `sudo bash x.sh`, `timeout 60 python3 x.py`. */
-const WRAPPERS = new Set([
-  ...['sudo', 'doas', 'env', 'nohup', 'exec', 'command', 'builtin', 'time', 'nice', 'ionice', 'chrt'],
-  ...['taskset', 'numactl', 'timeout', 'setsid', 'stdbuf', 'unbuffer', 'flock', 'xargs', 'parallel'],
-  ...['watch', 'systemd-run', 'nsenter', 'unshare', 'chroot', 'strace', 'ltrace', 'firejail', 'bwrap'],
-  ...['faketime', 'caffeinate', 'chronic', 'torsocks', 'proxychains', 'proxychains4', 'setpriv', 'screen'],
-  ...['runuser'],
-]);
 /**
  * A project's runners, and their words for running (`uv run`, `npm exec`, `pnpm dlx`): the
  * program they run, or the code file they are given (`uv run x.py`, `npx tsx x.ts`). What else

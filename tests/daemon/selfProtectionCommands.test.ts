@@ -271,6 +271,8 @@ describe('self-protection: commands', () => {
     ['sudo crontab /tmp/jobs', 'hooks'],
     ['nice -n 5 at now -f /tmp/x.sh', 'hooks'],
     ['at -qc now', 'hooks'],
+    ['strace -f crontab /tmp/jobs', 'hooks'],
+    ['watch -n 60 at now -f /tmp/x.sh', 'hooks'],
     ['claude --debug mcp add helper -- node /tmp/server.js', 'hooks'],
     ['codex -m o3 mcp add helper -- node /tmp/server.js', 'hooks'],
     ['crontab -l', undefined],
