@@ -86,6 +86,7 @@ export class Asking {
     sealing?.catch(() => undefined); // Its failure is met where it is awaited, below.
     const binding = await detailsBinding(details);
     const askedInEpoch = store.switchState().epoch;
+    waiting.listen(requestId);
     store.db.transaction(
       () => {
         store.saveRequest(
@@ -149,6 +150,8 @@ export class Asking {
       // it to the phones: it is withdrawn there, best effort, as it ends here.
       void relay.withdrawRequest(requestId);
       const why = relayFailureText(created.failure);
+      // From here the answer is the terminal's or a deny: a phone's approval would reach nobody.
+      waiting.drop(requestId);
       this.#voidEarlyApproval(requestId, `relay_unreachable: ${why}`);
       return this.#noPhone(request, details, conversation, 'relay_unreachable', `relay_unreachable: ${why}`);
     }

@@ -131,10 +131,11 @@ export class RelayAnswers {
       return;
     }
     // Verified, and used up: but the relay's word that it is still open is checked against ours,
-    // as it stands now that the checks are done (a withdrawal or a freeze may have come meanwhile).
+    // as it stands now that the checks are done (a withdrawal or a freeze may have come meanwhile),
+    // and its asker must still take the phones' answer (not one gone to the terminal fallback).
     const state = store.request(requestId)?.state;
-    if (state !== 'pending') {
-      const code = state === 'withdrawn' ? 'withdrawn' : 'already_decided';
+    if (state !== 'pending' || !waiting.takesPhoneAnswer(requestId)) {
+      const code = state === 'pending' || state === 'withdrawn' ? 'withdrawn' : 'already_decided';
       audit.append({ event: 'token_refused', requestId, code, device: verified.device });
       return;
     }

@@ -33,6 +33,11 @@ export class Waiting {
    * to the request's POST, after which the asker starts waiting. Kept until it does, or drops it.
    */
   readonly #early = new Map<string, GateAnswer>();
+  /**
+   * The requests whose asker takes a phone's answer: from before the relay has them until the
+   * asker stops waiting for the phones (it gave up on the relay, or settled).
+   */
+  readonly #listening = new Set<string>();
   readonly #byDedupKey = new Map<string, Promise<GateAnswer>>();
   /** Who waits on each ask in #byDedupKey: when all have hung up, its request is withdrawn. */
   readonly #callersByDedupKey = new Map<string, Callers>();
@@ -52,6 +57,19 @@ export class Waiting {
 
   isWaiting(requestId: string): boolean {
     return this.#waiting.has(requestId);
+  }
+
+  /** The asker of this request is about to ask the phones, and takes their answer from now on. */
+  listen(requestId: string): void {
+    this.#listening.add(requestId);
+  }
+
+  /**
+   * Whether a phone's answer to this request reaches anyone: an approval nobody takes is not
+   * given, nor is the rule it brings (the caller hears a deny from elsewhere).
+   */
+  takesPhoneAnswer(requestId: string): boolean {
+    return this.#listening.has(requestId) || this.#waiting.has(requestId);
   }
 
   /** One ask per key: a duplicate (same ids, same content: see dedupKey) joins the pending one. */
@@ -112,9 +130,13 @@ export class Waiting {
     });
   }
 
-  /** The asker will not wait for this request after all: an early answer to it is forgotten. */
+  /**
+   * The asker will not wait for the phones' answer to this request after all: an early answer to
+   * it is forgotten, and a later one is not taken.
+   */
   drop(requestId: string): void {
     this.#early.delete(requestId);
+    this.#listening.delete(requestId);
   }
 
   /**

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { totpCode } from '../../daemon/fallback/totp.ts';
 import { storeApprovedTotpSecret } from '../../daemon/fallback/totpSecret.ts';
+import type { GrantsJson } from '../../daemon/cli/commands/policyGrants.ts';
 import { callDaemon } from '../../daemon/socket/daemonClient.ts';
 import { gateCall } from '../../daemon/socket/gateClient.ts';
 import type { FallbackOffer, GateRequest } from '../../daemon/socket/localApi.ts';
@@ -18,6 +19,8 @@ import {
   withStore,
 } from '../support/latchMachine.ts';
 import { startLatch } from '../support/latchRun.ts';
+import { framesHandled, startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+import { phoneApproves } from '../support/phoneApproves.ts';
 
 /**
  * The terminal fallbacks, when no phone can be reached: the relay here is a closed port. A
@@ -207,6 +210,59 @@ describe('the local challenge', () => {
     );
     expect(offered).toBe(false);
     expect(answer).toMatchObject({ decision: 'deny', blockReason: 'relay_unreachable' });
+  });
+});
+
+describe('a phone’s approval that comes while the terminal asks', () => {
+  let paired: PairedDaemon;
+  beforeAll(async () => {
+    paired = await startPairedDaemon({
+      config: (text) => text.replace('mode = "none"', 'mode = "challenge"'),
+    });
+  });
+  afterAll(() => paired.stop());
+
+  it('is not taken, nor the rule it brings: the daemon gave up on the relay and asked the terminal', async () => {
+    const { relay, machine } = paired;
+    // A relay that shows the request to the phone but never answers the daemon's POST.
+    relay.answerRequest = () => new Promise(() => {});
+    let offered: (offer: FallbackOffer) => void;
+    const offer = new Promise<FallbackOffer>((resolve) => (offered = resolve));
+    let decline: () => void;
+    const declined = new Promise<undefined>((resolve) => (decline = () => resolve(undefined)));
+    const answer = gateCall(
+      {
+        agent: 'claude-code',
+        tool: 'Bash',
+        command: 'git push origin main',
+        cwd: '/home/dev/project',
+        session: 'session-fallback',
+        interactive: true,
+        canDefer: false,
+      },
+      {
+        socketPath: machine.socket,
+        onFallback: (fallback) => {
+          offered(fallback);
+          return declined;
+        },
+      },
+    );
+    const request = await relay.nextRequest(0);
+    await offer;
+    const { token } = await phoneApproves(paired.phones[0], request, relay.origin, { grant: 'half_hour' });
+    relay.sendApproval(request.requestId, token);
+    await framesHandled(machine, relay);
+    decline!();
+    expect(await answer).toMatchObject({
+      decision: 'deny',
+      reason: expect.stringMatching(/the terminal fallback was not answered$/),
+    });
+    const lines = auditLines(machine).filter((line) => line['requestId'] === request.requestId);
+    expect(lines).toContainEqual(expect.objectContaining({ event: 'token_refused', code: 'withdrawn' }));
+    expect(lines.map((line) => line['event'])).not.toContain('approved');
+    const grants = JSON.parse((await runLatch(machine, ['policy', 'grants', '--json'])).stdout) as GrantsJson;
+    expect(grants.grants).toEqual([]);
   });
 });
 
