@@ -163,7 +163,9 @@ export class Asking {
       ? joined !== undefined &&
         claimed !== requestId &&
         joined.state === 'pending' &&
-        joined.dedupKey === dedupKey
+        joined.dedupKey === dedupKey &&
+        // One that joined another was never shown to a phone: an approval of it says otherwise.
+        store.request(requestId)?.state !== 'approved'
       : claimed === requestId;
     if (!honest) {
       fatigue.settled(requestId);

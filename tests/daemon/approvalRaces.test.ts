@@ -1,14 +1,20 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeEach, expect, it } from 'vitest';
+import { beforeEach, expect, it, onTestFinished } from 'vitest';
 import { AuditLog } from '../../daemon/audit/auditLog.ts';
+import { parseConfig } from '../../daemon/config/config.ts';
+import { configTemplate } from '../../daemon/config/configTemplate.ts';
+import { Asking } from '../../daemon/gate/asking.ts';
+import { dedupKey } from '../../daemon/gate/dedupKey.ts';
 import { deny } from '../../daemon/gate/deny.ts';
 import { PushFatigue } from '../../daemon/gate/pushFatigue.ts';
 import { RelayAnswers } from '../../daemon/gate/relayAnswers.ts';
 import { Waiting } from '../../daemon/gate/waiting.ts';
 import { recordWithdrawal } from '../../daemon/gate/withdrawal.ts';
 import { Grants } from '../../daemon/grants/grants.ts';
+import { RelayClient } from '../../daemon/relay/relayClient.ts';
+import type { GateRequest } from '../../daemon/socket/localApi.ts';
 import { StateStore } from '../../daemon/state/stateStore.ts';
 import { detailsBinding } from '../../shared/approvals/approvalBinding.ts';
 import { fromBase64url } from '../../shared/encoding/base64url.ts';
@@ -19,6 +25,7 @@ import {
   type PairedFleet,
 } from '../../scripts/lib/approvalFixture.ts';
 import { TEST_ORIGIN, TEST_RP_ID } from '../../scripts/lib/softwarePhone.ts';
+import { StandInRelay, type RequestAnswer } from '../support/standInRelay.ts';
 
 /**
  * A phone's approval takes a while to verify (signatures on the thread pool). What happened here
@@ -26,20 +33,23 @@ import { TEST_ORIGIN, TEST_RP_ID } from '../../scripts/lib/softwarePhone.ts';
  */
 
 let fleet: PairedFleet;
+let directory: string;
 let store: StateStore;
 let auditPath: string;
+let audit: AuditLog;
+let fatigue: PushFatigue;
 let grants: Grants;
 let waiting: Waiting;
 let answers: RelayAnswers;
 
 beforeEach(async () => {
   fleet = await pairedFleet();
-  const directory = mkdtempSync(join(tmpdir(), 'latch-approval-races-'));
+  directory = mkdtempSync(join(tmpdir(), 'latch-approval-races-'));
   store = new StateStore(join(directory, 'state.db'));
   store.addDevice(fleet.device, Date.now());
   auditPath = join(directory, 'audit.log');
-  const audit = new AuditLog(auditPath, store, { redactContent: false });
-  const fatigue = new PushFatigue(store);
+  audit = new AuditLog(auditPath, store, { redactContent: false });
+  fatigue = new PushFatigue(store);
   grants = new Grants(store.db);
   waiting = new Waiting({ store, audit, fatigue, onAllGone: () => undefined });
   answers = new RelayAnswers({
@@ -183,4 +193,75 @@ it('keeps a passkey’s counter when its phone is paired again: a token it signe
   );
   waiting.settle(signedBefore.requestId, deny('expired', 'expired', signedBefore.requestId));
   await signedBefore.answer;
+});
+
+it('refuses a relay’s “joined” for a request a phone approved early: one that joined another was never shown, and the rule is undone', async () => {
+  const relay = await StandInRelay.start();
+  onTestFinished(() => relay.stop());
+  const config = parseConfig(
+    configTemplate({ relayUrl: relay.origin, hostName: 'box', fleet: fleet.fleet, quorum: 1 }),
+    'config.toml',
+  );
+  const asking = new Asking({
+    store,
+    audit,
+    relay: new RelayClient(relay.origin, fleet.fleet, () => 'host-token'),
+    hostId: 'host-1',
+    totpPath: join(directory, 'totp.json'),
+    config: () => config,
+    fatigue,
+    grants,
+    waiting,
+  });
+  const call: GateRequest = {
+    agent: 'claude-code',
+    tool: 'Bash',
+    command: 'rm -rf build',
+    paths: [],
+    session: 'session-1',
+    toolUseId: 'toolu-1',
+    interactive: false,
+    canDefer: false,
+    shortened: false,
+  };
+  // A request of the same call left pending here with no caller (after a local failure), soon
+  // to expire: what the relay says the new one joined.
+  const now = Date.now();
+  const left = requestDetails(fleet, { createdAt: now, exp: now + 1500 });
+  store.saveRequest(
+    {
+      requestId: left.requestId,
+      dedupKey: dedupKey(call)!,
+      details: left,
+      binding: await detailsBinding(left),
+      state: 'pending',
+    },
+    now,
+  );
+  let answerThePost!: (answer: RequestAnswer) => void;
+  relay.answerRequest = () => new Promise((resolve) => (answerThePost = resolve));
+  const similar = {
+    tool: 'Bash',
+    words: ['rm', '-rf', 'build'],
+    thenAnyName: false,
+    folder: '/',
+    policyRule: 'ask-rm',
+  };
+  const answer = asking.askOnce(call, { risk: 'medium', timeoutSeconds: 60, target: 'build', similar });
+  const sent = await relay.nextRequest(0);
+  const token = await signToken(fleet.phone, {
+    ...store.request(sent.requestId)!.binding,
+    grant: 'half_hour',
+  });
+  await answers.onApproved(sent.requestId, token);
+  expect(grants.store.live(Date.now())).toHaveLength(1);
+  answerThePost({ requestId: left.requestId, joined: true });
+  expect(await answer).toMatchObject({
+    decision: 'deny',
+    reason: 'relay_unreachable: the relay answered for a request this host did not make; refused',
+  });
+  expect(grants.store.live(Date.now())).toEqual([]);
+  expect(auditEvents()).toContainEqual(
+    expect.objectContaining({ event: 'relay_claim_refused', requestId: sent.requestId, joined: true }),
+  );
 });
