@@ -52,8 +52,8 @@ export function AllowSimilar({
         <dd>the policy rule “{similar.policyRule}” is what asks, at no higher risk</dd>
         <dt>Until</dt>
         <dd>
-          30 minutes from now
-          {grants.includes('session') ? ', or the end of this agent session (12 hours at most)' : ''}: you
+          30 minutes from now, for any agent session
+          {grants.includes('session') ? ', or the end of this session alone (12 hours at most)' : ''}: you
           choose below. Revoke it any time under Devices.
         </dd>
       </dl>

@@ -11,6 +11,9 @@ import { useAction } from '../useConnectivity.ts';
  * host lists every phone's with `latch policy grants`.
  */
 const clockTime = (at: number) => new Date(at).toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' });
+/** A rule as told apart from another of the same words (one ended by a freeze, one still live). */
+const ruleName = ({ similar, grant, expiresAt }: AllowedRule) =>
+  `${similar.tool} ${similarCommandText(similar)}, ${GRANT_WORDS[grant]} until ${clockTime(expiresAt)}`;
 
 export function AllowedRules({ identity }: { identity: DeviceIdentity | undefined }) {
   const [rules, setRules] = useState<AllowedRule[]>();
@@ -22,7 +25,7 @@ export function AllowedRules({ identity }: { identity: DeviceIdentity | undefine
     if (!identity) return;
     const result = await revokeRule(identity, rule);
     if (!result.ok) return setMessage(`Not revoked. ${refusalText(result)}`);
-    setMessage(`Revoked: ${rule.similar.tool} ${similarCommandText(rule.similar)} asks again.`);
+    setMessage(`Revoked: ${ruleName(rule)}.`);
     setRules(await liveRules());
   };
 
@@ -54,7 +57,7 @@ export function AllowedRules({ identity }: { identity: DeviceIdentity | undefine
               <button
                 type="button"
                 class="deny"
-                aria-label={`Revoke rule ${rule.similar.tool} ${similarCommandText(rule.similar)}`}
+                aria-label={`Revoke rule ${ruleName(rule)}`}
                 disabled={off}
                 onClick={() => run(() => revoke(rule))}
               >

@@ -293,13 +293,10 @@ function FleetStatus({
       </p>
       {!freeze ? (
         <p>
-          This freeze cannot be voted on: the relay shows no signed freeze to vote for (one from before freeze
-          ids). Hold PANIC to freeze again, then vote to resume that freeze.
+          No signed freeze to vote on (one made before freeze ids): hold PANIC to freeze again, then vote.
         </p>
       ) : voted ? (
-        <p>
-          This phone has voted. Too few phones left to vote? latch doctor, on the computer, says what to do.
-        </p>
+        <p>This phone has voted. If too few phones are left to vote, run latch doctor on the computer.</p>
       ) : (
         <button type="button" class="primary" disabled={off} onClick={() => run(() => vote(freeze))}>
           Vote to resume (Face ID)
