@@ -14,7 +14,7 @@ import { row, type DeviceRow, type FleetContext, type HostRow } from './context.
 import type { SignedRequest } from './deviceAuth.ts';
 import { appendEvent, eventsSince, lastSeq } from './events.ts';
 import { expireDue } from './expiry.ts';
-import { authenticateHost, rotateHostToken } from './hostAuth.ts';
+import { authenticateHost, bearerToken, rotateHostToken } from './hostAuth.ts';
 import { fleetState, freeze, vote } from './killSwitch.ts';
 import { listMembers, renameDevice, revokeDevice, updatePushSubscription } from './members.ts';
 import { completeOffer, confirmOffer, createOffer, offerStatus } from './pairing.ts';
@@ -243,7 +243,7 @@ export class Fleet extends DurableObject<Env> {
   }
 
   /** The switch, for a host (bearer) or a phone (signed request). */
-  state(fleet: string, auth: { bearer: string } | { signed: SignedRequest }) {
+  state(fleet: string, auth: { bearer: string | undefined } | { signed: SignedRequest }) {
     const serve = (ctx: FleetContext) => ok(fleetState(ctx));
     return this.#reply(fleet, 'bearer' in auth ? asHost(auth.bearer, serve) : asDevice(auth.signed, serve));
   }
@@ -258,8 +258,7 @@ export class Fleet extends DurableObject<Env> {
     const url = new URL(request.url);
     const fleet = url.searchParams.get('fleet') ?? '';
     const ctx = this.#context(fleet);
-    const bearer = request.headers.get('authorization')?.replace(/^Bearer /, '');
-    const host = await authenticateHost(ctx, bearer);
+    const host = await authenticateHost(ctx, bearerToken(request.headers.get('authorization')));
     if (!host.ok) return refusalResponse(host);
     const quorum = Number(url.searchParams.get('quorum'));
     if (Number.isSafeInteger(quorum) && quorum >= 1 && quorum <= 32) {

@@ -12,6 +12,11 @@ export async function tokenHash(token: string): Promise<string> {
   return toBase64url(await sha256(utf8(token)));
 }
 
+/** A host's token from an `Authorization` header: `Bearer` and the token, nothing else. */
+export function bearerToken(authorization: string | null | undefined): string | undefined {
+  return authorization?.match(/^Bearer ([A-Za-z0-9_-]{1,128})$/)?.[1];
+}
+
 /**
  * Finds the host a bearer token belongs to. A host that presents its "next" token (minted by a
  * rotation) completes the rotation: the next token becomes the only one, and the connections the

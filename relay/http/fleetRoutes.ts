@@ -213,6 +213,11 @@ fleetRoutes.post('/resume', async (c) => {
 
 fleetRoutes.get('/state', async (c) => {
   const { fleet, stub } = c.var;
-  const token = bearer(c.req);
-  return reply(c, await stub.state(fleet, token ? { bearer: token } : { signed: signedRequest(c.req) }));
+  // A host says who it is with its token, a phone with its signature: an Authorization header
+  // that is no valid token is a host refused, not a phone that did not sign.
+  const asHost = c.req.header('authorization') !== undefined;
+  return reply(
+    c,
+    await stub.state(fleet, asHost ? { bearer: bearer(c.req) } : { signed: signedRequest(c.req) }),
+  );
 });

@@ -4,11 +4,13 @@ import { MAX_BODY_BYTES } from '../../shared/schema/parse.ts';
 /**
  * Reads a request body, refusing one over `maxBytes` as soon as it is known to be: from
  * Content-Length when given, else while streaming, so an oversized body is never buffered whole.
+ * A body its sender stopped sending part-way (the connection lost) is `cut`: the client's
+ * fault, not the relay's.
  */
 export async function readBody(
   request: Request,
   maxBytes: number = MAX_BODY_BYTES,
-): Promise<Uint8Array<ArrayBuffer> | 'too_large'> {
+): Promise<Uint8Array<ArrayBuffer> | 'too_large' | 'cut'> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > maxBytes) return 'too_large';
   if (!request.body) return new Uint8Array(0);
@@ -16,7 +18,13 @@ export async function readBody(
   let total = 0;
   const reader = request.body.getReader();
   for (;;) {
-    const { done, value } = await reader.read();
+    let read: ReadableStreamReadResult<Uint8Array>;
+    try {
+      read = await reader.read();
+    } catch {
+      return 'cut';
+    }
+    const { done, value } = read;
     if (done) break;
     total += value.length;
     if (total > maxBytes) {

@@ -4,6 +4,7 @@ import type { Field } from '../../shared/schema/index.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
 import { validateId } from '../../shared/text/validateId.ts';
 import type { SignedRequest } from '../fleet/deviceAuth.ts';
+import { bearerToken } from '../fleet/hostAuth.ts';
 import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import { readBody } from './readBody.ts';
 import { refusal, RefusalError, refuseWith } from './relayError.ts';
@@ -17,11 +18,14 @@ export function idParam(request: HonoRequest, name: string): string {
 
 /** The raw body, within the size limit. Bodies are JSON only, which also makes browsers preflight cross-site posts. */
 async function jsonBody(request: HonoRequest): Promise<Uint8Array<ArrayBuffer>> {
-  if (!/^application\/json\b/i.test(request.header('content-type') ?? '')) {
+  // JSON itself, with parameters or none: not a type of its own that starts alike (`json-patch+json`).
+  if (!/^application\/json\s*(;|$)/i.test(request.header('content-type') ?? '')) {
     throw new RefusalError(refusal('unsupported_media_type', 'send application/json'));
   }
   const bytes = await readBody(request.raw);
   if (bytes === 'too_large') throw new RefusalError(refusal('body_too_large', 'the body is over 64 KiB'));
+  if (bytes === 'cut')
+    throw new RefusalError(refusal('malformed_json', 'the body ended before it was whole'));
   return bytes;
 }
 
@@ -50,7 +54,7 @@ export function signedRequest(
 }
 
 export function bearer(request: HonoRequest): string | undefined {
-  return request.header('authorization')?.match(/^Bearer ([A-Za-z0-9_-]{1,128})$/)?.[1];
+  return bearerToken(request.header('authorization'));
 }
 
 /** The PWA's origin is this relay's: passkeys are bound to it, so assertions are checked against it. */

@@ -174,5 +174,23 @@ describe('host routes', () => {
       401,
       'unauthorized',
     );
+    // The right token, but not as every other route takes it: `Bearer` and the token.
+    expectRefusedReply(
+      await call('GET', path('/connect'), {
+        headers: { upgrade: 'websocket', authorization: fleet().hostToken },
+      }),
+      401,
+      'unauthorized',
+    );
+  });
+
+  it('refuses the fleet state to an Authorization header that holds no token, as a host refused', async () => {
+    for (const authorization of ['Bearer ', `bearer ${fleet().hostToken}`, `Basic ${fleet().hostToken}`])
+      expectRefusedReply(
+        await call('GET', path('/state'), { headers: { authorization } }),
+        401,
+        'unauthorized',
+      );
+    expect((await call('GET', path('/state'), { headers: bearer(fleet().hostToken) })).status).toBe(200);
   });
 });

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,8 +10,9 @@ import { startRelay, type RelayProcess } from '../../scripts/lib/relayProcess.ts
 import { RelayDriver } from '../support/relayDriver.ts';
 
 /**
- * A daemon's WebSocket ending every way it can, against the relay as `npm start` runs it, whose
- * log shows what the fleet's object threw: a connection that drops must not be an error there.
+ * Connections ending every way they can (a daemon's WebSocket, a request whose body stops
+ * part-way), against the relay as `npm start` runs it, whose log shows what the Worker and the
+ * fleet's object threw: a connection that drops must not be an error there.
  */
 
 const persistTo = mkdtempSync(join(tmpdir(), 'latch-relay-'));
@@ -61,5 +63,28 @@ describe("a daemon's WebSocket ending", () => {
     expect(log).not.toMatch(/Uncaught|ERROR/);
     const afterwards = await connectAndEnd(url, fleet.hostToken, (socket) => socket.close(1000));
     expect(afterwards).toBe(1000);
+  });
+});
+
+describe('a request whose body stops part-way', () => {
+  it('is the client’s fault, not a relay error', async () => {
+    const driver = new RelayDriver(relay!.origin, (url, init) => fetch(url, init));
+    const fleet = await driver.newFleet({ push: false });
+    const { host, hostname, port } = new URL(relay!.origin);
+    const from = log.length;
+    // Part of the body its length promised, then the connection is gone.
+    const socket = connect(Number(port), hostname);
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    socket.write(
+      `POST /v1/fleets/${fleet.fleet}/freeze HTTP/1.1\r\nHost: ${host}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 500\r\n\r\n{"v":1,',
+    );
+    await sleep(1000);
+    socket.destroy();
+    await sleep(1500);
+    // Answered as the client's fault (which no one reads), not as a fault of the relay's. (Under
+    // `wrangler dev` its proxy logs the lost connection itself: a 503 and "Network connection lost".)
+    expect(log.slice(from)).toMatch(/POST \/v1\/fleets\/[^ ]+\/freeze \d{3}/);
+    expect(log.slice(from)).not.toMatch(/relay error/);
   });
 });

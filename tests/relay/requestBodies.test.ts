@@ -50,13 +50,27 @@ describe('every body', () => {
   });
 
   it.each(bodyRoutes)('refuses a body that is not JSON on %s with 415', async (route) => {
+    // A type of its own that only starts like JSON's is another type.
+    for (const type of [
+      'application/x-www-form-urlencoded',
+      'application/json-patch+json',
+      'application/jsonx',
+    ])
+      expectRefusedReply(
+        await call('POST', path(route), { body: '{"v":1}', headers: { 'content-type': type } }),
+        415,
+        'unsupported_media_type',
+      );
+  });
+
+  it('takes JSON with parameters', async () => {
     expectRefusedReply(
-      await call('POST', path(route), {
-        body: 'v=1',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      await call('POST', path('/freeze'), {
+        body: '{"v":1,',
+        headers: { 'content-type': 'application/json; charset=utf-8' },
       }),
-      415,
-      'unsupported_media_type',
+      400,
+      'malformed_json',
     );
   });
 
