@@ -1,6 +1,7 @@
 import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { hostname } from 'node:os';
 import { RISK_LEVELS } from '../../shared/messages/common.ts';
+import { LIMITS } from '../../shared/messages/limits.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { AGENTS } from '../install/agents.ts';
 import type { Shell } from './commands/completion.ts';
@@ -59,7 +60,7 @@ export function buildProgram(): Command {
     .option(
       '--quorum <n>',
       'phones needed to resume after a freeze; raise it once more phones are paired',
-      wholeNumber({ min: 1, max: 32, unit: 'a whole number' }),
+      wholeNumber({ min: 1, max: LIMITS.devicesPerFleet, unit: 'a whole number' }),
       1,
     )
     .option(

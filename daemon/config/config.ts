@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
+import { LIMITS } from '../../shared/messages/limits.ts';
 import { validateId } from '../../shared/text/validateId.ts';
 import { AUDIT_ROTATION_DEFAULTS } from '../audit/auditRotation.ts';
 import { LastingFault } from '../lastingFault.ts';
@@ -205,7 +206,14 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
     killSwitch: {
       // `latch init` writes 1; a config that leaves it out keeps the 2 it always meant, so an
       // upgrade loosens nothing.
-      quorum: pick(killSwitch, 'quorum', 'kill_switch', 2, isCount(1, 32), 'a whole number from 1 to 32'),
+      quorum: pick(
+        killSwitch,
+        'quorum',
+        'kill_switch',
+        2,
+        isCount(1, LIMITS.devicesPerFleet),
+        `a whole number from 1 to ${LIMITS.devicesPerFleet}`,
+      ),
       strict: pick(killSwitch, 'strict', 'kill_switch', false, isBoolean, 'true or false'),
       graceSeconds: pick(
         killSwitch,

@@ -4,6 +4,7 @@ import type { Assertion, PushSubscriptionJson } from '../../shared/messages/comm
 import type { DenyEnvelope, FreezeEnvelope, RevokeGrantEnvelope } from '../../shared/messages/envelopes.ts';
 import type { HostEvent, HostFrame } from '../../shared/messages/events.ts';
 import type { ResumeVote } from '../../shared/messages/killSwitch.ts';
+import { LIMITS } from '../../shared/messages/limits.ts';
 import type { PairConfirmRequest, PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
 import type { RequestView } from '../../shared/messages/relayViews.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
@@ -260,8 +261,9 @@ export class Fleet extends DurableObject<Env> {
     const ctx = this.#context(fleet);
     const host = await authenticateHost(ctx, bearerToken(request.headers.get('authorization')));
     if (!host.ok) return refusalResponse(host);
-    const quorum = Number(url.searchParams.get('quorum'));
-    if (Number.isSafeInteger(quorum) && quorum >= 1 && quorum <= 32) {
+    // As pairing takes it: a whole number, no more than a fleet's phones.
+    const quorum = Number(url.searchParams.get('quorum')?.match(/^\d{1,2}$/)?.[0]);
+    if (quorum >= 1 && quorum <= LIMITS.devicesPerFleet) {
       ctx.sql.exec('UPDATE hosts SET quorum = ? WHERE id = ?', quorum, host.value.id);
     }
     // Without a cursor (a first connection) there is nothing to replay.

@@ -62,6 +62,7 @@ export type PairingCompletion = Infer<typeof pairingCompletionSchema>;
 export const pairConfirmRequestSchema = /* @__PURE__ */ f.object({
   v: f.version(),
   envelope: pairConfirmEnvelopeSchema,
-  quorum: f.integer(1, LIMITS.votesPerFreeze),
+  // No more than a fleet's phones: a quorum above them could never resume a freeze.
+  quorum: f.integer(1, LIMITS.devicesPerFleet),
 });
 export type PairConfirmRequest = Infer<typeof pairConfirmRequestSchema>;

@@ -55,9 +55,9 @@ describe('usage errors', () => {
     ['request', '--timeout', '86401', 'whole seconds from 1 to 86400'],
     ['request', '--risk', 'extreme', 'low, medium, high, critical'],
     ['exec', '--risk', 'extreme', 'low, medium, high, critical'],
-    ['init', '--quorum', '0', 'a whole number from 1 to 32'],
-    ['init', '--quorum', 'two', 'a whole number from 1 to 32'],
-    ['init', '--quorum', '33', 'a whole number from 1 to 32'],
+    ['init', '--quorum', '0', 'a whole number from 1 to 16'],
+    ['init', '--quorum', 'two', 'a whole number from 1 to 16'],
+    ['init', '--quorum', '17', 'a whole number from 1 to 16'],
     ['pair', '--timeout', 'abc', 'whole seconds from 60 to 3600'],
     ['pair', '--timeout', '59', 'whole seconds from 60 to 3600'],
   ])('refuses latch %s %s %s as a usage error naming the option', async (command, option, value, range) => {

@@ -97,6 +97,19 @@ describe('kill switch', () => {
     expect(frozen.body).toMatchObject({ frozen: true, frozenBy: { role: 'host', id: test.host.id } });
   });
 
+  it('takes from a daemon only a quorum some phones of a fleet can meet, written as a whole number', async () => {
+    const test = await newFleet({ phones: 1, quorum: 1, push: false });
+    const needed = async () =>
+      (await call<FleetState>('GET', `/v1/fleets/${test.fleet}/state`, { headers: bearer(test.hostToken) }))
+        .body.needed;
+    for (const quorum of ['17', '32', '0x10', '1e1', ' 5', '0']) {
+      (await DaemonSocket.connect(test, `?quorum=${encodeURIComponent(quorum)}`)).close();
+      expect(await needed()).toBe(1);
+    }
+    (await DaemonSocket.connect(test, '?quorum=16')).close();
+    expect(await needed()).toBe(16);
+  });
+
   it('resumes only with the quorum of distinct phones, votes bound to the freeze in force', async () => {
     const test = await newFleet({ phones: 3, quorum: 2, push: false });
     const [first, second, third] = test.phones.map((paired) => paired.phone) as [

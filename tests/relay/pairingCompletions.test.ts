@@ -158,7 +158,7 @@ describe('pairing routes', () => {
       stranger.hostKeys.privateKey,
     );
     const confirmed = await call('POST', `/v1/fleets/${empty}/pairing/${offer.offerId}/confirm`, {
-      json: { v: PROTOCOL_VERSION, envelope, quorum: 32 },
+      json: { v: PROTOCOL_VERSION, envelope, quorum: 16 },
     });
     expectRefusedReply(confirmed, 403, 'forbidden');
   });
