@@ -293,7 +293,7 @@ describe('what the phone says', () => {
     await b.browser.page.goto(origin);
     await b.browser.page
       .getByText(
-        'This phone is not paired with this fleet, or no longer is. Revoked, its keys cannot pair with it again: only after clearing this app’s data (it leaves every fleet).',
+        'This phone is not paired with this fleet, or no longer is. To pair it again, clear this app’s data: it then leaves every fleet.',
         { exact: true },
       )
       .waitFor();

@@ -109,6 +109,14 @@ describe('every body', () => {
     expectRefusedReply(await call('GET', '/v1/fleets/a%20b/state'), 400, 'invalid_id');
   });
 
+  it('refuses path ids no decoder reads, or that two spellings would name, before any object is made', async () => {
+    // `%ZZ` is left as it is by the router, and `%25ZZ` decodes to the same letters.
+    for (const url of ['/v1/fleets/%ZZ/state', '/v1/fleets/%25ZZ/state', '/v1/fleets/%ED%A0%80/members'])
+      expectRefusedReply(await call('GET', url), 400, 'invalid_id');
+    expectRefusedReply(await call('GET', path('/requests/%ZZ')), 400, 'invalid_id');
+    expectRefusedReply(await call('GET', '/v1/pairing/%ZZ'), 400, 'invalid_id');
+  });
+
   it('answers an unknown route with a JSON 404', async () => {
     expectRefusedReply(await call('GET', '/v1/nothing-here'), 404, 'not_found');
   });

@@ -21,6 +21,7 @@ describe('validateId', () => {
     ['a slash', 'a/b'],
     ['a question mark', 'a?b'],
     ['a hash', 'a#b'],
+    ['a percent sign', 'a%b'],
     ['a NUL', 'a\u0000b'],
     ['DEL', 'a\u007fb'],
     ['a C1 control', 'a\u0085b'],

@@ -255,8 +255,7 @@ function FleetStatus({
     return (
       <p class="status unknown">
         {fleet.problem}
-        {fleet.outside &&
-          ' Revoked, its keys cannot pair with it again: only after clearing this app’s data (it leaves every fleet).'}
+        {fleet.outside && ' To pair it again, clear this app’s data: it then leaves every fleet.'}
       </p>
     );
   if (!state.frozen) {
