@@ -22,6 +22,7 @@ const LAUNCHCTL_LOADS = /^(load|bootstrap|submit)$/;
  */
 export function schedulesCode(command: SimpleCommand): string | undefined {
   const texts = command.map(literalText);
+  let wrapped = false;
   for (let at = 0; at < texts.length; at++) {
     const program = basename(texts[at] ?? '');
     const args = texts.slice(at + 1);
@@ -31,15 +32,21 @@ export function schedulesCode(command: SimpleCommand): string | undefined {
     if (program === 'systemd-run' && some(MAKES_A_TIMER) !== -1) return 'systemd-run --on-…';
     const loads = program === 'launchctl' ? some(LAUNCHCTL_LOADS) : -1;
     if (loads !== -1) return `launchctl ${args[loads] ?? '…'}`;
-    // Past a wrapper, its options and their values, the program it runs.
     const text = texts[at];
-    const wrapperWord =
-      text !== undefined &&
-      (WRAPPERS.has(program) ||
-        text.startsWith('-') ||
-        ASSIGNMENT.test(text) ||
-        /^\d[\d.]*[smhd]?$/.test(text));
-    if (!wrapperWord) return undefined;
+    if (text === undefined) return undefined;
+    if (WRAPPERS.has(program)) {
+      wrapped = true;
+      continue;
+    }
+    if (ASSIGNMENT.test(text)) continue;
+    // Past a wrapper, its options and their values, to the program it runs: a number, a path, a
+    // word after an option (`sudo -u me`, `strace -o /tmp/t`, `chroot /`, `timeout -s KILL 60`).
+    const optionOrValue =
+      text.startsWith('-') ||
+      /^\d[\d.]*[smhd]?$/.test(text) ||
+      text.includes('/') ||
+      (texts[at - 1]?.startsWith('-') ?? false);
+    if (!wrapped || !optionOrValue) return undefined;
   }
   return undefined;
 }
