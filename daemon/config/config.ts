@@ -206,13 +206,18 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
     killSwitch: {
       // `latch init` writes 1; a config that leaves it out keeps the 2 it always meant, so an
       // upgrade loosens nothing.
-      quorum: pick(
-        killSwitch,
-        'quorum',
-        'kill_switch',
-        2,
-        isCount(1, LIMITS.devicesPerFleet),
-        `a whole number from 1 to ${LIMITS.devicesPerFleet}`,
+      // Up to 32 was once taken: such a config (and the copy a phone approved) still opens, its
+      // quorum counted as all of a fleet's phones, since more could never vote.
+      quorum: Math.min(
+        pick(
+          killSwitch,
+          'quorum',
+          'kill_switch',
+          2,
+          isCount(1, LIMITS.votesPerFreeze),
+          `a whole number from 1 to ${LIMITS.devicesPerFleet}`,
+        ),
+        LIMITS.devicesPerFleet,
       ),
       strict: pick(killSwitch, 'strict', 'kill_switch', false, isBoolean, 'true or false'),
       graceSeconds: pick(
