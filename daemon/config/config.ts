@@ -205,9 +205,9 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
     },
     killSwitch: {
       // `latch init` writes 1; a config that leaves it out keeps the 2 it always meant, so an
-      // upgrade loosens nothing.
-      // Up to 32 was once taken: such a config (and the copy a phone approved) still opens, its
-      // quorum counted as all of a fleet's phones, since more could never vote.
+      // upgrade loosens nothing. Up to 32 was once taken: such a config (and the copy a phone
+      // approved) still opens, its quorum counted as all of a fleet's phones, since more could
+      // never vote.
       quorum: Math.min(
         pick(
           killSwitch,

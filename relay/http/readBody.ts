@@ -18,12 +18,8 @@ export async function readBody(
   let total = 0;
   const reader = request.body.getReader();
   for (;;) {
-    let read: ReadableStreamReadResult<Uint8Array>;
-    try {
-      read = await reader.read();
-    } catch {
-      return 'cut';
-    }
+    const read = await reader.read().catch(() => undefined);
+    if (!read) return 'cut';
     const { done, value } = read;
     if (done) break;
     total += value.length;
