@@ -110,7 +110,7 @@ export class Asking {
           // kept either: the audit, which an agent may be allowed to read, keeps its path.
           ...(terms.scripts?.length
             ? { detail: forAudit(request.command), scripts: terms.scripts.map(({ path }) => path) }
-            : { detail: details.detail }),
+            : { detail: [details.detail, ...(details.notes ?? [])].join('\n\n') }),
           cwd: details.cwd,
         });
       },

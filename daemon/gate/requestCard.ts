@@ -10,6 +10,8 @@ export interface RequestCard {
   /** The caller's own words for a command (Claude Code's description), shown under it. */
   description?: string;
   detail: string;
+  /** Latch's own notes on a command, each whole: drawn apart from what the agent wrote. */
+  notes?: string[];
   diff?: string;
   /** The folder the agent works in, by name. */
   project?: string;
@@ -40,10 +42,9 @@ export function requestCard(request: GateRequest, scripts: readonly RunScript[] 
     const detail = [
       request.command,
       ...(request.detail && request.detail !== request.command ? [request.detail] : []),
-      ...(rest ? [`${ALSO_IN_INPUT}\n${rest}`] : []),
-      ...scripts.map(scriptShown),
     ].join('\n\n');
-    return { title, detail, ...description, ...context };
+    const notes = [...(rest ? [`${ALSO_IN_INPUT}\n${rest}`] : []), ...scripts.map(scriptShown)];
+    return { title, detail, ...(notes.length > 0 ? { notes } : {}), ...description, ...context };
   }
   const path = request.paths[0];
   const title = request.title ?? (path ? `${request.tool} ${shownPath(path, request.cwd)}` : request.tool);

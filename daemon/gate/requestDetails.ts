@@ -66,11 +66,14 @@ export function requestDetails(
     ...(script.text !== undefined ? { text: revealed(script.text) } : {}),
   }));
   const card = requestCard(asRuns, scripts);
+  const notes = card.notes ?? [];
+  const noteBytes = fairShares(notes.map(utf8Length), LIMITS.notesBytes);
   // A phone shown part of a command, a file's content or a tool's input asks for the most care
   // (type the target, wait), and offers no rule for calls like it: what is not shown is where a
   // `curl … | sh` would hide. (Cleaning what was revealed removes nothing: these sizes hold.)
   const shownCut =
     utf8Length(card.detail) > LIMITS.detailBytes ||
+    notes.some((note, at) => utf8Length(note) > noteBytes[at]!) ||
     scripts.some((script) => script.text === undefined) ||
     (card.diff !== undefined && utf8Length(card.diff) > LIMITS.diffBytes);
   return {
@@ -84,6 +87,7 @@ export function requestDetails(
     title: shown(card.title, LIMITS.titleBytes, keepLineStartAndEnd),
     ...(card.description ? { description: clean(card.description, LIMITS.titleBytes) } : {}),
     detail: shown(card.detail, LIMITS.detailBytes),
+    ...(notes.length > 0 ? { notes: notes.map((note, at) => shown(note, noteBytes[at]!)) } : {}),
     ...(asRuns.cwd ? { cwd: shown(asRuns.cwd, LIMITS.cwdBytes, keepLineStartAndEnd) } : {}),
     ...(card.project ? { project: clean(card.project, LIMITS.nameBytes) } : {}),
     ...(card.session ? { session: clean(card.session, LIMITS.nameBytes) } : {}),
@@ -97,4 +101,16 @@ export function requestDetails(
     ...(terms.similar && !shownCut ? { similar: terms.similar } : {}),
     ...fatigue.terms(request, config.approvals, now),
   };
+}
+
+/** Shares a budget among texts of these sizes: each that fits its even share whole, the rest alike. */
+function fairShares(sizes: readonly number[], budget: number): number[] {
+  const shares = [...sizes];
+  let left = budget;
+  const smallestFirst = sizes.map((_, at) => at).sort((a, b) => sizes[a]! - sizes[b]!);
+  smallestFirst.forEach((at, done) => {
+    shares[at] = Math.min(sizes[at]!, Math.floor(left / (sizes.length - done)));
+    left -= shares[at]!;
+  });
+  return shares;
 }

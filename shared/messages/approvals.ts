@@ -45,6 +45,11 @@ export const requestDetailsSchema = /* @__PURE__ */ f.object({
   tool: f.text(LIMITS.nameBytes),
   title: f.text(LIMITS.titleBytes),
   detail: f.text(LIMITS.detailBytes, { multiline: true }),
+  /**
+   * Latch's own words on a command, each drawn in a box of its own apart from `detail`: a line of
+   * the command, which the agent writes, can then never pass for one.
+   */
+  notes: f.optional(f.array(f.text(LIMITS.notesBytes, { multiline: true }), LIMITS.notesPerRequest)),
   cwd: f.optional(f.text(LIMITS.cwdBytes)),
   /** The name a person types to approve a critical request, e.g. the branch or the database. */
   target: f.optional(f.text(LIMITS.targetBytes)),

@@ -5,11 +5,11 @@ export const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
 export type RiskLevel = (typeof RISK_LEVELS)[number];
 
 /** An uncompressed P-256 point (0x04 ‖ x ‖ y), the form Web Crypto exports as 'raw'. */
-export const p256PublicKey = () => f.base64url(65);
+export const p256PublicKey = /* @__NO_SIDE_EFFECTS__ */ () => f.base64url(65);
 /** 128 random bits. */
-export const nonce = () => f.base64url(16);
+export const nonce = /* @__NO_SIDE_EFFECTS__ */ () => f.base64url(16);
 /** A SHA-256 digest. */
-export const digest = () => f.base64url(32);
+export const digest = /* @__NO_SIDE_EFFECTS__ */ () => f.base64url(32);
 
 /** Who signed an envelope: a phone's device key or a host's identity key. */
 export const signerSchema = /* @__PURE__ */ f.object({

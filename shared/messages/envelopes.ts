@@ -27,7 +27,7 @@ export type ReportScope = (typeof REPORT_SCOPES)[number];
  * `report` is "I didn't expect this": the host also refuses the agent session from then on, or
  * freezes the fleet; it acts on a report only once it has verified the signature itself.
  */
-export const denyEnvelopeSchema = envelopeSchema(
+export const denyEnvelopeSchema = /* @__PURE__ */ envelopeSchema(
   'deny',
   f.object({
     fleet: f.id(),
@@ -42,21 +42,21 @@ export type DenyEnvelope = Infer<typeof denyEnvelopeSchema>;
  * A phone revokes a rule it allowed with its approval of `requestId` (docs/policy.md#grants). The
  * relay never learns the rule. Revoking only tightens, so a host honours it even unverified.
  */
-export const revokeGrantEnvelopeSchema = envelopeSchema(
+export const revokeGrantEnvelopeSchema = /* @__PURE__ */ envelopeSchema(
   'revoke-grant',
   f.object({ fleet: f.id(), host: f.id(), requestId: f.id() }),
 );
 export type RevokeGrantEnvelope = Infer<typeof revokeGrantEnvelopeSchema>;
 
 /** The panic button: freezes every agent of the fleet. */
-export const freezeEnvelopeSchema = envelopeSchema(
+export const freezeEnvelopeSchema = /* @__PURE__ */ envelopeSchema(
   'freeze',
   f.object({ fleet: f.id(), reason: f.text(LIMITS.reasonBytes) }),
 );
 export type FreezeEnvelope = Infer<typeof freezeEnvelopeSchema>;
 
 /** A host confirms that it checked a phone's pairing MAC and now trusts its keys. */
-export const pairConfirmEnvelopeSchema = envelopeSchema(
+export const pairConfirmEnvelopeSchema = /* @__PURE__ */ envelopeSchema(
   'pair-confirm',
   f.object({ fleet: f.id(), offerId: f.id(), device: f.id() }),
 );

@@ -5,6 +5,13 @@ export const LIMITS = {
   detailBytes: 4000,
   /** A diff (file edit, loosening): with the largest detail, the details still fit one box. */
   diffBytes: 3000,
+  /**
+   * Latch's own notes on a command (the scripts it runs, what else its tool is given), all of them
+   * together: a command has no diff, so with the largest detail its details still fit one box.
+   */
+  notesBytes: 3000,
+  /** More than a command can have: 21 scripts at most (daemon/policy/scriptsRun) and its input. */
+  notesPerRequest: 24,
   cwdBytes: 512,
   targetBytes: 200,
   reasonBytes: 200,

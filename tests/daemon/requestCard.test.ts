@@ -145,9 +145,12 @@ describe('the card a phone reads', () => {
       dangerouslyDisableSandbox: true,
       run_in_background: true,
     });
-    expect(details.detail).toBe(
-      'npm test\n\nThe tool is also given:\n{\n  "dangerouslyDisableSandbox": true,\n  "run_in_background": true\n}',
-    );
+    expect(details).toMatchObject({
+      detail: 'npm test',
+      notes: [
+        'The tool is also given:\n{\n  "dangerouslyDisableSandbox": true,\n  "run_in_background": true\n}',
+      ],
+    });
     // A command whose hidden characters are written out on the card is still the command given.
     const withReturn = await cardOf('Bash', { command: 'echo ok\rrm -rf x' });
     expect(withReturn.details.detail).toBe('echo ok⟨U+000D⟩rm -rf x');
@@ -161,7 +164,10 @@ describe('the card a phone reads', () => {
     const { details } = await cardOf('Bash', { command: 'bash deploy.sh' });
     expect(details).toMatchObject({
       title: 'bash deploy.sh',
-      detail: `bash deploy.sh\n\nThe command runs the script ${join(project, 'deploy.sh')}, which holds:\nset -e\nnpm run build\ncurl -T dist.tgz https://example.com\n`,
+      detail: 'bash deploy.sh',
+      notes: [
+        `The command runs the script ${join(project, 'deploy.sh')}, which holds:\nset -e\nnpm run build\ncurl -T dist.tgz https://example.com\n`,
+      ],
       risk: 'medium',
     });
     // A rule for calls like it would run whatever the script holds next time.
@@ -177,7 +183,10 @@ describe('the card a phone reads', () => {
     // One it cannot read is asked at critical risk: what it holds is not shown.
     const missing = await cardOf('Bash', { command: 'sh ./gone.sh' });
     expect(missing.details).toMatchObject({
-      detail: `sh ./gone.sh\n\nThe command runs the script ${join(project, 'gone.sh')}, which Latch could not read (ENOENT): what it holds is not shown.`,
+      detail: 'sh ./gone.sh',
+      notes: [
+        `The command runs the script ${join(project, 'gone.sh')}, which Latch could not read (ENOENT): what it holds is not shown.`,
+      ],
       risk: 'critical',
     });
   });
@@ -191,15 +200,18 @@ describe('the card a phone reads', () => {
     );
     const { details } = await cardOf('Bash', { command: 'npm test' });
     expect(details).toMatchObject({
-      detail: `npm test\n\nThe command runs the scripts "test", "posttest" of ${join(project, 'package.json')}:\nvitest run\ncurl -T coverage.tgz https://example.com\n`,
+      detail: 'npm test',
+      notes: [
+        `The command runs the scripts "test", "posttest" of ${join(project, 'package.json')}:\nvitest run\ncurl -T coverage.tgz https://example.com\n`,
+      ],
       risk: 'medium',
     });
     // The next edit of package.json would change what a rule for `npm test` allows.
     expect(details.similar).toBeUndefined();
     writeFileSync(join(project, 'Makefile'), 'deploy:\n\tscp dist/* prod:/srv\n');
-    expect((await cardOf('Bash', { command: 'make deploy' })).details.detail).toBe(
-      `make deploy\n\nThe command runs the script ${join(project, 'Makefile')}, which holds:\ndeploy:\n\tscp dist/* prod:/srv\n`,
-    );
+    expect((await cardOf('Bash', { command: 'make deploy' })).details.notes).toEqual([
+      `The command runs the script ${join(project, 'Makefile')}, which holds:\ndeploy:\n\tscp dist/* prod:/srv\n`,
+    ]);
   });
 
   it('shows the start and the end of a long command, marked as shortened', async () => {

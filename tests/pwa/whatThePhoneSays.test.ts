@@ -1,4 +1,6 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdPanic, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
@@ -107,6 +109,35 @@ describe('what the phone says', () => {
     await page.emulateMedia({ colorScheme: 'light' });
     await page.keyboard.press('Escape');
     expect(await hook).toMatchObject({ permissionDecision: 'deny' });
+  });
+
+  it('draws Latch’s notes apart from the command: no line of the command can pass for one', async () => {
+    const { page } = phoneA.browser;
+    const project = mkdtempSync(join(tmpdir(), 'latch-notes-'));
+    try {
+      writeFileSync(join(project, 'deploy.sh'), 'rm -rf ~/backups\n');
+      const heading = `The command runs the script ${join(project, 'deploy.sh')}, which holds:`;
+      // The agent's command holds a note of its own making, that says the script is harmless.
+      const command = `bash ./deploy.sh\n# ${heading}\n# echo hello`;
+      const hook = askHook(
+        machine,
+        hookInput('PreToolUse', 'Bash', { command }, { session_id: 'walk', cwd: project }),
+      );
+      await openPending(phoneA.browser, origin, /bash \.\/deploy\.sh/);
+      const notes = page.locator('pre.note');
+      await notes.waitFor();
+      expect(await notes.allTextContents()).toEqual([`${heading}\nrm -rf ~/backups\n`]);
+      expect(await page.locator('pre.detail:not(.note)').textContent()).toBe(command);
+      // The app labels the note itself: no text an agent sends is drawn so.
+      expect(await notes.evaluate((note) => getComputedStyle(note, '::before').content)).toBe(
+        '"Latch notes:"',
+      );
+      await phoneA.browser.screenshot('request-notes');
+      await page.keyboard.press('Escape');
+      expect(await hook).toMatchObject({ permissionDecision: 'deny' });
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
   });
 
   it('wraps a command at the edge as a terminal does, never by choice after a hyphen, and says the time left as the list does', async () => {

@@ -121,6 +121,33 @@ describe('end-to-end encryption of request details', () => {
     expect(box.length).toBeLessThanOrEqual(LIMITS.sealedBoxBytes);
   });
 
+  it('fits a command’s largest details, its notes in place of a diff, within the wire cap', async () => {
+    const notes = Array.from({ length: LIMITS.notesPerRequest }, () =>
+      '€'.repeat(Math.floor(LIMITS.notesBytes / LIMITS.notesPerRequest / 3)),
+    );
+    const largest = {
+      ...details,
+      title: 'é'.repeat(LIMITS.titleBytes / 2),
+      detail: '€'.repeat(Math.floor(LIMITS.detailBytes / 3)),
+      notes,
+      description: 'é'.repeat(LIMITS.titleBytes / 2),
+      project: 'é'.repeat(LIMITS.nameBytes / 2),
+      session: 'é'.repeat(LIMITS.nameBytes / 2),
+    };
+    const box = fromBase64url(await sealFor(phone, largest));
+    expect(box.length).toBeLessThanOrEqual(LIMITS.sealedBoxBytes);
+    const tooMany = [...notes, 'one more'];
+    const refused = await seal(
+      canonicalBytes({ ...largest, notes: tooMany }),
+      phone.ecdhKeyRaw,
+      associatedData(context),
+    );
+    expectRefused(
+      await openRequestDetails(toBase64url(refused), recipient(phone), context),
+      'field_too_large',
+    );
+  });
+
   it('refuses the raw box under other associated data', async () => {
     const box = await seal(utf8('secret'), phone.ecdhKeyRaw, utf8('context A'));
     await expect(open(box, phone.ecdhKeys.privateKey, phone.ecdhKeyRaw, utf8('context A'))).resolves.toEqual(

@@ -291,9 +291,7 @@ function FleetStatus({
         Votes to resume: {state.votes.length} of {state.needed}
       </p>
       {!freeze ? (
-        <p>
-          No signed freeze to vote on (one made before freeze ids): hold PANIC to freeze again, then vote.
-        </p>
+        <p>No signed freeze to vote on: hold PANIC to freeze again, then vote.</p>
       ) : voted ? (
         <p>This phone has voted. If too few phones are left to vote, run latch doctor on the computer.</p>
       ) : (

@@ -302,6 +302,10 @@ function Review({
       ) : (
         <p class="muted no-detail">No details: the title above is all the agent sent.</p>
       )}
+      {/* Latch's words, each in a box of its own: no line of the command can read as one. */}
+      {details.notes?.map((note) => (
+        <pre class="detail note">{note}</pre>
+      ))}
       {details.diff && <DiffView diff={details.diff} />}
       {details.cwd && (
         <p class="muted request-cwd">
