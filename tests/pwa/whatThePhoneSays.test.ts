@@ -258,6 +258,31 @@ describe('what the phone says', () => {
     }
   });
 
+  it('opens a request that could not open, on Try again, once the relay is in reach', async () => {
+    const { page } = phoneA.browser;
+    const hook = ask('make try-again');
+    // The list is in reach; the request itself is not, as when the connection drops on the tap.
+    const theRequest = '**/v1/fleets/*/requests/*';
+    await page.route(theRequest, (route) => route.abort('internetdisconnected'));
+    try {
+      await openPending(phoneA.browser, origin, /make try-again/);
+      await page.getByRole('status').getByRole('heading', { name: 'Cannot open' }).waitFor();
+    } finally {
+      await page.unroute(theRequest);
+    }
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await page.getByRole('heading', { name: /make try-again/ }).waitFor();
+    await page.keyboard.press('Escape');
+    expect(await hook).toMatchObject({ permissionDecision: 'deny' });
+    // Tried again, a link that names no request says so again.
+    await page.goto(`${origin}/requests/${fleetOf(machine)}/no-such-request`);
+    const said = page.getByText('This phone has no such request: check the link.');
+    await said.waitFor();
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await page.getByText('Loading…').or(said).first().waitFor();
+    await said.waitFor();
+  });
+
   it('says a cancelled Face ID sent nothing, and a vote was counted only in the freeze it was cast in', async () => {
     const { page } = phoneA.browser;
     const hook = ask('make release');

@@ -91,8 +91,10 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
   const [phase, setPhase] = useState<Phase>({ name: 'loading' });
   const [identity, setIdentity] = useState<DeviceIdentity>();
   const [passkey, setPasskey] = useState<Passkey>();
-
+  // Loads whenever the screen is loading: at first, and on "Try again" after "Cannot open" (the
+  // relay out of reach, say). The screen is made anew for each request (App's key).
   useEffect(() => {
+    if (phase.name !== 'loading') return;
     void (async () => {
       const me = await loadIdentity();
       if (!me) return setPhase({ name: 'done', outcome: 'unopened', message: 'This phone is not paired.' });
@@ -111,10 +113,17 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
           : { name: 'ready', request: opened },
       );
     })();
-  }, [fleet, requestId]);
+  }, [phase]);
 
   if (phase.name === 'loading') return <main class="screen">Loading…</main>;
-  if (phase.name === 'done') return <Result outcome={phase.outcome} message={phase.message} />;
+  if (phase.name === 'done')
+    return (
+      <Result
+        outcome={phase.outcome}
+        message={phase.message}
+        onRetry={phase.outcome === 'unopened' ? () => setPhase({ name: 'loading' }) : undefined}
+      />
+    );
   return (
     <Review
       request={phase.request}
@@ -129,13 +138,18 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
   );
 }
 
-function Result({ outcome, message }: { outcome: Outcome; message: string }) {
+function Result({ outcome, message, onRetry }: { outcome: Outcome; message: string; onRetry?: () => void }) {
   return (
     <main class="screen">
       <div class={`result result-${outcome.replace(' ', '-')}`} role="status" aria-live="assertive">
         <h1 class="result-word">{OUTCOME_TEXT[outcome]}</h1>
         <p>{message}</p>
       </div>
+      {onRetry && (
+        <button type="button" class="primary" onClick={onRetry}>
+          Try again
+        </button>
+      )}
       <button type="button" class="primary" onClick={() => navigate('/')}>
         Back to the list
       </button>
