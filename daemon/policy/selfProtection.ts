@@ -1,5 +1,6 @@
 import { basename, isAbsolute, resolve } from 'node:path';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
+import { shellCommand } from '../install/shellWords.ts';
 import { actsBelow } from './actsBelow.ts';
 import { changesTheLeash } from './changesTheLeash.ts';
 import {
@@ -15,7 +16,7 @@ import { pathTouches, type Touch } from './pathTouches.ts';
 import { namesTouch } from './namesTouch.ts';
 import { LONG_COMMAND_BYTES, type Verdict } from './policy.ts';
 import type { ProtectedPlaces } from './protectedPlaces.ts';
-import { realPath } from './realPath.ts';
+import { PATH_MAX, realPath } from './realPath.ts';
 import { replacesGlobalPackages } from './replacesGlobalPackages.ts';
 import { patchedFiles, type RunScript } from './scriptsRun.ts';
 import { placeByIdentity } from './sameFile.ts';
@@ -107,23 +108,30 @@ function guardedAt(call: ProtectedCall, places: ProtectedPlaces): Verdict | unde
     else codeTouches(script.text, reading);
     if (script.patch) pathsTouch(patchedFiles(script.text), 'Write', reading);
   }
-  // An MCP or unknown tool may write anywhere: each string in its input is read as a command's
-  // words are. A longer input is more than can be read so in time (16 kB built to be slow takes
-  // 0.3 s): like a long command, it is searched for Latch's names and asked about.
-  if (call.input !== undefined && !KNOWN.has(call.tool)) {
-    const strings = inputStrings(call.input).flatMap(readings);
-    if (utf8Length(call.input) > MOST_INPUT_READ_AS_WORDS) {
+  // An MCP or unknown tool may run or write anything, under whatever names its server gives its
+  // input: each string in it is read as a command (`{"cmd": "kill …"}`, and an array of strings as
+  // one argv), and one that may be a path as a file tool's path, which it may write. A longer
+  // input is more than can be read so in time (16 kB built to be slow takes 0.3 s): like a long
+  // command, it is searched for Latch's names and asked about.
+  if (actsUnknown(call)) {
+    const strings = inputStrings(call.input!).flatMap(readings);
+    if (utf8Length(call.input!) > MOST_INPUT_READ_AS_WORDS) {
       namesTouch(searchedAsText(strings.join('\n')), places, note);
       note('files', `an input over ${MOST_INPUT_READ_AS_WORDS} bytes, more than Latch reads`);
     } else {
-      const words: Word[] = [];
-      for (const text of strings) {
-        words.push([{ text: withHome(text, places), glob: false }]);
-        for (const command of commandWords(text, variables)) for (const word of command) words.push(word);
-      }
-      const unique = uniqueWords(words);
-      namesTouch(unique, places, note);
-      wordsTouch(unique, cwd, places, real, note);
+      const wholes = uniqueWords(strings.map((text) => [{ text: withHome(text, places), glob: false }]));
+      namesTouch(wholes, places, note);
+      wordsTouch(wholes, cwd, places, real, note);
+      for (const text of new Set(strings)) commandTouches(text, MOST_INPUT_READ_AS_WORDS, reading);
+      const paths = [...new Set(strings.filter(mayBePath))];
+      pathsTouch(paths, call.tool, reading);
+      // Its server reads a relative path from its own folder, which no hook is told (the hook's
+      // moves with a `cd`): one that climbs out of it may be any place it spells the end of.
+      pathsTouch(
+        paths.filter((path) => /(^|\/)\.\.(\/|$)/.test(path)),
+        call.tool,
+        { ...reading, cwd: undefined },
+      );
     }
   }
   for (const guard of Object.keys(SELF_PROTECTION_RULES) as Guard[]) {
@@ -305,6 +313,13 @@ function withHome(path: string, places: ProtectedPlaces): string {
 }
 
 /** Every string in a JSON text, members' names included, or the text itself when it is not JSON (cut short, for one). */
+/** A tool Latch does not know, with an input: what its strings do is its server's to say. */
+const actsUnknown = (call: ProtectedCall) => call.input !== undefined && !KNOWN.has(call.tool);
+
+/** A string of one line that may name a file: `/…`, `~…`, `./…`, `.claude`, `a/b`. */
+const mayBePath = (text: string) =>
+  !text.includes('\n') && utf8Length(text) <= PATH_MAX && /^[~.]|\//.test(text);
+
 function inputStrings(input: string): string[] {
   let value: unknown;
   try {
@@ -318,7 +333,10 @@ function inputStrings(input: string): string[] {
   while (stack.length > 0) {
     const next = stack.pop();
     if (typeof next === 'string') strings.push(next);
-    else if (typeof next === 'object' && next !== null)
+    // An array of strings may be an argv (`{"args": ["kill", "4242"]}`): read as one command too.
+    if (Array.isArray(next) && next.length > 1 && next.every((item) => typeof item === 'string'))
+      strings.push(shellCommand(next));
+    if (typeof next === 'object' && next !== null)
       for (const [key, value] of Object.entries(next)) {
         // A member's name is read too: `{"files": {"~/.latch/host-key.json": true}}` names a file.
         if (!Array.isArray(next)) stack.push(key);

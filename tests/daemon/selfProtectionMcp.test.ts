@@ -138,9 +138,63 @@ describe('self-protection: MCP and unknown tools', () => {
     ],
     [
       'a search that mentions latch',
-      () => mcp('mcp__github__search', { query: 'latch daemon kill switch' }),
+      () => mcp('mcp__github__search', { query: 'latch kill switch design' }),
       undefined,
     ],
+    // What a shell or exec server runs, under whatever name its server gives the command.
+    [
+      'stopping the daemon, the command under another name',
+      () => ({ ...mcp('mcp__shell__run', { cmd: 'kill 4242' }), cwd: at('P') }),
+      'stop',
+    ],
+    [
+      'stopping the daemon, the command as an argv',
+      () => ({ ...mcp('mcp__shell__exec', { args: ['kill', '4242'] }), cwd: at('P') }),
+      'stop',
+    ],
+    [
+      'a debugger aimed at the daemon',
+      () => mcp('mcp__shell__exec', { argv: ['gdb', '-p', '4242'] }),
+      'secrets',
+    ],
+    [
+      'an agent started unhooked',
+      () => mcp('mcp__shell__run', { script: `claude --settings '{"disableAllHooks":true}' -p hi` }),
+      'hooks',
+    ],
+    ['code scheduled to run later', () => mcp('mcp__shell__run', { commandLine: 'crontab /tmp/x' }), 'hooks'],
+    [
+      'a bare cd, then a start-up file',
+      () => mcp('mcp__shell__run', { code: 'cd && cp /tmp/x .bashrc' }),
+      'hooks',
+    ],
+    // What a file server writes, under whatever name its server gives the path.
+    [
+      'a subagent moved into a project’s .claude',
+      () => mcp('mcp__fs__move_file', { source: '/tmp/x.md', destination: at('P/.claude/agents/x.md') }),
+      'hooks',
+    ],
+    [
+      'a hook script written by a relative path in a nested member',
+      () => mcp('mcp__fs__write', { file: { target: '.claude/hooks/x.sh' } }),
+      'hooks',
+    ],
+    [
+      'a start-up file above the folder the hook was told (the server’s own folder is not told)',
+      () => ({ ...mcp('mcp__fs__write_file', { path: '../.bashrc', content: 'x' }), cwd: at('P/src') }),
+      'hooks',
+    ],
+    [
+      'a file above the folder the hook was told, which is nothing of Latch’s',
+      () => ({ ...mcp('mcp__fs__write_file', { path: '../README.md', content: 'x' }), cwd: at('P/src') }),
+      undefined,
+    ],
+    [
+      'a query whose * is no glob',
+      () => ({ ...mcp('mcp__pg__query', { sql: 'select * from users' }), cwd: at('P') }),
+      undefined,
+    ],
+    ['a folder of the project', () => mcp('mcp__git__git_status', { repo_path: at('P') }), undefined],
     [
       'TodoWrite, which touches no file',
       () => ({
