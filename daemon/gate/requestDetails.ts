@@ -63,6 +63,8 @@ export function requestDetails(
     ...script,
     path: revealedLine(script.path),
     ...(script.part !== undefined ? { part: revealedLine(script.part) } : {}),
+    // Why a script is unread may quote the agent's words (a package's spec): on one line, revealed.
+    ...(script.unread !== undefined ? { unread: revealedLine(script.unread) } : {}),
     ...(script.text !== undefined ? { text: revealed(script.text) } : {}),
   }));
   const card = requestCard(asRuns, scripts);
@@ -70,8 +72,10 @@ export function requestDetails(
   const noteBytes = fairShares(notes.map(utf8Length), LIMITS.notesBytes);
   // A phone shown part of a command, a file's content or a tool's input asks for the most care
   // (type the target, wait), and offers no rule for calls like it: what is not shown is where a
-  // `curl … | sh` would hide. (Cleaning what was revealed removes nothing: these sizes hold.)
+  // `curl … | sh` would hide. So does one padded with empty lines, where a line hides in plain
+  // sight between screens of nothing. (Cleaning what was revealed removes nothing: these sizes hold.)
   const shownCut =
+    [card.detail, ...notes, card.diff ?? ''].some(holdsLongGap) ||
     utf8Length(card.detail) > LIMITS.detailBytes ||
     notes.some((note, at) => utf8Length(note) > noteBytes[at]!) ||
     scripts.some((script) => script.text === undefined) ||
@@ -114,3 +118,9 @@ function fairShares(sizes: readonly number[], budget: number): number[] {
   });
   return shares;
 }
+
+/**
+ * More empty lines in a row than any code needs: padding that pushes a line out of sight. A
+ * diff's empty line keeps its `+`, `-` or space.
+ */
+const holdsLongGap = (text: string) => /(\n[-+ ]?[ \t]*){21}\n/.test(text);

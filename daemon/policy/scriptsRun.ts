@@ -923,6 +923,21 @@ function leadsThroughProcessViews(path: string): boolean {
   return false;
 }
 
+/** Encodings in which code reads as Latch reads it, UTF-8 (ASCII is a part of it). */
+const UTF8_ENCODINGS = new Set(['utf-8', 'utf8', 'utf-8-sig', 'ascii', 'us-ascii']);
+
+/**
+ * The encoding a file's first two lines declare, as Python (PEP 263) and Ruby read a magic
+ * comment: `# -*- coding: utf-7 -*-`, `# encoding: latin-1`, `# vim: set fileencoding=…`.
+ */
+function declaredEncoding(text: string): string | undefined {
+  for (const line of text.replace(/^\uFEFF/, '').split('\n', 2)) {
+    const found = /^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)/.exec(line);
+    if (found) return found[1];
+  }
+  return undefined;
+}
+
 function readScript(path: string): { text?: string; unread?: string } {
   try {
     if (leadsThroughProcessViews(path))
@@ -943,7 +958,13 @@ function readScript(path: string): { text?: string; unread?: string } {
     if (stat.size > MOST_SCRIPT_BYTES) return { unread: `${stat.size} bytes, more than Latch reads` };
     const bytes = Buffer.alloc(stat.size);
     const length = readSync(fd, bytes, 0, stat.size, 0);
-    return { text: bytes.subarray(0, length).toString('utf8') };
+    const text = bytes.subarray(0, length).toString('utf8');
+    // Read as UTF-8, code that says it is in another encoding is not what its interpreter runs:
+    // in UTF-7, `#+AAo-os.system(…)` is a comment here and a line of code to Python.
+    const encoding = declaredEncoding(text);
+    if (encoding !== undefined && !UTF8_ENCODINGS.has(encoding.toLowerCase().replaceAll('_', '-')))
+      return { unread: `it says it is in the encoding ${encoding}, which Latch does not read` };
+    return { text };
   } catch (error) {
     return { unread: (error as NodeJS.ErrnoException).code ?? 'cannot be read' };
   } finally {

@@ -41,6 +41,27 @@ const run = (command: string) =>
   }));
 
 describe('the scripts a command runs', () => {
+  it('reads no code that says it is in an encoding other than UTF-8: it is not what runs', () => {
+    const hidden = '# -*- coding: utf-7 -*-\n#+AAo-import os+ADs-os.system(+ACI-id+ACI-)\nprint(1)\n';
+    writeFileSync(join(project, 'enc7.py'), hidden);
+    writeFileSync(
+      join(project, 'escape.py'),
+      '#!/usr/bin/env python3\n# coding=unicode_escape\n# \\u000aprint(2)\n',
+    );
+    writeFileSync(join(project, 'utf8.py'), '# -*- coding: UTF_8 -*-\nprint(3)\n');
+    expect(run('python3 enc7.py')).toEqual([
+      {
+        path: 'P/enc7.py',
+        unread: 'it says it is in the encoding utf-7, which Latch does not read',
+        shell: false,
+      },
+    ]);
+    expect(run('python3 escape.py')[0]).toMatchObject({ unread: expect.stringContaining('unicode_escape') });
+    expect(run('python3 utf8.py')).toEqual([
+      { path: 'P/utf8.py', text: '# -*- coding: UTF_8 -*-\nprint(3)\n', shell: false },
+    ]);
+  });
+
   it.each([
     'bash deploy.sh',
     'sh -e deploy.sh',
