@@ -155,7 +155,7 @@ export function scriptsRun(
   if (utf8Length(command) > LONG_COMMAND_BYTES) return [];
   let folder = cwd !== undefined && isAbsolute(cwd) ? cwd : undefined;
   // Files an earlier part of the command may write: read now, they would show what was there.
-  const mayBeWritten = new Set<string>();
+  const mayBeWritten = new WrittenFiles();
   let shownLocal = 0;
   const codeRead = new Set<string>();
   let codeBytes = 0;
@@ -242,7 +242,7 @@ export function scriptsRun(
       // run by its path that is a binary, or missing.
       const notCode = read.text?.includes('\0') || (read.unread !== undefined && NOT_CODE.has(read.unread));
       if ((named.ifFound || named.byPath) && notCode) continue;
-      if (named.guess && (read.unread !== undefined || mayBeWritten.has(path))) continue;
+      if (named.guess && (read.unread !== undefined || mayBeWritten.holds(path))) continue;
       if (named.byPath && read.unread !== undefined) continue;
       const shell = named.byPath ? shebangIsShell(read.text ?? '') : named.shell;
       // More than a person writes in one command is not shown, and said so: never passed over.
@@ -253,30 +253,66 @@ export function scriptsRun(
         return [...found.values()];
       }
       if (named.local) shownLocal++;
-      if (mayBeWritten.has(path))
+      if (mayBeWritten.holds(path))
         found.set(key, { path, unread: 'the command may write it before it runs it', shell });
       else found.set(key, { path, ...read, shell, ...(named.patch ? { patch: true } : {}) });
     }
-    if (folder !== undefined) for (const written of writes) mayBeWritten.add(resolve(folder, written));
+    mayBeWritten.add(writes, folder);
   }
   return [...found.values()];
 }
 
-/** Programs that may write the files they are given (`cp x.sh y.sh`, `sed -i`, `git checkout x.sh`). */
+/** Programs that may write the files they are given (`cp x.sh y.sh`, `sed -i`), or below them (`cp -r x .`). */
 const WRITERS = new Set([
-  ...['cp', 'mv', 'install', 'ln', 'tee', 'dd', 'rsync', 'sed', 'gsed', 'perl', 'patch', 'git', 'curl'],
-  ...['wget', 'unzip', 'tar', 'truncate', 'sponge', 'gawk', 'ed', 'ex', 'vim', 'vi', 'nvim'],
+  ...['cp', 'mv', 'install', 'ln', 'tee', 'dd', 'rsync', 'sed', 'gsed', 'perl', 'truncate', 'sponge'],
+  ...['gawk', 'ed', 'ex', 'vim', 'vi', 'nvim'],
+]);
+/** Programs that write files their words do not name: an archive's, a download's, a patch's. */
+const WRITE_UNNAMED = new Set([
+  ...['tar', 'gtar', 'bsdtar', 'unzip', '7z', '7za', 'cpio', 'pax', 'curl', 'wget', 'patch', 'git'],
+]);
+/** What git does that leaves the work tree's files as they are. */
+const GIT_KEEPS_FILES = new Set([
+  ...['status', 'log', 'diff', 'show', 'fetch', 'ls-files', 'rev-parse', 'describe', 'blame', 'grep'],
+  ...['shortlog', 'branch', 'tag', 'remote', 'add', 'commit', 'push', 'config'],
 ]);
 
-/** The files one simple command may write: what a `>` names, and what a writer is given. */
-function filesItMayWrite(words: SimpleCommand): string[] {
-  const writer = WRITERS.has(basename(literalText(words[0] ?? []) ?? ''));
-  return words.flatMap((word, index) => {
-    const text = literalText(word);
-    return text !== undefined && index > 0 && (writtenByRedirect(word) || writer)
-      ? [text.replace(/^[^=/]+=/, '')]
-      : [];
-  });
+/**
+ * The files one simple command may write: what a `>` names, and what a writer is given; or
+ * anything, for a writer of files it does not name or given a word only running tells.
+ */
+function filesItMayWrite(words: SimpleCommand): string[] | 'anything' {
+  const texts = words.map(literalText);
+  const program = programAt(texts);
+  const at = program && 'at' in program ? program.at : 0;
+  const name = basename(texts[at] ?? '');
+  const subcommand = texts.slice(at + 1).find((text) => text === undefined || !text.startsWith('-'));
+  if (WRITE_UNNAMED.has(name) && !(name === 'git' && subcommand && GIT_KEEPS_FILES.has(subcommand)))
+    return 'anything';
+  const writer = WRITERS.has(name);
+  const given = words.filter((word, index) => writtenByRedirect(word) || (writer && index > at));
+  if (given.some((word) => literalText(word) === undefined)) return 'anything';
+  return given.map((word) => literalText(word)!.replace(/^[^=/]+=/, ''));
+}
+
+/** The files an earlier part of a command may have written, and the folders written whole. */
+class WrittenFiles {
+  #paths: string[] = [];
+  #anything = false;
+
+  /** From a folder only running tells, a relative name may be anything. */
+  add(written: string[] | 'anything', folder: string | undefined): void {
+    if (written === 'anything' || (folder === undefined && written.some((path) => !isAbsolute(path))))
+      this.#anything = true;
+    else for (const path of written) this.#paths.push(resolve(folder ?? '/', path));
+  }
+
+  /** A path written, or below one (`cp -r payload/. .`, `ln -sfn payload dir`). */
+  holds(path: string): boolean {
+    return (
+      this.#anything || this.#paths.some((written) => path === written || path.startsWith(`${written}/`))
+    );
+  }
 }
 
 /**

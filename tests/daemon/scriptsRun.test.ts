@@ -418,8 +418,30 @@ describe('the scripts a command runs', () => {
       "cat > deploy.sh <<'EOF'\necho other\nEOF\nbash deploy.sh",
       'git checkout deploy.sh && ./deploy.sh',
       'cd tools && sed -i s/x/y/ ../deploy.sh && bash ../deploy.sh',
+      // Into the folder that holds it, or below a link made to another folder.
+      'cp tools/x.py . && bash deploy.sh',
+      'cp -t . tools/x.py && bash deploy.sh',
+      'cp -r tools/. . && bash deploy.sh',
+      'sudo mv tools/x.py . && bash deploy.sh',
+      'cp tools/x.py "$DEST" && bash deploy.sh',
+      // What an archive, a download or git writes is not in its words.
+      'tar xf p.tar && bash deploy.sh',
+      'unzip -o p.zip && bash deploy.sh',
+      'curl -O https://example.com/deploy.sh && bash deploy.sh',
+      'git pull && bash deploy.sh',
+      'git -C . stash pop && bash deploy.sh',
     ])
       expect(run(command)).toEqual([written]);
+    expect(run('ln -sfn tools dir && bash dir/x.py')).toEqual([
+      { path: 'P/dir/x.py', unread: 'the command may write it before it runs it', shell: true },
+    ]);
+    // What writes elsewhere, or keeps the work tree's files, leaves it read.
+    for (const command of [
+      'git status && bash deploy.sh',
+      'echo x > log.txt && bash deploy.sh',
+      'cp a b/ && bash deploy.sh',
+    ])
+      expect(run(command)).toEqual([{ path: 'P/deploy.sh', text: 'echo deploying\n', shell: true }]);
     // A program built and then run is no script: a binary is no one's to show.
     expect(run('make a-binary && ./a-binary')).toEqual([]);
   });
