@@ -13,6 +13,16 @@ const RIGHT_TO_LEFT = /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFF\u{10800}-\u{10FF
 const LOOKS_LATIN =
   /[\p{Script=Cyrillic}\p{Script=Greek}\p{Script=Armenian}\p{Script=Cherokee}\p{Script=Coptic}\p{Script=Lisu}\p{Script=Canadian_Aboriginal}]/u;
 const LATIN_LETTER = /\p{Script=Latin}/u;
+/**
+ * Letters of those scripts drawn as an ASCII letter is (Unicode's confusables): a word of them
+ * alone reads as a Latin one, `рір` as pip, `ѕυԁο` as sudo, `~/.ѕѕһ` as ~/.ssh.
+ */
+const DRAWN_AS_ASCII = new Set([
+  ...'аеорсухѕіјһԁӏԛԝүѵɡАВЕКМНОРСТХЅІЈҮԚԜӀҺ',
+  ...'οανικρυχγϲϳΑΒΕΖΗΙΚΜΝΟΡΤΥΧ',
+  ...'օոսհցքզ',
+  ...'ᎪᏴᏟᎠᎬᏀᎻᏆᎫᏦᏞᎷᏢᏚᎢᏙᏔᏃ',
+]);
 const NOT_ASCII = /[^\0-\x7f]/;
 /** A word, as a name is: letters, marks and digits, with the dots, dashes and underscores of `x.com`. */
 const WORD = /[\p{L}\p{M}\p{N}._-]+/gu;
@@ -23,11 +33,17 @@ const codeOf = (character: string) =>
 /**
  * In a word with Latin letters, writes out each letter that only looks like one: another script's
  * (`gіthub.com` with a Cyrillic `і` reads as GitHub) or a compatibility form (fullwidth `ｇ`,
- * mathematical `𝐠`, the ligature `ﬁ`). A word all in one other script (`Привет`) stays as it is.
+ * mathematical `𝐠`, the ligature `ﬁ`); so in a word whose letters are all drawn as ASCII ones
+ * (`рір`). A word of another script that reads as itself (`Привет`) stays as it is.
  */
 function revealLookalikes(text: string): string {
   return text.replace(WORD, (word) => {
-    if (!NOT_ASCII.test(word) || !LATIN_LETTER.test(word)) return word;
+    if (!NOT_ASCII.test(word)) return word;
+    const letters = [...word].filter((character) => /\p{L}/u.test(character));
+    const readsAsLatin =
+      LATIN_LETTER.test(word) ||
+      (letters.length > 0 && letters.every((letter) => DRAWN_AS_ASCII.has(letter)));
+    if (!readsAsLatin) return word;
     let revealed = '';
     for (const character of word)
       revealed +=

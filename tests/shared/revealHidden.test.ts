@@ -74,6 +74,14 @@ describe('revealHidden: letters that only look Latin', () => {
     expect(revealHidden('cat ﬁle', multiline)).toBe('cat ⟨U+FB01⟩le');
   });
 
+  it('writes out a word whose letters are all drawn as ASCII ones, Latin or not', () => {
+    expect(revealHidden('рір install requests', multiline)).toBe('⟨U+0440⟩⟨U+0456⟩⟨U+0440⟩ install requests');
+    expect(revealHidden('ѕυԁο ср ~/.ѕѕһ x', multiline)).toBe(
+      '⟨U+0455⟩⟨U+03C5⟩⟨U+0501⟩⟨U+03BF⟩ ⟨U+0441⟩⟨U+0440⟩ ~/.⟨U+0455⟩⟨U+0455⟩⟨U+04BB⟩ x',
+    );
+    expect(revealHidden('./ԁерӏоу.ѕһ', multiline)).not.toMatch(/[^\0-\x7f⟨⟩]/);
+  });
+
   it('keeps a word all in another script, and accented Latin, as they are', () => {
     const plain = 'git commit -m "Исправлено: ошибка" && ls ./données ./日本語 ./ελληνικά';
     expect(revealHidden(plain, multiline)).toBe(plain);
