@@ -15,8 +15,19 @@ export const FIRST_LINE_WITHIN_MS = 10_000;
 const MAX_LATER_LINE_BYTES = 4096;
 /** Unread lines a caller can have sent: its call, then the one answer it may be asked for. */
 const MAX_WAITING_LINES = 2;
-/** How long a caller that was cut off has to read why, before its connection is closed. */
+/** How long a caller has to read the conversation's last line, before its connection is closed. */
 const CUT_GRACE_MS = 2000;
+/**
+ * The most of unfinished lines the daemon holds for all its callers at once (UTF-16 code units):
+ * a call is a few kB, and thousands of callers each holding a line just under the cap open would
+ * otherwise take the daemon's memory, and the daemon with it.
+ */
+export const MOST_UNFINISHED_HELD = 32 * 1024 * 1024;
+
+/** What every conversation's unfinished lines hold together, against MOST_UNFINISHED_HELD. */
+export class UnfinishedLines {
+  held = 0;
+}
 
 /**
  * One call's whole conversation on one connection, NDJSON both ways (docs/daemon.md). The first
@@ -28,6 +39,7 @@ const CUT_GRACE_MS = 2000;
 export async function serveGateConversation(
   connection: Socket,
   gate: (call: GateRequest, conversation: Conversation) => Promise<GateAnswer>,
+  unfinished: UnfinishedLines,
 ): Promise<void> {
   const write = (line: GateLine) => {
     if (connection.writable) connection.write(`${JSON.stringify(line)}\n`);
@@ -39,6 +51,8 @@ export async function serveGateConversation(
     said = true;
     write(line);
     connection.end();
+    // A caller that keeps its end open after the last line holds nothing of the daemon's for long.
+    setTimeout(() => connection.destroy(), CUT_GRACE_MS).unref();
   };
   const refuse = (why: string) => sayLast({ refused: { code: 'invalid_request', message: why } });
   const hungUp = new AbortController();
@@ -47,7 +61,7 @@ export async function serveGateConversation(
     if (!answered) hungUp.abort();
   };
   // A caller cut off is told why at once, even while its call waits: it is gone for the gate.
-  const lines = new ConnectionLines(connection, gone, refuse);
+  const lines = new ConnectionLines(connection, unfinished, gone, refuse);
   const first = await lines.next(Date.now() + FIRST_LINE_WITHIN_MS);
   let parsed: unknown;
   try {
@@ -89,8 +103,15 @@ class ConnectionLines {
   #buffer = '';
   #received = 0;
   #ended = false;
+  readonly #unfinished: UnfinishedLines;
 
-  constructor(connection: Socket, onGone: () => void, onCut: (problem: string) => void) {
+  constructor(
+    connection: Socket,
+    unfinished: UnfinishedLines,
+    onGone: () => void,
+    onCut: (problem: string) => void,
+  ) {
+    this.#unfinished = unfinished;
     connection.setEncoding('utf8');
     const end = () => {
       onGone();
@@ -99,21 +120,27 @@ class ConnectionLines {
     connection.on('data', (chunk: string) => {
       // Cut off: what else it sends is not read.
       if (this.problem) return;
-      this.#buffer += chunk;
+      this.#setBuffer(this.#buffer + chunk);
+      if (this.#unfinished.held > MOST_UNFINISHED_HELD)
+        return this.#cut('the daemon holds more unfinished requests than it reads at once', end, onCut);
+      // Most chunks of a long line hold no newline: it is measured when it ends, or once its
+      // code units alone pass its cap (each is a byte of UTF-8 or more), not again and again as
+      // it trickles in.
+      if (!chunk.includes('\n') && this.#buffer.length <= this.#cap()) return;
       let newline;
       // Each line is measured as it is split off, and the rest as it stands: the cap is exact.
       while ((newline = this.#buffer.indexOf('\n')) >= 0) {
         const line = this.#buffer.slice(0, newline);
         const tooLong = this.#overCap(line);
-        if (tooLong) return this.#cut(connection, tooLong, end, onCut);
+        if (tooLong) return this.#cut(tooLong, end, onCut);
         this.#lines.push(line);
-        this.#buffer = this.#buffer.slice(newline + 1);
+        this.#setBuffer(this.#buffer.slice(newline + 1));
         this.#received += 1;
       }
       const problem =
         this.#overCap(this.#buffer) ??
         (this.#lines.length > MAX_WAITING_LINES ? 'more lines than a caller sends' : undefined);
-      if (problem) return this.#cut(connection, problem, end, onCut);
+      if (problem) return this.#cut(problem, end, onCut);
       this.#wake();
     });
     connection.on('end', end);
@@ -137,18 +164,22 @@ class ConnectionLines {
 
   /** What is wrong with `line` when it is over the cap for the line it is (the call, or a later one). */
   #overCap(line: string): string | undefined {
-    const cap = this.#received === 0 ? MAX_REQUEST_LINE_BYTES : MAX_LATER_LINE_BYTES;
+    const cap = this.#cap();
     return Buffer.byteLength(line) > cap ? `a line of the request is over ${cap} bytes` : undefined;
+  }
+
+  /** The cap of the line being read: the call's, or a later one's. */
+  #cap(): number {
+    return this.#received === 0 ? MAX_REQUEST_LINE_BYTES : MAX_LATER_LINE_BYTES;
   }
 
   /**
    * A caller that sends what no caller of ours would is cut off, and so heard as gone. Its
-   * connection stays open for the refusal that says why, then closes whatever it does.
+   * refusal says why, as the conversation's last line, after which its connection closes.
    */
-  #cut(connection: Socket, problem: string, end: () => void, onCut: (problem: string) => void): void {
+  #cut(problem: string, end: () => void, onCut: (problem: string) => void): void {
     this.problem = problem;
-    this.#buffer = '';
-    setTimeout(() => connection.destroy(), CUT_GRACE_MS).unref();
+    this.#setBuffer('');
     end();
     onCut(problem);
   }
@@ -160,7 +191,14 @@ class ConnectionLines {
 
   #end(): void {
     this.#ended = true;
+    this.#setBuffer('');
     this.#wake();
+  }
+
+  /** Keeps what the unfinished line holds counted in what all callers' hold. */
+  #setBuffer(buffer: string): void {
+    this.#unfinished.held += buffer.length - this.#buffer.length;
+    this.#buffer = buffer;
   }
 
   #wake(): void {

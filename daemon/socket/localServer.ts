@@ -4,7 +4,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { Conversation } from '../gate/conversation.ts';
 import { daemonLog as log } from '../output/daemonLog.ts';
-import { FIRST_LINE_WITHIN_MS, serveGateConversation } from './gateConversation.ts';
+import { FIRST_LINE_WITHIN_MS, serveGateConversation, UnfinishedLines } from './gateConversation.ts';
 import type { DaemonStatus, GateAnswer, GateRequest } from './localApi.ts';
 import { InsecurePathError } from './securePath.ts';
 import type { SwitchView } from './watchDaemon.ts';
@@ -32,15 +32,24 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
+/** Callers at once: each gated call that waits for a phone holds one, and each watcher. */
+const MOST_CONNECTIONS = 512;
+
 async function readJson(request: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_LOCAL_BODY_BYTES) throw new Error('the request is over 1 MiB');
-    chunks.push(chunk as Buffer);
+  // A body that never ends would hold its connection: it comes within the time its head had.
+  const late = setTimeout(() => request.destroy(), FIRST_LINE_WITHIN_MS);
+  try {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of request) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_LOCAL_BODY_BYTES) throw new Error('the request is over 1 MiB');
+      chunks.push(chunk as Buffer);
+    }
+    return chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+  } finally {
+    clearTimeout(late);
   }
-  return chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
 }
 
 function send(response: ServerResponse, status: number, body: unknown): void {
@@ -124,6 +133,7 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
   // what every hook process waits on, and speaking plain NDJSON spares each one Node's HTTP
   // client (docs/daemon.md).
   const connections = new Set<Socket>();
+  const unfinished = new UnfinishedLines();
   const server = createServer({ allowHalfOpen: true }, (connection) => {
     connections.add(connection);
     connection.on('close', () => {
@@ -132,13 +142,17 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
     });
     connection.on('error', () => connection.destroy());
     const silent = setTimeout(() => connection.destroy(), FIRST_LINE_WITHIN_MS);
+    // Half open, a caller that closes its end before it says anything would hold its place.
+    const goneSilent = () => connection.destroy();
+    connection.once('end', goneSilent);
     connection.once('data', (first: Buffer) => {
+      connection.off('end', goneSilent);
       connection.pause();
       connection.unshift(first);
       if (first[0] === 0x7b /* { */) {
         // The conversation keeps its own clock for its first line.
         clearTimeout(silent);
-        serveGateConversation(connection, routes.gate).catch(() => connection.destroy());
+        serveGateConversation(connection, routes.gate, unfinished).catch(() => connection.destroy());
       } else {
         awaitingHead.set(connection, silent);
         http.emit('connection', connection);
@@ -146,6 +160,9 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
       connection.resume();
     });
   });
+  // Past this many, a connection is closed at once: its caller hears no daemon, and a hook denies.
+  // Thousands held open by one process would otherwise take the daemon's memory and files.
+  server.maxConnections = MOST_CONNECTIONS;
   await prepareSocket(socketPath);
   // The socket is created 0600 from the start (no window with a wider mode), then checked.
   const previousUmask = process.umask(0o177);

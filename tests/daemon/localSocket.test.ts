@@ -122,6 +122,74 @@ describe("the daemon's socket", () => {
     expect(asked).toBe(0);
   });
 
+  it('closes a connection its caller keeps open after the last line, which then holds nothing', async () => {
+    const server = await serve(async () => ALLOW);
+    // A caller that never closes its own end, as one holding the daemon's memory would, and
+    // writes on: once the daemon has closed its connection, a write fails.
+    const connection = connect({ path: server.socketPath, allowHalfOpen: true });
+    cleanups.push(() => connection.destroy());
+    let heard = '';
+    connection.setEncoding('utf8');
+    connection.on('data', (chunk: string) => (heard += chunk));
+    const closedByTheDaemon = new Promise<string>((resolve) =>
+      connection.on('error', (error) => resolve((error as NodeJS.ErrnoException).code!)),
+    );
+    connection.write('{"tool": 5}\n');
+    const writing = setInterval(() => connection.writable && connection.write(' '), 100);
+    cleanups.push(() => clearInterval(writing));
+    expect(await closedByTheDaemon).toMatch(/^(EPIPE|ECONNRESET)$/);
+    expect(JSON.parse(heard)).toMatchObject({ refused: { code: 'invalid_request' } });
+  });
+
+  it('refuses a caller past what all callers’ unfinished lines may hold at once, and then serves others', async () => {
+    const server = await serve(async () => ALLOW);
+    const held: Socket[] = [];
+    cleanups.push(() => held.forEach((connection) => connection.destroy()));
+    const line = 'x'.repeat(1_000_000);
+    const refusals: string[] = [];
+    // Each just under the cap of a line; 34 of them hold more than 32 Mi code units together.
+    for (let caller = 0; caller < 34; caller++) {
+      const connection = connect({ path: server.socketPath, allowHalfOpen: true });
+      connection.setEncoding('utf8');
+      connection.on('data', (chunk: string) => refusals.push(chunk));
+      held.push(connection);
+      await new Promise<void>((resolve) =>
+        connection.write(`{"tool":"Read","pad":"${line}`, () => resolve()),
+      );
+    }
+    await expect.poll(() => refusals.length).toBeGreaterThan(0);
+    expect(JSON.parse(refusals[0]!)).toEqual({
+      refused: {
+        code: 'invalid_request',
+        message: 'the daemon holds more unfinished requests than it reads at once',
+      },
+    });
+    held.forEach((connection) => connection.destroy());
+    await expect
+      .poll(() => gateCall({ tool: 'Read', paths: [] }, { socketPath: server.socketPath }))
+      .toEqual(ALLOW);
+  });
+
+  it('closes at once a connection past the 512 it holds: its caller hears no daemon', async () => {
+    const server = await serve(async () => ALLOW);
+    const held: Socket[] = [];
+    cleanups.push(() => held.forEach((connection) => connection.destroy()));
+    for (let caller = 0; caller < 512; caller++) {
+      const connection = connect(server.socketPath);
+      held.push(connection);
+      await new Promise<void>((resolve, reject) => connection.once('connect', resolve).once('error', reject));
+    }
+    await expect(
+      gateCall({ tool: 'Read', paths: [] }, { socketPath: server.socketPath }),
+    ).rejects.toMatchObject({
+      code: 'daemon_unreachable',
+    });
+    held.forEach((connection) => connection.destroy());
+    await expect
+      .poll(() => gateCall({ tool: 'Read', paths: [] }, { socketPath: server.socketPath }))
+      .toEqual(ALLOW);
+  });
+
   it('refuses an input nested deeper than 64 levels before it is written out, and asks nothing', async () => {
     const asked: GateRequest[] = [];
     const server = await serve(async (call) => {
@@ -190,6 +258,17 @@ describe("the daemon's socket", () => {
       refused: { code: 'invalid_request', message: 'no whole line within 10 s' },
     });
     expect(asked).toBe(0);
+  }, 30_000);
+
+  it('closes an HTTP request whose body does not come within 10 s: it held its connection', async () => {
+    const server = await serve(async () => ALLOW);
+    const heard = await converse(
+      server.socketPath,
+      'POST /v1/panic HTTP/1.1\r\nHost: latch\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"reason":',
+      true,
+    );
+    // Closed without an answer: the body never came whole.
+    expect(heard).toBe('');
   }, 30_000);
 
   it('says so when a caller closes its end before its line ends, at once', async () => {
