@@ -68,6 +68,10 @@ function converse(socketPath: string, text: string, keepOpen = false): Promise<s
   });
 }
 
+/** Once the connections that held the daemon are let go, a call is served again. */
+const servedOnceLetGo = (server: LocalServer) =>
+  expect.poll(() => gateCall({ tool: 'Read', paths: [] }, { socketPath: server.socketPath })).toEqual(ALLOW);
+
 describe("the daemon's socket", () => {
   it('answers a gate conversation in NDJSON and HTTP routes beside it', async () => {
     const asked: GateRequest[] = [];
@@ -165,9 +169,7 @@ describe("the daemon's socket", () => {
       },
     });
     held.forEach((connection) => connection.destroy());
-    await expect
-      .poll(() => gateCall({ tool: 'Read', paths: [] }, { socketPath: server.socketPath }))
-      .toEqual(ALLOW);
+    await servedOnceLetGo(server);
   });
 
   it('closes at once a connection past the 512 it holds: its caller hears no daemon', async () => {
@@ -185,9 +187,7 @@ describe("the daemon's socket", () => {
       code: 'daemon_unreachable',
     });
     held.forEach((connection) => connection.destroy());
-    await expect
-      .poll(() => gateCall({ tool: 'Read', paths: [] }, { socketPath: server.socketPath }))
-      .toEqual(ALLOW);
+    await servedOnceLetGo(server);
   });
 
   it('refuses an input nested deeper than 64 levels before it is written out, and asks nothing', async () => {
