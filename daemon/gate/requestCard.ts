@@ -32,11 +32,13 @@ export function requestCard(request: GateRequest, scripts: readonly RunScript[] 
     ...(request.session ? { session: [...request.session].slice(0, SESSION_LABEL_CHARACTERS).join('') } : {}),
   };
   if (request.command !== undefined) {
-    const [firstLine = '', ...moreLines] = request.command.trim().split('\n');
-    const more =
-      moreLines.length > 0 ? ` (+${moreLines.length} more line${moreLines.length > 1 ? 's' : ''})` : '';
+    const lines = request.command.trim().split('\n');
+    // The first line that runs: a comment (`# list files`) says nothing of what does.
+    const leading = lines.find((line) => !/^\s*(#|$)/.test(line)) ?? lines[0] ?? '';
+    const others = lines.length - 1;
+    const more = others > 0 ? ` (+${others} more line${others > 1 ? 's' : ''})` : '';
     // Runs of spaces are one in a title: `ls` and 400 spaces would push `; rm -rf ~` out of it.
-    const title = `${firstLine.replace(/\s+/g, ' ') || request.tool}${more}`;
+    const title = `${leading.replace(/\s+/g, ' ') || request.tool}${more}`;
     const description = request.title && request.title !== title ? { description: request.title } : {};
     const rest = inputBesidesCommand(request);
     const detail = [
