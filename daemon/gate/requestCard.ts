@@ -1,5 +1,6 @@
 import { basename, isAbsolute, relative } from 'node:path';
 import { revealHidden } from '../../shared/text/revealHidden.ts';
+import { realPath } from '../policy/realPath.ts';
 import type { RunScript } from '../policy/scriptsRun.ts';
 import type { GateRequest } from '../socket/localApi.ts';
 
@@ -49,7 +50,8 @@ export function requestCard(request: GateRequest, scripts: readonly RunScript[] 
     return { title, detail, ...(notes.length > 0 ? { notes } : {}), ...description, ...context };
   }
   const path = request.paths[0];
-  const title = request.title ?? (path ? `${request.tool} ${shownPath(path, request.cwd)}` : request.tool);
+  const title =
+    request.title ?? (path ? `${request.tool} ${shownPathAndLink(path, request.cwd)}` : request.tool);
   if (request.diff !== undefined)
     return { title, detail: request.detail ?? request.paths.join('\n'), diff: request.diff, ...context };
   return { title, detail: request.detail ?? request.input ?? request.paths.join('\n'), ...context };
@@ -91,6 +93,20 @@ const scriptShown = ({ path, text, unread, part }: RunScript) =>
     : part !== undefined
       ? `The command runs ${part} of ${path}:\n${text}`
       : `The command runs the script ${path}, which holds:\n${text}`;
+
+/**
+ * A file tool's path as shown, and where it leads when a link takes it elsewhere: what the tool
+ * writes is the file at the end (`docs/notes.md, a link to /home/me/.ssh/config`).
+ */
+function shownPathAndLink(path: string, cwd: string | undefined): string {
+  const shown = shownPath(path, cwd);
+  if (!isAbsolute(path)) return shown;
+  // Read from the file system, the link's end is written out as the path given was.
+  const leadsTo = revealHidden(shownPath(realPath(path), cwd && isAbsolute(cwd) ? realPath(cwd) : cwd), {
+    multiline: false,
+  });
+  return leadsTo === shown ? shown : `${shown}, a link to ${leadsTo}`;
+}
 
 /** A path inside the project, relative to it; any other, whole. */
 function shownPath(path: string, cwd: string | undefined): string {

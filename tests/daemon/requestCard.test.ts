@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -136,6 +136,18 @@ describe('the card a phone reads', () => {
       shortened: false,
     });
     expect(details.diff).toBeUndefined();
+  });
+
+  it('says where a file tool’s path leads when a link takes it elsewhere', async () => {
+    mkdirSync(join(project, 'home-ssh'), { recursive: true });
+    symlinkSync(join(project, 'home-ssh'), join(project, 'docs'));
+    symlinkSync(join(project, 'src/app.ts'), join(project, 'app-link.ts'));
+    const through = await cardOf('Write', { file_path: join(project, 'docs/config'), content: 'Host *\n' });
+    expect(through.details.title).toBe('Write docs/config, a link to home-ssh/config');
+    const linked = await cardOf('Write', { file_path: join(project, 'app-link.ts'), content: 'x\n' });
+    expect(linked.details.title).toBe('Write app-link.ts, a link to src/app.ts');
+    const plain = await cardOf('Write', { file_path: join(project, 'src/new.ts'), content: 'x\n' });
+    expect(plain.details.title).toBe('Write src/new.ts');
   });
 
   it('titles a command by its first line that runs, not a comment above it', async () => {
