@@ -38,22 +38,23 @@ export function readEnrolment(body: unknown): Enrolment | { error: string } {
   return parsed.value;
 }
 
-type PhoneEnrolment = Extract<Enrolment, { kind: 'phone' }>;
-
 /**
  * A hash of every key the new phone brings (its device and ECDH keys, its passkey) with its id
  * and name: what a paired phone's approval is bound to, so that another enrolment under the same
  * id and name, with keys of its own, is another request and never rides on this one's approval.
  */
-function enrolmentHash({ device }: PhoneEnrolment): string {
-  const { id, name, deviceKey, ecdhKey, credential } = device;
+function enrolmentHash(enrolment: Enrolment): string {
+  // A TOTP secret by its own hash: a same-user process may ask to enrol a secret of its own, and
+  // the person tells theirs by these letters, which latch pair --totp prints.
+  if (enrolment.kind === 'totp') return createHash('sha256').update(enrolment.secret).digest('hex');
+  const { id, name, deviceKey, ecdhKey, credential } = enrolment.device;
   return createHash('sha256')
     .update(JSON.stringify([id, name, deviceKey, ecdhKey, credential.id, credential.publicKey]))
     .digest('hex');
 }
 
 /** The start of that hash as people compare it: `latch pair` prints it, the phone asked shows it. */
-export function enrolmentFingerprint(enrolment: PhoneEnrolment): string {
+export function enrolmentFingerprint(enrolment: Enrolment): string {
   return enrolmentHash(enrolment)
     .slice(0, 12)
     .replace(/(.{4})(?=.)/g, '$1 ');
@@ -76,9 +77,9 @@ export function enrolmentChange(enrolment: Enrolment, hostName: string): ChangeR
   }
   return {
     kind: 'totp',
-    key: createHash('sha256').update(enrolment.secret).digest('hex').slice(0, 16),
+    key: enrolmentHash(enrolment).slice(0, 16),
     title: `Add a TOTP authenticator to ${hostName}?`,
-    detail: `latch pair --totp asks to enrol an authenticator app on ${hostName}. Its codes, typed on the terminal, approve requests when no phone can be reached. If you did not just run latch pair --totp, deny.`,
+    detail: `key ${enrolmentFingerprint(enrolment)}\n\nlatch pair --totp asks to enrol an authenticator app on ${hostName}. Its codes, typed on the terminal, approve requests when no phone can be reached. Approve only if latch pair --totp shows the same key; if you did not just run it, deny.`,
     risk: 'high',
     target: 'totp',
   };

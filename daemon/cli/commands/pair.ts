@@ -195,11 +195,11 @@ export async function run(options: { totp?: boolean; timeout: number }): Promise
 
   if (options.totp) {
     const totpSecret = newTotpSecret();
-    process.stdout.write('\nApprove the TOTP authenticator on your phone (Face ID)…\n');
-    await askDaemonToEnrol(
-      { kind: 'totp', secret: toBase64url(totpSecret) },
-      config.approvals.timeoutSeconds,
+    const enrolment: Enrolment = { kind: 'totp', secret: toBase64url(totpSecret) };
+    process.stdout.write(
+      `\nApprove the TOTP authenticator (key ${enrolmentFingerprint(enrolment)}) on your phone (Face ID)…\n`,
     );
+    await askDaemonToEnrol(enrolment, config.approvals.timeoutSeconds);
     process.stdout.write(totpScreen(totpUri(totpSecret, config.host.name)));
   }
   store.close();
