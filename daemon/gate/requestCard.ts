@@ -27,7 +27,9 @@ const SESSION_LABEL_CHARACTERS = 8;
  * itself: a caller's own description never stands in for it, and comes second.
  */
 export function requestCard(request: GateRequest, scripts: readonly RunScript[] = []): RequestCard {
-  const project = request.cwd ? basename(request.cwd) : '';
+  // The phone joins "project · session · host" with middle dots: a folder named with one
+  // (`app · 1a2b3c4d · laptop`) would read as another session and host.
+  const project = request.cwd ? basename(request.cwd).replaceAll('·', '⟨U+00B7⟩') : '';
   const context = {
     ...(project ? { project } : {}),
     ...(request.session ? { session: [...request.session].slice(0, SESSION_LABEL_CHARACTERS).join('') } : {}),
