@@ -118,9 +118,14 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
     clearTimeout(awaitingHead.get(connection));
     awaitingHead.delete(connection);
   };
+  const served = new WeakSet<Socket>();
   const http = createHttpServer((request, response) => {
-    headRead(request.socket as Socket);
-    // One request per connection: a second head would have no clock of its own.
+    const connection = request.socket as Socket;
+    // One request per connection: a second head, even one sent at once behind the first
+    // (pipelined), would have no clock of its own.
+    if (served.has(connection)) return void connection.destroy();
+    served.add(connection);
+    headRead(connection);
     response.shouldKeepAlive = false;
     answer(request, response).catch((error: unknown) => {
       // Mid-stream, the client reads a cut answer as no answer.

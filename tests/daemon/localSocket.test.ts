@@ -35,13 +35,19 @@ afterEach(async () => {
   cleanups = [];
 });
 
+/** How many times the status route ran, in any test. */
+let statusAsked = 0;
+
 async function serve(gate: LocalRoutes['gate']): Promise<LocalServer> {
   const directory = mkdtempSync(join(tmpdir(), 'latch-socket-'));
   mkdirSync(join(directory, 'run'), { mode: 0o700 });
   const server = await serveLocalApi(join(directory, 'run', 'daemon.sock'), {
     gate,
     enrol: async () => ({ status: 400, body: {} }),
-    status: () => STATUS,
+    status: () => {
+      statusAsked += 1;
+      return STATUS;
+    },
     panic: async () => ({}),
     watched: () => ({
       frozen: false,
@@ -270,6 +276,16 @@ describe("the daemon's socket", () => {
     // Closed without an answer: the body never came whole.
     expect(heard).toBe('');
   }, 30_000);
+
+  it('serves one HTTP request per connection, not a second sent behind it', async () => {
+    const server = await serve(async () => ALLOW);
+    const status = 'GET /v1/status HTTP/1.1\r\nHost: latch\r\n\r\n';
+    const before = statusAsked;
+    const heard = await converse(server.socketPath, `${status}${status}`, true);
+    expect(heard.match(/^HTTP\/1\.1 200/gm)).toHaveLength(1);
+    // Nor is the second one run, answered or not (a panic would be).
+    expect(statusAsked - before).toBe(1);
+  });
 
   it('says so when a caller closes its end before its line ends, at once', async () => {
     const server = await serve(async () => ALLOW);
