@@ -120,7 +120,13 @@ function fairShares(sizes: readonly number[], budget: number): number[] {
 }
 
 /**
- * More empty lines in a row than any code needs: padding that pushes a line out of sight. A
+ * Padding that pushes a line out of sight: more empty lines in a row than any code needs, or more
+ * than 40 that make most of the text (blocks of them between lines of nothing, `#` or `:`). A
  * diff's empty line keeps its `+`, `-` or space.
  */
-const holdsLongGap = (text: string) => /(\n[-+ ]?[ \t]*){21}\n/.test(text);
+function holdsLongGap(text: string): boolean {
+  if (/(\n[-+ ]?[ \t]*){21}\n/.test(text)) return true;
+  const lines = text.split('\n');
+  const empty = lines.filter((line) => /^[-+ ]?[ \t]*$/.test(line)).length;
+  return empty > 40 && empty * 2 > lines.length;
+}

@@ -265,29 +265,80 @@ export function scriptsRun(
 /** Programs that may write the files they are given (`cp x.sh y.sh`, `sed -i`), or below them (`cp -r x .`). */
 const WRITERS = new Set([
   ...['cp', 'mv', 'install', 'ln', 'tee', 'dd', 'rsync', 'sed', 'gsed', 'perl', 'truncate', 'sponge'],
-  ...['gawk', 'ed', 'ex', 'vim', 'vi', 'nvim'],
+  ...['gawk', 'ed', 'ex', 'vim', 'vi', 'nvim', 'sort', 'iconv', 'xxd', 'openssl', 'dos2unix', 'unix2dos'],
+  ...['split', 'csplit', 'base64', 'git'],
 ]);
-/** Programs that write files their words do not name: an archive's, a download's, a patch's. */
+/**
+ * Programs that write files their words do not name (an archive's, a download's, a copy's from
+ * elsewhere), or run code that may write anything: whatever they are given.
+ */
 const WRITE_UNNAMED = new Set([
-  ...['tar', 'gtar', 'bsdtar', 'unzip', '7z', '7za', 'cpio', 'pax', 'curl', 'wget', 'patch', 'git'],
+  ...['cpio', 'pax', 'wget', 'patch', 'scp', 'sftp', 'docker', 'podman', 'gunzip', 'gzip', 'xz', 'unxz'],
+  ...['zstd', 'unzstd', 'bzip2', 'bunzip2', 'lz4', 'uncompress', 'ar', 'rpm2cpio', 'go'],
 ]);
-/** What git does that leaves the work tree's files as they are. */
+/** What git does that leaves the work tree's files as they are, bar an `--output` it names. */
 const GIT_KEEPS_FILES = new Set([
   ...['status', 'log', 'diff', 'show', 'fetch', 'ls-files', 'rev-parse', 'describe', 'blame', 'grep'],
-  ...['shortlog', 'branch', 'tag', 'remote', 'add', 'commit', 'push', 'config'],
+  ...['shortlog', 'branch', 'tag', 'remote', 'add', 'commit', 'push', 'config', 'rev-list', 'ls-remote'],
+  ...['ls-tree', 'cat-file', 'show-ref', 'for-each-ref', 'reflog', 'merge-base', 'name-rev', 'version'],
 ]);
+/** git's options before its subcommand that take a value: `git -C sub status`. */
+const GIT_VALUED = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path']);
+/** Interpreters whose inline code (`-c`, `-e`) may write anything. */
+const INLINE_CODE = /^(python[\d.]*|node|nodejs|perl|ruby|php|deno|bun|lua|Rscript)$/;
+
+/** Whether a program given these words writes files they do not name (`tar x`, `curl -O`). */
+function writesUnnamed(name: string, args: (string | undefined)[]): boolean {
+  const flags = args.filter((arg): arg is string => arg?.startsWith('-') === true);
+  const cluster = (letters: RegExp) => flags.some((flag) => !flag.startsWith('--') && letters.test(flag));
+  switch (name) {
+    case 'tar':
+    case 'gtar':
+    case 'bsdtar':
+      // Only extracting writes what the archive holds: `tar xf`, `-x`, `--extract`, `--get`.
+      return (
+        /^[^-]*x/.test(args[0] ?? '') || cluster(/x/) || flags.some((flag) => /^--(extract|get)/.test(flag))
+      );
+    case 'unzip':
+      // Listing, testing or printing to stdout writes nothing.
+      return !cluster(/[ltvZp]/);
+    case '7z':
+    case '7za':
+      return args.find((arg) => arg !== undefined && !arg.startsWith('-')) === 'x' || args[0] === 'e';
+    case 'curl':
+      // Only an output option writes a file: `-o x`, `-O`, `--output`, `--remote-name`.
+      return (
+        cluster(/[oOJ]/) || flags.some((flag) => /^--(output|remote-name|remote-header-name)/.test(flag))
+      );
+    case 'find':
+      return flags.some((flag) => /^-(exec|execdir|ok|okdir|delete|fprint)/.test(flag));
+    default:
+      return WRITE_UNNAMED.has(name) || (INLINE_CODE.test(name) && cluster(/[ce]/));
+  }
+}
+
+/** git's subcommand, past its own options and their values. */
+function gitSubcommand(args: (string | undefined)[]): string | undefined {
+  for (let at = 0; at < args.length; at++) {
+    const arg = args[at];
+    if (arg === undefined || !arg.startsWith('-')) return arg;
+    if (GIT_VALUED.has(arg)) at++;
+  }
+  return undefined;
+}
 
 /**
  * The files one simple command may write: what a `>` names, and what a writer is given; or
- * anything, for a writer of files it does not name or given a word only running tells.
+ * anything, for a program that writes files it does not name or runs code that may, and a writer
+ * given a word only running tells.
  */
 function filesItMayWrite(words: SimpleCommand): string[] | 'anything' {
   const texts = words.map(literalText);
   const program = programAt(texts);
   const at = program && 'at' in program ? program.at : 0;
   const name = basename(texts[at] ?? '');
-  const subcommand = texts.slice(at + 1).find((text) => text === undefined || !text.startsWith('-'));
-  if (WRITE_UNNAMED.has(name) && !(name === 'git' && subcommand && GIT_KEEPS_FILES.has(subcommand)))
+  const args = texts.slice(at + 1);
+  if (name === 'git' ? !GIT_KEEPS_FILES.has(gitSubcommand(args) ?? '') : writesUnnamed(name, args))
     return 'anything';
   const writer = WRITERS.has(name);
   const given = words.filter((word, index) => writtenByRedirect(word) || (writer && index > at));
@@ -967,7 +1018,8 @@ const UTF8_ENCODINGS = new Set(['utf-8', 'utf8', 'utf-8-sig', 'ascii', 'us-ascii
  * comment: `# -*- coding: utf-7 -*-`, `# encoding: latin-1`, `# vim: set fileencoding=…`.
  */
 function declaredEncoding(text: string): string | undefined {
-  for (const line of text.replace(/^\uFEFF/, '').split('\n', 2)) {
+  // Python ends a line at a lone CR too.
+  for (const line of text.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/, 2)) {
     const found = /^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)/.exec(line);
     if (found) return found[1];
   }

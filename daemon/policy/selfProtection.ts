@@ -122,7 +122,13 @@ function guardedAt(call: ProtectedCall, places: ProtectedPlaces): Verdict | unde
       const wholes = uniqueWords(strings.map((text) => [{ text: withHome(text, places), glob: false }]));
       namesTouch(wholes, places, note);
       wordsTouch(wholes, cwd, places, real, note);
-      for (const text of new Set(strings)) commandTouches(text, MOST_INPUT_READ_AS_WORDS, reading);
+      // Read as a command, what a string does is asked about, never refused: it may be prose (an
+      // issue that says `strace -p $(pgrep node)`). A secret it names is refused all the same.
+      const asked: Reading = {
+        ...reading,
+        note: (guard, target) => note(guard === 'secrets' ? 'files' : guard, target),
+      };
+      for (const text of new Set(strings)) commandTouches(text, MOST_INPUT_READ_AS_WORDS, asked);
       const paths = [...new Set(strings.filter(mayBePath))];
       pathsTouch(paths, call.tool, reading);
       // Its server reads a relative path from its own folder, which no hook is told (the hook's
@@ -320,6 +326,9 @@ const actsUnknown = (call: ProtectedCall) => call.input !== undefined && !KNOWN.
 const mayBePath = (text: string) =>
   !text.includes('\n') && utf8Length(text) <= PATH_MAX && /^[~.]|\//.test(text);
 
+const isArgv = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string');
+
 function inputStrings(input: string): string[] {
   let value: unknown;
   try {
@@ -333,9 +342,16 @@ function inputStrings(input: string): string[] {
   while (stack.length > 0) {
     const next = stack.pop();
     if (typeof next === 'string') strings.push(next);
-    // An array of strings may be an argv (`{"args": ["kill", "4242"]}`): read as one command too.
-    if (Array.isArray(next) && next.length > 1 && next.every((item) => typeof item === 'string'))
-      strings.push(shellCommand(next));
+    // An array of strings may be an argv (`{"args": ["kill", "4242"]}`), or the arguments of a
+    // program its object names beside it (`{"command": "gdb", "args": ["-p", "4242"]}`): each
+    // read as one command too.
+    if (typeof next === 'object' && next !== null && !Array.isArray(next)) {
+      const members = Object.values(next);
+      for (const argv of members.filter(isArgv))
+        for (const program of members.filter((member) => typeof member === 'string'))
+          strings.push(shellCommand([program, ...argv]));
+    }
+    if (Array.isArray(next) && next.length > 1 && isArgv(next)) strings.push(shellCommand(next));
     if (typeof next === 'object' && next !== null)
       for (const [key, value] of Object.entries(next)) {
         // A member's name is read too: `{"files": {"~/.latch/host-key.json": true}}` names a file.

@@ -57,6 +57,9 @@ describe('the scripts a command runs', () => {
       },
     ]);
     expect(run('python3 escape.py')[0]).toMatchObject({ unread: expect.stringContaining('unicode_escape') });
+    // Lines that end in a lone CR, which Python reads as line ends too.
+    writeFileSync(join(project, 'cr.py'), '#!/usr/bin/env python3\r# coding: utf-7\r#+AAo-print(4)\r');
+    expect(run('python3 cr.py')[0]).toMatchObject({ unread: expect.stringContaining('utf-7') });
     expect(run('python3 utf8.py')).toEqual([
       { path: 'P/utf8.py', text: '# -*- coding: UTF_8 -*-\nprint(3)\n', shell: false },
     ]);
@@ -430,6 +433,13 @@ describe('the scripts a command runs', () => {
       'curl -O https://example.com/deploy.sh && bash deploy.sh',
       'git pull && bash deploy.sh',
       'git -C . stash pop && bash deploy.sh',
+      'git show HEAD:tools/x.py --output=deploy.sh && bash deploy.sh',
+      'gunzip deploy.sh.gz && bash deploy.sh',
+      'docker cp box:/x.sh . && bash deploy.sh',
+      // Written by a program given its name, or by code run inline.
+      'sort -o deploy.sh plain && bash deploy.sh',
+      'find . -name x.py -exec cp {} deploy.sh ; && bash deploy.sh',
+      'python3 -c "import shutil" && bash deploy.sh',
     ])
       expect(run(command)).toEqual([written]);
     expect(run('ln -sfn tools dir && bash dir/x.py')).toEqual([
@@ -438,8 +448,13 @@ describe('the scripts a command runs', () => {
     // What writes elsewhere, or keeps the work tree's files, leaves it read.
     for (const command of [
       'git status && bash deploy.sh',
+      'git -C tools status && bash deploy.sh',
+      'git -c color.ui=never rev-list HEAD && bash deploy.sh',
       'echo x > log.txt && bash deploy.sh',
       'cp a b/ && bash deploy.sh',
+      'curl -sf localhost:3000/health && bash deploy.sh',
+      'tar czf out.tgz tools && tar tzf out.tgz && bash deploy.sh',
+      'unzip -l p.zip && 7z l p.7z && bash deploy.sh',
     ])
       expect(run(command)).toEqual([{ path: 'P/deploy.sh', text: 'echo deploying\n', shell: true }]);
     // A program built and then run is no script: a binary is no one's to show.

@@ -153,9 +153,25 @@ describe('self-protection: MCP and unknown tools', () => {
       'stop',
     ],
     [
-      'a debugger aimed at the daemon',
-      () => mcp('mcp__shell__exec', { argv: ['gdb', '-p', '4242'] }),
-      'secrets',
+      'a debugger aimed at the daemon: asked, not refused (a string read as a command may be prose)',
+      () => ({ ...mcp('mcp__shell__exec', { argv: ['gdb', '-p', '4242'] }), cwd: at('P') }),
+      'files',
+    ],
+    [
+      'a program and its arguments in two members',
+      () => ({
+        ...mcp('mcp__shell__exec', { command: 'systemctl', args: ['--user', 'stop', 'latch'] }),
+        cwd: at('P'),
+      }),
+      'stop',
+    ],
+    [
+      'an issue whose text reads as a debugger command',
+      () => ({
+        ...mcp('mcp__linear__create_issue', { description: 'Debug with strace -p $(pgrep -f node)' }),
+        cwd: at('P'),
+      }),
+      'files',
     ],
     [
       'an agent started unhooked',
