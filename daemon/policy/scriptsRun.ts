@@ -273,7 +273,7 @@ const WRITERS = new Set([
  * elsewhere), or run code that may write anything: whatever they are given.
  */
 const WRITE_UNNAMED = new Set([
-  ...['cpio', 'pax', 'wget', 'patch', 'scp', 'sftp', 'docker', 'podman', 'gunzip', 'gzip', 'xz', 'unxz'],
+  ...['cpio', 'pax', 'wget', 'patch', 'scp', 'sftp', 'gunzip', 'gzip', 'xz', 'unxz'],
   ...['zstd', 'unzstd', 'bzip2', 'bunzip2', 'lz4', 'uncompress', 'ar', 'rpm2cpio', 'go'],
 ]);
 /** What git does that leaves the work tree's files as they are, bar an `--output` it names. */
@@ -282,8 +282,20 @@ const GIT_KEEPS_FILES = new Set([
   ...['shortlog', 'branch', 'tag', 'remote', 'add', 'commit', 'push', 'config', 'rev-list', 'ls-remote'],
   ...['ls-tree', 'cat-file', 'show-ref', 'for-each-ref', 'reflog', 'merge-base', 'name-rev', 'version'],
 ]);
-/** git's options before its subcommand that take a value: `git -C sub status`. */
-const GIT_VALUED = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path']);
+/** What a container engine does that writes no file here (`cp`, `run -v` and the rest may). */
+const CONTAINERS_KEEP_FILES = new Set([
+  ...['ps', 'images', 'logs', 'inspect', 'version', 'info', 'pull', 'push', 'build', 'stop', 'start'],
+  ...['restart', 'rm', 'rmi', 'kill', 'tag', 'login', 'logout', 'top', 'stats', 'port', 'history'],
+]);
+/** Programs that write files but for what their subcommand says, and their options before it that take a value. */
+const SUBCOMMANDS_KEEP_FILES: Record<string, { keep: Set<string>; valued: Set<string> }> = {
+  git: {
+    keep: GIT_KEEPS_FILES,
+    valued: new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path']),
+  },
+  docker: { keep: CONTAINERS_KEEP_FILES, valued: new Set(['-H', '--host', '--context', '--config', '-c']) },
+  podman: { keep: CONTAINERS_KEEP_FILES, valued: new Set(['--url', '--connection', '-c', '--root']) },
+};
 /** Interpreters whose inline code (`-c`, `-e`) may write anything. */
 const INLINE_CODE = /^(python[\d.]*|node|nodejs|perl|ruby|php|deno|bun|lua|Rscript)$/;
 
@@ -317,12 +329,12 @@ function writesUnnamed(name: string, args: (string | undefined)[]): boolean {
   }
 }
 
-/** git's subcommand, past its own options and their values. */
-function gitSubcommand(args: (string | undefined)[]): string | undefined {
+/** A program's subcommand, past its own options and their values (`git -C sub status`). */
+function subcommandOf(args: (string | undefined)[], valued: Set<string>): string | undefined {
   for (let at = 0; at < args.length; at++) {
     const arg = args[at];
     if (arg === undefined || !arg.startsWith('-')) return arg;
-    if (GIT_VALUED.has(arg)) at++;
+    if (valued.has(arg)) at++;
   }
   return undefined;
 }
@@ -338,7 +350,12 @@ function filesItMayWrite(words: SimpleCommand): string[] | 'anything' {
   const at = program && 'at' in program ? program.at : 0;
   const name = basename(texts[at] ?? '');
   const args = texts.slice(at + 1);
-  if (name === 'git' ? !GIT_KEEPS_FILES.has(gitSubcommand(args) ?? '') : writesUnnamed(name, args))
+  const subcommands = Object.hasOwn(SUBCOMMANDS_KEEP_FILES, name) ? SUBCOMMANDS_KEEP_FILES[name] : undefined;
+  if (
+    subcommands
+      ? !subcommands.keep.has(subcommandOf(args, subcommands.valued) ?? '')
+      : writesUnnamed(name, args)
+  )
     return 'anything';
   const writer = WRITERS.has(name);
   const given = words.filter((word, index) => writtenByRedirect(word) || (writer && index > at));

@@ -436,6 +436,7 @@ describe('the scripts a command runs', () => {
       'git show HEAD:tools/x.py --output=deploy.sh && bash deploy.sh',
       'gunzip deploy.sh.gz && bash deploy.sh',
       'docker cp box:/x.sh . && bash deploy.sh',
+      'docker run -v "$PWD":/w img && bash deploy.sh',
       // Written by a program given its name, or by code run inline.
       'sort -o deploy.sh plain && bash deploy.sh',
       'find . -name x.py -exec cp {} deploy.sh ; && bash deploy.sh',
@@ -455,6 +456,7 @@ describe('the scripts a command runs', () => {
       'curl -sf localhost:3000/health && bash deploy.sh',
       'tar czf out.tgz tools && tar tzf out.tgz && bash deploy.sh',
       'unzip -l p.zip && 7z l p.7z && bash deploy.sh',
+      'docker --context prod ps && bash deploy.sh',
     ])
       expect(run(command)).toEqual([{ path: 'P/deploy.sh', text: 'echo deploying\n', shell: true }]);
     // A program built and then run is no script: a binary is no one's to show.
