@@ -318,7 +318,6 @@ function withHome(path: string, places: ProtectedPlaces): string {
   return path.replace(/^(~|\$HOME|\$\{HOME\})(?=\/|$)/, () => places.variables['HOME'] ?? '~');
 }
 
-/** Every string in a JSON text, members' names included, or the text itself when it is not JSON (cut short, for one). */
 /** A tool Latch does not know, with an input: what its strings do is its server's to say. */
 const actsUnknown = (call: ProtectedCall) => call.input !== undefined && !KNOWN.has(call.tool);
 
@@ -326,9 +325,11 @@ const actsUnknown = (call: ProtectedCall) => call.input !== undefined && !KNOWN.
 const mayBePath = (text: string) =>
   !text.includes('\n') && utf8Length(text) <= PATH_MAX && /^[~.]|\//.test(text);
 
+/** An array of strings, such as an argv. */
 const isArgv = (value: unknown): value is string[] =>
   Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string');
 
+/** Every string in a JSON text, members' names included, or the text itself when it is not JSON (cut short, for one). */
 function inputStrings(input: string): string[] {
   let value: unknown;
   try {
