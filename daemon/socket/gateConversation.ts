@@ -179,7 +179,6 @@ class ConnectionLines {
    */
   #cut(problem: string, end: () => void, onCut: (problem: string) => void): void {
     this.problem = problem;
-    this.#setBuffer('');
     end();
     onCut(problem);
   }
