@@ -11,9 +11,12 @@ export function homeFolder(env: NodeJS.ProcessEnv = process.env): string {
   return env['HOME'] || homedir();
 }
 
-/** Where Latch keeps its files: `$LATCH_HOME`, or `~/.latch`. */
+/**
+ * Where Latch keeps its files: `$LATCH_HOME`, or `~/.latch`. An empty `LATCH_HOME=` is unset, as
+ * for HOME: taken as it is, it would put them in whatever folder the process runs in.
+ */
 export function latchHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env['LATCH_HOME'] ?? join(homeFolder(env), '.latch');
+  return env['LATCH_HOME'] || join(homeFolder(env), '.latch');
 }
 
 /**

@@ -78,6 +78,50 @@ const KNOWN = new Set([
  * Latch's is touched. See docs/policy.md, "What Latch always protects".
  */
 export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Verdict | undefined {
+  const asGiven = judgedFromItsFolder(call, places);
+  const folded = asGiven?.action === 'deny' ? undefined : foldedSpelling(call);
+  const asFolded = folded && judgedFromItsFolder(folded, places);
+  // A secret found only in the folded spelling is refused as the plain one is.
+  return asFolded?.action === 'deny' ? asFolded : (asGiven ?? asFolded);
+}
+
+/**
+ * The call with its letters folded as a file system that ignores case may fold them: `totp.jſon`
+ * (a long s), `ｔｏｔｐ.json` (full-width) or `.ßh` open Latch's files on such a volume, where
+ * lower case alone does not say so. Judged besides the call as given: folding only ever adds a
+ * reading. Undefined when every string is ASCII, which folds to itself.
+ */
+function foldedSpelling(call: ProtectedCall): ProtectedCall | undefined {
+  const texts = [
+    call.command,
+    call.input,
+    call.cwd,
+    ...call.paths,
+    ...(call.scripts ?? []).map((s) => s.text),
+  ];
+  if (!texts.some((text) => text !== undefined && NOT_ASCII.test(text))) return undefined;
+  // Only the letters beyond ASCII: `$HOME` stays the variable it names.
+  const fold = (text: string) =>
+    text.normalize('NFKC').replace(/[^\x00-\x7f]/g, (letter) => letter.toUpperCase().toLowerCase());
+  return {
+    ...call,
+    paths: call.paths.map(fold),
+    ...(call.command !== undefined ? { command: fold(call.command) } : {}),
+    ...(call.input !== undefined ? { input: fold(call.input) } : {}),
+    ...(call.cwd !== undefined ? { cwd: fold(call.cwd) } : {}),
+    ...(call.scripts
+      ? {
+          scripts: call.scripts.map((script) =>
+            script.text === undefined ? script : { ...script, text: fold(script.text) },
+          ),
+        }
+      : {}),
+  };
+}
+
+const NOT_ASCII = /[^\x00-\x7f]/;
+
+function judgedFromItsFolder(call: ProtectedCall, places: ProtectedPlaces): Verdict | undefined {
   const fromCwd = guardedAt(call, places);
   if (fromCwd || !call.folderUnsure || call.cwd === undefined) return fromCwd;
   // Read again from no folder, where a relative word may be any place it spells the end of

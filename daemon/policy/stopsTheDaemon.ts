@@ -4,8 +4,11 @@ import { literalText, type SimpleCommand, type Word } from './commandWords.ts';
 /** Programs that run a command with their input in place of some of its words. */
 const SUBSTITUTE = new Set(['xargs', 'parallel', 'find']);
 
-/** Programs that signal processes by name or pattern: the daemon's name is one a pattern can hit. */
-const BY_NAME = new Set(['pkill', 'killall', 'killall5', 'skill']);
+/**
+ * Programs that signal or slow processes by name or pattern (`snice` as `renice` does): the
+ * daemon's name is one a pattern can hit.
+ */
+const BY_NAME = new Set(['pkill', 'killall', 'killall5', 'skill', 'snice']);
 
 /** What `systemctl` only answers about: its other verbs act. */
 const QUESTIONS = new Set([
@@ -100,6 +103,17 @@ export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boole
         return anyFrom(index + 1, 'may say latch', (i) => maySayLatch(texts[i]));
       case 'loginctl':
         return anyFrom(index + 1, 'ends a session', (i) => /^(kill|terminate)-/.test(texts[i] ?? 'kill-'));
+      case 'busctl':
+      case 'gdbus':
+      case 'dbus-send':
+      case 'qdbus':
+        // D-Bus callers: systemd's manager stops, restarts or re-environs the daemon's unit
+        // (`busctl --user call org.freedesktop.systemd1 … SetEnvironment`, then `RestartUnit`).
+        return anyFrom(
+          index + 1,
+          'names systemd',
+          (i) => texts[i] === undefined || /systemd1/i.test(texts[i]!),
+        );
       case 'launchctl':
       // Sets the environment of the user's service manager, which the daemon's next start gets.
       case 'dbus-update-activation-environment':

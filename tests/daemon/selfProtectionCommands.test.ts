@@ -163,6 +163,10 @@ describe('self-protection: commands', () => {
     [`mv ~/.nvm/versions/node/v20/lib/node_modules/@latchhq /tmp/x`, 'files'],
     // A project's MCP servers, which Claude Code starts outside any gate.
     ['echo {} > .mcp.json', 'hooks'],
+    // Review Z: letters a case-insensitive volume may fold.
+    ['cat ~/.latch/\u017Ftate.db', 'secrets'],
+    ['cp /tmp/x .claude/\u017Fettings.local.json', 'hooks'],
+    ['echo {} > .mcp.j\u017Fon', 'hooks'],
     ['jq \'.mcpServers.x.command="sh"\' app/.mcp.json > t && mv t app/.mcp.json', 'hooks'],
     // What runs as Latch: its bundles, latch.cjs, the packages the daemon loads, the node it runs on.
     [`cp /tmp/evil.cjs ~/${LATCH_IN_HOME}/dist/latch/hook.cjs`, 'files'],
@@ -182,6 +186,17 @@ describe('self-protection: commands', () => {
     [`cpulimit -p${DAEMON_PID} -l 1`, 'stop'],
     ['renice -u me 19', 'stop'],
     [`chrt -i -p 0 ${DAEMON_PID}`, 'stop'],
+    // Review Z: by a pattern, through the daemon's control group, and through systemd's bus.
+    [`snice +19 ${DAEMON_PID}`, 'stop'],
+    ['snice +19 -u me', 'stop'],
+    [
+      'busctl --user call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager SetEnvironment as 1 NODE_OPTIONS=--require=/tmp/e.js',
+      'stop',
+    ],
+    ['gdbus call --session --dest org.freedesktop.systemd1 --object-path /org/freedesktop/systemd1', 'stop'],
+    ['echo 1 > /sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/cgroup.freeze', 'files'],
+    ['echo 1M | tee /sys/fs/cgroup/user.slice/memory.max', 'files'],
+    ['busctl --user list', undefined],
     ['renice 19 -p $$', undefined],
     ['taskset -c 0 make', undefined],
     ['cpulimit -e node -l 1', 'stop'],
@@ -244,6 +259,26 @@ describe('self-protection: commands', () => {
     ["codex -c 'features.codex_hooks=false' exec task", 'hooks'],
     ['/usr/local/bin/codex exec --profile bare task', 'hooks'],
     ['npx @openai/codex --disable codex_hooks exec task', 'hooks'],
+    // Review Z: modes that skip every hook, and Codex without its user layer.
+    ['claude --bare -p task', 'hooks'],
+    ['claude --safe-mode', 'hooks'],
+    ['CLAUDE_CODE_SIMPLE=1 claude -p task', 'hooks'],
+    ['export CLAUDE_CODE_SAFE_MODE=1; claude', 'hooks'],
+    ['npx @anthropic-ai/claude-code --bare -p task', 'hooks'],
+    ['codex exec --ignore-user-config task', 'hooks'],
+    // Review Z: an agent started in another environment, which its hooks inherit: another socket
+    // answers them, code runs in their Node or loader, another shell runs them.
+    ['XDG_RUNTIME_DIR=/tmp/x claude -p task', 'hooks'],
+    ['LATCH_HOME=/tmp/l claude -p task', 'hooks'],
+    ['NODE_OPTIONS=--require=/tmp/p.js claude -p task', 'hooks'],
+    ['export LD_PRELOAD=/tmp/x.so; codex exec task', 'hooks'],
+    ['env SHELL=/tmp/sh codex exec task', 'hooks'],
+    ['env -u XDG_RUNTIME_DIR claude -p task', 'hooks'],
+    ['env -i claude -p task', 'hooks'],
+    ['unset XDG_RUNTIME_DIR; claude -p task', 'hooks'],
+    ['env $(cat /tmp/vars) claude -p task', 'hooks'],
+    ['env claude -p task', undefined],
+    ['claude -p "fix the tests"', undefined],
     // Review O: servers, plugins and subagents the agent starts outside every hook, and its own
     // commands that write its settings or replace its program.
     ['claude --mcp-config /tmp/m.json -p task', 'hooks'],

@@ -35,6 +35,12 @@ describe('self-protection: tools that read', () => {
     ['Read of $HOME/.latch/totp.json', () => tool('Read', '$HOME/.latch/totp.json'), 'secrets'],
     ['Read of ${HOME}/.latch/totp.json', () => tool('Read', '${HOME}/.latch/totp.json'), 'secrets'],
     ['Read of the secret in another case', () => tool('Read', 'H/.LATCH/TOTP.JSON'), 'secrets'],
+    // Review Z: letters a case-insensitive volume may fold (a long s, full-width, sharp s).
+    ['Read of the secret with a long s', () => tool('Read', 'H/.latch/totp.j\u017Fon'), 'secrets'],
+    ['Read of the secret in full-width letters', () => tool('Read', 'H/.latch/\uFF54otp.json'), 'secrets'],
+    ['Write of .zshrc with a long s', () => tool('Write', 'H/.z\u017Fhrc'), 'hooks'],
+    ['Write of ssh’s rc with a sharp s', () => tool('Write', 'H/.\u00DFh/rc'), 'hooks'],
+    ['Read of a file named in other letters', () => tool('Read', 'P/caf\u00E9.txt'), undefined],
     ['Read through a link to the secret', () => tool('Read', 'x'), 'secrets'],
     ['Read through a linked folder', () => tool('Read', 'P/conf/totp.json'), 'secrets'],
     ['Read through .. after a linked folder', () => tool('Read', 'P/conf/../.latch/totp.json'), 'secrets'],
