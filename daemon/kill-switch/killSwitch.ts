@@ -152,12 +152,11 @@ export class KillSwitch {
         );
         return;
       }
-      const inForceSignedAt =
-        this.state.freeze === null ? undefined : store.freezeSignedAt(this.state.freeze);
+      const inForceSince = this.#inForceSince();
       // A freeze in force applied before this host kept signing times: nothing can be shown to
       // come after it (an older one would bring its old votes back), so it stays. The other is
       // not ended here: once the one in force ends, the relay's state may bring it.
-      if (this.state.freeze !== null && inForceSignedAt === undefined) {
+      if (this.state.cause !== 'unreachable' && inForceSince === undefined) {
         this.#noise.append(
           'freeze of unknown order',
           ignored(
@@ -167,7 +166,7 @@ export class KillSwitch {
         );
         return;
       }
-      if (inForceSignedAt !== undefined && envelope.ts < inForceSignedAt) {
+      if (inForceSince !== undefined && envelope.ts < inForceSince) {
         store.refuseStaleFreeze(id, envelope.ts, Date.now());
         audit.append(ignored('freeze_stale_ignored', 'signed before the freeze in force, which stays'));
         return;
@@ -211,6 +210,22 @@ export class KillSwitch {
       reason: envelope.body.reason,
       ...(via ? { via } : {}),
     });
+  }
+
+  /**
+   * From when the freeze in force holds, for a freeze from the relay that would take its place:
+   * when it was signed; for one with no signed envelope (a relay's word, or a freeze kept from
+   * before ids), when it was applied here, less the skew allowed a phone's clock. Else an old
+   * freeze this host never applied, and the votes that ended it long ago, would lift it. A strict
+   * mode freeze has none: any freeze takes its place, as the relay's word that all is well ends it.
+   */
+  #inForceSince(): number | undefined {
+    const { store } = this.#options;
+    const { freeze, cause } = this.state;
+    if (freeze !== null) return store.freezeSignedAt(freeze);
+    if (cause === 'unreachable') return undefined;
+    const frozenAt = store.frozenAt();
+    return frozenAt === undefined ? undefined : frozenAt - FREEZE_CLOCK_TOLERANCE_MS;
   }
 
   /** Strict mode: the relay has been out of reach past the grace period. No vote can end it. */

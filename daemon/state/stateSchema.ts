@@ -23,7 +23,8 @@ CREATE TABLE IF NOT EXISTS switch (
   frozen INTEGER NOT NULL,
   epoch INTEGER NOT NULL,
   reason TEXT,
-  cause TEXT
+  cause TEXT,
+  frozen_at INTEGER
 );
 INSERT OR IGNORE INTO switch (id, frozen, epoch) VALUES (1, 0, 0);
 CREATE TABLE IF NOT EXISTS freezes (
@@ -41,10 +42,21 @@ CREATE TABLE IF NOT EXISTS resume_votes (
 CREATE TABLE IF NOT EXISTS totp_used (step INTEGER PRIMARY KEY, used_at INTEGER NOT NULL);
 `;
 
-/** Columns added to tables that earlier versions created: added at open where missing. */
-const ADDED_COLUMNS: readonly { table: string; column: string; type: string }[] = [
+/**
+ * Columns added to tables that earlier versions created: added at open where missing, then
+ * filled by `fill` (run with the time of the upgrade) where older rows need a value.
+ */
+const ADDED_COLUMNS: readonly { table: string; column: string; type: string; fill?: string }[] = [
   // The id of the freeze in force (kill-switch/freezeId), which resume votes must name.
   { table: 'switch', column: 'freeze', type: 'TEXT' },
+  // When the freeze in force was applied here: a freeze with no id is ordered by it. One in force
+  // at the upgrade is taken as applied then (later than it was: the safe direction).
+  {
+    table: 'switch',
+    column: 'frozen_at',
+    type: 'INTEGER',
+    fill: 'UPDATE switch SET frozen_at = ? WHERE frozen = 1',
+  },
   // When each freeze was signed (its envelope's ts): an older one never ends a newer one.
   { table: 'freezes', column: 'signed_at', type: 'INTEGER' },
   // The agent session a request came from: a report refuses that session even after the request ended.
@@ -57,10 +69,11 @@ export function migrateState(db: SqliteDatabase): void {
   // Under the write lock: the CLI and the daemon may open an older file at the same moment.
   db.transaction(
     () => {
-      for (const { table, column, type } of ADDED_COLUMNS) {
+      for (const { table, column, type, fill } of ADDED_COLUMNS) {
         const columns = db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
-        if (!columns.some(({ name }) => name === column))
-          db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+        if (columns.some(({ name }) => name === column)) continue;
+        db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+        if (fill) db.prepare(fill).run(Date.now());
       }
     },
     { immediate: true },

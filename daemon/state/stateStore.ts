@@ -158,6 +158,10 @@ export class StateStore implements SingleUseStore {
     return this.#switch.freezeEnded(id);
   }
 
+  frozenAt(): number | undefined {
+    return this.#switch.frozenAt();
+  }
+
   freezeSignedAt(id: string): number | undefined {
     return this.#switch.freezeSignedAt(id);
   }

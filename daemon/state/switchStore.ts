@@ -67,9 +67,9 @@ export class SwitchStore {
           .run(freeze.id, now, freeze.signedAt);
       this.#statements
         .get(
-          'UPDATE switch SET frozen = 1, epoch = epoch + 1, freeze = ?, reason = ?, cause = ? WHERE id = 1',
+          'UPDATE switch SET frozen = 1, epoch = epoch + 1, freeze = ?, reason = ?, cause = ?, frozen_at = ? WHERE id = 1',
         )
-        .run(freeze.id, freeze.reason, freeze.cause);
+        .run(freeze.id, freeze.reason, freeze.cause, now);
     });
     return this.state();
   }
@@ -79,7 +79,9 @@ export class SwitchStore {
     this.#db.transaction(() => {
       this.#statements.get('UPDATE freezes SET ended_at = ? WHERE ended_at IS NULL').run(now);
       this.#statements
-        .get('UPDATE switch SET frozen = 0, freeze = NULL, reason = NULL, cause = NULL WHERE id = 1')
+        .get(
+          'UPDATE switch SET frozen = 0, freeze = NULL, reason = NULL, cause = NULL, frozen_at = NULL WHERE id = 1',
+        )
         .run();
     });
     return this.state();
@@ -91,6 +93,14 @@ export class SwitchStore {
    */
   endFreeze(id: string, now: number): SwitchState | undefined {
     return this.#db.transaction(() => (this.state().freeze === id ? this.liftFreeze(now) : undefined));
+  }
+
+  /** When the freeze in force was applied here; undefined when not frozen. */
+  frozenAt(): number | undefined {
+    const row = this.#statements.get('SELECT frozen_at FROM switch WHERE id = 1').get() as {
+      frozen_at: number | null;
+    };
+    return row.frozen_at ?? undefined;
   }
 
   /** When the freeze with this id was signed, if it was applied here and its envelope said. */

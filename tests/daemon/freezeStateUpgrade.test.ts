@@ -21,8 +21,11 @@ describe('a state.db from before freeze ids', () => {
     `);
     old.close();
 
+    const upgradedFrom = Date.now();
+    const frozenAt: (number | undefined)[] = [];
     for (const _opening of [1, 2]) {
       const store = new StateStore(path);
+      frozenAt.push(store.frozenAt());
       expect(store.switchState()).toEqual({
         frozen: true,
         epoch: 4,
@@ -32,6 +35,9 @@ describe('a state.db from before freeze ids', () => {
       });
       store.close();
     }
+    // Its freeze is ordered from the upgrade, the first opening, and from no later one.
+    expect(frozenAt[0]).toBeGreaterThanOrEqual(upgradedFrom);
+    expect(frozenAt[1]).toBe(frozenAt[0]);
     const store = new StateStore(path);
     expect(
       store.applyFreeze(

@@ -112,6 +112,40 @@ describe('a freeze on the host', () => {
     expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: await freezeId(panic) });
   });
 
+  // Review Z: a freeze with no id (the relay's word, or one kept from before ids) had no order,
+  // so any freeze took its place, and the votes that ended that one long ago then lifted it.
+  it('held under no id, is replaced only by a freeze signed after it began here: an older one and its old votes end nothing', async () => {
+    const old = await rig.phoneFreeze('an old freeze', { signedAt: Date.now() - 3_600_000 });
+    const oldId = await freezeId(old);
+    const oldVote = await rig.vote(oldId);
+    await rig.killSwitch.onRelayState(rig.relayState({ frozen: true }));
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: null, cause: 'relay' });
+
+    await rig.killSwitch.applyFreeze(old, 'relay');
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: null, cause: 'relay' });
+    expect(rig.auditEvents().at(-1)).toMatchObject({ event: 'freeze_stale_ignored', freeze: oldId });
+    await rig.killSwitch.onResumed(oldId, [oldVote]);
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: null });
+
+    // A person freezing again now is the way out, as docs/kill-switch.md says.
+    const again = await rig.frozenBy(await rig.phoneFreeze('freeze again'));
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: again });
+    await rig.killSwitch.onResumed(again, [await rig.vote(again)]);
+    expect(rig.killSwitch.state.frozen).toBe(false);
+  });
+
+  it('held under no id since before the upgrade, is ordered from the upgrade', async () => {
+    const old = await rig.phoneFreeze('an old freeze', { signedAt: Date.now() - 24 * 3_600_000 });
+    // As an upgrade leaves a `latch panic` of before ids: migrateState fills frozen_at with its time.
+    rig.store.db.exec(
+      `UPDATE switch SET frozen = 1, freeze = NULL, reason = 'panic before', cause = 'panic', frozen_at = ${Date.now()} WHERE id = 1`,
+    );
+    await rig.killSwitch.applyFreeze(old, 'relay');
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: null, cause: 'panic' });
+    await rig.killSwitch.onResumed(await freezeId(old), [await rig.vote(await freezeId(old))]);
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: null, cause: 'panic' });
+  });
+
   it('is nothing new when the same freeze comes again', async () => {
     const envelope = await rig.phoneFreeze('once');
     await rig.killSwitch.applyFreeze(envelope, 'relay');
