@@ -192,7 +192,21 @@ export class Deciding {
         : `${rule} leaves this to the agent's own prompt`;
       return answered({ decision: 'defer', reason });
     }
-    const risk = strictest(verdict.risk, request.risk);
+    // A shell script the command runs is judged by the policy as its own words would be: `bash
+    // deploy.sh` that holds `curl … | sh` is as risky as that line typed, and the phone's badge
+    // says so. Only the risk: what it asks is the command's rule. A line the policy refuses is
+    // critical.
+    const scriptRisks = scripts.flatMap((script) => {
+      if (!script.shell || script.text === undefined) return [];
+      const judged = evaluatePolicy(current.policy, {
+        tool: request.tool,
+        paths: [],
+        command: script.text,
+        ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
+      });
+      return [judged.action === 'deny' ? 'critical' : judged.risk];
+    });
+    const risk = [request.risk, ...scriptRisks].reduce(strictest, verdict.risk);
     // A rule a phone allowed covers only what the same policy rule asks, never what Latch guards.
     const asked = { policyRule: verdict.rule, risk, guarded: verdict === guarded };
     // Nor what may run code its words do not hold (a script, a shell or an interpreter, code an
