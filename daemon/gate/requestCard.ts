@@ -88,10 +88,15 @@ function inputBesidesCommand(request: GateRequest): string | undefined {
   return rest.length > 0 ? JSON.stringify(Object.fromEntries(rest), null, 2) : undefined;
 }
 
-/** What a script the command runs holds, since that is what runs; or why it is not shown. */
+/**
+ * What a script the command runs holds, since that is what runs; or why it is not shown. A path
+ * that is no file's names what runs instead ("sh's input", "sudo's shell").
+ */
 const scriptShown = ({ path, text, unread, part }: RunScript) =>
   text === undefined
-    ? `The command runs the script ${path}, which Latch could not read (${unread}): what it holds is not shown.`
+    ? isAbsolute(path)
+      ? `The command runs the script ${path}, which Latch could not read (${unread}): what it holds is not shown.`
+      : `The command runs ${path}, which Latch cannot show: ${unread}.`
     : part !== undefined
       ? `The command runs ${part} of ${path}:\n${text}`
       : `The command runs the script ${path}, which holds:\n${text}`;
