@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import type { Locator } from 'playwright-core';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
@@ -105,6 +106,17 @@ describe('the phone app', () => {
     await approve.focus();
     expect(await approve.evaluate((button) => button === document.activeElement)).toBe(true);
     await browser.page.keyboard.press('Enter');
+    // Enter presses any other button in focus (review Z: a keyboard's or a switch's only way):
+    // the report's Cancel closes its panel. Meanwhile the hint says nothing of Escape denying.
+    const keysHint = browser.page.getByText('Escape denies.');
+    expect(await keysHint.isVisible()).toBe(true);
+    await browser.page.getByRole('button', { name: /report…$/ }).click();
+    const cancel = browser.page.getByRole('button', { name: 'Cancel the report' });
+    expect(await keysHint.isVisible()).toBe(false);
+    await cancel.focus();
+    await browser.page.keyboard.press('Enter');
+    await cancel.waitFor({ state: 'detached' });
+    expect(await keysHint.isVisible()).toBe(true);
     // With the report's panel open, Escape closes the panel, as a dialog's would, and decides
     // nothing: the request is still on screen, its buttons live.
     await browser.page.getByRole('button', { name: /report…$/ }).click();
@@ -207,6 +219,14 @@ describe('the phone app', () => {
       .poll(() => diff.locator('.diff-added').allTextContents())
       .toEqual(['+++ b/ok\n', '+-- a/ok\n']);
     expect(await diff.locator('.diff-file').allTextContents()).toEqual(['--- /dev/null\n', '+++ b/notes\n']);
+    // A bar beside each added row, whose wrapped part would otherwise read as a line that stays.
+    const leftBar = (row: Locator) =>
+      row.evaluate((element) => {
+        const style = getComputedStyle(element);
+        return `${style.borderLeftStyle} ${style.borderLeftColor}`;
+      });
+    expect(await leftBar(diff.locator('.diff-added').first())).toMatch(/^solid rgb\(/);
+    expect(await leftBar(diff.locator('.diff-file').first())).toBe('solid rgba(0, 0, 0, 0)');
     await browser.page.keyboard.press('Escape');
     expect(await hook).toMatchObject({ permissionDecision: 'deny' });
   });

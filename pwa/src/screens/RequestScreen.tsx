@@ -270,14 +270,15 @@ function Review({
   // after the paint, and an Escape pressed in between was lost).
   useLayoutEffect(() => {
     // Escape denies; with a panel open (report, calls like this), it closes that first, as a
-    // dialog's would. Enter never approves, wherever the focus is.
+    // dialog's would. Enter never approves: on an Approve button it does nothing, as elsewhere
+    // it presses the button in focus (a keyboard's or a switch's only way to).
     const onKey = (event: KeyboardEvent) => {
       if (event.key === 'Escape') {
         event.preventDefault();
         const panelCancel = document.querySelector<HTMLElement>('fieldset .link');
         if (panelCancel) panelCancel.click();
         else void doDeny();
-      } else if (event.key === 'Enter') {
+      } else if (event.key === 'Enter' && (event.target as Element).matches('.approve')) {
         event.preventDefault();
       }
     };
