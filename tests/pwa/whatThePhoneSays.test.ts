@@ -304,6 +304,15 @@ describe('what the phone says', () => {
     expect(await page.getByRole('alert').textContent()).not.toContain('Your vote is counted.');
     await vote.click();
     await page.getByText('Armed: agents run under your policy.').waitFor();
+    // A PANIC the relay refuses says so, and the way that needs no relay.
+    await page.route('**/freeze', (route) => route.fulfill({ status: 503, body: '' }));
+    await holdPanic(phoneA.browser);
+    await page
+      .getByText('Not frozen. The relay answered 503. On a computer, latch panic freezes it.', {
+        exact: true,
+      })
+      .waitFor();
+    await page.unroute('**/freeze');
   });
 
   it('revokes a phone only after Face ID, warning when fewer phones than the quorum would be left; the revoked phone says it is no longer paired, and its PANIC is off', async () => {

@@ -142,7 +142,12 @@ export function HomeScreen() {
       paired.map((fleet) => freeze(identity, fleet.membership.fleet, 'panic button')),
     );
     const refused = results.find((result) => !result.ok);
-    setPanicked(refused?.ok === false ? `Not frozen. ${refusalText(refused)}` : FROZEN);
+    // The way that needs no relay, which may be what failed (a phone walk).
+    setPanicked(
+      refused?.ok === false
+        ? `Not frozen. ${refusalText(refused)} On a computer, latch panic freezes it.`
+        : FROZEN,
+    );
     await refresh();
   };
 
