@@ -85,6 +85,10 @@ describe('installable and offline', () => {
     await item.waitFor();
     const panic = page.getByRole('button', { name: /Panic/ });
     expect(await panic.isDisabled()).toBe(false);
+    const armedSaid = () =>
+      page
+        .getByText('Armed: agents run under your policy.')
+        .evaluate((element) => getComputedStyle(element, '::before').content);
 
     await context.setOffline(true);
     const cut = Date.now();
@@ -104,6 +108,8 @@ describe('installable and offline', () => {
       expect(await item.isDisabled()).toBe(true);
       expect(await item.getAttribute('aria-describedby')).toBe('offline-reason');
       expect(await banner.textContent()).toContain('Approving, denying and PANIC need the network');
+      // "Armed" is what was last known, not the live state: another phone may have frozen since.
+      expect(await armedSaid()).toBe('"Last known: "');
       await phone.browser.screenshot('offline');
 
       // What was kept is what the relay sent: the request is still a sealed box on the phone.
@@ -140,6 +146,7 @@ describe('installable and offline', () => {
       .filter({ hasText: /^Offline/ })
       .waitFor({ state: 'detached' });
     await expect.poll(() => panic.isDisabled()).toBe(false);
+    expect(await armedSaid()).toBe('none');
     await item.click();
     const deny = page.getByRole('button', { name: 'Deny', exact: true });
     await deny.waitFor();
