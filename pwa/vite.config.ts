@@ -6,11 +6,11 @@ import { VitePWA } from 'vite-plugin-pwa';
 // The service worker is our own TypeScript (injectManifest): Workbox only precaches.
 
 /**
- * Terser in three passes: each of the app and the worker ships ~150 bytes (gzipped) less than in
- * one. Reading a property has no side effect in our code or the libraries' (no getter that does,
- * no `el.offsetHeight` for a reflow), so an unused read may go: 45 bytes more.
+ * Terser in four passes: the app and the worker ship ~330 bytes (gzipped) less than in one (a
+ * fifth saves 1). Reading a property has no side effect in our code or the libraries' (no getter
+ * that does, no `el.offsetHeight` for a reflow), so an unused read may go: 45 bytes more.
  */
-const TERSER = { compress: { passes: 3, pure_getters: true } };
+const TERSER = { compress: { passes: 4, pure_getters: true } };
 
 export default defineConfig({
   root: new URL('.', import.meta.url).pathname,

@@ -26,7 +26,8 @@ type Outcome = 'approved' | 'denied' | 'expired' | 'already decided' | 'withdraw
 type Phase =
   | { name: 'loading' }
   | { name: 'ready'; request: OpenedRequest }
-  | { name: 'done'; outcome: Outcome; message: string };
+  /** `retry`: it could not open for now (the relay out of reach, or failing), not for good. */
+  | { name: 'done'; outcome: Outcome; message: string; retry?: boolean };
 
 /** What a report does, once its host has verified it. */
 const REPORT_EFFECT: Record<ReportScope, string> = {
@@ -91,8 +92,8 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
   const [phase, setPhase] = useState<Phase>({ name: 'loading' });
   const [identity, setIdentity] = useState<DeviceIdentity>();
   const [passkey, setPasskey] = useState<Passkey>();
-  // Loads whenever the screen is loading: at first, and on "Try again" after "Cannot open" (the
-  // relay out of reach, say). The screen is made anew for each request (App's key).
+  // Loads whenever the screen is loading: at first, and on "Try again" after "Cannot open" for
+  // now (the relay out of reach, say). The screen is made anew for each request (App's key).
   useEffect(() => {
     if (phase.name !== 'loading') return;
     void (async () => {
@@ -103,7 +104,13 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
       const pushed = await tappedRequest(me, fleet, requestId);
       if (pushed) return setPhase({ name: 'ready', request: pushed });
       const view = await fetchRequest(me, fleet, requestId);
-      if (!view.ok) return setPhase({ name: 'done', outcome: 'unopened', message: refusalText(view) });
+      if (!view.ok)
+        return setPhase({
+          name: 'done',
+          outcome: 'unopened',
+          message: refusalText(view),
+          retry: view.status === 0 || view.status > 499,
+        });
       const ended = endedOutcome(view.value, me.id);
       if (ended) return setPhase({ name: 'done', outcome: ended[0], message: ended[1] });
       const opened = await openRequest(me, fleet, view.value);
@@ -121,7 +128,7 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
       <Result
         outcome={phase.outcome}
         message={phase.message}
-        onRetry={phase.outcome === 'unopened' ? () => setPhase({ name: 'loading' }) : undefined}
+        onRetry={phase.retry ? () => setPhase({ name: 'loading' }) : undefined}
       />
     );
   return (
