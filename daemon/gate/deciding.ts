@@ -138,12 +138,15 @@ export class Deciding {
         }),
       );
 
-    const policyVerdict = evaluatePolicy(current.policy, {
-      tool: request.tool,
-      paths: request.paths,
-      ...(request.command !== undefined ? { command: request.command } : {}),
-      ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
-    });
+    // The policy's verdict on the call, or on a command of it (a script it runs) in its place.
+    const judged = (paths: string[], command: string | undefined) =>
+      evaluatePolicy(current.policy, {
+        tool: request.tool,
+        paths,
+        ...(command !== undefined ? { command } : {}),
+        ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
+      });
+    const policyVerdict = judged(request.paths, request.command);
     // Latch guarding itself (docs/policy.md) outranks any policy answer but a deny, and never defers.
     const places = withDaemonThreads(
       request.agentConfigDir === undefined
@@ -198,13 +201,8 @@ export class Deciding {
     // critical.
     const scriptRisks = scripts.flatMap((script) => {
       if (!script.shell || script.text === undefined) return [];
-      const judged = evaluatePolicy(current.policy, {
-        tool: request.tool,
-        paths: [],
-        command: script.text,
-        ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
-      });
-      return [judged.action === 'deny' ? 'critical' : judged.risk];
+      const its = judged([], script.text);
+      return [its.action === 'deny' ? 'critical' : its.risk];
     });
     const risk = [request.risk, ...scriptRisks].reduce(strictest, verdict.risk);
     // A rule a phone allowed covers only what the same policy rule asks, never what Latch guards.

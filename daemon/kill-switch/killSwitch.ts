@@ -153,9 +153,10 @@ export class KillSwitch {
         return;
       }
       const inForceSince = this.#inForceSince();
-      // A freeze in force applied before this host kept signing times: nothing can be shown to
-      // come after it (an older one would bring its old votes back), so it stays. The other is
-      // not ended here: once the one in force ends, the relay's state may bring it.
+      // A freeze in force with no time to order it by (applied before this host kept signing
+      // times): nothing can be shown to come after it (an older one would bring its old votes
+      // back), so it stays. The other is not ended here: once the one in force ends, the relay's
+      // state may bring it.
       if (this.state.cause !== 'unreachable' && inForceSince === undefined) {
         this.#noise.append(
           'freeze of unknown order',

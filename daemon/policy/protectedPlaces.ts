@@ -91,7 +91,7 @@ function startupFiles(env: NodeJS.ProcessEnv): string[] {
 
 /**
  * Where the user's service manager reads how to start the daemon, and the environment it starts
- * it in, and where it holds the daemon's limits (systemd's user units, drop-ins, `user.conf` and `environment.d`, in the user's config,
+ * it in (systemd's user units, drop-ins, `user.conf` and `environment.d`, in the user's config,
  * data and runtime folders; launchd's agents): edited, the daemon's next start runs what the
  * agent wrote there (`NODE_OPTIONS=--require …`), with its keys.
  */
@@ -105,9 +105,6 @@ function serviceFiles(env: NodeJS.ProcessEnv): string[] {
     join(data, 'systemd', 'user'),
     ...(env['XDG_RUNTIME_DIR'] ? [join(env['XDG_RUNTIME_DIR'], 'systemd')] : []),
     join(home, 'Library', 'LaunchAgents'),
-    // The control groups the daemon runs in, which the user's manager lets the user write:
-    // `cgroup.freeze`, `cgroup.kill` or `memory.max` there stop it as `systemctl --user` would.
-    '/sys/fs/cgroup',
   ];
 }
 

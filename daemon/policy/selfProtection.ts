@@ -22,7 +22,7 @@ import { patchedFiles, type RunScript } from './scriptsRun.ts';
 import { placeByIdentity } from './sameFile.ts';
 import { schedulesCode } from './schedulesCode.ts';
 import { startsAgentUnhooked } from './startsAgentUnhooked.ts';
-import { attachesToTheDaemon, stopsTheDaemon } from './stopsTheDaemon.ts';
+import { attachesToTheDaemon, controlGroupFile, stopsTheDaemon } from './stopsTheDaemon.ts';
 import { mayWrite, wordsTouch } from './wordsTouch.ts';
 
 /** A gated call as self-protection sees it. */
@@ -87,8 +87,8 @@ export function selfProtection(call: ProtectedCall, places: ProtectedPlaces): Ve
 
 /**
  * The call with its letters folded as a file system that ignores case may fold them: `totp.jſon`
- * (a long s), `ｔｏｔｐ.json` (full-width) or `.ßh` open Latch's files on such a volume, where
- * lower case alone does not say so. Judged besides the call as given: folding only ever adds a
+ * (a long s), `ｔｏｔｐ.json` (full-width), `.ßh` or `tot\u200cp.json` (a character HFS+ leaves
+ * out) open Latch's files on such a volume, where lower case alone does not say so. Judged besides the call as given: folding only ever adds a
  * reading. Undefined when every string is ASCII, which folds to itself.
  */
 function foldedSpelling(call: ProtectedCall): ProtectedCall | undefined {
@@ -100,9 +100,13 @@ function foldedSpelling(call: ProtectedCall): ProtectedCall | undefined {
     ...(call.scripts ?? []).map((s) => s.text),
   ];
   if (!texts.some((text) => text !== undefined && NOT_ASCII.test(text))) return undefined;
-  // Only the letters beyond ASCII: `$HOME` stays the variable it names.
+  // Only the letters beyond ASCII: `$HOME` stays the variable it names. Lower first, as `ẞ` is
+  // `ß` before it is `ss`.
   const fold = (text: string) =>
-    text.normalize('NFKC').replace(/[^\x00-\x7f]/g, (letter) => letter.toUpperCase().toLowerCase());
+    text
+      .normalize('NFKC')
+      .replace(IGNORED_IN_NAMES, '')
+      .replace(new RegExp(NOT_ASCII, 'g'), (letter) => letter.toLowerCase().toUpperCase().toLowerCase());
   return {
     ...call,
     paths: call.paths.map(fold),
@@ -120,6 +124,8 @@ function foldedSpelling(call: ProtectedCall): ProtectedCall | undefined {
 }
 
 const NOT_ASCII = /[^\x00-\x7f]/;
+/** Characters macOS's HFS+ leaves out of a name it compares, and other invisible ones. */
+const IGNORED_IN_NAMES = /[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]/g;
 
 function judgedFromItsFolder(call: ProtectedCall, places: ProtectedPlaces): Verdict | undefined {
   const fromCwd = guardedAt(call, places);
@@ -220,6 +226,8 @@ function pathsTouch(paths: readonly string[], tool: string, { cwd, places, real,
       const guard = READS.has(tool) ? onRead(tool, touch) : mayWrite(touch);
       if (guard) note(guard, touch.place.target);
     }
+    // A control group's file written stops the daemon as `systemctl --user freeze` would.
+    if (!READS.has(tool) && absolute && controlGroupFile(real(absolute))) note('stop', 'latch daemon');
   }
 }
 

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { literalText, type SimpleCommand, type Word } from './commandWords.ts';
+import { basename } from 'node:path';
+import { literalText, writtenByRedirect, type SimpleCommand, type Word } from './commandWords.ts';
 
 /** Programs that run a command with their input in place of some of its words. */
 const SUBSTITUTE = new Set(['xargs', 'parallel', 'find']);
@@ -51,15 +52,64 @@ const maySayLatch = (text: string | undefined) => text === undefined || /latch|[
 const programName = (word: Word) => literalText(word)?.split('/').at(-1)?.toLowerCase();
 
 /**
+ * A control group's files that the user's service manager lets the user write (the daemon's own
+ * group and those above it): written, they freeze it, kill it, move it or starve it, as
+ * `systemctl --user freeze` would. Read, they only tell.
+ */
+const CGROUP_CONTROL =
+  /^(cgroup\.(freeze|kill|procs|threads|type|subtree_control|max\.depth|max\.descendants)|memory\.(max|high|low|min|swap\.max|zswap\.max|oom\.group|reclaim)|cpu\.(max|weight|weight\.nice|idle)|cpuset\.(cpus|mems)|pids\.max|io\.(max|weight|latency))$/;
+/** Programs that only read the files they are given. */
+const READERS = new Set(
+  [
+    'cat',
+    'head',
+    'tail',
+    'less',
+    'more',
+    'grep',
+    'rg',
+    'ls',
+    'stat',
+    'wc',
+    'file',
+    'find',
+    'tree',
+    'du',
+  ].concat(['readlink', 'realpath', 'od', 'xxd', 'hexdump', 'diff', 'cmp']),
+);
+/** libcgroup's tools that change control groups (`cgset -r cgroup.freeze=1 …`). */
+const CGROUP_TOOLS = new Set(['cgset', 'cgcreate', 'cgdelete', 'cgclassify']);
+
+/** Whether a path is a control group's file, or in the control groups' file system. */
+export const controlGroupFile = (path: string) =>
+  path.startsWith('/sys/fs/cgroup/') || CGROUP_CONTROL.test(basename(path));
+
+/**
+ * Whether a command may write a control group's file: one it is given or redirects to, unless it
+ * only reads it (`cat /sys/fs/cgroup/…/memory.max`), or a libcgroup tool.
+ */
+function writesControlGroup(command: SimpleCommand, texts: readonly (string | undefined)[]): boolean {
+  const program = programName(command[0] ?? []);
+  if (program !== undefined && CGROUP_TOOLS.has(program)) return true;
+  const reads = program !== undefined && READERS.has(program);
+  return command.some((word, i) => {
+    const text = texts[i];
+    return i > 0 && text !== undefined && controlGroupFile(text) && (writtenByRedirect(word) || !reads);
+  });
+}
+
+/**
  * Whether a command could stop the daemon: `pkill`, `killall`, `fuser -k`, `launchctl`,
  * `loginctl kill-…`/`terminate-…`, `systemctl` or `service` with a word that says latch (or a
- * pattern, or one only running tells), `systemctl --user` with a verb that is no question, and
+ * pattern, or one only running tells), `systemctl --user` with a verb that is no question, a
+ * control group's file written, D-Bus calls to systemd's manager, and
  * `kill` unless each of its targets is plainly not the daemon. A
  * mention counts wherever it stands (`xargs kill`, `sh -c 'pkill …'`): asking more is the safe
  * direction.
  */
 export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boolean {
   const texts = command.map(literalText);
+  if (writesControlGroup(command, texts)) return true;
   const passes = new Map<string, boolean[]>();
   // Whether a word at `from` or after passes a test: each test runs once per word, from the end,
   // however many times its program is named (`kill kill kill …` stays one pass).
@@ -106,19 +156,14 @@ export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boole
       case 'busctl':
       case 'gdbus':
       case 'dbus-send':
-      case 'qdbus':
-        // D-Bus callers: systemd's manager stops, restarts or re-environs the daemon's unit
-        // (`busctl --user call org.freedesktop.systemd1 … SetEnvironment`, then `RestartUnit`).
-        return anyFrom(
-          index + 1,
-          'names systemd',
-          (i) => texts[i] === undefined || /systemd1/i.test(texts[i]!),
-        );
+        return callsTheServiceManager(texts.slice(index + 1));
       case 'launchctl':
       // Sets the environment of the user's service manager, which the daemon's next start gets.
       case 'dbus-update-activation-environment':
         return true;
       default:
+        // Qt's caller, by any of its names (`qdbus6`, `qdbus-qt5`).
+        if (name?.startsWith('qdbus')) return callsTheServiceManager(texts.slice(index + 1));
         if (name !== undefined && STALLS.has(name)) {
           // renice and schedtool take pids by default; the others after `-p`. By a program's
           // name (`cpulimit -e`), a user's, a group's (`renice -u me`, `ionice -P`): any process.
@@ -142,6 +187,31 @@ export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boole
         return name !== undefined && BY_NAME.has(name);
     }
   });
+}
+
+/** What `busctl` and `gdbus` only ask: their other verbs call. */
+const BUS_QUESTIONS = new Set([
+  'list',
+  'status',
+  'monitor',
+  'capture',
+  'tree',
+  'introspect',
+  'get-property',
+  'help',
+]);
+
+/**
+ * Whether a D-Bus caller's arguments may call systemd's manager (`busctl --user call
+ * org.freedesktop.systemd1 … SetEnvironment`, then `RestartUnit`: the daemon restarted with the
+ * agent's code in it), or the bus's own `UpdateActivationEnvironment`, which a bus may pass on to
+ * systemd, as `dbus-update-activation-environment` does. A word only running tells may be either.
+ * A question (`busctl introspect …`) only tells.
+ */
+function callsTheServiceManager(args: readonly (string | undefined)[]): boolean {
+  const verb = args.find((text) => text === undefined || !text.startsWith('-'));
+  if (verb !== undefined && BUS_QUESTIONS.has(verb)) return false;
+  return args.some((text) => text === undefined || /systemd1|UpdateActivationEnvironment/i.test(text));
 }
 
 /**

@@ -43,19 +43,20 @@ CREATE TABLE IF NOT EXISTS totp_used (step INTEGER PRIMARY KEY, used_at INTEGER 
 `;
 
 /**
- * Columns added to tables that earlier versions created: added at open where missing, then
- * filled by `fill` (run with the time of the upgrade) where older rows need a value.
+ * Columns added to tables that earlier versions created: added at open where missing. `fill`
+ * runs at every open, with the time, for rows that need a value and have none: those of an
+ * earlier version, including one run again after this one (a downgrade).
  */
 const ADDED_COLUMNS: readonly { table: string; column: string; type: string; fill?: string }[] = [
   // The id of the freeze in force (kill-switch/freezeId), which resume votes must name.
   { table: 'switch', column: 'freeze', type: 'TEXT' },
   // When the freeze in force was applied here: a freeze with no id is ordered by it. One in force
-  // at the upgrade is taken as applied then (later than it was: the safe direction).
+  // with none is taken as applied at this open (later than it was: the safe direction).
   {
     table: 'switch',
     column: 'frozen_at',
     type: 'INTEGER',
-    fill: 'UPDATE switch SET frozen_at = ? WHERE frozen = 1',
+    fill: 'UPDATE switch SET frozen_at = ? WHERE frozen = 1 AND frozen_at IS NULL',
   },
   // When each freeze was signed (its envelope's ts): an older one never ends a newer one.
   { table: 'freezes', column: 'signed_at', type: 'INTEGER' },
@@ -71,8 +72,8 @@ export function migrateState(db: SqliteDatabase): void {
     () => {
       for (const { table, column, type, fill } of ADDED_COLUMNS) {
         const columns = db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
-        if (columns.some(({ name }) => name === column)) continue;
-        db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+        if (!columns.some(({ name }) => name === column))
+          db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
         if (fill) db.prepare(fill).run(Date.now());
       }
     },

@@ -38,6 +38,15 @@ describe('a state.db from before freeze ids', () => {
     // Its freeze is ordered from the upgrade, the first opening, and from no later one.
     expect(frozenAt[0]).toBeGreaterThanOrEqual(upgradedFrom);
     expect(frozenAt[1]).toBe(frozenAt[0]);
+    // An earlier version run again (a downgrade) leaves a freeze it applied with no time: the next
+    // open takes it as applied then.
+    const downgraded = new SqliteDatabase(path);
+    downgraded.exec('UPDATE switch SET frozen_at = NULL');
+    downgraded.close();
+    const reopenedAt = Date.now();
+    const reopened = new StateStore(path);
+    expect(reopened.frozenAt()).toBeGreaterThanOrEqual(reopenedAt);
+    reopened.close();
     const store = new StateStore(path);
     expect(
       store.applyFreeze(

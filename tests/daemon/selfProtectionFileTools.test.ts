@@ -40,7 +40,24 @@ describe('self-protection: tools that read', () => {
     ['Read of the secret in full-width letters', () => tool('Read', 'H/.latch/\uFF54otp.json'), 'secrets'],
     ['Write of .zshrc with a long s', () => tool('Write', 'H/.z\u017Fhrc'), 'hooks'],
     ['Write of ssh’s rc with a sharp s', () => tool('Write', 'H/.\u00DFh/rc'), 'hooks'],
+    ['Write of ssh’s rc with a capital sharp s', () => tool('Write', 'H/.\u1E9Eh/rc'), 'hooks'],
+    [
+      'Read of the secret with a character HFS+ leaves out',
+      () => tool('Read', 'H/.latch/tot\u200Cp.json'),
+      'secrets',
+    ],
     ['Read of a file named in other letters', () => tool('Read', 'P/caf\u00E9.txt'), undefined],
+    // Review Z: a control group's file, written, freezes or kills the daemon; read, it only tells.
+    [
+      'Write of a control group’s freeze',
+      () => tool('Write', '/sys/fs/cgroup/user.slice/cgroup.freeze'),
+      'stop',
+    ],
+    [
+      'Read of a control group’s limit',
+      () => tool('Read', '/sys/fs/cgroup/user.slice/memory.max'),
+      undefined,
+    ],
     ['Read through a link to the secret', () => tool('Read', 'x'), 'secrets'],
     ['Read through a linked folder', () => tool('Read', 'P/conf/totp.json'), 'secrets'],
     ['Read through .. after a linked folder', () => tool('Read', 'P/conf/../.latch/totp.json'), 'secrets'],

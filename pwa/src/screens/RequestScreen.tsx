@@ -26,7 +26,7 @@ type Outcome = 'approved' | 'denied' | 'expired' | 'already decided' | 'withdraw
 type Phase =
   | { name: 'loading' }
   | { name: 'ready'; request: OpenedRequest }
-  /** `retry`: it could not open for now (the relay out of reach, or failing), not for good. */
+  /** `retry`: it could not open for now (the relay out of reach, busy or failing), not for good. */
   | { name: 'done'; outcome: Outcome; message: string; retry?: boolean };
 
 /** What a report does, once its host has verified it. */
@@ -109,7 +109,7 @@ export function RequestScreen({ fleet, requestId }: { fleet: string; requestId: 
           name: 'done',
           outcome: 'unopened',
           message: refusalText(view),
-          retry: view.status === 0 || view.status > 499,
+          retry: [0, 408, 429].includes(view.status) || view.status > 499,
         });
       const ended = endedOutcome(view.value, me.id);
       if (ended) return setPhase({ name: 'done', outcome: ended[0], message: ended[1] });
