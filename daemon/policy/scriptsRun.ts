@@ -81,7 +81,7 @@ const MOST_CODE_LEVELS = 16;
  * program they run, or the code file they are given (`uv run x.py`, `npx tsx x.ts`). What else
  * they run (`npm test`, `uv run pytest`) comes from the project's own configuration.
  */
-const RUNNERS = new Set([
+export const RUNNERS = new Set([
   ...['npx', 'pnpx', 'bunx', 'npm', 'pnpm', 'yarn', 'uv', 'uvx', 'poetry', 'pipenv', 'pdm', 'hatch'],
   ...['rye', 'pipx', 'conda', 'mamba', 'micromamba', 'mise', 'asdf', 'direnv', 'dotenv', 'doppler'],
   ...['aws-vault', 'op', 'corepack', 'volta', 'fnm', 'cross-env', 'env-cmd', 'dotenvx', 'xvfb-run'],

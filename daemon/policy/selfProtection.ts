@@ -22,7 +22,12 @@ import { patchedFiles, type RunScript } from './scriptsRun.ts';
 import { placeByIdentity } from './sameFile.ts';
 import { schedulesCode } from './schedulesCode.ts';
 import { startsAgentUnhooked } from './startsAgentUnhooked.ts';
-import { attachesToTheDaemon, controlGroupFile, stopsTheDaemon } from './stopsTheDaemon.ts';
+import {
+  attachesToTheDaemon,
+  inControlGroups,
+  stopsTheDaemon,
+  writesControlGroup,
+} from './stopsTheDaemon.ts';
 import { mayWrite, wordsTouch } from './wordsTouch.ts';
 
 /** A gated call as self-protection sees it. */
@@ -227,7 +232,7 @@ function pathsTouch(paths: readonly string[], tool: string, { cwd, places, real,
       if (guard) note(guard, touch.place.target);
     }
     // A control group's file written stops the daemon as `systemctl --user freeze` would.
-    if (!READS.has(tool) && absolute && controlGroupFile(real(absolute))) note('stop', 'latch daemon');
+    if (!READS.has(tool) && absolute && inControlGroups(real(absolute))) note('stop', 'latch daemon');
   }
 }
 
@@ -256,16 +261,24 @@ function commandTouches(
     // A path a program's own code names in quotes (`python3 -c "open('../.bashrc', 'a')"`, awk's
     // `print > "../.profile"`) is a word of its own: from the folder the command runs in, `.`
     // and `//` as the file system reads them, through links.
-    for (const word of [...words])
-      for (const path of quotedPaths(wordText(word)))
-        words.push([{ text: withHome(path, places), glob: false }]);
+    const codePaths = [...words].flatMap((word) => quotedPaths(wordText(word)));
+    for (const path of codePaths) words.push([{ text: withHome(path, places), glob: false }]);
     // What a program acts on below a folder: `grep -r x ~`, `rm -r ~`, `find -delete` from home.
     const below = actsBelow(commands, cwd, places.variables['HOME']);
     words.push(...below.implicit);
     if (below.unsure) note('files', below.unsure);
     namesTouch(words, places, note);
     wordsTouch(words, cwd, places, real, note, onlyLookedAt(commands), below.reaches);
-    if (commands.some((command) => stopsTheDaemon(command, places.daemonPid))) note('stop', 'latch daemon');
+    // A control group's file: written by a command, or named in code, which may write it.
+    const reachesControlGroups = words.some((word) => inControlGroups(wordText(word)));
+    if (
+      commands.some(
+        (command) =>
+          stopsTheDaemon(command, places.daemonPid) || writesControlGroup(command, reachesControlGroups),
+      ) ||
+      codePaths.some(inControlGroups)
+    )
+      note('stop', 'latch daemon');
     if (commands.some((command) => attachesToTheDaemon(command, places.daemonPid)))
       note('secrets', 'latch daemon');
     const leash = commands.map(changesTheLeash).find(Boolean);

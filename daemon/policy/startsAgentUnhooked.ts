@@ -1,4 +1,6 @@
 import { literalText, type SimpleCommand } from './commandWords.ts';
+import { WRAPPERS } from './scriptNames.ts';
+import { RUNNERS } from './scriptsRun.ts';
 
 /**
  * The agents whose hooks Latch installs, as a program (`claude`, `/usr/bin/codex`) or as their
@@ -39,78 +41,97 @@ const REPLACES_PROGRAM = /^(install|update|migrate-installer)$/;
  * An agent hands its environment to its hooks, and the hook's socket (`XDG_RUNTIME_DIR`,
  * `LATCH_HOME`), its Node (`NODE_OPTIONS`), its loader (`LD_PRELOAD`), the shell that runs it
  * (`SHELL`) and the settings read (`CLAUDE_CONFIG_DIR`, `CLAUDE_CODE_SIMPLE`) are all read from
- * there: an agent started in another environment is guarded, whatever the variable. No list of
+ * there: an agent run in another environment is guarded, whatever the variable. No list of
  * harmless names is kept, since the next version of any of them may read one more.
  */
 const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/;
-/** Programs whose options may start what follows in another environment: `env -i`, `exec -c`, `sudo -E`. */
-const ENVIRONMENT_WRAPPERS = new Set([
-  'env',
-  'exec',
-  'setpriv',
-  'systemd-run',
-  'sudo',
-  'doas',
-  'runuser',
-  'su',
-]);
-/** The shell's words that set or drop its variables, which a program started after them inherits when exported. */
+/** The shell's words that set or drop its variables: `export X`, `read X`, `for X in …`, a file sourced. */
 const SETS_VARIABLES = new Set([
-  ...['export', 'unset', 'declare', 'typeset', 'local', 'readonly'],
-  ...['read', 'mapfile', 'readarray', 'getopts', 'for', 'source', '.'],
+  ...['export', 'unset', 'declare', 'typeset', 'local', 'readonly', 'let'],
+  ...['read', 'mapfile', 'readarray', 'getopts', 'printf', 'for', 'source', '.'],
 ]);
-/** The shell's words that may come before a command's own: `do export X=1`, `if claude …`. */
-const KEYWORDS = new Set(['do', 'then', 'else', 'elif', 'if', 'while', 'until', '!', '{', '(', 'time']);
+/** What may come before a command's own word: the shell's keywords, and words that run it as it is. */
+const BEFORE_A_COMMAND = new Set(['do', 'then', 'else', 'elif', 'if', 'while', 'until', '!', '{', '(']);
+const RUNS_AS_IS = new Set(['builtin', 'command', 'eval', 'time', 'exec']);
+/** Programs whose options start what follows in another environment: `env -i`, `exec -c`. */
+const ENVIRONMENT_OPTIONS = new Set(['env', 'exec', 'setpriv', 'systemd-run']);
+/** Programs that run what follows as another user, with that user's settings: no hooks of Latch's. */
+const ANOTHER_USER = new Set(['sudo', 'doas', 'su', 'runuser', 'pkexec', 'machinectl']);
+/** Programs that run a script they are given, which may be an agent's (`node …/claude-code/cli.js`). */
+const INTERPRETERS = new Set(['node', 'bun', 'deno', 'tsx']);
+
+const programName = (text: string) => text.split('/').at(-1)!;
 
 /**
- * Whether a command sets or drops a shell variable: assignments alone (`XDG_RUNTIME_DIR=/tmp/x`
- * changes an exported one for what follows), `export`, `unset`, `read X`, `printf -v X`, a `for`
- * loop's variable, a file sourced; or a command only running names.
+ * Whether a command may give what it runs another environment: an assignment anywhere in it
+ * (`X=1 bash -c "claude"`, `let X=5`, `XDG_RUNTIME_DIR+=…`), a word that sets or drops a variable
+ * where a command starts (`export`, `unset`, `read X`, `printf -v X`, a `for` loop's variable, a
+ * file sourced; past `builtin`, `command`, `eval`), the options of `env`, `exec`, `setpriv` or
+ * `systemd-run` there (`env -i`, `exec -c`, `--setenv=…`) or a word only running tells among
+ * them, or another user (`sudo`, `su`).
  */
-function setsShellVariables(words: readonly (string | undefined)[]): boolean {
-  const at = words.findIndex((text) => text === undefined || !KEYWORDS.has(text));
-  if (at < 0) return false;
-  const [first, ...rest] = words.slice(at);
-  if (first === undefined) return true;
-  if (first === 'printf') return rest.some((text) => text === undefined || text.startsWith('-v'));
-  return (
-    SETS_VARIABLES.has(first) ||
-    [first, ...rest].every((text) => text !== undefined && ASSIGNMENT_WORD.test(text))
-  );
+function changesEnvironment(words: readonly (string | undefined)[]): boolean {
+  let start = true;
+  let amongOptions = false;
+  return words.some((text) => {
+    const atStart = start;
+    const wrapped = amongOptions;
+    if (text === undefined) return wrapped;
+    const name = programName(text);
+    start = BEFORE_A_COMMAND.has(text) || (atStart && (RUNS_AS_IS.has(text) || ASSIGNMENT_WORD.test(text)));
+    amongOptions = (atStart && ENVIRONMENT_OPTIONS.has(name)) || (wrapped && text.startsWith('-'));
+    return (
+      ASSIGNMENT_WORD.test(text) ||
+      (atStart && SETS_VARIABLES.has(text)) ||
+      (wrapped && text.startsWith('-')) ||
+      ANOTHER_USER.has(name)
+    );
+  });
 }
 
 /**
- * For each word of a command, whether a word before it starts what follows in another
- * environment: an assignment (`X=1 claude`, `env X=1 claude`), a wrapper's option (`env -i`,
- * `exec -c`, `setpriv --reset-env`, `systemd-run --setenv=…`), or a word only running tells
- * (`env $(cat vars) claude`). One pass, however long the command.
+ * The agent a command runs: its program, or any agent named after a program that runs another
+ * (`sudo`, `env`, `npx`, `node …/claude-code/cli.js`), or after one only running tells. Not one
+ * an ordinary program is given (`ls ~/src/claude`, `git log -- codex`).
  */
-function environmentChangedBefore(words: readonly (string | undefined)[]): boolean[] {
-  let wrapped = false;
-  let changed = false;
-  return words.map((text) => {
-    const before = changed;
-    changed ||= text === undefined || ASSIGNMENT_WORD.test(text) || (wrapped && text.startsWith('-'));
-    wrapped ||= text !== undefined && ENVIRONMENT_WRAPPERS.has(text.split('/').at(-1)!);
-    return before;
-  });
+function agentRun(words: readonly (string | undefined)[]): 'claude' | 'codex' | undefined {
+  const at = words.findIndex(
+    (text) => text === undefined || !(BEFORE_A_COMMAND.has(text) || ASSIGNMENT_WORD.test(text)),
+  );
+  if (at < 0) return undefined;
+  const program = words[at];
+  if (program !== undefined) {
+    const agent = agentNamed(program);
+    if (agent) return agent;
+    const name = programName(program);
+    const runsAnother = [WRAPPERS, RUNNERS, INTERPRETERS, ANOTHER_USER].some((set) => set.has(name));
+    if (!runsAnother) return undefined;
+  }
+  for (const text of words.slice(at + 1)) {
+    const agent = text === undefined ? undefined : agentNamed(text);
+    if (agent) return agent;
+  }
+  return undefined;
 }
 
 /**
  * The agent a command line starts with other settings than its guarded hook settings, or in
  * another environment, such that its own tool calls might pass no gate: an option that adds or
- * narrows settings after the agent's name; an assignment or a wrapper's option before it in its
- * command; a variable set or dropped anywhere in the line (`export CODEX_HOME=/tmp/c; codex exec
- * …`); or whose settings its own command writes (`claude mcp add`). A name counts wherever it
- * stands, as for the other commands self-protection knows (`xargs claude`): asking more is the
- * safe direction. Starting an agent plainly stays with the policy: its calls come through the
- * same hooks.
+ * narrows settings after the agent's name, wherever it stands (`xargs claude --settings …`); a
+ * line that runs an agent and changes the environment anywhere (`export CODEX_HOME=/tmp/c; codex
+ * exec …`, `XDG_RUNTIME_DIR=/x bash -c 'claude'`); or whose settings its own command writes
+ * (`claude mcp add`). Asking more is the safe direction; an agent only named (`ls ~/src/claude`)
+ * and an agent started plainly stay with the policy: its calls come through the same hooks.
  */
 export function startsAgentUnhooked(commands: readonly SimpleCommand[]): string | undefined {
   const texts = commands.map((command) => command.map(literalText));
-  const lineSetsVariables = texts.some(setsShellVariables);
+  if (texts.some(changesEnvironment)) {
+    for (const words of texts) {
+      const agent = agentRun(words);
+      if (agent) return agent;
+    }
+  }
   for (const words of texts) {
-    const changedBefore = environmentChangedBefore(words);
     // Whether a word after this one changes each agent's settings: one pass from the end, however
     // many times an agent is named (`claude claude claude …`).
     const changedAfter = { claude: false, codex: false };
@@ -118,7 +139,7 @@ export function startsAgentUnhooked(commands: readonly SimpleCommand[]): string 
       const text = words[i];
       if (text === undefined) continue;
       const agent = agentNamed(text);
-      if (agent && (lineSetsVariables || changedBefore[i] || changedAfter[agent])) return agent;
+      if (agent && changedAfter[agent]) return agent;
       if (agent === 'claude' && REPLACES_PROGRAM.test(words[i + 1] ?? '')) return agent;
       const pair = `${text} ${words[i + 1] ?? ''}`;
       changedAfter.claude ||= OTHER_SETTINGS.claude.test(text) || WRITES_SETTINGS.claude.test(pair);

@@ -58,58 +58,60 @@ const programName = (word: Word) => literalText(word)?.split('/').at(-1)?.toLowe
  */
 const CGROUP_CONTROL =
   /^(cgroup\.(freeze|kill|procs|threads|type|subtree_control|max\.depth|max\.descendants)|memory\.(max|high|low|min|swap\.max|zswap\.max|oom\.group|reclaim)|cpu\.(max|weight|weight\.nice|idle)|cpuset\.(cpus|mems)|pids\.max|io\.(max|weight|latency))$/;
-/** Programs that only read the files they are given. */
-const READERS = new Set(
-  [
-    'cat',
-    'head',
-    'tail',
-    'less',
-    'more',
-    'grep',
-    'rg',
-    'ls',
-    'stat',
-    'wc',
-    'file',
-    'find',
-    'tree',
-    'du',
-  ].concat(['readlink', 'realpath', 'od', 'xxd', 'hexdump', 'diff', 'cmp']),
-);
+/** Programs that only read the files they are given (not `find`, `tree` or `xxd`: `-fprintf`, `-o`, `-r` write). */
+const READERS = new Set([
+  'cat',
+  'head',
+  'tail',
+  'less',
+  'more',
+  'grep',
+  'rg',
+  'ls',
+  'stat',
+  'wc',
+  'file',
+  'du',
+]);
 /** libcgroup's tools that change control groups (`cgset -r cgroup.freeze=1 …`). */
 const CGROUP_TOOLS = new Set(['cgset', 'cgcreate', 'cgdelete', 'cgclassify']);
 
-/** Whether a path is a control group's file, or in the control groups' file system. */
-export const controlGroupFile = (path: string) =>
-  path.startsWith('/sys/fs/cgroup/') || CGROUP_CONTROL.test(basename(path));
+/** Whether a path is in the control groups' file system. */
+export const inControlGroups = (path: string) => path === CGROUPS || path.startsWith(`${CGROUPS}/`);
+const CGROUPS = '/sys/fs/cgroup';
 
 /**
- * Whether a command may write a control group's file: one it is given or redirects to, unless it
- * only reads it (`cat /sys/fs/cgroup/…/memory.max`), or a libcgroup tool.
+ * Whether a command may write a control group's file: a path in their file system, or a control
+ * file's name where the command line reaches that file system (`cd /sys/fs/cgroup/x && echo 1 >
+ * cgroup.kill`), that it is given or redirects to, unless it only reads it (`cat …/memory.max`);
+ * there, a redirect to a path only running tells; or a libcgroup tool.
  */
-function writesControlGroup(command: SimpleCommand, texts: readonly (string | undefined)[]): boolean {
+export function writesControlGroup(command: SimpleCommand, lineReachesControlGroups: boolean): boolean {
+  const texts = command.map(literalText);
   const program = programName(command[0] ?? []);
   if (program !== undefined && CGROUP_TOOLS.has(program)) return true;
   const reads = program !== undefined && READERS.has(program);
   return command.some((word, i) => {
     const text = texts[i];
-    return i > 0 && text !== undefined && controlGroupFile(text) && (writtenByRedirect(word) || !reads);
+    const written = writtenByRedirect(word);
+    if (text === undefined) return written && lineReachesControlGroups;
+    const controlFile =
+      inControlGroups(text) || (lineReachesControlGroups && CGROUP_CONTROL.test(basename(text)));
+    return i > 0 && controlFile && (written || !reads);
   });
 }
 
 /**
  * Whether a command could stop the daemon: `pkill`, `killall`, `fuser -k`, `launchctl`,
  * `loginctl kill-…`/`terminate-…`, `systemctl` or `service` with a word that says latch (or a
- * pattern, or one only running tells), `systemctl --user` with a verb that is no question, a
- * control group's file written, D-Bus calls to systemd's manager, and
+ * pattern, or one only running tells), `systemctl --user` with a verb that is no question, D-Bus
+ * calls to systemd's manager, and
  * `kill` unless each of its targets is plainly not the daemon. A
  * mention counts wherever it stands (`xargs kill`, `sh -c 'pkill …'`): asking more is the safe
  * direction.
  */
 export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boolean {
   const texts = command.map(literalText);
-  if (writesControlGroup(command, texts)) return true;
   const passes = new Map<string, boolean[]>();
   // Whether a word at `from` or after passes a test: each test runs once per word, from the end,
   // however many times its program is named (`kill kill kill …` stays one pass).
@@ -156,14 +158,14 @@ export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boole
       case 'busctl':
       case 'gdbus':
       case 'dbus-send':
-        return callsTheServiceManager(texts.slice(index + 1));
+        return callsTheServiceManager(texts, index, anyFrom);
       case 'launchctl':
       // Sets the environment of the user's service manager, which the daemon's next start gets.
       case 'dbus-update-activation-environment':
         return true;
       default:
         // Qt's caller, by any of its names (`qdbus6`, `qdbus-qt5`).
-        if (name?.startsWith('qdbus')) return callsTheServiceManager(texts.slice(index + 1));
+        if (name?.startsWith('qdbus')) return callsTheServiceManager(texts, index, anyFrom);
         if (name !== undefined && STALLS.has(name)) {
           // renice and schedtool take pids by default; the others after `-p`. By a program's
           // name (`cpulimit -e`), a user's, a group's (`renice -u me`, `ionice -P`): any process.
@@ -189,6 +191,9 @@ export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boole
   });
 }
 
+/** busctl's and gdbus's options that take the next word as their value. */
+const BUS_VALUED =
+  /^(-[MHde]|--(machine|host|address|dest|destination|object-path|timeout|match|size|limit-messages))$/;
 /** What `busctl` and `gdbus` only ask: their other verbs call. */
 const BUS_QUESTIONS = new Set([
   'list',
@@ -208,10 +213,19 @@ const BUS_QUESTIONS = new Set([
  * systemd, as `dbus-update-activation-environment` does. A word only running tells may be either.
  * A question (`busctl introspect …`) only tells.
  */
-function callsTheServiceManager(args: readonly (string | undefined)[]): boolean {
-  const verb = args.find((text) => text === undefined || !text.startsWith('-'));
-  if (verb !== undefined && BUS_QUESTIONS.has(verb)) return false;
-  return args.some((text) => text === undefined || /systemd1|UpdateActivationEnvironment/i.test(text));
+function callsTheServiceManager(
+  texts: readonly (string | undefined)[],
+  at: number,
+  anyFrom: (from: number, test: string, passing: (i: number) => boolean) => boolean,
+): boolean {
+  // The verb: the first word that is no option nor the value of one (`-M host`, `--address x`).
+  let verb = at + 1;
+  while (texts[verb]?.startsWith('-')) verb += BUS_VALUED.test(texts[verb]!) ? 2 : 1;
+  if (BUS_QUESTIONS.has(texts[verb] ?? '')) return false;
+  return anyFrom(at + 1, 'calls systemd', (i) => {
+    const text = texts[i];
+    return text === undefined || /systemd1|UpdateActivationEnvironment/i.test(text);
+  });
 }
 
 /**

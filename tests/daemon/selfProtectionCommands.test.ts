@@ -203,6 +203,16 @@ describe('self-protection: commands', () => {
       'dbus-send --session --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.UpdateActivationEnvironment',
       'stop',
     ],
+    ['echo 00000000: 31 | xxd -r - /sys/fs/cgroup/user.slice/cgroup.kill', 'stop'],
+    ['find . -maxdepth 0 -fprintf /sys/fs/cgroup/user.slice/cgroup.kill "1"', 'stop'],
+    ['tree -o /sys/fs/cgroup/user.slice/cgroup.procs', 'stop'],
+    [`python3 -c "open('/sys/fs/cgroup/user.slice/cgroup.kill', 'w').write('1')"`, 'stop'],
+    ['echo 1 > "$(echo /sys/fs/cgroup)/user.slice/cgroup.kill"', 'stop'],
+    [
+      'busctl --user -M list call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager StopUnit ss latch.service replace',
+      'stop',
+    ],
+    ['git add src/memory.max && cp testdata/cgroup.procs /tmp/x', undefined],
     ['busctl --user list', undefined],
     ['busctl --user introspect org.freedesktop.systemd1 /org/freedesktop/systemd1', undefined],
     ['cat /sys/fs/cgroup/user.slice/memory.max', undefined],
@@ -305,6 +315,24 @@ describe('self-protection: commands', () => {
     ['git log -- codex; FOO=1 make', undefined],
     ['npx -y @anthropic-ai/claude-code --version', undefined],
     ['nice -n 5 claude -p task', undefined],
+    // A second review: an agent run by a shell, a function or as another user, after a setter
+    // behind `builtin` or `eval`; and lines that run no agent, however they set variables.
+    ['XDG_RUNTIME_DIR=/x bash -c "claude -p hi"', 'hooks'],
+    ['env -i sh -c "claude -p hi"', 'hooks'],
+    ['builtin export XDG_RUNTIME_DIR=/tmp/x; claude -p hi', 'hooks'],
+    ['eval export XDG_RUNTIME_DIR=/tmp/x; claude -p hi', 'hooks'],
+    ['let XDG_RUNTIME_DIR=5; claude -p hi', 'hooks'],
+    ['f() { claude -p hi; }; XDG_RUNTIME_DIR=/x f', 'hooks'],
+    ['sudo claude -p hi', 'hooks'],
+    [
+      'NODE_OPTIONS=--require=/tmp/p.js node ~/n/lib/node_modules/@anthropic-ai/claude-code/cli.js -p hi',
+      'hooks',
+    ],
+    ['source venv/bin/activate && pytest tests/claude', undefined],
+    ['for f in *.ts; do echo $f; done; ls ~/src/claude', undefined],
+    ['git grep -n codex | while read l; do echo "$l"; done', undefined],
+    ['ls -la /opt/claude; sudo apt update', undefined],
+    ['exec node --inspect scripts/claude', undefined],
     // Review O: servers, plugins and subagents the agent starts outside every hook, and its own
     // commands that write its settings or replace its program.
     ['claude --mcp-config /tmp/m.json -p task', 'hooks'],

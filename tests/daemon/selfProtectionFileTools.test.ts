@@ -58,6 +58,7 @@ describe('self-protection: tools that read', () => {
       () => tool('Read', '/sys/fs/cgroup/user.slice/memory.max'),
       undefined,
     ],
+    ['Write of a project’s file named like one', () => tool('Write', 'P/memory.max'), undefined],
     ['Read through a link to the secret', () => tool('Read', 'x'), 'secrets'],
     ['Read through a linked folder', () => tool('Read', 'P/conf/totp.json'), 'secrets'],
     ['Read through .. after a linked folder', () => tool('Read', 'P/conf/../.latch/totp.json'), 'secrets'],
