@@ -191,6 +191,7 @@ export function stopsTheDaemon(command: SimpleCommand, daemonPid: number): boole
   });
 }
 
+const MOST_BUS_OPTIONS = 8;
 /** busctl's and gdbus's options that take the next word as their value. */
 const BUS_VALUED =
   /^(-[MHde]|--(machine|host|address|dest|destination|object-path|timeout|match|size|limit-messages))$/;
@@ -219,9 +220,11 @@ function callsTheServiceManager(
   anyFrom: (from: number, test: string, passing: (i: number) => boolean) => boolean,
 ): boolean {
   // The verb: the first word that is no option nor the value of one (`-M host`, `--address x`).
+  // Past a few options, none is looked for (so each caller's look stays short): it may call.
   let verb = at + 1;
-  while (texts[verb]?.startsWith('-')) verb += BUS_VALUED.test(texts[verb]!) ? 2 : 1;
-  if (BUS_QUESTIONS.has(texts[verb] ?? '')) return false;
+  for (let options = 0; options < MOST_BUS_OPTIONS && texts[verb]?.startsWith('-'); options++)
+    verb += BUS_VALUED.test(texts[verb]!) ? 2 : 1;
+  if (!texts[verb]?.startsWith('-') && BUS_QUESTIONS.has(texts[verb] ?? '')) return false;
   return anyFrom(at + 1, 'calls systemd', (i) => {
     const text = texts[i];
     return text === undefined || /systemd1|UpdateActivationEnvironment/i.test(text);
