@@ -78,14 +78,11 @@ function changesEnvironment(words: readonly (string | undefined)[]): boolean {
     const wrapped = amongOptions;
     if (text === undefined) return wrapped;
     const name = programName(text);
-    start = BEFORE_A_COMMAND.has(text) || (atStart && (RUNS_AS_IS.has(text) || ASSIGNMENT_WORD.test(text)));
-    amongOptions = (atStart && ENVIRONMENT_OPTIONS.has(name)) || (wrapped && text.startsWith('-'));
-    return (
-      ASSIGNMENT_WORD.test(text) ||
-      (atStart && SETS_VARIABLES.has(text)) ||
-      (wrapped && text.startsWith('-')) ||
-      ANOTHER_USER.has(name)
-    );
+    const assigns = ASSIGNMENT_WORD.test(text);
+    const wrapperOption = wrapped && text.startsWith('-');
+    start = BEFORE_A_COMMAND.has(text) || (atStart && (RUNS_AS_IS.has(text) || assigns));
+    amongOptions = (atStart && ENVIRONMENT_OPTIONS.has(name)) || wrapperOption;
+    return assigns || (atStart && SETS_VARIABLES.has(text)) || wrapperOption || ANOTHER_USER.has(name);
   });
 }
 
@@ -150,6 +147,6 @@ export function startsAgentUnhooked(commands: readonly SimpleCommand[]): string 
 }
 
 function agentNamed(text: string): 'claude' | 'codex' | undefined {
-  const program = text.split('/').at(-1)?.toLowerCase();
+  const program = programName(text).toLowerCase();
   return AGENTS.find((agent) => program === agent.name || agent.package.test(text))?.name;
 }

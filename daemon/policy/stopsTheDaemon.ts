@@ -105,8 +105,7 @@ export function writesControlGroup(command: SimpleCommand, lineReachesControlGro
  * Whether a command could stop the daemon: `pkill`, `killall`, `fuser -k`, `launchctl`,
  * `loginctl kill-…`/`terminate-…`, `systemctl` or `service` with a word that says latch (or a
  * pattern, or one only running tells), `systemctl --user` with a verb that is no question, D-Bus
- * calls to systemd's manager, and
- * `kill` unless each of its targets is plainly not the daemon. A
+ * calls to systemd's manager, and `kill` unless each of its targets is plainly not the daemon. A
  * mention counts wherever it stands (`xargs kill`, `sh -c 'pkill …'`): asking more is the safe
  * direction.
  */
