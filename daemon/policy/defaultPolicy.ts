@@ -75,7 +75,7 @@ command_regex = [
   '^whoami$',
   # date -f FILE prints a file's lines in its errors, and -s sets the clock: only -u, -R, -I
   # and a +FORMAT, which cannot be taken for an option.
-  '''^date( -u| --utc| -R| -I[a-z]*)*( \+[^ '"\\$]*| '\+[^']*'| "\+[^"\\]*")?$''',
+  '''^date( -u| --utc| -R| -I[a-z]*)*( \+[^\s'"\\$]*| '\+[^']*'| "\+[^"\\]*")?$''',
   # git reads files outside the work tree: git diff compares any two files when one path is
   # outside it (with or without --no-index), --output writes a file, -O reads one. So no word
   # may be an option spelling those (-…o, --ou…, --no-in…), start with / or ~, step up with ..,

@@ -1,5 +1,5 @@
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 /** The longest path the kernel resolves (PATH_MAX on Linux): a longer one cannot be opened at all. */
 export const PATH_MAX = 4096;
@@ -7,12 +7,21 @@ export const PATH_MAX = 4096;
 export const MAX_LINKS = 40;
 
 /**
+ * A path from a folder, as the kernel walks it: its `..` are kept for the walk. Taken out as text
+ * (`path.resolve`), `link/..` cancels out, where the kernel goes to the parent of where the link
+ * leads (`ln -s . d; ln -s d/.. up`: `up` is the folder above).
+ */
+export const asWalked = (folder: string, path: string): string =>
+  path.startsWith('/') ? path : `${folder}/${path}`;
+
+/**
  * Where an absolute path leads once symbolic links are followed: the real path of its deepest
  * existing ancestor, with the parts that do not exist yet after it. So a link to `totp.json`, a
  * link to where it would be (writing through it creates it), or a file about to be written
  * through a linked folder, resolves to the place it would touch. `parentPath` resolves the
  * parent of a path that does not exist (a caller's memo: many new names in one folder cost one
- * look each).
+ * look each). Each look is the kernel's (lstat, realpath), on the path as written, so a `..` after
+ * a link leads from where the link does.
  */
 export function realPath(path: string, parentPath: (path: string) => string = realPath, links = 0): string {
   if (path.length > PATH_MAX) return path;
@@ -25,7 +34,7 @@ export function realPath(path: string, parentPath: (path: string) => string = re
     const found = lstatSync(path, { throwIfNoEntry: false });
     // Stryker disable next-line OptionalChaining: a TypeError lands in the same catch
     if (found?.isSymbolicLink() && links < MAX_LINKS)
-      return realPath(resolve(parentPath(dirname(path)), readlinkSync(path)), parentPath, links + 1);
+      return realPath(asWalked(parentPath(dirname(path)), readlinkSync(path)), parentPath, links + 1);
     // Stryker disable next-line ConditionalExpression: one system call instead of a walk up, same answer
     if (found) return realpathSync.native(path);
   } catch {

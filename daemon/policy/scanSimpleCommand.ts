@@ -12,7 +12,8 @@ export type NotSimpleCode =
   | 'comment'
   | 'parameter_operator'
   | 'unclosed_quote'
-  | 'ambiguous_quote';
+  | 'ambiguous_quote'
+  | 'tab';
 
 export type SimpleCommandScan = { simple: true } | { simple: false; code: NotSimpleCode };
 
@@ -47,7 +48,10 @@ export function scanSimpleCommand(command: string): SimpleCommandScan {
   for (let i = 0; i < command.length; i++) {
     const character = command[i]!;
     const next = command[i + 1];
-    if (character === ' ' || character === '\t') {
+    // A policy's patterns part words with spaces (`^date( -u)*( \+[^ '"]*)?$`): a tab, which parts
+    // them too, would be read inside a word (`date +%s<tab>-f secret` as one +FORMAT).
+    if (character === '\t') return notSimple('tab');
+    if (character === ' ') {
       wordStart = true;
       continue;
     }

@@ -1,4 +1,4 @@
-import { basename, isAbsolute, resolve } from 'node:path';
+import { basename, isAbsolute } from 'node:path';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { shellCommand } from '../install/shellWords.ts';
 import { actsBelow } from './actsBelow.ts';
@@ -16,7 +16,7 @@ import { pathTouches, type Touch } from './pathTouches.ts';
 import { namesTouch } from './namesTouch.ts';
 import { LONG_COMMAND_BYTES, type Verdict } from './policy.ts';
 import type { ProtectedPlaces } from './protectedPlaces.ts';
-import { PATH_MAX, realPath } from './realPath.ts';
+import { asWalked, PATH_MAX, realPath } from './realPath.ts';
 import { replacesGlobalPackages } from './replacesGlobalPackages.ts';
 import { patchedFiles, type RunScript } from './scriptsRun.ts';
 import { placeByIdentity } from './sameFile.ts';
@@ -224,7 +224,7 @@ function pathsTouch(paths: readonly string[], tool: string, { cwd, places, real,
     // As given: a tool's path is a name, not a pattern (a `*` in it is a `*`).
     const named = withHome(path, places);
     const pattern = pathPattern([{ text: named, glob: false }]);
-    const absolute = isAbsolute(named) ? named : cwd && resolve(cwd, named);
+    const absolute = isAbsolute(named) ? named : cwd && asWalked(cwd, named);
     const sameFile = absolute ? sameFileAs!(absolute) : undefined;
     const touches = pathTouches(pattern, cwd, places, real, 'exactly');
     for (const touch of [...touches, ...(sameFile ? [sameFile] : [])]) {

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { asWalked } from './realPath.ts';
 import { literalText, type Word } from './commandWords.ts';
 import { pathPattern, segmentMatches, type PathPattern } from './pathPattern.ts';
 import { pathTouches, type Touch } from './pathTouches.ts';
@@ -34,7 +34,7 @@ export function wordsTouch(
     // Stryker disable next-line ConditionalExpression,StringLiteral: repeated by literalText and pathTouches
     if (text === undefined || pattern.from === 'computed' || (pattern.from === 'here' && !cwd)) continue;
     // Stryker disable next-line StringLiteral: only an absolute word gets here without a cwd
-    const folder = realPath(resolve(cwd ?? '/', text));
+    const folder = realPath(asWalked(cwd ?? '/', text));
     if (pathTouches(pattern, cwd, places, realPath).length > 0 && isFolder(folder)) bases.add(folder);
   }
   const noteWrites = (touches: Touch[], looked = false, reachesBelow = false) => {
@@ -79,7 +79,7 @@ function intoFolders(
     const text = literalText(word);
     if (text === undefined || pattern.from === 'computed' || lookedAt(word)) continue;
     for (const base of fromBases(pattern)) {
-      const folder = realPath(resolve(base ?? '/', text));
+      const folder = realPath(asWalked(base ?? '/', text));
       const parts = folder.split('/').filter(Boolean).map(sameName);
       const names = places.places
         .filter(

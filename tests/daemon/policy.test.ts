@@ -36,6 +36,10 @@ describe('the default policy', () => {
     ['Bash', 'ls; rm -rf /', 'ask'],
     ['Bash', 'ls $(rm -rf ~)', 'ask'],
     ['Bash', 'npm test', 'ask'],
+    ['Bash', 'date -u +%s', 'allow'],
+    // Review R2: date -f prints a file's lines in its errors; a tab parts it from the +FORMAT.
+    ['Bash', 'date +%s\t-f\t/home/dev/.ssh/id_ed25519', 'ask'],
+    ['Bash', 'date +%s\t-f/home/dev/.ssh/id_ed25519', 'ask'],
     ['Edit', undefined, 'defer'],
     ['mcp__db__drop_table', undefined, 'ask'],
   ])('answers %s %s with %s', (tool, command, action) => {

@@ -30,7 +30,6 @@ describe('the simple-command scanner', () => {
     'ls missing 2>/dev/null',
     'ls >/dev/null 2>&1',
     'ls > /dev/null',
-    'FOO=bar ls\t-la',
     '  ls  ',
   ])('accepts %j', (command) => {
     expect(scanSimpleCommand(command)).toEqual({ simple: true });
@@ -87,6 +86,9 @@ describe('the simple-command scanner', () => {
     ["echo $'unclosed", 'unclosed_quote'],
     ["echo $'a\\\\' ; b'", 'separator'],
     ['ls \\', 'unclosed_quote'],
+    // Review R2: a policy's pattern reads a tab inside a word, where the shell parts two.
+    ['FOO=bar ls\t-la', 'tab'],
+    ['date +%s\t-f\t/home/me/.ssh/id_ed25519', 'tab'],
   ])('rejects %j (%s)', (command, code) => {
     expect(scanSimpleCommand(command)).toEqual({ simple: false, code });
   });

@@ -220,6 +220,42 @@ describe('self-protection: tools that write', () => {
   });
 });
 
+describe('self-protection: a `..` after a link, as the kernel walks it (review R1)', () => {
+  // `d` leads to the project itself, so the kernel takes `d/..` to the folder above it, the home
+  // folder; read as text, `d/..` cancels out and stays in the project.
+  beforeAll(() => {
+    symlinkSync('.', at('P/d'));
+    symlinkSync('d/..', at('P/up'));
+    symlinkSync('d/../.latch/policy.toml', at('P/settings.toml'));
+    mkdirSync(at('H/.config/app/deep'), { recursive: true });
+    symlinkSync(at('H/.config/app/deep'), at('P/app-config'));
+  });
+
+  it.each<[string, () => ProtectedCall, Guard | undefined]>([
+    [
+      'Write of a start-up file through a link that leads up',
+      () => tool('Write', 'P/up/.bash_profile'),
+      'hooks',
+    ],
+    ['Write of Latch’s policy through a link that leads up', () => tool('Write', 'P/settings.toml'), 'files'],
+    [
+      'Write of hook settings, relative, through it',
+      () => tool('Write', 'up/.claude/settings.json'),
+      'hooks',
+    ],
+    ['Read of a secret through it', () => tool('Read', 'P/up/.latch/totp.json'), 'secrets'],
+    [
+      'Write of a path whose `..` follows a linked folder',
+      () => tool('Write', 'P/app-config/../../../.zshenv'),
+      'hooks',
+    ],
+    ['A command writing through the link', () => bash('cp /tmp/x up/.bash_profile'), 'hooks'],
+    ['Write of a file beside the links', () => tool('Write', 'P/up-notes.md'), undefined],
+  ])('%s', (_name, call, guard) => {
+    expect(judged(call())).toEqual(expected(guard));
+  });
+});
+
 describe('self-protection: the agent’s config folder as the agent’s environment names it', () => {
   it('guards the hook settings there once the call names the folder, and not before', () => {
     const folder = at('H/.config/claude');
