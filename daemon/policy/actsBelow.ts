@@ -1,5 +1,6 @@
 import { basename, isAbsolute, resolve } from 'node:path';
 import { literalText, type SimpleCommand, type Word } from './commandWords.ts';
+import { optionValues } from './optionValues.ts';
 
 /**
  * Programs that act on everything below a folder they are given, so that one given a folder above
@@ -9,7 +10,7 @@ import { literalText, type SimpleCommand, type Word } from './commandWords.ts';
  */
 const ALWAYS = new Set([
   ...['rg', 'ag', 'ack', 'rgrep', 'tar', 'gtar', 'bsdtar', 'pax', '7z', '7za', 'rsync', 'rclone'],
-  ...['borg', 'restic', 'duplicity'],
+  ...['borg', 'restic', 'duplicity', 'unzip', 'cpio', 'bsdcpio'],
 ]);
 const RECURSIVE =
   /^(-[a-zA-Z]*[rR][a-zA-Z]*|--rec(u(r(s(i(ve?)?)?)?)?)?|--dereference-recursive|--directories=recurse|--recurse-\w+|recurse)$/;
@@ -89,7 +90,13 @@ export function actsBelow(
       searches && !patternGiven
         ? command.findIndex((word, at) => at > 0 && !literalText(word)?.startsWith('-'))
         : -1;
-    command.forEach((word, at) => at > 0 && at !== pattern && reached.add(JSON.stringify(word)));
+    command.forEach((word, at) => {
+      if (at === 0 || at === pattern) return;
+      reached.add(JSON.stringify(word));
+      // What an option is given reaches as far (`tar -C..`, `--directory=..`).
+      for (const value of optionValues(texts[at] ?? ''))
+        reached.add(JSON.stringify([{ text: value, glob: false }]));
+    });
     // With no folder, find and fd search the one they run in; grep -r and rg too, given a pattern
     // alone; git's commands act on the work tree around it (`git add -A`).
     const searchesHere =

@@ -1,7 +1,12 @@
-import { statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Touch } from './pathTouches.ts';
 import type { Place } from './protectedPlaces.ts';
+
+/** How many files inside the places are compared with a file that has other names, at most. */
+const MOST_FILES_INSIDE = 4096;
+/** How deep inside a place its files are compared: Latch's own are at most two folders down. */
+const DEEPEST_INSIDE = 3;
 
 /** What the file system knows a file by, whatever its path: its device and inode. */
 function identity(path: string): string | undefined {
@@ -13,11 +18,23 @@ function identity(path: string): string | undefined {
   }
 }
 
+/** Whether a path is a file with more than one name: a hard link, which no comparison of names sees. */
+export function hasOtherNames(path: string): boolean {
+  try {
+    const found = statSync(path, { throwIfNoEntry: false, bigint: true });
+    return found !== undefined && found.isFile() && found.nlink > 1n;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A finder of the place a path is, or is inside, by what the file system says it is: the path
  * itself, or else the nearest of its ancestors that is one. A bind mount of Latch's home, of the
  * home folder above it, or a hard link to a secret, is another name for the same file, which no
- * comparison of names sees. The places are looked at once, for every path asked after.
+ * comparison of names sees. A file with other names is also compared with the files inside the
+ * places (a hard link to `~/.latch/policy.toml`). The places are looked at once, for every path
+ * asked after.
  */
 export function placeByIdentity(places: readonly Place[]): (path: string) => Touch | undefined {
   const known = new Map<string, Place>();
@@ -25,14 +42,47 @@ export function placeByIdentity(places: readonly Place[]): (path: string) => Tou
     const id = place.path === undefined ? undefined : identity(place.path);
     if (id !== undefined && !known.has(id)) known.set(id, place);
   }
+  let inside: Map<string, Place> | undefined;
   return (path) => {
     for (let current = path, depth = 0; ; depth++) {
       const id = identity(current);
       const place = id === undefined ? undefined : known.get(id);
       if (place) return { place, relation: depth === 0 ? 'at' : 'inside' };
       const parent = dirname(current);
-      if (parent === current) return undefined;
+      if (parent === current) break;
       current = parent;
     }
+    if (!hasOtherNames(path)) return undefined;
+    inside ??= filesInside(places);
+    const place = inside.get(identity(path)!);
+    return place && { place, relation: 'inside' };
   };
+}
+
+/** The files inside the places that are folders, by identity, nearest first, up to MOST_FILES_INSIDE. */
+function filesInside(places: readonly Place[]): Map<string, Place> {
+  const files = new Map<string, Place>();
+  let folders = places.flatMap((place) => (place.path === undefined ? [] : [{ folder: place.path, place }]));
+  for (let depth = 0; depth < DEEPEST_INSIDE && folders.length > 0; depth++) {
+    const deeper: typeof folders = [];
+    for (const { folder, place } of folders) {
+      let entries;
+      try {
+        entries = readdirSync(folder, { withFileTypes: true });
+      } catch {
+        continue; // a file, not a folder; gone; no permission to look
+      }
+      for (const entry of entries) {
+        const path = join(folder, entry.name);
+        if (entry.isDirectory()) deeper.push({ folder: path, place });
+        else if (entry.isFile()) {
+          const id = identity(path);
+          if (id !== undefined && !files.has(id)) files.set(id, place);
+          if (files.size >= MOST_FILES_INSIDE) return files;
+        }
+      }
+    }
+    folders = deeper;
+  }
+  return files;
 }

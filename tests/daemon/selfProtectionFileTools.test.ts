@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -220,7 +220,7 @@ describe('self-protection: tools that write', () => {
   });
 });
 
-describe('self-protection: a `..` after a link, as the kernel walks it (review R1)', () => {
+describe('self-protection: a `..` after a link, as the kernel walks it, and hard links (review R1)', () => {
   // `d` leads to the project itself, so the kernel takes `d/..` to the folder above it, the home
   // folder; read as text, `d/..` cancels out and stays in the project.
   beforeAll(() => {
@@ -229,6 +229,9 @@ describe('self-protection: a `..` after a link, as the kernel walks it (review R
     symlinkSync('d/../.latch/policy.toml', at('P/settings.toml'));
     mkdirSync(at('H/.config/app/deep'), { recursive: true });
     symlinkSync(at('H/.config/app/deep'), at('P/app-config'));
+    // Hard links to files inside protected folders: no name, and no folder above them, shows it.
+    linkSync(at('H/.latch/policy.toml'), at('P/policy-copy.toml'));
+    linkSync(at(`H/${LATCH_IN_HOME}/dist/latch/hook.cjs`), at('P/hook-copy.cjs'));
   });
 
   it.each<[string, () => ProtectedCall, Guard | undefined]>([
@@ -251,6 +254,13 @@ describe('self-protection: a `..` after a link, as the kernel walks it (review R
     ],
     ['A command writing through the link', () => bash('cp /tmp/x up/.bash_profile'), 'hooks'],
     ['Write of a file beside the links', () => tool('Write', 'P/up-notes.md'), undefined],
+    ['Write of a hard link to Latch’s policy', () => tool('Write', 'P/policy-copy.toml'), 'files'],
+    ['Write of a hard link to the hook’s bundle', () => tool('Write', 'P/hook-copy.cjs'), 'files'],
+    [
+      'A command writing a hard link to Latch’s policy',
+      () => bash('sed -i s/ask/allow/ policy-copy.toml'),
+      'files',
+    ],
   ])('%s', (_name, call, guard) => {
     expect(judged(call())).toEqual(expected(guard));
   });
