@@ -194,11 +194,19 @@ export class KillSwitch {
       // would take its place.
       if (this.state.frozen) return this.applyFreeze(envelope, cause, via);
     }
+    // Its date orders the freezes after it, so only a signer paired here gives one, and never
+    // further ahead than a clock may be off: a relay's own freeze dated a year ahead would make
+    // every freeze a person sends before then stale, and the votes on them void. Another's is
+    // ordered from when it was applied here, as a freeze with no envelope is (#inForceSince).
+    const trusted = cause === 'panic' || verified;
+    const now = Date.now();
     const state = this.#freeze({
       id,
-      reason: cause === 'panic' || verified ? envelope.body.reason : UNVERIFIED_FREEZE_REASON,
+      reason: trusted ? envelope.body.reason : UNVERIFIED_FREEZE_REASON,
       cause,
-      signedAt: envelope.ts,
+      signedAt: trusted
+        ? Math.min(envelope.ts, now + FREEZE_CLOCK_TOLERANCE_MS)
+        : now - FREEZE_CLOCK_TOLERANCE_MS,
     });
     verified ??= await this.#freezeVerified(envelope);
     audit.append({
@@ -215,10 +223,11 @@ export class KillSwitch {
 
   /**
    * From when the freeze in force holds, for a freeze from the relay that would take its place:
-   * when it was signed; for one with no signed envelope (a relay's word, or a freeze kept from
-   * before ids), when it was applied here, less the skew allowed a phone's clock. Else an old
-   * freeze this host never applied, and the votes that ended it long ago, would lift it. A strict
-   * mode freeze has none: any freeze takes its place, as the relay's word that all is well ends it.
+   * when it was signed (for a freeze not signed by a signer paired here, when it was applied here,
+   * less the skew allowed a phone's clock); for one with no signed envelope (a relay's word, or a
+   * freeze kept from before ids), likewise when it was applied here. Else an old freeze this host
+   * never applied, and the votes that ended it long ago, would lift it. A strict mode freeze has
+   * none: any freeze takes its place, as the relay's word that all is well ends it.
    */
   #inForceSince(): number | undefined {
     const { store } = this.#options;
@@ -244,9 +253,19 @@ export class KillSwitch {
   async onResumed(freeze: string, votes: ResumeVote[]): Promise<void> {
     const { store, audit } = this.#options;
     const current = this.state;
-    // A replay of votes for a freeze that already ended: nothing to do, nothing new to say.
-    if (!current.frozen || store.freezeEnded(freeze)) return;
+    if (!current.frozen) return;
     // A relay can send resumes at will: what counts no new vote is audited once a minute.
+    if (store.freezeEnded(freeze)) {
+      // Votes on a freeze that ended here (resumed, or refused as older than the one in force)
+      // end nothing: the audit says why the host stays frozen.
+      this.#noise.append('votes on an ended freeze', {
+        event: 'resume_refused',
+        epoch: current.epoch,
+        freeze,
+        why: 'this freeze ended here already: votes on it end nothing, and the freeze in force is another',
+      });
+      return;
+    }
     if (current.freeze === null) {
       this.#noise.append('resume refused', {
         event: 'resume_refused',

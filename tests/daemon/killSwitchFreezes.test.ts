@@ -134,6 +134,28 @@ describe('a freeze on the host', () => {
     expect(rig.killSwitch.state.frozen).toBe(false);
   });
 
+  it('from the relay, unverified and dated ahead, orders nothing by its date: a person’s freeze takes its place and resumes (review R4)', async () => {
+    const yearAhead = Date.now() + 365 * 24 * 3_600_000;
+    const forged = await rig.frozenBy(
+      await rig.phoneFreeze('forged', { key: await otherKey(), signedAt: yearAhead }),
+    );
+    expect(rig.auditEvents().at(-1)).toMatchObject({ event: 'freeze', freeze: forged, verified: false });
+    const person = await rig.frozenBy(await rig.phoneFreeze('the person’s'));
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: person });
+    await rig.killSwitch.onResumed(person, [await rig.vote(person)]);
+    expect(rig.killSwitch.state.frozen).toBe(false);
+  });
+
+  it('from a paired phone whose clock runs a year ahead, is ordered from no later than this host’s clock allows', async () => {
+    const ahead = await rig.frozenBy(
+      await rig.phoneFreeze('ahead', { signedAt: Date.now() + 365 * 24 * 3_600_000 }),
+    );
+    expect(rig.store.freezeSignedAt(ahead)).toBeLessThanOrEqual(Date.now() + 6 * 60_000);
+    // A freeze signed within the clock tolerance after it takes its place.
+    const next = await rig.frozenBy(await rig.phoneFreeze('next', { signedAt: Date.now() + 6 * 60_000 }));
+    expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: next });
+  });
+
   it('held under no id since before the upgrade, is ordered from the upgrade', async () => {
     const old = await rig.phoneFreeze('an old freeze', { signedAt: Date.now() - 24 * 3_600_000 });
     // As an upgrade leaves a `latch panic` of before ids: migrateState fills frozen_at with its time.
@@ -161,7 +183,12 @@ describe('a freeze on the host', () => {
     expect(rig.killSwitch.state).toMatchObject({ epoch: 2, freeze: second });
     await rig.killSwitch.onResumed(first, [await rig.vote(first)]);
     expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: second });
-    expect(rig.auditEvents().map((line) => line['event'])).toEqual(['freeze', 'freeze']);
+    // Review R4: said, so that a person voting on the freeze before learns why nothing ended.
+    expect(rig.auditEvents().map((line) => line['event'])).toEqual(['freeze', 'freeze', 'resume_refused']);
+    expect(rig.auditEvents().at(-1)).toMatchObject({
+      freeze: first,
+      why: expect.stringContaining('ended here'),
+    });
     // Forwarded under the freeze in force, a vote for the one before still counts for nothing.
     await rig.killSwitch.onResumed(second, [await rig.vote(first)]);
     expect(rig.killSwitch.state).toMatchObject({ frozen: true, freeze: second });
