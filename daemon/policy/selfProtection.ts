@@ -178,7 +178,9 @@ function guardedAt(call: ProtectedCall, places: ProtectedPlaces): Verdict | unde
     } else {
       const wholes = uniqueWords(strings.map((text) => [{ text: withHome(text, places), glob: false }]));
       namesTouch(wholes, places, note);
-      wordsTouch(wholes, cwd, places, real, note);
+      // A folder it is given, it may act on whole (delete it, copy it, search every file in it),
+      // as `rm -r` or `grep -r` would: one above Latch's files reaches them.
+      wordsTouch(wholes, cwd, places, real, note, undefined, () => true);
       // Read as a command, what a string does is asked about, never refused: it may be prose (an
       // issue that says `strace -p $(pgrep node)`). A secret it names is refused all the same.
       const asked: Reading = {

@@ -131,6 +131,19 @@ describe('self-protection: MCP and unknown tools', () => {
       'secrets',
     ],
     ['reading the project', () => mcp('mcp__fs__read_file', { path: at('P/README.md') }), undefined],
+    // Review R1: a folder above Latch's files, which the tool may act on whole.
+    [
+      'deleting the home folder',
+      () => mcp('mcp__filesystem__delete_directory', { path: '~', recursive: true }),
+      'files',
+    ],
+    ['copying the home folder', () => mcp('mcp__fs__copy', { source: home, destination: '/tmp/x' }), 'files'],
+    [
+      'searching every file from the root',
+      () => mcp('mcp__ripgrep__search', { path: '/', pattern: 'BEGIN', hidden: true }),
+      'files',
+    ],
+    ['listing the project', () => mcp('mcp__fs__list_directory', { path: at('P') }), undefined],
     [
       'reading the project by a file URI',
       () => mcp('mcp__fs__resources/read', { uri: `file://${at('P/README%2Emd')}` }),
