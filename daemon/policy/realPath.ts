@@ -1,5 +1,5 @@
-import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { lstatSync, readlinkSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 /** The longest path the kernel resolves (PATH_MAX on Linux): a longer one cannot be opened at all. */
 export const PATH_MAX = 4096;
@@ -14,34 +14,76 @@ export const MAX_LINKS = 40;
 export const asWalked = (folder: string, path: string): string =>
   path.startsWith('/') ? path : `${folder}/${path}`;
 
+/** What one look at a path found: where it links to, or whether anything is there. */
+type Look = { linksTo: string } | { found: boolean };
+
+export interface PathWalk {
+  /**
+   * The folder the agent's tool runs in. `/proc/self` is the process that looks: followed here, it
+   * would be the daemon, so `/proc/self/cwd` leads there instead (and `/proc/self/root` to `/`).
+   */
+  processFolder?: string;
+  /** Looks already made, shared by the paths of one call: they share their folders. */
+  looks?: Map<string, Look>;
+}
+
 /**
- * Where an absolute path leads once symbolic links are followed: the real path of its deepest
- * existing ancestor, with the parts that do not exist yet after it. So a link to `totp.json`, a
- * link to where it would be (writing through it creates it), or a file about to be written
- * through a linked folder, resolves to the place it would touch. `parentPath` resolves the
- * parent of a path that does not exist (a caller's memo: many new names in one folder cost one
- * look each). Each look is the kernel's (lstat, realpath), on the path as written, so a `..` after
- * a link leads from where the link does.
+ * Where an absolute path leads, walked name by name as the kernel walks it: a link's target read
+ * from the folder the link is in, a `..` taken from the real folder reached so far (after a link,
+ * from where the link leads, not from the text). Names after one that does not exist are kept as
+ * written: a link to `totp.json`, a link to where it would be (writing through it creates it), or a
+ * file about to be written through a linked folder, all lead to the place they would touch. A
+ * loop of links leads nowhere, as for the kernel: the path is kept as it was given.
  */
-export function realPath(path: string, parentPath: (path: string) => string = realPath, links = 0): string {
+export function realPath(path: string, { processFolder, looks = new Map() }: PathWalk = {}): string {
   if (path.length > PATH_MAX) return path;
-  try {
-    // lstat first: a missing path is the common case, and a thrown error costs more than a call.
-    // Equivalent mutants (Stryker): a throwing lstat, or realpath on a missing path, lands in the
-    // catch below, which gives the same parent-based answer; so does skipping realpath for a path
-    // that is not a link. These lines only save time.
-    // Stryker disable next-line ObjectLiteral,BooleanLiteral: only saves a throw
-    const found = lstatSync(path, { throwIfNoEntry: false });
-    // Stryker disable next-line OptionalChaining: a TypeError lands in the same catch
-    if (found?.isSymbolicLink() && links < MAX_LINKS)
-      return realPath(asWalked(parentPath(dirname(path)), readlinkSync(path)), parentPath, links + 1);
-    // Stryker disable next-line ConditionalExpression: one system call instead of a walk up, same answer
-    if (found) return realpathSync.native(path);
-  } catch {
-    // A name too long, a file where a folder should be, a loop of links, no permission to look:
-    // no further than its parent, then.
+  const pending = path.split('/').reverse();
+  let real = '/';
+  let links = 0;
+  let missing = false;
+  while (pending.length > 0) {
+    const name = pending.pop()!;
+    if (name === '' || name === '.') continue;
+    if (name === '..') {
+      real = dirname(real);
+      continue;
+    }
+    const through =
+      real === '/proc' && (name === 'self' || name === 'thread-self') ? pending.at(-1) : undefined;
+    if (processFolder !== undefined && (through === 'cwd' || through === 'root')) {
+      pending.pop();
+      if (++links > MAX_LINKS) return path;
+      if (through === 'cwd') pending.push(...processFolder.split('/').reverse());
+      real = '/';
+      continue;
+    }
+    const next = real === '/' ? `/${name}` : `${real}/${name}`;
+    if (!missing) {
+      const look = lookAt(next, looks);
+      if ('linksTo' in look) {
+        if (++links > MAX_LINKS) return path;
+        if (look.linksTo.startsWith('/')) real = '/';
+        pending.push(...look.linksTo.split('/').reverse());
+        continue;
+      }
+      missing = !look.found;
+    }
+    real = next;
   }
-  const parent = dirname(path);
-  // Stryker disable next-line ConditionalExpression: only `/` is its own parent, and it always exists
-  return parent === path ? path : join(parentPath(parent), basename(path));
+  return real;
+}
+
+function lookAt(path: string, looks: Map<string, Look>): Look {
+  let look = looks.get(path);
+  if (look === undefined) {
+    try {
+      const found = lstatSync(path, { throwIfNoEntry: false });
+      look = found?.isSymbolicLink() ? { linksTo: readlinkSync(path) } : { found: found !== undefined };
+    } catch {
+      // A name too long, a file where a folder should be, no permission to look: nothing further.
+      look = { found: false };
+    }
+    looks.set(path, look);
+  }
+  return look;
 }

@@ -145,7 +145,7 @@ function judgedFromItsFolder(call: ProtectedCall, places: ProtectedPlaces): Verd
 
 function guardedAt(call: ProtectedCall, places: ProtectedPlaces): Verdict | undefined {
   const cwd = call.cwd !== undefined && isAbsolute(call.cwd) ? call.cwd : undefined;
-  const real = rememberedRealPath();
+  const real = rememberedRealPath(cwd);
   const found = new Map<Guard, string>();
   const note: Note = (guard, target) => {
     if (!found.has(guard)) found.set(guard, target);
@@ -507,12 +507,12 @@ const uniqueWords = (words: Word[]) => [
 ];
 
 /** realPath, remembered for one call: a command's words share their folders. */
-function rememberedRealPath(): (path: string) => string {
+function rememberedRealPath(cwd: string | undefined): (path: string) => string {
   const known = new Map<string, string>();
-  const resolve = (path: string): string => {
+  const walk = { looks: new Map(), ...(cwd !== undefined ? { processFolder: cwd } : {}) };
+  return (path) => {
     let resolved = known.get(path);
-    if (resolved === undefined) known.set(path, (resolved = realPath(path, resolve)));
+    if (resolved === undefined) known.set(path, (resolved = realPath(path, walk)));
     return resolved;
   };
-  return resolve;
 }

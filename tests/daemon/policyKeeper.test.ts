@@ -204,10 +204,26 @@ describe('where a path leads', () => {
     expect(realPath(longest)).toBe(join(realpathSync(tmpdir()), 'x'.repeat(4096 - prefix.length)));
   });
 
-  it("asks the caller's memo for the parent of what does not exist", () => {
-    const asked: string[] = [];
-    const memo = (path: string) => (asked.push(path), '/remembered');
-    expect(realPath(join(directory, 'missing', 'file'), memo)).toBe('/remembered/file');
-    expect(asked).toEqual([join(directory, 'missing')]);
+  it('takes a `..` after a link from where the link leads, as the kernel does', () => {
+    mkdirSync(join(directory, 'home', 'project'), { recursive: true });
+    symlinkSync('.', join(directory, 'home', 'project', 'd'));
+    symlinkSync('d/..', join(directory, 'home', 'project', 'up'));
+    expect(realPath(join(directory, 'home', 'project', 'up', '.bashrc'))).toBe(
+      join(realpathSync(directory), 'home', '.bashrc'),
+    );
+  });
+
+  it("leads /proc/self/cwd to the agent's folder, not the daemon's, and shares its looks", () => {
+    mkdirSync(join(directory, 'project'));
+    symlinkSync('/proc/self/cwd/..', join(directory, 'project', 'above'));
+    const looks = new Map();
+    const walk = { processFolder: join(directory, 'project'), looks };
+    expect(realPath(join(directory, 'project', 'above', '.zshenv'), walk)).toBe(
+      join(realpathSync(directory), '.zshenv'),
+    );
+    expect(realPath('/proc/thread-self/root/etc', walk)).toBe('/etc');
+    expect(looks.size).toBeGreaterThan(0);
+    // Without the agent's folder, it is the daemon's own (this test's process).
+    expect(realPath('/proc/self/cwd')).toBe(process.cwd());
   });
 });
