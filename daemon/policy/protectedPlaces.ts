@@ -150,6 +150,12 @@ export function withAgentConfigDir(places: ProtectedPlaces, agent: Agent, folder
   return known ? places : { ...places, places: [...places.places, ...agentPlaces(agent, resolved)] };
 }
 
+/** Latch's own places, and the project forms as places in one folder (the one a call runs in). */
+export const placesFrom = (places: ProtectedPlaces, folder: string | undefined): Place[] =>
+  folder === undefined
+    ? places.places
+    : [...places.places, ...places.tails.map((place) => ({ ...place, path: join(folder, ...place.parts) }))];
+
 /**
  * The places with the /proc folders of the daemon's threads: a thread's id names the daemon there
  * as its pid does (`/proc/<tid>/environ`, its open files). Threads come and go, so they are read

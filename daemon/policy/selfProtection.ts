@@ -16,7 +16,7 @@ import { pathPattern } from './pathPattern.ts';
 import { pathTouches, type Touch } from './pathTouches.ts';
 import { namesTouch } from './namesTouch.ts';
 import { LONG_COMMAND_BYTES, type Verdict } from './policy.ts';
-import type { ProtectedPlaces } from './protectedPlaces.ts';
+import { placesFrom, type ProtectedPlaces } from './protectedPlaces.ts';
 import { gluedValues, valueAfterEquals } from './optionValues.ts';
 import { asWalked, PATH_MAX, realPath } from './realPath.ts';
 import { replacesGlobalPackages } from './replacesGlobalPackages.ts';
@@ -223,7 +223,7 @@ interface Reading {
 
 /** What the paths a file tool (or a patch) names touch of Latch's, each a name, not a pattern. */
 function pathsTouch(paths: readonly string[], tool: string, { cwd, places, real, note }: Reading): void {
-  const sameFileAs = paths.length > 0 ? placeByIdentity(places.places) : undefined;
+  const sameFileAs = paths.length > 0 ? placeByIdentity(placesFrom(places, cwd)) : undefined;
   for (const path of paths) {
     // As given: a tool's path is a name, not a pattern (a `*` in it is a `*`).
     const named = withHome(path, places);

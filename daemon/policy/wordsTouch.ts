@@ -4,7 +4,7 @@ import { hasOtherNames, placeByIdentity } from './sameFile.ts';
 import { literalText, type Word } from './commandWords.ts';
 import { pathPattern, segmentMatches, type PathPattern } from './pathPattern.ts';
 import { pathTouches, type Touch } from './pathTouches.ts';
-import { sameName, type ProtectedPlaces } from './protectedPlaces.ts';
+import { placesFrom, sameName, type ProtectedPlaces } from './protectedPlaces.ts';
 import type { Guard, Note } from './selfProtection.ts';
 
 /**
@@ -66,7 +66,7 @@ export function wordsTouch(
     return hasOtherNames(path) ? [path] : [];
   });
   if (linked.length > 0) {
-    const sameFileAs = placeByIdentity(places.places);
+    const sameFileAs = placeByIdentity(placesFrom(places, cwd));
     noteWrites(linked.flatMap((path) => sameFileAs(path) ?? []));
   }
 }

@@ -232,6 +232,7 @@ describe('self-protection: a `..` after a link, as the kernel walks it, and hard
     // Hard links to files inside protected folders: no name, and no folder above them, shows it.
     linkSync(at('H/.latch/policy.toml'), at('P/policy-copy.toml'));
     linkSync(at(`H/${LATCH_IN_HOME}/dist/latch/hook.cjs`), at('P/hook-copy.cjs'));
+    linkSync(at('P/.claude/settings.json'), at('P/settings-copy.json'));
   });
 
   it.each<[string, () => ProtectedCall, Guard | undefined]>([
@@ -256,6 +257,8 @@ describe('self-protection: a `..` after a link, as the kernel walks it, and hard
     ['Write of a file beside the links', () => tool('Write', 'P/up-notes.md'), undefined],
     ['Write of a hard link to Latch’s policy', () => tool('Write', 'P/policy-copy.toml'), 'files'],
     ['Write of a hard link to the hook’s bundle', () => tool('Write', 'P/hook-copy.cjs'), 'files'],
+    ['Write of a hard link to the project’s settings', () => tool('Write', 'P/settings-copy.json'), 'hooks'],
+    ['A command writing it', () => bash('cp /tmp/x settings-copy.json'), 'hooks'],
     [
       'A command writing a hard link to Latch’s policy',
       () => bash('sed -i s/ask/allow/ policy-copy.toml'),
