@@ -16,7 +16,7 @@ import { evaluatePolicy } from '../policy/policy.ts';
 import type { PolicyKeeper } from '../policy/policyKeeper.ts';
 import { protectedPlaces, withAgentConfigDir, withDaemonThreads } from '../policy/protectedPlaces.ts';
 import { mayRunOtherCode, scriptsRun } from '../policy/scriptsRun.ts';
-import { selfProtection } from '../policy/selfProtection.ts';
+import { runsInAShell, selfProtection } from '../policy/selfProtection.ts';
 import type { GateAnswer, GateRequest } from '../socket/localApi.ts';
 import { deny, frozenDeny, reportedDeny } from './deny.ts';
 import type { Loosening } from './loosening.ts';
@@ -158,8 +158,7 @@ export class Deciding {
           ),
     );
     // A script the command runs is read once: self-protection reads it, and a phone is shown it.
-    const scripts =
-      request.command === undefined ? [] : scriptsRun(request.command, request.cwd, places.variables);
+    const scripts = runsInAShell(request) ? scriptsRun(request.command, request.cwd, places.variables) : [];
     // Codex tells its hooks neither a command's `workdir` nor the folder a patch applies in.
     const folderUnsure = request.agent === 'codex';
     const guarded = selfProtection({ ...request, scripts, folderUnsure }, places);

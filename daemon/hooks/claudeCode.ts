@@ -1,3 +1,4 @@
+import { shellCommand } from '../install/shellWords.ts';
 import type { GateQuestion } from '../socket/askDaemon.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
 import { toolInputText } from '../socket/toolInputText.ts';
@@ -51,7 +52,7 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
   const input = given as Record<string, unknown>;
   const inputText = toolInputText(input);
   if ('error' in inputText) return inputText;
-  const command = asString(input['command']);
+  const command = commandOf(input['command']);
   const paths = [
     ...['file_path', 'path', 'notebook_path']
       .map((key) => asString(input[key]))
@@ -63,9 +64,14 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
   const cwd = asString(raw['cwd']);
   const description = asString(input['description']);
   const diff = fileEditDiff(tool, input, cwd);
-  // Any value but false or none is read as leaving the sandbox ("true", 1): the safe side.
-  const sandboxFlag = input['dangerouslyDisableSandbox'];
-  const unsandboxed = sandboxFlag !== undefined && sandboxFlag !== false;
+  // Leaving the sandbox: Claude Code's dangerouslyDisableSandbox, Codex's escalation
+  // (with_escalated_permissions, sandbox_permissions but "use_default"). Any value but false or
+  // none is read as leaving it ("true", 1): the safe side.
+  const set = (key: string) => input[key] !== undefined && input[key] !== false;
+  const unsandboxed =
+    set('dangerouslyDisableSandbox') ||
+    set('with_escalated_permissions') ||
+    (set('sandbox_permissions') && input['sandbox_permissions'] !== 'use_default');
   return {
     event: event as ClaudeCodeEvent,
     question: {
@@ -86,8 +92,21 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
   };
 }
 
+/**
+ * A command as a tool gives it: a string, or an argv (`["bash", "-lc", "…"]`), read as the one
+ * command for `sh -c` that runs the same, so that nothing it runs goes unread.
+ */
+function commandOf(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.length > 0 && value.every((word) => typeof word === 'string'))
+    return shellCommand(value);
+  return undefined;
+}
+
 /** A patch's file headers, as Codex's `apply_patch` reads them (each line trimmed). */
 const PATCH_HEADER = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/;
+/** What Rust's `trim`, which Codex's patch parser uses, takes off that JavaScript's keeps: NEL. */
+const trimmedAsCodex = (line: string) => line.replace(/^[\s\u0085]+|[\s\u0085]+$/g, '');
 
 /**
  * The files a Codex patch writes (`apply_patch`, or a command that runs one): each is judged as
@@ -96,8 +115,8 @@ const PATCH_HEADER = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)
 function patchPaths(command: string): string[] {
   if (!command.includes('*** Begin Patch')) return [];
   return command.split('\n').flatMap((line) => {
-    const header = PATCH_HEADER.exec(line.trim());
-    return header ? [header[1]!.trim()] : [];
+    const header = PATCH_HEADER.exec(trimmedAsCodex(line));
+    return header ? [trimmedAsCodex(header[1]!)] : [];
   });
 }
 

@@ -68,9 +68,21 @@ const MOST_INPUT_READ_AS_WORDS = 16_000;
 /** Claude Code's tools that only read what their path names; Grep also reads every file below it. */
 const READS = new Set(['Read', 'NotebookRead', 'LS', 'Glob', 'Grep']);
 /** Tools whose paths and command are all they act on: their other input is content or prose. */
+/**
+ * Codex's patch tool. Its `command` is a patch, not a shell command: the files it writes are its
+ * headers' (the hook reads them into the call's paths), and read as shell words its lines would
+ * match anything (`*** Add File: …` is a glob).
+ */
+export const PATCH_TOOL = 'apply_patch';
+
+/** Whether a call's command is one a shell runs. */
+export const runsInAShell = <Call extends { tool: string; command?: string | undefined }>(
+  call: Call,
+): call is Call & { command: string } => call.command !== undefined && call.tool !== PATCH_TOOL;
+
 const KNOWN = new Set([
   ...READS,
-  ...['Edit', 'MultiEdit', 'Write', 'NotebookEdit', 'Bash', 'exec'],
+  ...['Edit', 'MultiEdit', 'Write', 'NotebookEdit', 'Bash', 'exec', PATCH_TOOL],
   // These touch no file on this machine; a subagent's (Task) own calls are gated one by one.
   ...['WebFetch', 'WebSearch', 'TodoWrite', 'TodoRead', 'Task', 'BashOutput', 'KillShell', 'ExitPlanMode'],
 ]);
@@ -155,7 +167,7 @@ function guardedAt(call: ProtectedCall, places: ProtectedPlaces): Verdict | unde
   // Grep without a path searches the folder it runs in, every file below it.
   const paths = call.tool === 'Grep' && call.paths.length === 0 && cwd ? [cwd] : call.paths;
   pathsTouch(paths, call.tool, reading);
-  if (call.command !== undefined) commandTouches(call.command, LONG_COMMAND_BYTES, reading);
+  if (runsInAShell(call)) commandTouches(call.command, LONG_COMMAND_BYTES, reading);
   // What a script the command runs holds runs too (`bash deploy.sh`): a shell's script is read
   // as commands of its own, another language's as code, for what it names in quotes, and a
   // patch writes the files its headers name.

@@ -527,6 +527,43 @@ describe('latch hook codex', () => {
     expect((await answered).code).toBe(2);
   });
 
+  it('reads Codex’s escalation as leaving the sandbox, an argv as its command, and a patch header as Codex trims it (review R5)', async () => {
+    const parsed = (
+      event: 'PreToolUse' | 'PermissionRequest',
+      tool: string,
+      toolInput: Record<string, unknown>,
+    ) => parseClaudeCodeHookInput(codexInput(event, tool, toolInput));
+    for (const escalated of [
+      { sandbox_permissions: 'require_escalated' },
+      { with_escalated_permissions: true },
+    ])
+      expect(parsed('PermissionRequest', 'Bash', { command: 'ls -la', ...escalated })).toMatchObject({
+        question: { unsandboxed: true },
+      });
+    expect(
+      parsed('PermissionRequest', 'Bash', { command: 'ls -la', sandbox_permissions: 'use_default' }),
+    ).not.toHaveProperty('question.unsandboxed');
+    expect(parsed('PreToolUse', 'Bash', { command: ['bash', '-lc', 'rm -rf ~/.latch'] })).toMatchObject({
+      question: { command: "bash -lc 'rm -rf ~/.latch'" },
+    });
+    const patch = '*** Begin Patch\n\u0085*** Add File: .codex/hooks.json\u0085\n+{}\n*** End Patch';
+    expect(parsed('PreToolUse', 'apply_patch', { command: patch })).toMatchObject({
+      question: { paths: ['.codex/hooks.json'] },
+    });
+    // Escalated, a command a rule allows is left to Codex's own prompt, as for Claude Code.
+    expect(
+      (
+        await hook(
+          codexInput('PermissionRequest', 'Bash', {
+            command: 'ls -la',
+            sandbox_permissions: 'require_escalated',
+          }),
+          'codex',
+        )
+      ).output,
+    ).toBeUndefined();
+  });
+
   it('answers PermissionRequest in the shape Codex shares with Claude Code', async () => {
     expect(
       (await hook(codexInput('PermissionRequest', 'Read', { file_path: '/x' }), 'codex')).output,

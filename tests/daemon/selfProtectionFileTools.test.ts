@@ -6,7 +6,7 @@ import {
   withAgentConfigDir,
   withDaemonThreads,
 } from '../../daemon/policy/protectedPlaces.ts';
-import type { Guard, ProtectedCall } from '../../daemon/policy/selfProtection.ts';
+import { selfProtection, type Guard, type ProtectedCall } from '../../daemon/policy/selfProtection.ts';
 import {
   at,
   bash,
@@ -17,6 +17,7 @@ import {
   makeProtectedHome,
   NODE_IN_HOME,
   places,
+  project,
   removeProtectedHome,
   tool,
 } from '../support/protectedHome.ts';
@@ -266,6 +267,37 @@ describe('self-protection: a `..` after a link, as the kernel walks it, and hard
     ],
   ])('%s', (_name, call, guard) => {
     expect(judged(call())).toEqual(expected(guard));
+  });
+});
+
+describe('self-protection: a Codex patch, judged by the files its headers name (review R5)', () => {
+  const patched = (...files: string[]): ProtectedCall => {
+    const patch = [
+      '*** Begin Patch',
+      ...files.flatMap((file) => [`*** Add File: ${file}`, '+x']),
+      '*** End Patch',
+    ].join('\n');
+    // Codex tells its hooks no folder a patch applies in.
+    return {
+      tool: 'apply_patch',
+      paths: files,
+      command: patch,
+      input: JSON.stringify({ command: patch }),
+      cwd: project,
+      folderUnsure: true,
+    };
+  };
+
+  it('asks nothing of a patch to the project’s own files, whose lines are no shell command', () => {
+    expect(judged(patched('src/a.ts', 'README.md'))).toBeUndefined();
+  });
+
+  it('guards a patch to hook settings or start-up files, naming that file', () => {
+    expect(selfProtection(patched('src/a.ts', '.codex/hooks.json'), places)).toMatchObject({
+      action: 'ask',
+      target: '.codex',
+    });
+    expect(selfProtection(patched('.zshrc'), places)).toMatchObject({ action: 'ask', target: '.zshrc' });
   });
 });
 
