@@ -1,5 +1,5 @@
 import { lstatSync, readlinkSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, posix } from 'node:path';
 
 /** The longest path the kernel resolves (PATH_MAX on Linux): a longer one cannot be opened at all. */
 export const PATH_MAX = 4096;
@@ -31,34 +31,39 @@ export interface PathWalk {
  * Where an absolute path leads, walked name by name as the kernel walks it: a link's target read
  * from the folder the link is in, a `..` taken from the real folder reached so far (after a link,
  * from where the link leads, not from the text). Names after one that does not exist are kept as
- * written: a link to `totp.json`, a link to where it would be (writing through it creates it), or a
- * file about to be written through a linked folder, all lead to the place they would touch. A
- * loop of links leads nowhere, as for the kernel: the path is kept as it was given.
+ * written, until a `..` climbs back to where it was (a tool may make the folders first): a link
+ * to `totp.json`, a link to where it would be (writing through it creates it), or a file about to
+ * be written through a linked folder, all lead to the place they would touch. A loop of links
+ * leads nowhere, as for the kernel: the path is kept as it was given. One too long to open as
+ * written is walked as a tool that takes its `.` and `..` out would open it.
  */
 export function realPath(path: string, { processFolder, looks = new Map() }: PathWalk = {}): string {
+  if (path.length > PATH_MAX) path = posix.normalize(path);
   if (path.length > PATH_MAX) return path;
   const pending = path.split('/').reverse();
+  const nextName = () => pending.findLast((name) => name !== '' && name !== '.');
   let real = '/';
   let links = 0;
-  let missing = false;
+  // How many names after the last that exists: none is looked at until `..` climbs back.
+  let missing = 0;
   while (pending.length > 0) {
     const name = pending.pop()!;
     if (name === '' || name === '.') continue;
     if (name === '..') {
       real = dirname(real);
+      missing = Math.max(0, missing - 1);
       continue;
     }
-    const through =
-      real === '/proc' && (name === 'self' || name === 'thread-self') ? pending.at(-1) : undefined;
+    const through = real === '/proc' && (name === 'self' || name === 'thread-self') ? nextName() : undefined;
     if (processFolder !== undefined && (through === 'cwd' || through === 'root')) {
-      pending.pop();
+      while (pending.pop() !== through);
       if (++links > MAX_LINKS) return path;
       if (through === 'cwd') pending.push(...processFolder.split('/').reverse());
       real = '/';
       continue;
     }
     const next = real === '/' ? `/${name}` : `${real}/${name}`;
-    if (!missing) {
+    if (missing === 0) {
       const look = lookAt(next, looks);
       if ('linksTo' in look) {
         if (++links > MAX_LINKS) return path;
@@ -66,8 +71,8 @@ export function realPath(path: string, { processFolder, looks = new Map() }: Pat
         pending.push(...look.linksTo.split('/').reverse());
         continue;
       }
-      missing = !look.found;
-    }
+      if (!look.found) missing = 1;
+    } else missing++;
     real = next;
   }
   return real;

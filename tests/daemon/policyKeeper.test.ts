@@ -213,6 +213,22 @@ describe('where a path leads', () => {
     );
   });
 
+  it('looks again once a `..` climbs back from a folder not made yet (review Ze2)', () => {
+    mkdirSync(join(directory, '.latch'));
+    symlinkSync(join(directory, '.latch'), join(directory, 'conf'));
+    expect(realPath(`${directory}/not-yet/../conf/policy.toml`)).toBe(
+      join(realpathSync(directory), '.latch', 'policy.toml'),
+    );
+  });
+
+  it('walks a path too long to open as written as a tool that takes its `.` out would', () => {
+    mkdirSync(join(directory, '.latch'));
+    symlinkSync(join(directory, '.latch'), join(directory, 'conf'));
+    expect(realPath(`${directory}/${'./'.repeat(2100)}conf/policy.toml`)).toBe(
+      join(realpathSync(directory), '.latch', 'policy.toml'),
+    );
+  });
+
   it("leads /proc/self/cwd to the agent's folder, not the daemon's, and shares its looks", () => {
     mkdirSync(join(directory, 'project'));
     symlinkSync('/proc/self/cwd/..', join(directory, 'project', 'above'));
@@ -222,6 +238,7 @@ describe('where a path leads', () => {
       join(realpathSync(directory), '.zshenv'),
     );
     expect(realPath('/proc/thread-self/root/etc', walk)).toBe('/etc');
+    expect(realPath('/proc/self//./cwd/x', walk)).toBe(join(realpathSync(directory), 'project', 'x'));
     expect(looks.size).toBeGreaterThan(0);
     // Without the agent's folder, it is the daemon's own (this test's process).
     expect(realPath('/proc/self/cwd')).toBe(process.cwd());
