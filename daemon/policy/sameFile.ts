@@ -4,9 +4,15 @@ import type { Touch } from './pathTouches.ts';
 import type { Place } from './protectedPlaces.ts';
 
 /** How many files inside the places are compared with a file that has other names, at most. */
-const MOST_FILES_INSIDE = 4096;
-/** How deep inside a place its files are compared: Latch's own are at most two folders down. */
-const DEEPEST_INSIDE = 3;
+const MOST_FILES_INSIDE = 8192;
+/** How deep inside a place its files are compared: a skill's hook script is four folders down. */
+const DEEPEST_INSIDE = 5;
+/**
+ * How long the files inside the places are known before they are listed again: a project whose
+ * files are all hard links (pnpm's) would list them on every call. What the list may miss is a
+ * file made inside a place since, which writing took a phone.
+ */
+const FILES_INSIDE_KEPT_MS = 30_000;
 
 /** What the file system knows a file by, whatever its path: its device and inode. */
 function identity(path: string): string | undefined {
@@ -18,15 +24,17 @@ function identity(path: string): string | undefined {
   }
 }
 
-/** Whether a path is a file with more than one name: a hard link, which no comparison of names sees. */
-export function hasOtherNames(path: string): boolean {
+/** The identity of a file with more than one name (a hard link, which no comparison of names sees). */
+function multiplyNamed(path: string): string | undefined {
   try {
     const found = statSync(path, { throwIfNoEntry: false, bigint: true });
-    return found !== undefined && found.isFile() && found.nlink > 1n;
+    return found?.isFile() && found.nlink > 1n ? `${found.dev}:${found.ino}` : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
+
+export const hasOtherNames = (path: string): boolean => multiplyNamed(path) !== undefined;
 
 /**
  * A finder of the place a path is, or is inside, by what the file system says it is: the path
@@ -42,7 +50,6 @@ export function placeByIdentity(places: readonly Place[]): (path: string) => Tou
     const id = place.path === undefined ? undefined : identity(place.path);
     if (id !== undefined && !known.has(id)) known.set(id, place);
   }
-  let inside: Map<string, Place> | undefined;
   return (path) => {
     for (let current = path, depth = 0; ; depth++) {
       const id = identity(current);
@@ -52,17 +59,33 @@ export function placeByIdentity(places: readonly Place[]): (path: string) => Tou
       if (parent === current) break;
       current = parent;
     }
-    if (!hasOtherNames(path)) return undefined;
-    inside ??= filesInside(places);
-    const place = inside.get(identity(path)!);
+    const file = multiplyNamed(path);
+    const place = file === undefined ? undefined : filesInside(places).get(file);
     return place && { place, relation: 'inside' };
   };
 }
 
-/** The files inside the places that are folders, by identity, nearest first, up to MOST_FILES_INSIDE. */
+let filesInsideKnown: { places: string; at: number; files: Map<string, Place> } | undefined;
+
+/**
+ * The files inside the places that are folders, by identity, nearest first, up to
+ * MOST_FILES_INSIDE; not a process's folder in /proc, whose files are not files.
+ */
 function filesInside(places: readonly Place[]): Map<string, Place> {
+  const folders = places.flatMap((place) =>
+    place.path === undefined || place.path.startsWith('/proc/') ? [] : [{ folder: place.path, place }],
+  );
+  const key = folders.map(({ folder }) => folder).join('\n');
+  const now = Date.now();
+  if (filesInsideKnown?.places === key && now - filesInsideKnown.at < FILES_INSIDE_KEPT_MS)
+    return filesInsideKnown.files;
+  filesInsideKnown = { places: key, at: now, files: listed(folders) };
+  return filesInsideKnown.files;
+}
+
+function listed(places: { folder: string; place: Place }[]): Map<string, Place> {
   const files = new Map<string, Place>();
-  let folders = places.flatMap((place) => (place.path === undefined ? [] : [{ folder: place.path, place }]));
+  let folders = places;
   for (let depth = 0; depth < DEEPEST_INSIDE && folders.length > 0; depth++) {
     const deeper: typeof folders = [];
     for (const { folder, place } of folders) {

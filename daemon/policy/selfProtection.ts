@@ -190,9 +190,11 @@ function guardedAt(call: ProtectedCall, places: ProtectedPlaces): Verdict | unde
     } else {
       const wholes = uniqueWords(strings.map((text) => [{ text: withHome(text, places), glob: false }]));
       namesTouch(wholes, places, note);
-      // A folder it is given, it may act on whole (delete it, copy it, search every file in it),
-      // as `rm -r` or `grep -r` would: one above Latch's files reaches them.
-      wordsTouch(wholes, cwd, places, real, note, undefined, () => true);
+      // A folder a tool that acts on trees is given, it may act on whole (delete it, copy it,
+      // search every file in it), as `rm -r` or `grep -r` would: one above Latch's files reaches
+      // them. Another tool's `/` or `~` is a folder it lists, or no local path at all.
+      const actsOnTrees = TREE_TOOL.test(call.tool) || RECURSIVE_INPUT.test(call.input!);
+      wordsTouch(wholes, cwd, places, real, note, undefined, () => actsOnTrees);
       // Read as a command, what a string does is asked about, never refused: it may be prose (an
       // issue that says `strace -p $(pgrep node)`). A secret it names is refused all the same.
       const asked: Reading = {
@@ -241,7 +243,8 @@ function pathsTouch(paths: readonly string[], tool: string, { cwd, places, real,
     const named = withHome(path, places);
     const pattern = pathPattern([{ text: named, glob: false }]);
     const absolute = isAbsolute(named) ? named : cwd && asWalked(cwd, named);
-    const sameFile = absolute ? sameFileAs!(absolute) : undefined;
+    // By the real path: the kernel opens no path longer than PATH_MAX, which a tool may shorten.
+    const sameFile = absolute ? sameFileAs!(real(absolute)) : undefined;
     const touches = pathTouches(pattern, cwd, places, real, 'exactly');
     for (const touch of [...touches, ...(sameFile ? [sameFile] : [])]) {
       const guard = READS.has(tool) ? onRead(tool, touch) : mayWrite(touch);
@@ -272,8 +275,15 @@ function commandTouches(
     const words = uniqueWords(commands.flat());
     // A bare `cd` goes home: what follows is read from there (`cd && cp /tmp/x .bashrc`).
     if (commands.some(goesHome)) words.push([{ text: places.variables['HOME']!, glob: false }]);
-    for (const command of commands)
-      for (const value of valuesGiven(command, cwd)) words.push([{ text: value, glob: false }]);
+    // A value glued to a short option is only a guess at a path (`git log -S.latch` searches):
+    // read as a path, it is not searched for Latch's names.
+    const gluedTexts = new Set<string>();
+    for (const command of commands) {
+      const given = valuesGiven(command, cwd);
+      for (const value of given.afterEquals) words.push([{ text: value, glob: false }]);
+      for (const value of given.glued) gluedTexts.add(value);
+    }
+    const glued = [...gluedTexts].map((text): Word => [{ text, glob: false }]);
     // A path a program's own code names in quotes (`python3 -c "open('../.bashrc', 'a')"`, awk's
     // `print > "../.profile"`) is a word of its own: from the folder the command runs in, `.`
     // and `//` as the file system reads them, through links.
@@ -284,7 +294,12 @@ function commandTouches(
     words.push(...below.implicit);
     if (below.unsure) note('files', below.unsure);
     namesTouch(words, places, note);
-    wordsTouch(words, cwd, places, real, note, onlyLookedAt(commands), below.reaches);
+    // Each is a guess, read as a path at a cost: past what a person types, the command is asked
+    // about (as one too long to read), not slowed for every other call.
+    const guessed = glued.length > MOST_GLUED_VALUES ? [] : glued;
+    if (guessed !== glued)
+      note('files', `over ${MOST_GLUED_VALUES} values glued to options, more than Latch reads`);
+    wordsTouch([...words, ...guessed], cwd, places, real, note, onlyLookedAt(commands), below.reaches);
     // A control group's file: written by a command, or named in code, which may write it.
     const reachesControlGroups = words.some((word) => inControlGroups(wordText(word)));
     if (
@@ -317,26 +332,31 @@ function commandTouches(
 const SETS_VARIABLES = new Set(['env', 'export', 'declare', 'local', 'readonly', 'typeset', 'sudo', 'doas']);
 
 /**
- * The values a program is given in its words, each a word of its own: an option's
- * (`cp --target-directory=$HOME x/.bashrc`, `sort -oclaude-link`) or any `name=`
- * (`dd of=../.bashrc`, `awk -v f=../.profile`); not a variable the shell, `env` or `export` sets
- * (`export NVM_DIR=~/.nvm`), whose use the shell's reading follows.
+ * The values a program is given in its words, each a word of its own: after a `=`, an option's
+ * (`cp --target-directory=$HOME x/.bashrc`) or any `name=` (`dd of=../.bashrc`,
+ * `awk -v f=../.profile`), but not a variable the shell, `env` or `export` sets
+ * (`export NVM_DIR=~/.nvm`), whose use the shell's reading follows; and glued to a short option
+ * (`sort -oclaude-link`, `grep -fFILE`), where it may lead somewhere.
  */
-function valuesGiven(command: SimpleCommand, cwd: string | undefined): string[] {
+function valuesGiven(
+  command: SimpleCommand,
+  cwd: string | undefined,
+): { afterEquals: string[]; glued: string[] } {
   const texts = command.map(literalText);
   const program = texts.findIndex((text) => text === undefined || !ASSIGNMENT.test(text));
-  if (program === -1) return [];
+  if (program === -1) return { afterEquals: [], glued: [] };
   const name = basename(texts[program] ?? '');
   // What a program that only looks is given after a `=` is shown or searched
   // (`echo "NVM_DIR=~/.nvm" >> .env`); a file glued to its option is read (`grep -fFILE`).
   const looks = LOOKERS.has(name);
   const setsVariables = SETS_VARIABLES.has(name);
-  return texts.slice(program + 1).flatMap((text) => {
-    if (text === undefined || (setsVariables && ASSIGNMENT.test(text))) return [];
-    const afterEquals = looks ? undefined : valueAfterEquals(text);
-    const glued = gluedValues(text).filter((value) => mayLeadSomewhere(value, cwd));
-    return afterEquals === undefined ? glued : [afterEquals, ...glued];
-  });
+  const words = texts
+    .slice(program + 1)
+    .filter((text): text is string => text !== undefined && !(setsVariables && ASSIGNMENT.test(text)));
+  return {
+    afterEquals: looks ? [] : words.flatMap((text) => valueAfterEquals(text) ?? []),
+    glued: words.flatMap(gluedValues).filter((value) => mayLeadSomewhere(value, cwd)),
+  };
 }
 
 /**
@@ -418,6 +438,14 @@ function withHome(path: string, places: ProtectedPlaces): string {
 }
 
 /** A tool Latch does not know, with an input: what its strings do is its server's to say. */
+/** How many values glued to short options a command's words are read for (`-oFILE`, `-C..`). */
+const MOST_GLUED_VALUES = 64;
+
+/** An MCP tool's name that says it acts on what is below a folder it is given. */
+const TREE_TOOL =
+  /search|grep|find|delete|remove|(^|_)rm(_|$)|move|rename|copy|(^|_)cp(_|$)|chmod|chown|tree|recursive|archive|zip|tar|sync|upload/i;
+const RECURSIVE_INPUT = /"recursive?"\s*:\s*true/i;
+
 const actsUnknown = (call: ProtectedCall) => call.input !== undefined && !KNOWN.has(call.tool);
 
 /** A string of one line that may name a file: `/…`, `~…`, `./…`, `.claude`, `a/b`. */

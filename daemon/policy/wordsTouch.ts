@@ -30,12 +30,16 @@ export function wordsTouch(
   // absolute pattern ignores the base it is given.
   // Stryker disable next-line ArrayDeclaration: a relative base matches only by tail, as none does
   const bases = new Set(cwd === undefined ? [] : [cwd, realPath(cwd)]);
-  for (const [word, pattern] of patterns) {
+  // Each word that is a path as written, from the folder the command runs in.
+  const literal = patterns.flatMap(([word, pattern]) => {
     const text = literalText(word);
     // Stryker disable next-line ConditionalExpression,StringLiteral: repeated by literalText and pathTouches
-    if (text === undefined || pattern.from === 'computed' || (pattern.from === 'here' && !cwd)) continue;
+    if (text === undefined || pattern.from === 'computed' || (pattern.from === 'here' && !cwd)) return [];
     // Stryker disable next-line StringLiteral: only an absolute word gets here without a cwd
-    const folder = realPath(asWalked(cwd ?? '/', text));
+    return [{ pattern, path: asWalked(cwd ?? '/', text) }];
+  });
+  for (const { pattern, path } of literal) {
+    const folder = realPath(path);
     if (pathTouches(pattern, cwd, places, realPath).length > 0 && isFolder(folder)) bases.add(folder);
   }
   const noteWrites = (touches: Touch[], looked = false, reachesBelow = false) => {
@@ -59,12 +63,7 @@ export function wordsTouch(
       noteWrites(pathTouches(pattern, base, places, realPath), lookedAt(word), below(word));
   intoFolders(patterns, fromBases, places, realPath, noteWrites, lookedAt);
   // A file with other names may be one of Latch's under another (a hard link), which no name shows.
-  const linked = patterns.flatMap(([word, pattern]) => {
-    const text = literalText(word);
-    if (text === undefined || pattern.from === 'computed' || (pattern.from === 'here' && !cwd)) return [];
-    const path = asWalked(cwd ?? '/', text);
-    return hasOtherNames(path) ? [path] : [];
-  });
+  const linked = literal.flatMap(({ path }) => (hasOtherNames(path) ? [path] : []));
   if (linked.length > 0) {
     const sameFileAs = placeByIdentity(placesFrom(places, cwd));
     noteWrites(linked.flatMap((path) => sameFileAs(path) ?? []));

@@ -563,6 +563,14 @@ describe('self-protection: commands', () => {
     expect(judged(bash('cat *'))).toBeUndefined();
   });
 
+  it('asks about a command with more values glued to options than it reads, rather than read them all', () => {
+    const flags = (count: number) => Array.from({ length: count }, (_, i) => `-I./include${i}`).join(' ');
+    expect(judged(bash(`cc ${flags(64)} main.c`))).toBeUndefined();
+    expect(judged(bash(`cc ${flags(65)} main.c`))).toEqual(expected('files'));
+    // The same value many times is one.
+    expect(judged(bash(`cc ${'-I./include '.repeat(200)} main.c`))).toBeUndefined();
+  });
+
   it('looks only for secrets’ names in a command longer than a phone shows', () => {
     // The policy asks at critical risk for any command over LONG_COMMAND_BYTES, whatever it names.
     const padding = ` # ${'x'.repeat(LONG_COMMAND_BYTES)}`;

@@ -144,6 +144,14 @@ describe('self-protection: MCP and unknown tools', () => {
       'files',
     ],
     ['listing the project', () => mcp('mcp__fs__list_directory', { path: at('P') }), undefined],
+    ['listing the home folder', () => mcp('mcp__fs__list_directory', { path: '~' }), undefined],
+    ['a remote repository’s root', () => mcp('mcp__github__get_file_contents', { path: '/' }), undefined],
+    ['a message that is a slash', () => mcp('mcp__slack__post', { text: '/' }), undefined],
+    [
+      'a change to every file below home',
+      () => mcp('mcp__fs__set_mode', { path: '~', recursive: true }),
+      'files',
+    ],
     [
       'reading the project by a file URI',
       () => mcp('mcp__fs__resources/read', { uri: `file://${at('P/README%2Emd')}` }),
