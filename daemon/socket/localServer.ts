@@ -91,7 +91,8 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
   const watchLine = () => `${JSON.stringify(routes.watched())}\n`;
 
   const answer = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const route = `${request.method} ${request.url}`;
+    // By its path: a query string (`?x=1`) names no other route.
+    const route = `${request.method} ${new URL(request.url ?? '/', 'http://latch').pathname}`;
     if (route === 'POST /v1/enrol') {
       const enrolled = await routes.enrol(await readJson(request));
       return send(response, enrolled.status, enrolled.body);
@@ -154,7 +155,10 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
       connection.off('end', goneSilent);
       connection.pause();
       connection.unshift(first);
-      if (first[0] === 0x7b /* { */) {
+      // HTTP's request line starts with its method, in capitals; anything else is a gate line,
+      // whose conversation says what is wrong with it (`[1]`, a byte-order mark, a bare newline).
+      const startsRequestLine = /[A-Z]/.test(String.fromCharCode(first[0]!));
+      if (!startsRequestLine) {
         // The conversation keeps its own clock for its first line.
         clearTimeout(silent);
         serveGateConversation(connection, routes.gate, unfinished).catch(() => connection.destroy());

@@ -60,6 +60,22 @@ describe('latch init', () => {
     },
   );
 
+  it.each(['\u001b[31mred\u0007', 'x'.repeat(65), '  '])(
+    'refuses --name %j, which a terminal would act on or the wire would cut, and writes nothing (review R8)',
+    async (name) => {
+      const machine = newMachine();
+      expect(
+        await runLatch(machine, ['init', '--relay', 'http://127.0.0.1:9', '--name', name]),
+      ).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining(
+          'host.name must be a name of at most 64 bytes, without control characters',
+        ),
+      });
+      expect(existsSync(machine.files.config)).toBe(false);
+    },
+  );
+
   it('keeps 2 for a config that names no quorum, so an upgrade loosens nothing', async () => {
     const machine = newMachine();
     await initMachine(machine, { relay: 'http://127.0.0.1:9' });

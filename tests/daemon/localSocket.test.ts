@@ -112,6 +112,24 @@ describe("the daemon's socket", () => {
     expect(asked).toBe(0);
   });
 
+  it('answers a first line that is neither HTTP nor a JSON object with a refused line saying why (review R8)', async () => {
+    const server = await serve(async () => ALLOW);
+    for (const line of ['[1]\n', 'null\n', '\uFEFF{"tool":"Read"}\n', '\n'])
+      expect(JSON.parse(await converse(server.socketPath, line, true))).toMatchObject({
+        refused: { code: 'invalid_request', message: expect.any(String) },
+      });
+  });
+
+  it('serves a route whatever query string follows its path', async () => {
+    const server = await serve(async () => ALLOW);
+    const heard = await converse(
+      server.socketPath,
+      'GET /v1/status?x=1 HTTP/1.1\r\nHost: latch\r\n\r\n',
+      true,
+    );
+    expect(heard).toMatch(/^HTTP\/1\.1 200/);
+  });
+
   it('refuses a first line over 1 MiB with a line saying so, whether its newline has come or not', async () => {
     let asked = 0;
     const server = await serve(async () => {
