@@ -1,8 +1,6 @@
 import { existsSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
-import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
-import { isControl } from '../../shared/text/invisibleCharacters.ts';
 import { validateId } from '../../shared/text/validateId.ts';
 import { AUDIT_ROTATION_DEFAULTS } from '../audit/auditRotation.ts';
 import { LastingFault } from '../lastingFault.ts';
@@ -96,12 +94,6 @@ function pick<T>(
 
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isBoolean = (value: unknown): value is boolean => typeof value === 'boolean';
-/** A name a phone shows and a terminal prints: what the wire carries, and nothing a terminal acts on. */
-const isHostName = (value: unknown): value is string =>
-  isString(value) &&
-  value.trim() !== '' &&
-  utf8Length(value) <= LIMITS.nameBytes &&
-  ![...value].some((character) => isControl(character.codePointAt(0)!));
 const isCount =
   (min: number, max: number) =>
   (value: unknown): value is number =>
@@ -168,17 +160,7 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
   const contentOverride = env['LATCH_AUDIT_CONTENT'];
   return {
     relay: { url: origin },
-    host: {
-      name: pick(
-        host,
-        'name',
-        'host',
-        'latch host',
-        isHostName,
-        `a name of at most ${LIMITS.nameBytes} bytes, without control characters`,
-      ),
-      fleet,
-    },
+    host: { name: pick(host, 'name', 'host', 'latch host', isString, 'a string'), fleet },
     approvals: {
       timeoutSeconds: pick(
         approvals,

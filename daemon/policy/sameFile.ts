@@ -7,12 +7,6 @@ import type { Place } from './protectedPlaces.ts';
 const MOST_FILES_INSIDE = 8192;
 /** How deep inside a place its files are compared: a skill's hook script is four folders down. */
 const DEEPEST_INSIDE = 5;
-/**
- * How long the files inside the places are known before they are listed again: a project whose
- * files are all hard links (pnpm's) would list them on every call. What the list may miss is a
- * file made inside a place since, which writing took a phone.
- */
-const FILES_INSIDE_KEPT_MS = 30_000;
 
 /** What the file system knows a file by, whatever its path: its device and inode. */
 function identity(path: string): string | undefined {
@@ -65,30 +59,48 @@ export function placeByIdentity(places: readonly Place[]): (path: string) => Tou
   };
 }
 
-let filesInsideKnown: { places: string; at: number; files: Map<string, Place> } | undefined;
+/** The files inside the places, as last listed, and when each folder listed last changed. */
+let filesInsideKnown: { places: string; folders: Map<string, string>; files: Map<string, Place> } | undefined;
 
 /**
  * The files inside the places that are folders, by identity, nearest first, up to
- * MOST_FILES_INSIDE; not a process's folder in /proc, whose files are not files.
+ * MOST_FILES_INSIDE; not a process's folder in /proc, whose files are not files. Listed again
+ * only when a folder listed has changed since (a file made, moved in or taken out changes its
+ * folder): a project whose files are all hard links (pnpm's) would list them on every call.
  */
 function filesInside(places: readonly Place[]): Map<string, Place> {
   const folders = places.flatMap((place) =>
     place.path === undefined || place.path.startsWith('/proc/') ? [] : [{ folder: place.path, place }],
   );
   const key = folders.map(({ folder }) => folder).join('\n');
-  const now = Date.now();
-  if (filesInsideKnown?.places === key && now - filesInsideKnown.at < FILES_INSIDE_KEPT_MS)
-    return filesInsideKnown.files;
-  filesInsideKnown = { places: key, at: now, files: listed(folders) };
+  const known = filesInsideKnown;
+  if (known?.places === key && [...known.folders].every(([folder, stamp]) => changeStamp(folder) === stamp))
+    return known.files;
+  filesInsideKnown = { places: key, ...listed(folders) };
   return filesInsideKnown.files;
 }
 
-function listed(places: { folder: string; place: Place }[]): Map<string, Place> {
+/** When a folder last changed, as its modification and change times; none if it is not there. */
+function changeStamp(folder: string): string {
+  try {
+    const found = statSync(folder, { throwIfNoEntry: false, bigint: true });
+    return found ? `${found.mtimeNs}:${found.ctimeNs}` : 'none';
+  } catch {
+    return 'none';
+  }
+}
+
+function listed(places: { folder: string; place: Place }[]): {
+  folders: Map<string, string>;
+  files: Map<string, Place>;
+} {
   const files = new Map<string, Place>();
+  const stamps = new Map<string, string>();
   let folders = places;
   for (let depth = 0; depth < DEEPEST_INSIDE && folders.length > 0; depth++) {
     const deeper: typeof folders = [];
     for (const { folder, place } of folders) {
+      stamps.set(folder, changeStamp(folder));
       let entries;
       try {
         entries = readdirSync(folder, { withFileTypes: true });
@@ -101,11 +113,11 @@ function listed(places: { folder: string; place: Place }[]): Map<string, Place> 
         else if (entry.isFile()) {
           const id = identity(path);
           if (id !== undefined && !files.has(id)) files.set(id, place);
-          if (files.size >= MOST_FILES_INSIDE) return files;
+          if (files.size >= MOST_FILES_INSIDE) return { folders: stamps, files };
         }
       }
     }
     folders = deeper;
   }
-  return files;
+  return { folders: stamps, files };
 }

@@ -67,19 +67,23 @@ const MOST_INPUT_READ_AS_WORDS = 16_000;
 
 /** Claude Code's tools that only read what their path names; Grep also reads every file below it. */
 const READS = new Set(['Read', 'NotebookRead', 'LS', 'Glob', 'Grep']);
-/** Tools whose paths and command are all they act on: their other input is content or prose. */
 /**
  * Codex's patch tool. Its `command` is a patch, not a shell command: the files it writes are its
  * headers' (the hook reads them into the call's paths), and read as shell words its lines would
- * match anything (`*** Add File: …` is a glob).
+ * match anything (`*** Add File: …` is a glob). Codex also takes `cd DIR && apply_patch <<'EOF'`,
+ * whose folder only the shell's reading tells: a command that does not start as a patch is read
+ * as one.
  */
 export const PATCH_TOOL = 'apply_patch';
 
 /** Whether a call's command is one a shell runs. */
 export const runsInAShell = <Call extends { tool: string; command?: string | undefined }>(
   call: Call,
-): call is Call & { command: string } => call.command !== undefined && call.tool !== PATCH_TOOL;
+): call is Call & { command: string } =>
+  call.command !== undefined &&
+  (call.tool !== PATCH_TOOL || !call.command.trimStart().startsWith('*** Begin Patch'));
 
+/** Tools whose paths and command are all they act on: their other input is content or prose. */
 const KNOWN = new Set([
   ...READS,
   ...['Edit', 'MultiEdit', 'Write', 'NotebookEdit', 'Bash', 'exec', PATCH_TOOL],
@@ -190,11 +194,11 @@ function guardedAt(call: ProtectedCall, places: ProtectedPlaces): Verdict | unde
     } else {
       const wholes = uniqueWords(strings.map((text) => [{ text: withHome(text, places), glob: false }]));
       namesTouch(wholes, places, note);
-      // A folder a tool that acts on trees is given, it may act on whole (delete it, copy it,
-      // search every file in it), as `rm -r` or `grep -r` would: one above Latch's files reaches
-      // them. Another tool's `/` or `~` is a folder it lists, or no local path at all.
-      const actsOnTrees = TREE_TOOL.test(call.tool) || RECURSIVE_INPUT.test(call.input!);
-      wordsTouch(wholes, cwd, places, real, note, undefined, () => actsOnTrees);
+      // A folder it is given, it may act on whole (move it, delete it, search every file in it),
+      // as `rm -r` or `grep -r` would: one above Latch's files reaches them. A tool that only
+      // lists or reads (`list_directory ~`) does not.
+      const below = mayActBelow(call.tool, call.input!);
+      wordsTouch(wholes, cwd, places, real, note, undefined, () => below);
       // Read as a command, what a string does is asked about, never refused: it may be prose (an
       // issue that says `strace -p $(pgrep node)`). A secret it names is refused all the same.
       const asked: Reading = {
@@ -437,15 +441,43 @@ function withHome(path: string, places: ProtectedPlaces): string {
   return path.replace(/^(~|\$HOME|\$\{HOME\})(?=\/|$)/, () => places.variables['HOME'] ?? '~');
 }
 
-/** A tool Latch does not know, with an input: what its strings do is its server's to say. */
 /** How many values glued to short options a command's words are read for (`-oFILE`, `-C..`). */
 const MOST_GLUED_VALUES = 64;
 
-/** An MCP tool's name that says it acts on what is below a folder it is given. */
-const TREE_TOOL =
-  /search|grep|find|delete|remove|(^|_)rm(_|$)|move|rename|copy|(^|_)cp(_|$)|chmod|chown|tree|recursive|archive|zip|tar|sync|upload/i;
-const RECURSIVE_INPUT = /"recursive?"\s*:\s*true/i;
+/**
+ * Words of an MCP tool's name that say it only lists or reads what it is given (`list_directory`,
+ * `get_file_contents`), so that a folder it is given is not all that is below it; unless another
+ * word, or its input, says it goes down the tree (`read_directory_recursive`).
+ */
+const ONLY_LOOKS = new Set([
+  'list',
+  'ls',
+  'get',
+  'read',
+  'view',
+  'show',
+  'stat',
+  'info',
+  'describe',
+  'fetch',
+]);
+const GOES_DOWN = /^(recursive(ly)?|recurse|tree|walk)$/;
+const RECURSIVE_INPUT = /"(recursive(ly)?|recurse|deep)"\s*:\s*(true|"true"|1)(?!\w)/i;
 
+/** Whether an unknown tool may act on everything below a folder it is given: unless it only looks. */
+function mayActBelow(tool: string, input: string): boolean {
+  const words = tool
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/);
+  return (
+    RECURSIVE_INPUT.test(input) ||
+    words.some((word) => GOES_DOWN.test(word)) ||
+    !words.some((word) => ONLY_LOOKS.has(word))
+  );
+}
+
+/** A tool Latch does not know, with an input: what its strings do is its server's to say. */
 const actsUnknown = (call: ProtectedCall) => call.input !== undefined && !KNOWN.has(call.tool);
 
 /** A string of one line that may name a file: `/…`, `~…`, `./…`, `.claude`, `a/b`. */

@@ -92,7 +92,7 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
 
   const answer = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     // By its path: a query string (`?x=1`) names no other route.
-    const route = `${request.method} ${new URL(request.url ?? '/', 'http://latch').pathname}`;
+    const route = `${request.method} ${(request.url ?? '').split('?', 1)[0]}`;
     if (route === 'POST /v1/enrol') {
       const enrolled = await routes.enrol(await readJson(request));
       return send(response, enrolled.status, enrolled.body);
@@ -135,7 +135,8 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
     });
   });
 
-  // A gate conversation opens with its call, a JSON object; anything else is HTTP. The gate is
+  // HTTP opens with its method; anything else is a gate conversation, which opens with its call,
+  // a JSON object, and says what is wrong with any other line. The gate is
   // what every hook process waits on, and speaking plain NDJSON spares each one Node's HTTP
   // client (docs/daemon.md).
   const connections = new Set<Socket>();

@@ -2,7 +2,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { DoctorJson } from '../../daemon/cli/commands/doctor.ts';
 import { json } from '../support/cliOutput.ts';
-import { initMachine, newMachine, runLatch, type LatchMachine } from '../support/latchMachine.ts';
+import { ConfigKeeper } from '../../daemon/config/configKeeper.ts';
+import { initMachine, newMachine, runLatch, withStore, type LatchMachine } from '../support/latchMachine.ts';
 
 describe('a config.toml key Latch does not know', () => {
   it.each([
@@ -68,13 +69,28 @@ describe('latch init', () => {
         await runLatch(machine, ['init', '--relay', 'http://127.0.0.1:9', '--name', name]),
       ).toMatchObject({
         code: 2,
-        stderr: expect.stringContaining(
-          'host.name must be a name of at most 64 bytes, without control characters',
-        ),
+        stderr: expect.stringContaining('--name must be 1 to 64 bytes without control characters'),
       });
       expect(existsSync(machine.files.config)).toBe(false);
     },
   );
+
+  it('prints a name written into config.toml by hand as a phone shows it, not as a terminal would act on it', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: 'http://127.0.0.1:9' });
+    const text = readFileSync(machine.files.config, 'utf8').replace(
+      /^name = .*$/m,
+      'name = "red\\u001b[31m\\u0007"',
+    );
+    writeFileSync(machine.files.config, text);
+    withStore(machine, (store, audit) =>
+      new ConfigKeeper(machine.files.config, store, audit).approve(text, 'test setup'),
+    );
+    const listed = await runLatch(machine, ['hosts']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/this host {2}\S+ {2}red/);
+    expect(listed.stdout).not.toMatch(/[\u0000-\u0008\u001b]/);
+  });
 
   it('keeps 2 for a config that names no quorum, so an upgrade loosens nothing', async () => {
     const machine = newMachine();

@@ -10,8 +10,8 @@ import type { DaemonStatus, GateAnswer, GateRequest } from '../../daemon/socket/
 import { serveLocalApi, type LocalRoutes, type LocalServer } from '../../daemon/socket/localServer.ts';
 
 /**
- * The daemon's socket carries two things: a gate conversation, plain NDJSON, on a connection
- * that opens with `{`; and HTTP for everything else (status, panic, enrol, watch).
+ * The daemon's socket carries two things: HTTP on a connection that opens with a method (status,
+ * panic, enrol, watch); and a gate conversation, plain NDJSON, on any other.
  */
 
 const STATUS: DaemonStatus = {

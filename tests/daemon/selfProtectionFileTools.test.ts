@@ -1,4 +1,4 @@
-import { linkSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -270,6 +270,17 @@ describe('self-protection: a `..` after a link, as the kernel walks it, and hard
   });
 });
 
+describe('self-protection: a hard link to a file moved into a protected folder since it was last looked at (review Zg)', () => {
+  it('is seen at once: the folders listed are looked at again', () => {
+    writeFileSync(at('P/harmless.md'), 'harmless');
+    linkSync(at('P/harmless.md'), at('P/other-name.md'));
+    // Judging the move lists what the protected folders hold, before the move runs.
+    expect(judged(bash('mv harmless.md ~/.claude/commands/new.md'))).toEqual(expected('hooks'));
+    renameSync(at('P/harmless.md'), at('H/.claude/commands/new.md'));
+    expect(judged(tool('Write', 'P/other-name.md'))).toEqual(expected('hooks'));
+  });
+});
+
 describe('self-protection: a Codex patch, judged by the files its headers name (review R5)', () => {
   const patched = (...files: string[]): ProtectedCall => {
     const patch = [
@@ -298,6 +309,27 @@ describe('self-protection: a Codex patch, judged by the files its headers name (
       target: '.codex',
     });
     expect(selfProtection(patched('.zshrc'), places)).toMatchObject({ action: 'ask', target: '.zshrc' });
+  });
+
+  it('reads a patch given as a shell command as one: its folder is the shell’s to tell (review Zg)', () => {
+    const command = [
+      `cd ${at('H/.latch')} && apply_patch <<'EOF'`,
+      '*** Begin Patch',
+      '*** Add File: notes.md',
+      '+x',
+      '*** End Patch',
+      'EOF',
+    ].join('\n');
+    expect(
+      judged({
+        tool: 'apply_patch',
+        paths: ['notes.md'],
+        command,
+        input: JSON.stringify({ command }),
+        cwd: project,
+        folderUnsure: true,
+      }),
+    ).toEqual(expected('secrets'));
   });
 });
 

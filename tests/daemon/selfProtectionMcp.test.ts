@@ -146,10 +146,13 @@ describe('self-protection: MCP and unknown tools', () => {
     ['listing the project', () => mcp('mcp__fs__list_directory', { path: at('P') }), undefined],
     ['listing the home folder', () => mcp('mcp__fs__list_directory', { path: '~' }), undefined],
     ['a remote repository’s root', () => mcp('mcp__github__get_file_contents', { path: '/' }), undefined],
-    ['a message that is a slash', () => mcp('mcp__slack__post', { text: '/' }), undefined],
+    // A tool whose name does not say it only looks may act on the tree (review Zg).
+    ['moving the home folder', () => mcp('mcp__fs__mv', { source: home, destination: '/tmp/h' }), 'files'],
+    ['trashing the home folder', () => mcp('mcp__fs__trash', { path: '~' }), 'files'],
+    ['reading a tree, by its name', () => mcp('mcp__fs__read_directory_recursive', { path: '~' }), 'files'],
     [
-      'a change to every file below home',
-      () => mcp('mcp__fs__set_mode', { path: '~', recursive: true }),
+      'listing that goes down the tree, by its input',
+      () => mcp('mcp__fs__list_directory', { path: '~', recurse: 'true' }),
       'files',
     ],
     [

@@ -1,3 +1,5 @@
+import { LIMITS } from '../../../shared/messages/limits.ts';
+import { sanitizeText } from '../../../shared/text/sanitizeText.ts';
 import { loadHostIdentity } from '../../identity/hostIdentity.ts';
 import { openHome } from '../home.ts';
 import { printJson } from '../printJson.ts';
@@ -18,8 +20,10 @@ export async function run(options: { json?: boolean }): Promise<void> {
       fleet: config.host.fleet,
       relay: config.relay.url,
     } satisfies HostsJson);
+  // The name as a phone shows it: config.toml is the user's, and a terminal acts on escapes.
+  const name = sanitizeText(config.host.name, { maxBytes: LIMITS.nameBytes, multiline: false }).text;
   process.stdout.write(
-    `this host  ${host.id}  ${config.host.name}\nfleet      ${config.host.fleet}\nrelay      ${config.relay.url}\n` +
+    `this host  ${host.id}  ${name}\nfleet      ${config.host.fleet}\nrelay      ${config.relay.url}\n` +
       `To add another host to this fleet, run there: latch init --fleet ${config.host.fleet} --relay ${config.relay.url}\n` +
       'then latch pair, and scan its code with a phone already in the fleet. The app lists every host.\n',
   );

@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { toBase64url } from '../../../shared/encoding/base64url.ts';
-import { randomBytes } from '../../../shared/encoding/bytes.ts';
+import { randomBytes, utf8Length } from '../../../shared/encoding/bytes.ts';
+import { LIMITS } from '../../../shared/messages/limits.ts';
+import { isControl } from '../../../shared/text/invisibleCharacters.ts';
 import { validateId } from '../../../shared/text/validateId.ts';
 import { rotatedFiles } from '../../audit/auditFiles.ts';
 import { AuditLog } from '../../audit/auditLog.ts';
@@ -69,6 +71,12 @@ function reset(files: LatchFiles): void {
   );
 }
 
+/** A name a phone shows and a terminal prints: what the wire carries, and nothing a terminal acts on. */
+const isHostName = (name: string) =>
+  name.trim() !== '' &&
+  utf8Length(name) <= LIMITS.nameBytes &&
+  ![...name].some((character) => isControl(character.codePointAt(0)!));
+
 export async function run(options: {
   relay: string;
   name: string;
@@ -83,6 +91,10 @@ export async function run(options: {
   const { quorum } = options;
   const fleet = options.fleet ?? `fleet-${toBase64url(randomBytes(16))}`;
   if (!validateId(fleet).ok) fail('--fleet is not a valid fleet id');
+  if (!isHostName(options.name))
+    fail(
+      `--name must be 1 to ${LIMITS.nameBytes} bytes without control characters (without --name, this machine's own name, which is not)`,
+    );
 
   const config = configTemplate({ relayUrl: options.relay, hostName: options.name, fleet, quorum });
   // Read as the daemon will read it: a config it would refuse (an http relay elsewhere than this
