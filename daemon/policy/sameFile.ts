@@ -7,6 +7,15 @@ import type { Place } from './protectedPlaces.ts';
 const MOST_FILES_INSIDE = 8192;
 /** How deep inside a place its files are compared: a skill's hook script is four folders down. */
 const DEEPEST_INSIDE = 5;
+/**
+ * Folders inside the places whose files no agent runs or reads as settings, and which grow with
+ * every session (Claude Code's transcripts, backups, todos): not listed, so that the files that
+ * matter fit under MOST_FILES_INSIDE and a new backup does not make the list stale.
+ */
+const HOLD_NO_SETTINGS = new Set([
+  ...['projects', 'todos', 'file-history', 'shell-snapshots', 'statsig', 'logs', 'debug'],
+  ...['sessions', 'node_modules', '.git'],
+]);
 
 /** What the file system knows a file by, whatever its path: its device and inode. */
 function identity(path: string): string | undefined {
@@ -44,6 +53,7 @@ export function placeByIdentity(places: readonly Place[]): (path: string) => Tou
     const id = place.path === undefined ? undefined : identity(place.path);
     if (id !== undefined && !known.has(id)) known.set(id, place);
   }
+  let inside: Map<string, Place> | undefined;
   return (path) => {
     for (let current = path, depth = 0; ; depth++) {
       const id = identity(current);
@@ -54,7 +64,9 @@ export function placeByIdentity(places: readonly Place[]): (path: string) => Tou
       current = parent;
     }
     const file = multiplyNamed(path);
-    const place = file === undefined ? undefined : filesInside(places).get(file);
+    // Looked at once for all of a call's paths: checking the list is still fresh takes a look
+    // at each folder listed.
+    const place = file === undefined ? undefined : (inside ??= filesInside(places)).get(file);
     return place && { place, relation: 'inside' };
   };
 }
@@ -80,7 +92,10 @@ function filesInside(places: readonly Place[]): Map<string, Place> {
   return filesInsideKnown.files;
 }
 
-/** When a folder last changed, as its modification and change times; none if it is not there. */
+/**
+ * When a folder last changed (an entry made, or moved in or out), as its modification and change
+ * times; none if it is not there.
+ */
 function changeStamp(folder: string): string {
   try {
     const found = statSync(folder, { throwIfNoEntry: false, bigint: true });
@@ -100,17 +115,21 @@ function listed(places: { folder: string; place: Place }[]): {
   for (let depth = 0; depth < DEEPEST_INSIDE && folders.length > 0; depth++) {
     const deeper: typeof folders = [];
     for (const { folder, place } of folders) {
-      stamps.set(folder, changeStamp(folder));
+      const stamp = changeStamp(folder);
       let entries;
       try {
         entries = readdirSync(folder, { withFileTypes: true });
       } catch {
-        continue; // a file, not a folder; gone; no permission to look
+        // A place not there yet is listed once it is; a file, or one not to be read, holds none.
+        if (stamp === 'none') stamps.set(folder, stamp);
+        continue;
       }
+      stamps.set(folder, stamp);
       for (const entry of entries) {
         const path = join(folder, entry.name);
-        if (entry.isDirectory()) deeper.push({ folder: path, place });
-        else if (entry.isFile()) {
+        if (entry.isDirectory()) {
+          if (!HOLD_NO_SETTINGS.has(entry.name)) deeper.push({ folder: path, place });
+        } else if (entry.isFile()) {
           const id = identity(path);
           if (id !== undefined && !files.has(id)) files.set(id, place);
           if (files.size >= MOST_FILES_INSIDE) return { folders: stamps, files };

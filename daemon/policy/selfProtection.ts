@@ -445,9 +445,10 @@ function withHome(path: string, places: ProtectedPlaces): string {
 const MOST_GLUED_VALUES = 64;
 
 /**
- * Words of an MCP tool's name that say it only lists or reads what it is given (`list_directory`,
- * `get_file_contents`), so that a folder it is given is not all that is below it; unless another
- * word, or its input, says it goes down the tree (`read_directory_recursive`).
+ * Words of an MCP tool's own name (after its server's) that say it only lists or reads what it is
+ * given (`list_directory`, `get_file_contents`), so that a folder it is given is not all that is
+ * below it: unless another word says it acts (`get_and_delete`, `get_archive`, `read_all_files`),
+ * or a word or its input says it goes down the tree (`read_directory_recursive`, `"depth": 5`).
  */
 const ONLY_LOOKS = new Set([
   'list',
@@ -461,20 +462,23 @@ const ONLY_LOOKS = new Set([
   'describe',
   'fetch',
 ]);
-const GOES_DOWN = /^(recursive(ly)?|recurse|tree|walk)$/;
-const RECURSIVE_INPUT = /"(recursive(ly)?|recurse|deep)"\s*:\s*(true|"true"|1)(?!\w)/i;
+const ACTS = new Set([
+  ...['delete', 'remove', 'rm', 'rmdir', 'unlink', 'trash', 'purge', 'clean', 'wipe', 'erase', 'move', 'mv'],
+  ...['rename', 'copy', 'cp', 'sync', 'rsync', 'archive', 'zip', 'tar', 'extract', 'download', 'clone'],
+  ...['write', 'create', 'save', 'set', 'update', 'put', 'add', 'upload', 'chmod', 'chown', 'exec', 'run'],
+  ...['search', 'grep', 'find', 'all', 'recursive', 'recursively', 'recurse', 'tree', 'walk'],
+]);
+const RECURSIVE_INPUT =
+  /"(recursive(ly)?|recurse|deep)"\s*:\s*(true|"true"|"yes"|1)(?!\w)|"(depth|max_?depth|maxDepth)"\s*:\s*"?([2-9]|\d{2,})/i;
 
 /** Whether an unknown tool may act on everything below a folder it is given: unless it only looks. */
 function mayActBelow(tool: string, input: string): boolean {
-  const words = tool
+  const words = (tool.split('__').at(-1) ?? tool)
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .toLowerCase()
     .split(/[^a-z0-9]+/);
-  return (
-    RECURSIVE_INPUT.test(input) ||
-    words.some((word) => GOES_DOWN.test(word)) ||
-    !words.some((word) => ONLY_LOOKS.has(word))
-  );
+  const onlyLooks = words.some((word) => ONLY_LOOKS.has(word)) && !words.some((word) => ACTS.has(word));
+  return !onlyLooks || RECURSIVE_INPUT.test(input);
 }
 
 /** A tool Latch does not know, with an input: what its strings do is its server's to say. */

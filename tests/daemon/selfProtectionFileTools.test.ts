@@ -234,6 +234,9 @@ describe('self-protection: a `..` after a link, as the kernel walks it, and hard
     linkSync(at('H/.latch/policy.toml'), at('P/policy-copy.toml'));
     linkSync(at(`H/${LATCH_IN_HOME}/dist/latch/hook.cjs`), at('P/hook-copy.cjs'));
     linkSync(at('P/.claude/settings.json'), at('P/settings-copy.json'));
+    mkdirSync(at('H/.claude/skills/review/scripts'), { recursive: true });
+    writeFileSync(at('H/.claude/skills/review/scripts/hook.sh'), 'true');
+    linkSync(at('H/.claude/skills/review/scripts/hook.sh'), at('P/skill-hook.sh'));
   });
 
   it.each<[string, () => ProtectedCall, Guard | undefined]>([
@@ -260,6 +263,11 @@ describe('self-protection: a `..` after a link, as the kernel walks it, and hard
     ['Write of a hard link to the hook’s bundle', () => tool('Write', 'P/hook-copy.cjs'), 'files'],
     ['Write of a hard link to the project’s settings', () => tool('Write', 'P/settings-copy.json'), 'hooks'],
     ['A command writing it', () => bash('cp /tmp/x settings-copy.json'), 'hooks'],
+    [
+      'Write of a hard link to a skill’s script, four folders down',
+      () => tool('Write', 'P/skill-hook.sh'),
+      'hooks',
+    ],
     [
       'A command writing a hard link to Latch’s policy',
       () => bash('sed -i s/ask/allow/ policy-copy.toml'),

@@ -146,7 +146,13 @@ describe('self-protection: MCP and unknown tools', () => {
     ['listing the project', () => mcp('mcp__fs__list_directory', { path: at('P') }), undefined],
     ['listing the home folder', () => mcp('mcp__fs__list_directory', { path: '~' }), undefined],
     ['a remote repository’s root', () => mcp('mcp__github__get_file_contents', { path: '/' }), undefined],
-    // A tool whose name does not say it only looks may act on the tree (review Zg).
+    // A tool whose name does not say it only looks may act on the tree (review Zg): a message that
+    // is only `/` is asked about too, the price of not knowing what a tool does with a folder.
+    ['a message that is a slash', () => mcp('mcp__slack__post', { text: '/' }), 'files'],
+    ['a tool that looks and deletes', () => mcp('mcp__fs__get_and_delete', { path: '~' }), 'files'],
+    ['a look word in the server’s name', () => mcp('mcp__fetch__delete', { path: '~' }), 'files'],
+    ['an archive of a folder', () => mcp('mcp__fs__get_archive', { path: '~' }), 'files'],
+    ['a listing that goes deep', () => mcp('mcp__fs__list_directory', { path: '~', depth: 5 }), 'files'],
     ['moving the home folder', () => mcp('mcp__fs__mv', { source: home, destination: '/tmp/h' }), 'files'],
     ['trashing the home folder', () => mcp('mcp__fs__trash', { path: '~' }), 'files'],
     ['reading a tree, by its name', () => mcp('mcp__fs__read_directory_recursive', { path: '~' }), 'files'],

@@ -93,7 +93,7 @@ export async function run(options: {
   if (!validateId(fleet).ok) fail('--fleet is not a valid fleet id');
   if (!isHostName(options.name))
     fail(
-      `--name must be 1 to ${LIMITS.nameBytes} bytes without control characters (without --name, this machine's own name, which is not)`,
+      `--name must be 1 to ${LIMITS.nameBytes} bytes without control characters (without --name, this machine's host name is used: pass --name if it is not)`,
     );
 
   const config = configTemplate({ relayUrl: options.relay, hostName: options.name, fleet, quorum });
