@@ -1,10 +1,10 @@
 import { statSync } from 'node:fs';
-import { asWalked } from './realPath.ts';
-import { hasOtherNames, placeByIdentity } from './sameFile.ts';
 import { literalText, type Word } from './commandWords.ts';
 import { pathPattern, segmentMatches, type PathPattern } from './pathPattern.ts';
 import { pathTouches, type Touch } from './pathTouches.ts';
 import { placesFrom, sameName, type ProtectedPlaces } from './protectedPlaces.ts';
+import { asWalked } from './realPath.ts';
+import { hasOtherNames, placeByIdentity } from './sameFile.ts';
 import type { Guard, Note } from './selfProtection.ts';
 
 /**
