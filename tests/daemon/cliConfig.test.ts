@@ -61,15 +61,17 @@ describe('latch init', () => {
     },
   );
 
-  it.each(['\u001b[31mred\u0007', 'x'.repeat(65), '  '])(
-    'refuses --name %j, which a terminal would act on or the wire would cut, and writes nothing (review R8)',
+  it.each(['\u001b[31mred\u0007', 'x'.repeat(65), '  ', 'build\u200bbox'])(
+    'refuses --name %j, which a terminal would act on, a phone would show otherwise or the wire would cut, and writes nothing (review R8)',
     async (name) => {
       const machine = newMachine();
       expect(
         await runLatch(machine, ['init', '--relay', 'http://127.0.0.1:9', '--name', name]),
       ).toMatchObject({
         code: 2,
-        stderr: expect.stringContaining('--name must be 1 to 64 bytes without control characters'),
+        stderr: expect.stringContaining(
+          '--name must be 1 to 64 bytes, without control or invisible characters',
+        ),
       });
       expect(existsSync(machine.files.config)).toBe(false);
     },

@@ -1,5 +1,4 @@
-import { LIMITS } from '../../../shared/messages/limits.ts';
-import { sanitizeText } from '../../../shared/text/sanitizeText.ts';
+import { shownHostName } from '../../config/hostName.ts';
 import { loadHostIdentity } from '../../identity/hostIdentity.ts';
 import { openHome } from '../home.ts';
 import { printJson } from '../printJson.ts';
@@ -20,8 +19,7 @@ export async function run(options: { json?: boolean }): Promise<void> {
       fleet: config.host.fleet,
       relay: config.relay.url,
     } satisfies HostsJson);
-  // The name as a phone shows it: config.toml is the user's, and a terminal acts on escapes.
-  const name = sanitizeText(config.host.name, { maxBytes: LIMITS.nameBytes, multiline: false }).text;
+  const name = shownHostName(config.host.name);
   process.stdout.write(
     `this host  ${host.id}  ${name}\nfleet      ${config.host.fleet}\nrelay      ${config.relay.url}\n` +
       `To add another host to this fleet, run there: latch init --fleet ${config.host.fleet} --relay ${config.relay.url}\n` +

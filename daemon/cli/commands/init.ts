@@ -1,13 +1,13 @@
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { toBase64url } from '../../../shared/encoding/base64url.ts';
-import { randomBytes, utf8Length } from '../../../shared/encoding/bytes.ts';
+import { randomBytes } from '../../../shared/encoding/bytes.ts';
 import { LIMITS } from '../../../shared/messages/limits.ts';
-import { isControl } from '../../../shared/text/invisibleCharacters.ts';
 import { validateId } from '../../../shared/text/validateId.ts';
 import { rotatedFiles } from '../../audit/auditFiles.ts';
 import { AuditLog } from '../../audit/auditLog.ts';
 import { ConfigError, loadConfig, parseConfig } from '../../config/config.ts';
 import { configTemplate } from '../../config/configTemplate.ts';
+import { isHostName } from '../../config/hostName.ts';
 import { ConfigKeeper } from '../../config/configKeeper.ts';
 import { latchFiles, latchHome, type LatchFiles } from '../../config/paths.ts';
 import { createHostIdentity } from '../../identity/hostIdentity.ts';
@@ -71,12 +71,6 @@ function reset(files: LatchFiles): void {
   );
 }
 
-/** A name a phone shows and a terminal prints: what the wire carries, and nothing a terminal acts on. */
-const isHostName = (name: string) =>
-  name.trim() !== '' &&
-  utf8Length(name) <= LIMITS.nameBytes &&
-  ![...name].some((character) => isControl(character.codePointAt(0)!));
-
 export async function run(options: {
   relay: string;
   name: string;
@@ -93,7 +87,7 @@ export async function run(options: {
   if (!validateId(fleet).ok) fail('--fleet is not a valid fleet id');
   if (!isHostName(options.name))
     fail(
-      `--name must be 1 to ${LIMITS.nameBytes} bytes without control characters (without --name, this machine's host name is used: pass --name if it is not)`,
+      `--name must be 1 to ${LIMITS.nameBytes} bytes, without control or invisible characters (without --name, this machine's host name is used: pass --name if it is not)`,
     );
 
   const config = configTemplate({ relayUrl: options.relay, hostName: options.name, fleet, quorum });

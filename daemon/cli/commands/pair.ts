@@ -1,15 +1,14 @@
 import { toBase64url } from '../../../shared/encoding/base64url.ts';
 import { randomBytes } from '../../../shared/encoding/bytes.ts';
 import { signEnvelope } from '../../../shared/envelopes/signEnvelope.ts';
-import { LIMITS } from '../../../shared/messages/limits.ts';
 import type { PairingOffer } from '../../../shared/messages/pairing.ts';
 import { pairingLink } from '../../../shared/pairing/pairingLink.ts';
 import { derivePairingKeys, PAIRING_SECRET_BYTES } from '../../../shared/pairing/pairingKeys.ts';
 import { offerMac, shortCode } from '../../../shared/pairing/pairingTranscript.ts';
 import { verifyPairingCompletion } from '../../../shared/pairing/verifyPairingCompletion.ts';
-import { sanitizeText } from '../../../shared/text/sanitizeText.ts';
 import { PROTOCOL_VERSION } from '../../../shared/version.ts';
 import { newTotpSecret, totpUri } from '../../fallback/totp.ts';
+import { shownHostName } from '../../config/hostName.ts';
 import { writeOwnerOnlyFile } from '../../config/writeOwnerOnlyFile.ts';
 import { loadHostIdentity } from '../../identity/hostIdentity.ts';
 import { relayClientFor, relyingPartyOf } from '../../relay/hostRelay.ts';
@@ -122,7 +121,7 @@ export async function run(options: { totp?: boolean; timeout: number }): Promise
     v: PROTOCOL_VERSION,
     fleet: config.host.fleet,
     host: host.id,
-    hostName: sanitizeText(config.host.name, { maxBytes: LIMITS.nameBytes, multiline: false }).text,
+    hostName: shownHostName(config.host.name),
     offerId,
     hostKey: host.publicKey,
     offerToken,
