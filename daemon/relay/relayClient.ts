@@ -5,11 +5,13 @@ import type { PairConfirmRequest, PairingOffer } from '../../shared/messages/pai
 import {
   offerCreatedSchema,
   offerStatusSchema,
+  offerWithdrawnSchema,
   pairConfirmedSchema,
   requestCreatedSchema,
   requestWithdrawnSchema,
   type OfferCreated,
   type OfferStatus,
+  type OfferWithdrawn,
   type PairConfirmed,
   type RequestCreated,
   type RequestWithdrawn,
@@ -140,6 +142,12 @@ export class RelayClient {
 
   offerStatus(offerId: string, offerToken: string): Promise<RelayReply<OfferStatus>> {
     return this.#call('GET', `/pairing/${encodeURIComponent(offerId)}`, offerStatusSchema, {
+      headers: { 'latch-offer-token': offerToken },
+    });
+  }
+
+  withdrawOffer(offerId: string, offerToken: string): Promise<RelayReply<OfferWithdrawn>> {
+    return this.#call('POST', `/pairing/${encodeURIComponent(offerId)}/withdraw`, offerWithdrawnSchema, {
       headers: { 'latch-offer-token': offerToken },
     });
   }

@@ -1,4 +1,4 @@
-import { offerStatusSchema, type OfferStatus } from '../../shared/messages/relayViews.ts';
+import { offerStatusSchema } from '../../shared/messages/relayViews.ts';
 import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
 import type { PairingLink } from '../../shared/pairing/pairingLink.ts';
 import { completionMac, shortCode } from '../../shared/pairing/pairingTranscript.ts';
@@ -95,15 +95,13 @@ export async function pairWith(
   const code = await shortCode(macKey, offer, completion);
   report({ step: 'compare', code, hostName: offer.hostName, device: identity.id });
   for (;;) {
-    const current: { ok: true; value: OfferStatus } | { ok: false } = await relayCall(
-      'GET',
-      path,
-      offerStatusSchema,
-      { headers: { 'latch-offer-token': offerToken } },
-    );
+    const current = await relayCall('GET', path, offerStatusSchema, {
+      headers: { 'latch-offer-token': offerToken },
+    });
     if (current.ok && current.value.confirmed) break;
-    if (Date.now() > offer.exp)
-      return report({ step: 'failed', message: 'The computer did not confirm in time.' });
+    // Gone: the computer took its offer back (its code mistyped, the phone refused, stopped).
+    if (Date.now() > offer.exp || (!current.ok && current.status === 404))
+      return report({ step: 'failed', message: 'The computer did not add this phone.', final: true });
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   await addMembership(offer.fleet, { id: offer.host, name: offer.hostName });

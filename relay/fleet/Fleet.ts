@@ -18,7 +18,7 @@ import { expireDue } from './expiry.ts';
 import { authenticateHost, bearerToken, rotateHostToken } from './hostAuth.ts';
 import { fleetState, freeze, vote } from './killSwitch.ts';
 import { listMembers, renameDevice, revokeDevice, updatePushSubscription } from './members.ts';
-import { completeOffer, confirmOffer, createOffer, offerStatus } from './pairing.ts';
+import { completeOffer, confirmOffer, createOffer, offerStatus, withdrawOffer } from './pairing.ts';
 import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import { createRequest, decide, deny, getRequest, listRequests } from './requests.ts';
 import { pruneSettled, scheduleAlarm, scheduleAlarmAfter } from './retention.ts';
@@ -134,6 +134,10 @@ export class Fleet extends DurableObject<Env> {
 
   offerStatus(fleet: string, offerId: string, offerToken: string | undefined) {
     return this.#reply(fleet, (ctx) => offerStatus(ctx, offerId, offerToken));
+  }
+
+  withdrawOffer(fleet: string, offerId: string, offerToken: string | undefined) {
+    return this.#reply(fleet, (ctx) => withdrawOffer(ctx, offerId, offerToken));
   }
 
   completeOffer(

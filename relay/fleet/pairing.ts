@@ -4,7 +4,7 @@ import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
 import { keyId } from '../../shared/keys/p256.ts';
 import type { PairConfirmRequest, PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
-import type { OfferStatus, PairConfirmed } from '../../shared/messages/relayViews.ts';
+import type { OfferStatus, OfferWithdrawn, PairConfirmed } from '../../shared/messages/relayViews.ts';
 import { verifyPasskeyRegistration } from '../../shared/pairing/verifyPasskeyRegistration.ts';
 import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import { refusal, refuseWith, type RelayResult, type Unversioned } from '../http/relayError.ts';
@@ -143,6 +143,23 @@ export async function offerStatus(
       confirmed: confirmed_at !== null,
     },
   };
+}
+
+/**
+ * The host gave up on its offer (the code mistyped at its terminal, the "add phone" denied, `latch
+ * pair` stopped): the offer goes, so that the phone waiting on it is told at once rather than
+ * when it expires. Whoever holds the offer's token may: the host that made it, or the phone.
+ */
+export async function withdrawOffer(
+  ctx: FleetContext,
+  offerId: string,
+  offerToken: string | undefined,
+): Promise<RelayResult<Unversioned<OfferWithdrawn>>> {
+  const offer = await openOffer(ctx, offerId, offerToken);
+  if (!offer.ok) return offer;
+  if (offer.value.confirmed_at !== null) return refusal('offer_closed', 'this offer was already confirmed');
+  ctx.sql.exec('DELETE FROM offers WHERE offer_id = ? AND confirmed_at IS NULL', offerId);
+  return { ok: true, value: { offerId, state: 'withdrawn' } };
 }
 
 /**

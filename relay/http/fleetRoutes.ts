@@ -79,6 +79,14 @@ fleetRoutes.get('/pairing/:offer', async (c) => {
   return reply(c, await stub.offerStatus(fleet, idParam(c.req, 'offer'), c.req.header('latch-offer-token')));
 });
 
+fleetRoutes.post('/pairing/:offer/withdraw', async (c) => {
+  const { fleet, stub } = c.var;
+  return reply(
+    c,
+    await stub.withdrawOffer(fleet, idParam(c.req, 'offer'), c.req.header('latch-offer-token')),
+  );
+});
+
 fleetRoutes.post('/pairing/:offer/complete', async (c) => {
   const { fleet, stub } = c.var;
   const { value: completion, bytes } = await message(c.req, pairingCompletionSchema);

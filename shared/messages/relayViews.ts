@@ -89,6 +89,14 @@ export const offerCreatedSchema = /* @__PURE__ */ f.object({
 });
 export type OfferCreated = Infer<typeof offerCreatedSchema>;
 
+/** The relay's answer to a host that gave up on its pairing offer: the phone on it learns so. */
+export const offerWithdrawnSchema = /* @__PURE__ */ f.object({
+  v: f.version(),
+  offerId: f.id(),
+  state: f.literal('withdrawn'),
+});
+export type OfferWithdrawn = Infer<typeof offerWithdrawnSchema>;
+
 /** `GET /v1/config`: the relay's VAPID public key, which a push subscription names (none: no push). */
 export const relayConfigSchema = /* @__PURE__ */ f.object({
   v: f.version(),

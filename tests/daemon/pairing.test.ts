@@ -8,9 +8,12 @@ import { detailsBinding } from '../../shared/approvals/approvalBinding.ts';
 import { approvalChallenge } from '../../shared/approvals/approvalChallenge.ts';
 import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
 import type { RequestList } from '../../shared/messages/relayViews.ts';
+import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
+import { parsePairingLink } from '../../shared/pairing/pairingLink.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { RelayDriver } from '../support/relayDriver.ts';
+import { pairingLinkOn, startLatch } from '../support/latchRun.ts';
 import { pairSoftwarePhone } from '../support/softwarePairing.ts';
 import { decodeModules, readTerminalQr, screenSize } from '../support/terminalScreen.ts';
 import {
@@ -166,6 +169,23 @@ describe('latch pair against the real relay', () => {
       }),
     );
   }, 90_000);
+
+  it('takes its offer back when stopped with Ctrl-C, so that a phone on it is told at once', async () => {
+    const pair = startLatch(machine, ['pair']);
+    try {
+      const link = parsePairingLink(await pair.waitFor(pairingLinkOn, 'a pairing link'));
+      if (!link.ok) throw link.error;
+      const { offerId, offerToken } = await derivePairingKeys(link.value.secret);
+      const offerStatus = () =>
+        relay.call('GET', `/v1/pairing/${offerId}`, { headers: { 'latch-offer-token': offerToken } });
+      expect((await offerStatus()).status).toBe(200);
+      pair.interrupt();
+      expect(await pair.exited).toBe(130);
+      expect((await offerStatus()).status).toBe(404);
+    } finally {
+      pair.kill();
+    }
+  });
 
   it('latch doctor reports every check passing, with the relay reachable and the quorum met', async () => {
     const doctor = await runLatch(machine, ['doctor']);

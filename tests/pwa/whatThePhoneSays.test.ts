@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdPanic, openPending, type PairedBrowserPhone } from '../support/browserFlows.ts';
+import { launchPhone } from '../support/browserPhone.ts';
 import { askHook, hookInput, runLatch, type LatchMachine } from '../support/latchMachine.ts';
 import { pairingLinkOn, startLatch } from '../support/latchRun.ts';
 import { ASK_EVERY_BASH_CALL, ASK_EVERY_REQUEST, startPhoneRig, type PhoneRig } from '../support/phoneRig.ts';
@@ -60,6 +61,31 @@ describe('what the phone says', () => {
     const result = phoneA.browser.page.getByRole('status');
     expect(await result.textContent()).toBe('Approval sentYour computer checks it, then adds the phone.');
   }, 120_000);
+
+  it('tells a phone at once that it was not added when Add phone is denied: latch pair takes its offer back (phone walk)', async () => {
+    const { subscription } = await rig.pushService.subscribe();
+    const phoneC = await launchPhone(origin, subscription, 'Phone C');
+    const pair = startLatch(machine, ['pair']);
+    try {
+      await phoneC.page.goto(await pair.waitFor(pairingLinkOn, 'a pairing link'));
+      await phoneC.page.getByLabel('Name this phone').fill('Phone C');
+      await phoneC.page.getByRole('button', { name: 'Pair with Face ID' }).click();
+      await phoneC.page.getByLabel('short code').waitFor({ timeout: 20_000 });
+      await openPending(phoneA.browser, origin, /Add phone "Phone C"/);
+      await phoneA.browser.page.getByRole('button', { name: 'Deny', exact: true }).click();
+      expect(await pair.exited).toBe(1);
+      expect(pair.stderr()).toContain('latch: not added');
+      // Told by the relay within a poll, where it waited until the offer expired (ten minutes).
+      await phoneC.page
+        .getByRole('alert')
+        .getByText('The computer did not add this phone.', { exact: true })
+        .waitFor({ timeout: 10_000 });
+      expect(await phoneC.page.getByRole('button', { name: 'Try again' }).count()).toBe(0);
+    } finally {
+      pair.kill();
+      await phoneC.close();
+    }
+  });
 
   it('says an approval was sent, not that the call may run: the computer checks it first', async () => {
     const { page } = phoneA.browser;

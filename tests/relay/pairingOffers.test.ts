@@ -11,6 +11,7 @@ import {
   fleetStub,
   newFleet,
   offerIndexStub,
+  pairPhone,
   pointOfferAt,
   scanOffer,
 } from './harness.ts';
@@ -105,6 +106,43 @@ describe('pairing routes', () => {
     const { secret: unknown } = await createOffer(fleet().host, { fleet: fleet().fleet });
     expectRefusedReply((await scanOffer(unknown)).reply, 404, 'not_found');
     expectRefusedReply(await call('GET', '/v1/pairing/a%20b'), 400, 'invalid_id');
+  });
+
+  it('takes an offer back for whoever holds its token, after which the phone waiting on it finds none', async () => {
+    const { offer } = await fileOffer(fleet());
+    const withdraw = (token: string) =>
+      call('POST', path(`/pairing/${offer.offerId}/withdraw`), { headers: { 'latch-offer-token': token } });
+    expectRefusedReply(await withdraw('A'.repeat(43)), 404, 'not_found');
+    const withdrawn = await withdraw(offer.offerToken);
+    expect(withdrawn.status).toBe(200);
+    expect(withdrawn.body).toEqual({ v: 1, offerId: offer.offerId, state: 'withdrawn' });
+    expectRefusedReply(
+      await call('GET', path(`/pairing/${offer.offerId}`), {
+        headers: { 'latch-offer-token': offer.offerToken },
+      }),
+      404,
+      'not_found',
+    );
+    expectRefusedReply(await withdraw(offer.offerToken), 404, 'not_found');
+  });
+
+  it('refuses to take back an offer already confirmed: the pairing stands', async () => {
+    const own = await newFleet({ push: false });
+    const { offer } = await pairPhone(own.fleet, own.host, { hostToken: own.hostToken, push: false });
+    expectRefusedReply(
+      await call('POST', `/v1/fleets/${own.fleet}/pairing/${offer.offerId}/withdraw`, {
+        headers: { 'latch-offer-token': offer.offerToken },
+      }),
+      409,
+      'offer_closed',
+    );
+    expect(
+      (
+        await call('GET', `/v1/fleets/${own.fleet}/pairing/${offer.offerId}`, {
+          headers: { 'latch-offer-token': offer.offerToken },
+        })
+      ).body.confirmed,
+    ).toBe(true);
   });
 
   it('keeps an offer id for the fleet that offered it first', async () => {

@@ -12,6 +12,8 @@ export interface LatchRun {
   /** Waits until `read` finds what it looks for on the screen; throws with the screen if it exits first. */
   waitFor<T>(read: (screen: string) => T | undefined, what: string, timeoutMs?: number): Promise<T>;
   exited: Promise<number | null>;
+  /** Sends its process group SIGINT, as Ctrl-C at its terminal does. */
+  interrupt(): void;
   /** Ends it, and whatever it started, if it still runs. */
   kill(): void;
 }
@@ -48,6 +50,14 @@ export function startLatch(
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
   const screen = () => stdout.replace(CURSOR_MOVES, '').replaceAll('\r\n', '\n');
+  const signalGroup = (signal: NodeJS.Signals) => {
+    // Its own process group: `script` and the latch under it go together.
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // Gone already.
+    }
+  };
   return {
     stdout: screen,
     stderr: () => stderr,
@@ -66,13 +76,7 @@ export function startLatch(
       }
     },
     exited,
-    kill() {
-      // Its own process group: `script` and the latch under it go together.
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // Gone already.
-      }
-    },
+    interrupt: () => signalGroup('SIGINT'),
+    kill: () => signalGroup('SIGKILL'),
   };
 }

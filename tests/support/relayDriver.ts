@@ -131,7 +131,12 @@ export class RelayDriver {
     fleet: string,
     host: TestHost,
     options: { hostToken?: string; push?: boolean; quorum?: number; phone?: TestPhone } = {},
-  ): Promise<{ paired: PairedPhone; hostToken: string | undefined; completion: PairingCompletion }> => {
+  ): Promise<{
+    paired: PairedPhone;
+    hostToken: string | undefined;
+    completion: PairingCompletion;
+    offer: PairingOffer;
+  }> => {
     const phone = options.phone ?? (await createPhone());
     const { offer, secret } = await createOffer(host, { fleet });
     const offered = await this.call('POST', `/v1/fleets/${fleet}/pairing`, {
@@ -181,6 +186,7 @@ export class RelayDriver {
       paired: { phone, device: verified.value, ...(push ? { pushId: push.id } : {}) },
       hostToken: confirmed.body.hostToken,
       completion,
+      offer,
     };
   };
 

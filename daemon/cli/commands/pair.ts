@@ -1,3 +1,4 @@
+import { constants as osConstants } from 'node:os';
 import { toBase64url } from '../../../shared/encoding/base64url.ts';
 import { randomBytes } from '../../../shared/encoding/bytes.ts';
 import { signEnvelope } from '../../../shared/envelopes/signEnvelope.ts';
@@ -7,12 +8,14 @@ import { derivePairingKeys, PAIRING_SECRET_BYTES } from '../../../shared/pairing
 import { offerMac, shortCode } from '../../../shared/pairing/pairingTranscript.ts';
 import { verifyPairingCompletion } from '../../../shared/pairing/verifyPairingCompletion.ts';
 import { PROTOCOL_VERSION } from '../../../shared/version.ts';
+import type { RelyingParty } from '../../../shared/webauthn/verifyAssertion.ts';
 import { newTotpSecret, totpUri } from '../../fallback/totp.ts';
+import type { LatchConfig } from '../../config/config.ts';
 import { shownHostName } from '../../config/hostName.ts';
 import { writeOwnerOnlyFile } from '../../config/writeOwnerOnlyFile.ts';
-import { loadHostIdentity } from '../../identity/hostIdentity.ts';
+import { loadHostIdentity, type HostIdentity } from '../../identity/hostIdentity.ts';
 import { relayClientFor, relyingPartyOf } from '../../relay/hostRelay.ts';
-import { relayFailureText } from '../../relay/relayClient.ts';
+import { relayFailureText, type RelayClient } from '../../relay/relayClient.ts';
 import type { AuditLog } from '../../audit/auditLog.ts';
 import { canPromptOnTty, promptOnTty } from '../../fallback/ttyPrompt.ts';
 import { enrolmentFingerprint, type Enrolment } from '../../pairing/enrolment.ts';
@@ -28,6 +31,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** How long a person has to type the phone's code on the terminal. */
 const CODE_ENTRY_MS = 120_000;
+
+/** Why this pairing ends without a phone added: `latch pair` says it and exits 1. */
+class NotAdded extends Error {}
 
 /**
  * Makes a phone, whose pairing answer checked out, one this host trusts. Once one is paired,
@@ -68,13 +74,12 @@ async function admit(
     if (typed?.trim() !== code) {
       const problem = typed === undefined ? 'code_not_typed' : 'code_mismatch';
       audit.append({ event: 'pairing_refused', device: device.id, code: problem });
-      fail(
+      throw new NotAdded(
         `${problem === 'code_mismatch' ? 'the code does not match' : 'no code was typed in time'}; the phone was not added. Run latch pair again.`,
-        1,
       );
     }
   } else if (revokedEarlier) {
-    fail('every phone of this host is revoked: run latch pair in a terminal to add one', 1);
+    throw new NotAdded('every phone of this host is revoked: run latch pair in a terminal to add one');
   } else {
     showCode(device, code);
     process.stdout.write('(No terminal to type it on: this first phone is trusted on the QR code alone.)\n');
@@ -94,7 +99,7 @@ function showCode(device: PairedDevice, code: string): void {
   );
 }
 
-/** Asks the running daemon to add a phone or TOTP once a paired phone approves; fails otherwise. */
+/** Asks the running daemon to add a phone or TOTP once a paired phone approves; NotAdded otherwise. */
 async function askDaemonToEnrol(enrolment: Enrolment, approvalSeconds: number): Promise<void> {
   let answer: GateAnswer | { error: { code: string; message: string } };
   try {
@@ -102,10 +107,73 @@ async function askDaemonToEnrol(enrolment: Enrolment, approvalSeconds: number): 
       timeoutMs: (approvalSeconds + 30) * 1000,
     });
   } catch (error) {
-    fail(`a paired phone must approve this, through the daemon: ${(error as Error).message}`, 1);
+    throw new NotAdded(`a paired phone must approve this, through the daemon: ${(error as Error).message}`);
   }
-  if ('error' in answer) fail(`not added: ${answer.error.message} (${answer.error.code})`, 1);
-  if (answer.decision !== 'allow') fail(`not added: ${answer.reason}`, 1);
+  if ('error' in answer) throw new NotAdded(`not added: ${answer.error.message} (${answer.error.code})`);
+  if (answer.decision !== 'allow') throw new NotAdded(`not added: ${answer.reason}`);
+}
+
+/**
+ * Shows the offer's code, waits for a phone's answer, checks it, admits the phone and has the
+ * relay confirm it. NotAdded when any step says no.
+ */
+async function confirmedPairing(
+  offer: PairingOffer,
+  secret: Uint8Array<ArrayBuffer>,
+  macKey: CryptoKey,
+  context: {
+    relay: RelayClient;
+    relying: RelyingParty;
+    store: StateStore;
+    audit: AuditLog;
+    config: LatchConfig;
+    host: HostIdentity;
+  },
+): Promise<{ paired: PairedDevice; trustFirstPhone?: () => void; hostToken?: string }> {
+  const { relay, relying, store, audit, config, host } = context;
+  // No blank lines around the code: its quiet zone is drawn, and every row counts at 80×24.
+  process.stdout.write(pairingScreen(pairingLink({ origin: config.relay.url, secret })));
+
+  let completion;
+  while (!completion) {
+    if (Date.now() > offer.exp) throw new NotAdded('the pairing code expired; run latch pair again');
+    const status = await relay.offerStatus(offer.offerId, offer.offerToken);
+    if (status.ok && status.value.completion) completion = status.value.completion;
+    else await sleep(1000);
+  }
+  const paired = await verifyPairingCompletion(completion, offer, secret, relying);
+  if (!paired.ok) {
+    audit.append({ event: 'pairing_refused', offerId: offer.offerId, code: paired.error.code });
+    throw new NotAdded(`refused the phone’s answer: ${paired.error.message} (${paired.error.code})`);
+  }
+  const code = await shortCode(macKey, offer, completion);
+  const { trustFirstPhone } = await admit(paired.value, code, {
+    store,
+    audit,
+    approvalSeconds: config.approvals.timeoutSeconds,
+  });
+
+  const envelope = await signEnvelope(
+    'pair-confirm',
+    { fleet: offer.fleet, offerId: offer.offerId, device: paired.value.id },
+    { role: 'host', id: host.id },
+    host.privateKey,
+  );
+  const confirmed = await relay.confirmOffer(offer.offerId, {
+    v: PROTOCOL_VERSION,
+    envelope,
+    quorum: config.killSwitch.quorum,
+  });
+  // Refused, a first phone is not trusted here either: the relay would not let it reach this host.
+  if (!confirmed.ok)
+    throw new NotAdded(
+      `the relay did not take the confirmation: ${relayFailureText(confirmed.failure)}${trustFirstPhone ? '; the phone was not added' : ''}`,
+    );
+  return {
+    paired: paired.value,
+    ...(trustFirstPhone ? { trustFirstPhone } : {}),
+    ...(confirmed.value.hostToken ? { hostToken: confirmed.value.hostToken } : {}),
+  };
 }
 
 export async function run(options: { totp?: boolean; timeout: number }): Promise<void> {
@@ -131,49 +199,27 @@ export async function run(options: { totp?: boolean; timeout: number }): Promise
   const created = await relay.createOffer(offer);
   if (!created.ok) fail(`the relay did not take the pairing offer: ${relayFailureText(created.failure)}`, 1);
 
-  // No blank lines around the code: its quiet zone is drawn, and every row counts at 80×24.
-  process.stdout.write(pairingScreen(pairingLink({ origin: config.relay.url, secret })));
-
-  let completion;
-  while (!completion) {
-    if (Date.now() > offer.exp) fail('the pairing code expired; run latch pair again', 1);
-    const status = await relay.offerStatus(offer.offerId, offerToken);
-    if (status.ok && status.value.completion) completion = status.value.completion;
-    else await sleep(1000);
+  // Every way out before the relay took the confirmation takes the offer back, so that a phone
+  // waiting on it is told it was not added, rather than waiting until the offer expires.
+  const withdraw = () => relay.withdrawOffer(offer.offerId, offerToken);
+  const stopped = (signal: NodeJS.Signals) =>
+    void withdraw().finally(() => process.exit(128 + osConstants.signals[signal]));
+  process.once('SIGINT', stopped).once('SIGTERM', stopped);
+  let pairing: Awaited<ReturnType<typeof confirmedPairing>>;
+  try {
+    pairing = await confirmedPairing(offer, secret, macKey, { relay, relying, store, audit, config, host });
+  } catch (error) {
+    await withdraw();
+    if (error instanceof NotAdded) fail(error.message, 1);
+    throw error;
+  } finally {
+    process.off('SIGINT', stopped).off('SIGTERM', stopped);
   }
-  const paired = await verifyPairingCompletion(completion, offer, secret, relying);
-  if (!paired.ok) {
-    audit.append({ event: 'pairing_refused', offerId: offer.offerId, code: paired.error.code });
-    fail(`refused the phone’s answer: ${paired.error.message} (${paired.error.code})`, 1);
-  }
-  const code = await shortCode(macKey, offer, completion);
-  const { trustFirstPhone } = await admit(paired.value, code, {
-    store,
-    audit,
-    approvalSeconds: config.approvals.timeoutSeconds,
-  });
-
-  const envelope = await signEnvelope(
-    'pair-confirm',
-    { fleet: offer.fleet, offerId: offer.offerId, device: paired.value.id },
-    { role: 'host', id: host.id },
-    host.privateKey,
-  );
-  const confirmed = await relay.confirmOffer(offer.offerId, {
-    v: PROTOCOL_VERSION,
-    envelope,
-    quorum: config.killSwitch.quorum,
-  });
-  // Refused, a first phone is not trusted here either: the relay would not let it reach this host.
-  if (!confirmed.ok)
-    fail(
-      `the relay did not take the confirmation: ${relayFailureText(confirmed.failure)}${trustFirstPhone ? '; the phone was not added' : ''}`,
-      1,
-    );
+  const { paired, trustFirstPhone, hostToken } = pairing;
   trustFirstPhone?.();
-  if (confirmed.value.hostToken) writeOwnerOnlyFile(files.hostToken, `${confirmed.value.hostToken}\n`);
+  if (hostToken) writeOwnerOnlyFile(files.hostToken, `${hostToken}\n`);
   process.stdout.write(
-    `Paired ${paired.value.name}.\nNext: gate your agent with latch install claude-code (or latch install codex), then check with latch doctor.\n`,
+    `Paired ${paired.name}.\nNext: gate your agent with latch install claude-code (or latch install codex), then check with latch doctor.\n`,
   );
 
   const phones = store.devices().length;
