@@ -12,6 +12,16 @@ import { VitePWA } from 'vite-plugin-pwa';
  */
 const TERSER = { compress: { passes: 4, pure_getters: true } };
 
+/**
+ * Each Workbox module carries a mark of its version (`self['workbox:core:7.4.0'] && _()` in a
+ * try), there for tools that search a bundle for it, which does nothing when it runs: the worker
+ * ships without them, 50 bytes (gzipped) of the JavaScript budget.
+ */
+const WITHOUT_VERSION_MARKS = {
+  name: 'workbox-without-version-marks',
+  load: (id: string) => (/[\\/]workbox-[a-z-]+[\\/]_version\.js$/.test(id) ? '' : undefined),
+};
+
 export default defineConfig({
   root: new URL('.', import.meta.url).pathname,
   plugins: [
@@ -42,7 +52,12 @@ export default defineConfig({
       injectManifest: {
         globPatterns: ['**/*.{js,css,html,png,webmanifest}'],
         rollupFormat: 'iife',
-        buildPlugins: { vite: [{ name: 'sw-terser', config: () => ({ build: { terserOptions: TERSER } }) }] },
+        buildPlugins: {
+          vite: [
+            { name: 'sw-terser', config: () => ({ build: { terserOptions: TERSER } }) },
+            WITHOUT_VERSION_MARKS,
+          ],
+        },
       },
     }),
   ],

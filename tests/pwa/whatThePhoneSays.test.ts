@@ -100,6 +100,30 @@ describe('what the phone says', () => {
     expect(await hook).toMatchObject({ permissionDecision: 'allow' });
   });
 
+  it('does not say "Not sent" when the relay took an approval whose answer was lost: it asks the relay, which says it was approved here (phone walk)', async () => {
+    const { page } = phoneA.browser;
+    const hook = ask('make release');
+    await openPending(phoneA.browser, origin, /make release/);
+    // The relay takes the approval; its answer never reaches the phone, as when the connection
+    // drops at that moment.
+    await page.route(/\/decision$/, async (route) => {
+      await route.fetch();
+      await route.abort('internetdisconnected');
+    });
+    try {
+      await page.getByRole('button', { name: 'Approve with Face ID' }).click();
+      expect(await hook).toMatchObject({ permissionDecision: 'allow' });
+      const result = page.getByRole('status');
+      await result.getByRole('heading', { name: 'Already decided' }).waitFor();
+      expect(await result.textContent()).toBe(
+        'Already decidedThis request was already approved on this phone.',
+      );
+      expect(await page.getByText('Not sent').count()).toBe(0);
+    } finally {
+      await page.unroute(/\/decision$/);
+    }
+  });
+
   it('shows a long command whole in the page, its end before Approve, at 390×844 in light and dark', async () => {
     const { page } = phoneA.browser;
     await page.setViewportSize({ width: 390, height: 844 });

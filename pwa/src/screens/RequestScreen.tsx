@@ -206,11 +206,17 @@ function Review({
     (!needsTyping || typed === target) &&
     passkey !== undefined;
 
+  // No answer from the relay (out of reach, or its answer lost on the way) says nothing of whether
+  // it took this one: the card stays, its buttons off while the relay is out of reach, and the
+  // relay, asked again below, says whether it was taken. A refusal is final.
+  const unanswered = (result: { status: number; code: string; message: string }) =>
+    result.status ? onDone(...refusedOutcome(result)) : setBusy(false);
+
   const doDeny = async (report?: ReportScope) => {
     if (busy || offline) return;
     setBusy(true);
     const result = await deny(identity, request.fleet, request.view.host, request.view.requestId, report);
-    if (!result.ok) return onDone(...refusedOutcome(result));
+    if (!result.ok) return unanswered(result);
     const { state } = result.value;
     const reported = report ? REPORT_EFFECT[report] : '';
     if (state === 'denied')
@@ -239,7 +245,7 @@ function Review({
       return setCancelled(true);
     }
     const result = await approve(identity, request, assertion, grant);
-    if (!result.ok) return onDone(...refusedOutcome(result));
+    if (!result.ok) return unanswered(result);
     // The computer keeps the rule; this phone's list of it is a convenience that can fail.
     const listed =
       !grant ||
