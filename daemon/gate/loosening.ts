@@ -2,6 +2,7 @@ import type { RiskLevel } from '../../shared/messages/common.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
 import type { LatchConfig } from '../config/config.ts';
 import type { ConfigKeeper } from '../config/configKeeper.ts';
+import { daemonLog as log } from '../output/daemonLog.ts';
 import type { PolicyKeeper } from '../policy/policyKeeper.ts';
 import type { GateAnswer, GateRequest } from '../socket/localApi.ts';
 import { RESERVED_AGENT } from '../socket/reservedAgent.ts';
@@ -88,10 +89,11 @@ export class Loosening {
     shown: string,
     diff?: string,
   ): void {
-    if (this.#askedLoosenings.has(`${kind}:${loosening.hash}`)) return;
-    this.#askedLoosenings.add(`${kind}:${loosening.hash}`);
+    const asked = `${kind}:${loosening.hash}`;
+    if (this.#askedLoosenings.has(asked)) return;
+    this.#askedLoosenings.add(asked);
     const keeper = kind === 'policy' ? this.#options.policy : this.#options.configKeeper;
-    void this.approveChange({
+    this.approveChange({
       kind,
       key: loosening.hash,
       title: `Loosen the Latch ${kind}`,
@@ -99,14 +101,23 @@ export class Loosening {
       ...(diff !== undefined ? { diff } : {}),
       risk: 'high',
       target: kind,
-    }).then((answer) => {
-      if (answer.decision === 'allow') keeper.approve(loosening.text, answer.reason);
-      else
-        this.#options.audit.append({
-          event: `${kind}_loosening_refused`,
-          hash: loosening.hash,
-          reason: answer.reason,
-        });
-    });
+    })
+      .then((answer) => {
+        if (answer.decision === 'allow') keeper.approve(loosening.text, answer.reason);
+        else
+          this.#options.audit.append({
+            event: `${kind}_loosening_refused`,
+            hash: loosening.hash,
+            reason: answer.reason,
+          });
+      })
+      .catch((error: unknown) => {
+        // Not recorded (a locked state.db, an audit log that cannot be written): the looser file
+        // stays unapproved, the next call asks again, and the daemon goes on serving.
+        this.#askedLoosenings.delete(asked);
+        log(
+          `the ${kind} loosening could not be recorded: ${(error as Error).message}; asked again on the next call`,
+        );
+      });
   }
 }
