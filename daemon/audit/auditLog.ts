@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, lstatSync, openSync, truncateSync, writeSync } from 'node:fs';
 import type { StateStore } from '../state/stateStore.ts';
 import {
   AUDIT_ROTATION_DEFAULTS,
@@ -56,7 +56,7 @@ export class AuditLog {
         const prev = this.#store.meta('audit_hash') ?? GENESIS;
         const line = `${JSON.stringify({ seq, at: now.toISOString(), ...fields, prev })}\n`;
         const rotatedNow = rotateIfFull(this.#path, this.#store, Buffer.byteLength(line), this.#rotation());
-        endBefore = statSync(this.#path, { throwIfNoEntry: false })?.size ?? 0;
+        endBefore = lstatSync(this.#path, { throwIfNoEntry: false })?.size ?? 0;
         appendWholeLine(this.#path, line);
         this.#store.setMeta('audit_seq', String(seq));
         this.#store.setMeta('audit_hash', lineHash(line.slice(0, -1)));
@@ -69,7 +69,7 @@ export class AuditLog {
         // for (or another writer's line, written meanwhile, would be cut).
         undo: () => {
           // Stryker disable next-line ObjectLiteral,BooleanLiteral: a throw for a missing file ends the undo as no file does
-          if (endBefore !== undefined && statSync(this.#path, { throwIfNoEntry: false }))
+          if (endBefore !== undefined && lstatSync(this.#path, { throwIfNoEntry: false })?.isFile())
             truncateSync(this.#path, endBefore);
         },
       },
@@ -79,10 +79,17 @@ export class AuditLog {
   }
 }
 
+/**
+ * The log itself, never a link in its place (ELOOP, and the call is denied as not recorded): a
+ * link would carry the agent's commands to whatever file it names.
+ */
+const APPEND_TO_THE_FILE_ITSELF =
+  constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
 /** Appends all of `line`: on a full disk, write(2) can write part of it and fail at the next call. */
 function appendWholeLine(path: string, line: string): void {
   const bytes = Buffer.from(line);
-  const fd = openSync(path, 'a', 0o600);
+  const fd = openSync(path, APPEND_TO_THE_FILE_ITSELF, 0o600);
   try {
     for (let written = 0; written < bytes.length;)
       // Stryker disable next-line ArithmeticOperator: written is 0 but after a short write (a full disk, not made here), where the mutant throws ERR_OUT_OF_RANGE and the append is cut back

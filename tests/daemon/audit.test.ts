@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AuditLog } from '../../daemon/audit/auditLog.ts';
 import { RelayNoise } from '../../daemon/audit/relayNoise.ts';
@@ -85,6 +85,24 @@ describe('latch audit verify', () => {
 
   it('writes the log with mode 0600', () => {
     expect(statSync(machine.files.audit).mode & 0o777).toBe(0o600);
+  });
+
+  it('writes no line through a link in the log’s place: refused (ELOOP), the linked file and the chain untouched', () => {
+    const elsewhere = join(machine.home, '..', 'elsewhere.txt');
+    writeFileSync(elsewhere, 'not the audit log\n');
+    const logText = readFileSync(machine.files.audit, 'utf8');
+    renameSync(machine.files.audit, `${machine.files.audit}.aside`);
+    symlinkSync(elsewhere, machine.files.audit);
+    withStore(machine, (_store, audit) => {
+      expect(() =>
+        audit.append({ event: 'allowed', via: 'policy', tool: 'Bash', command: 'cat secret' }),
+      ).toThrow(expect.objectContaining({ code: 'ELOOP' }));
+    });
+    expect(readFileSync(elsewhere, 'utf8')).toBe('not the audit log\n');
+    rmSync(machine.files.audit);
+    renameSync(`${machine.files.audit}.aside`, machine.files.audit);
+    expect(readFileSync(machine.files.audit, 'utf8')).toBe(logText);
+    return expect(verify()).resolves.toMatchObject({ code: 0 });
   });
 });
 
