@@ -23,6 +23,8 @@ const WITHDRAW_ON_STOP_MS = 3000;
 
 export interface RunningDaemon {
   socketPath: string;
+  /** Settles once callers can no longer reach this daemon through its socket file (localServer). */
+  unreachable: Promise<{ why: string; replaced: boolean }>;
   stop(): Promise<void>;
 }
 
@@ -140,6 +142,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
 
   return {
     socketPath: server.socketPath,
+    unreachable: server.lost,
     stop: async () => {
       await gatekeeper.withdrawAll(WITHDRAW_ON_STOP_MS);
       reachability.stop();

@@ -29,8 +29,17 @@ export interface LocalServer {
   socketPath: string;
   /** Streams the state `watched` gives now to every `GET /v1/watch` client. */
   notifyWatchers(): void;
+  /**
+   * Settles once the socket file is no longer the one this server made (removed, or another in
+   * its place): no caller can reach this daemon any more. `replaced`: another daemon answers there.
+   */
+  lost: Promise<{ why: string; replaced: boolean }>;
+  /** Stops serving; removes the socket file only while it is still this server's. */
   close(): Promise<void>;
 }
+
+/** How often the daemon checks that its socket file is still the one it made. */
+const OWN_SOCKET_CHECK_MS = 2000;
 
 /** Callers at once: each gated call that waits for a phone holds one, and each watcher. */
 const MOST_CONNECTIONS = 512;
@@ -56,6 +65,18 @@ function send(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
+/** Whether something accepts a connection on the socket at `path`. */
+function answersOn(path: string): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const probe = connect(path);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+}
+
 /**
  * Makes the socket's directory (0700) and clears a dead socket file. Refuses a directory that
  * exists with a wider mode, and a socket another daemon still answers on.
@@ -72,15 +93,7 @@ async function prepareSocket(path: string): Promise<void> {
   if (me !== undefined && uid !== me)
     throw new InsecurePathError(`${directory} is owned by another user (uid ${uid}); it must be yours`);
   if (!existsSync(path)) return;
-  const alive = await new Promise<boolean>((resolve) => {
-    const probe = connect(path);
-    probe.once('connect', () => {
-      probe.destroy();
-      resolve(true);
-    });
-    probe.once('error', () => resolve(false));
-  });
-  if (alive) throw new Error(`another daemon is already listening on ${path}`);
+  if (await answersOn(path)) throw new Error(`another daemon is already listening on ${path}`);
   unlinkSync(path);
   log(`removed a dead socket file at ${path}`);
 }
@@ -187,17 +200,41 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
   chmodSync(socketPath, 0o600);
   log(`listening on ${socketPath}`);
 
+  // A socket file removed while the daemon runs leaves it unreachable, and then closing the server
+  // (which unlinks whatever is at its path) would remove the socket of a daemon started since.
+  const made = lstatSync(socketPath);
+  const stillOurs = () => {
+    const now = lstatSync(socketPath, { throwIfNoEntry: false });
+    return now?.ino === made.ino && now.dev === made.dev;
+  };
+  let checking: NodeJS.Timeout | undefined;
+  const lost = new Promise<{ why: string; replaced: boolean }>((resolve) => {
+    checking = setInterval(() => {
+      if (stillOurs()) return;
+      clearInterval(checking);
+      const gone = !existsSync(socketPath);
+      void (gone ? Promise.resolve(false) : answersOn(socketPath)).then((replaced) =>
+        resolve({
+          why: `its socket ${socketPath} was ${gone ? 'removed' : replaced ? 'taken by another daemon' : 'replaced'}`,
+          replaced,
+        }),
+      );
+    }, OWN_SOCKET_CHECK_MS).unref();
+  });
+
   return {
     socketPath,
     notifyWatchers: () => {
       const line = watchLine();
       for (const watcher of watchers) watcher.write(line);
     },
+    lost,
     close: async () => {
+      clearInterval(checking);
       for (const watcher of watchers) watcher.end();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const connection of connections) connection.destroy();
-      await closed;
+      if (!stillOurs()) return void server.unref();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
