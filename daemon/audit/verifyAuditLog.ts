@@ -39,6 +39,7 @@ export function verifyAuditLog(path: string, anchor: AuditAnchor): AuditVerdict 
   let expected = anchor.firstSeq;
   let total = 0;
   let end = { file: files.at(-1)!.name, line: 0 };
+  let hashAtAnchor: string | undefined;
   for (const file of files) {
     const lines = readAuditLines(file.path);
     const broken = (line: number, problem: string): AuditVerdict => ({
@@ -61,6 +62,7 @@ export function verifyAuditLog(path: string, anchor: AuditAnchor): AuditVerdict 
       if (parsed.seq !== expected)
         return broken(index + 1, `sequence number ${String(parsed.seq)} where ${expected} belongs`);
       prev = lineHash(line);
+      if (parsed.seq === anchor.last?.seq) hashAtAnchor = prev;
       expected++;
       total++;
     }
@@ -70,10 +72,14 @@ export function verifyAuditLog(path: string, anchor: AuditAnchor): AuditVerdict 
   }
   const lastSeq = expected - 1;
   if (anchor.last && (anchor.last.seq !== lastSeq || anchor.last.hash !== prev)) {
+    // The log goes on, whole, past the line the database vouches for: the database lost writes.
+    const stateBehind = anchor.last.seq < lastSeq && hashAtAnchor === anchor.last.hash;
     return {
       ok: false,
       ...end,
-      problem: `the log ends at line ${lastSeq}, the daemon last wrote line ${anchor.last.seq} (lines were cut or replaced)`,
+      problem: stateBehind
+        ? `the log goes on to line ${lastSeq}, the state database records line ${anchor.last.seq} as the last (the database lost its latest writes: its -wal file removed while the daemon ran, or an older copy put back)`
+        : `the log ends at line ${lastSeq}, the daemon last wrote line ${anchor.last.seq} (lines were cut or replaced)`,
     };
   }
   return { ok: true, lines: total, files: files.map(({ name }) => name), firstSeq: anchor.firstSeq };

@@ -196,6 +196,28 @@ describe('verifying the audit log', () => {
       problem: `the log ends at line ${line}, the daemon last wrote line 3 (lines were cut or replaced)`,
     });
   });
+
+  it('says the database lost writes when the log goes on, whole, past the line it vouches for (a -wal file removed)', () => {
+    const log = logOf(3);
+    const held = anchor();
+    log.append({ event: 'decision', request: 'r4' }, at);
+    log.append({ event: 'decision', request: 'r5' }, at);
+    expect(verifyAuditLog(path, held)).toEqual({
+      ok: false,
+      file: 'audit.log',
+      line: 5,
+      problem:
+        'the log goes on to line 5, the state database records line 3 as the last (the database lost its latest writes: its -wal file removed while the daemon ran, or an older copy put back)',
+    });
+    // Not when the line it vouches for was itself replaced: that is an edit, not lost writes.
+    const lines = rawLines();
+    const edited = JSON.stringify({ ...(JSON.parse(lines[2]!) as object), request: 'other' });
+    writeFileSync(path, `${[...lines.slice(0, 2), edited, ...lines.slice(3)].join('\n')}\n`);
+    expect(verifyAuditLog(path, held)).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/edited, deleted or moved|lines were cut or replaced/),
+    });
+  });
 });
 
 /** The third line, its content changed and its chain kept intact: only the anchor tells. */
