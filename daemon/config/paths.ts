@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -58,7 +58,19 @@ export function ownerOnlyFiles(files: ReturnType<typeof latchFiles>): string[] {
 }
 export type LatchFiles = ReturnType<typeof latchFiles>;
 
-/** Whether `latch init` has run for this user (cheap: a hook asks this on every call). */
-export function isInitialised(env: NodeJS.ProcessEnv = process.env): boolean {
-  return existsSync(latchFiles(latchHome(env)).config);
+/**
+ * Why Latch is not set up for this user, or undefined once `latch init` has run (cheap: a hook
+ * asks this on every call). A home it may not read is said apart from one never made.
+ */
+export function notSetUp(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const { config } = latchFiles(latchHome(env));
+  try {
+    accessSync(config, constants.F_OK);
+    return undefined;
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    return code === 'ENOENT'
+      ? 'Latch is not set up on this machine; run latch init'
+      : `Latch cannot reach ${config} (${code}): check the modes of its folders`;
+  }
 }

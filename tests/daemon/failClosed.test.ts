@@ -59,7 +59,16 @@ describe('the hook fails closed', () => {
   });
 
   it('denies when Latch is not set up (no config)', async () => {
-    await expectDeny(newMachine(), /config_missing/);
+    await expectDeny(newMachine(), /config_missing: Latch is not set up on this machine; run latch init/);
+  });
+
+  it('denies, saying it cannot reach its config, when its home is not a folder it can read (review of faults)', async () => {
+    const machine = newMachine();
+    writeFileSync(machine.home, 'not a folder');
+    await expectDeny(
+      machine,
+      /config_missing: Latch cannot reach .*config\.toml \(ENOTDIR\): check the modes of its folders/,
+    );
   });
 
   it('denies when the socket path goes through a symbolic link', async () => {

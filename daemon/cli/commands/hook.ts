@@ -1,7 +1,7 @@
 import { fstatSync, readSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { resolve } from 'node:path';
-import { isInitialised } from '../../config/paths.ts';
+import { notSetUp } from '../../config/paths.ts';
 import { claudeCodeHookReply, parseClaudeCodeHookInput } from '../../hooks/claudeCode.ts';
 import { codexHookReply } from '../../hooks/codex.ts';
 import {
@@ -124,7 +124,8 @@ export async function run(): Promise<void> {
   const input = parseClaudeCodeHookInput(text!);
   if ('error' in input) block(input.error);
   const { question, event } = input as Exclude<typeof input, { error: string }>;
-  const answer: GateAnswer = isInitialised()
+  const setUpProblem = notSetUp();
+  const answer: GateAnswer = !setUpProblem
     ? await askDaemon(
         // The daemon's own expiry comes first, with time left to print it.
         {
@@ -142,7 +143,7 @@ export async function run(): Promise<void> {
     : {
         decision: 'deny',
         blockReason: 'config_missing',
-        reason: 'config_missing: Latch is not set up on this machine; run latch init',
+        reason: `config_missing: ${setUpProblem}`,
       };
   const reply = agent === 'codex' ? codexHookReply(event, answer) : claudeCodeHookReply(event, answer);
   if ('block' in reply) block(reply.block);
