@@ -5,7 +5,7 @@ import { ConfigError, type LatchConfig } from '../config/config.ts';
 import { ConfigKeeper } from '../config/configKeeper.ts';
 import type { LatchFiles } from '../config/paths.ts';
 import { LastingFault } from '../lastingFault.ts';
-import { isDamagedDatabase } from './sqlite.ts';
+import { isDamagedDatabase, isLockedDatabase } from './sqlite.ts';
 import { stateMatchesAudit } from './stateMatchesAudit.ts';
 import { StateStore } from './stateStore.ts';
 
@@ -82,6 +82,12 @@ function openStore(path: string): StateStore {
   try {
     return new StateStore(path);
   } catch (error) {
-    throw isDamagedDatabase(error) ? damaged((error as Error).message) : error;
+    if (isDamagedDatabase(error)) throw damaged((error as Error).message);
+    // Not a lasting fault: a service manager's next start finds it free.
+    if (isLockedDatabase(error))
+      throw new Error(
+        `${path} is locked by another process (a sqlite3 shell, a backup): close it, and the daemon starts`,
+      );
+    throw error;
   }
 }

@@ -61,19 +61,27 @@ function withoutSqliteWarning<T>(load: () => T): T {
   }
 }
 
-/** SQLite's primary result codes for a damaged file (sqlite.org/rescode.html). */
-const SQLITE_CORRUPT = 11;
-const SQLITE_NOTADB = 26;
+/** SQLite's primary result codes (sqlite.org/rescode.html) that Latch tells apart. */
+const SQLITE_CODES = { BUSY: 5, CORRUPT: 11, NOTADB: 26 } as const;
 
 /**
- * Whether SQLite found the file damaged or not a database: better-sqlite3 names the code
- * (SQLITE_CORRUPT, SQLITE_NOTADB, and their extended codes), node:sqlite numbers it (errcode).
+ * Whether SQLite failed with one of `codes`: better-sqlite3 names the code (SQLITE_BUSY, and the
+ * extended codes after it), node:sqlite numbers it (errcode).
  */
-export function isDamagedDatabase(error: unknown): boolean {
+function failedWith(error: unknown, codes: (keyof typeof SQLITE_CODES)[]): boolean {
   const { code, errcode } = (error ?? {}) as { code?: unknown; errcode?: unknown };
-  if (typeof errcode === 'number') return [SQLITE_CORRUPT, SQLITE_NOTADB].includes(errcode & 0xff);
-  return typeof code === 'string' && /^SQLITE_(CORRUPT|NOTADB)/.test(code);
+  if (typeof errcode === 'number') return codes.some((name) => SQLITE_CODES[name] === (errcode & 0xff));
+  return (
+    typeof code === 'string' &&
+    codes.some((name) => code === `SQLITE_${name}` || code.startsWith(`SQLITE_${name}_`))
+  );
 }
+
+/** Whether SQLite found the file damaged or not a database. */
+export const isDamagedDatabase = (error: unknown): boolean => failedWith(error, ['CORRUPT', 'NOTADB']);
+
+/** Whether another connection holds the database's lock (past the busy timeout). */
+export const isLockedDatabase = (error: unknown): boolean => failedWith(error, ['BUSY']);
 
 /**
  * A SQLite database on either driver, with transactions that nest: the inner joins the outer, so

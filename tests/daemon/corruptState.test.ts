@@ -1,6 +1,7 @@
 import { readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DAEMON_REFUSED_EXIT } from '../../daemon/cli/exitCodes.ts';
+import { SqliteDatabase } from '../../daemon/state/sqlite.ts';
 import {
   claudeCodeDecision,
   claudeCodeReads,
@@ -95,5 +96,25 @@ describe('a corrupt or truncated state.db', () => {
     expect(unit).toMatch(
       new RegExp(`^Restart=on-failure\\nRestartPreventExitStatus=${DAEMON_REFUSED_EXIT}$`, 'm'),
     );
+  });
+});
+
+describe('a state.db another process holds locked (review of faults)', () => {
+  it('is named at start, exit 1 (a service manager tries again), and starts once it is free', async () => {
+    const machine = await setUp();
+    const holder = new SqliteDatabase(machine.files.state);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      expect(await runLatch(machine, ['daemon'], { timeoutMs: 20_000 })).toMatchObject({
+        code: 1,
+        stderr: `latch: ${machine.files.state} is locked by another process (a sqlite3 shell, a backup): close it, and the daemon starts\n`,
+      });
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    await startDaemonForTest(machine);
+    const hook = await runLatch(machine, ['hook', 'claude-code'], { input: read });
+    expect(claudeCodeDecision(hook, read)).toBe('allow');
   });
 });
