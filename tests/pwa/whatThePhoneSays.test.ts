@@ -236,6 +236,14 @@ describe('what the phone says', () => {
     expect(await lineBreak('.request-cwd')).toBe('anywhere');
     await page.goto(origin);
     expect(await lineBreak('.requests .request-title')).toBe('anywhere');
+    // The agent's own words say whose they are in the list as on the card (a phone walk: in the
+    // list they read as Latch's).
+    expect(
+      await page
+        .locator('.request-item', { hasText: 'echo wrap' })
+        .locator('.request-description')
+        .textContent(),
+    ).toBe('The agent says: Push');
     await openPending(phoneA.browser, origin, /echo wrap/);
     await page.locator('h1.request-title.command').waitFor();
     await page.keyboard.press('Escape');

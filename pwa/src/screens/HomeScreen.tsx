@@ -26,7 +26,7 @@ import {
 import { requestPath } from '../paths.ts';
 import { FACE_ID_CANCELLED, refusalText } from '../refusalText.ts';
 import { timeLeft } from '../relayClock.ts';
-import { cardContext } from '../requestCard.ts';
+import { AGENT_SAYS, cardContext } from '../requestCard.ts';
 import { navigate } from '../router.ts';
 import { useAction, useConnectivity } from '../useConnectivity.ts';
 import { signWithPasskey } from '../webauthn.ts';
@@ -211,7 +211,10 @@ export function HomeScreen() {
                     >
                       <span class="request-title">{request.details.title}</span>
                       {request.details.description && (
-                        <span class="request-description">{request.details.description}</span>
+                        <span class="request-description">
+                          {AGENT_SAYS}
+                          {request.details.description}
+                        </span>
                       )}
                       {request.details.askedAgainAfterDeny && (
                         <span class="asked-again">Asked again after you denied</span>

@@ -17,7 +17,7 @@ import { RiskBadge } from '../components/RiskBadge.tsx';
 import { loadIdentity, loadPasskey, type DeviceIdentity, type Passkey } from '../keystore.ts';
 import { FACE_ID_CANCELLED, refusalText } from '../refusalText.ts';
 import { relayNow, timeLeft } from '../relayClock.ts';
-import { cardContext } from '../requestCard.ts';
+import { AGENT_SAYS, cardContext } from '../requestCard.ts';
 import { navigate } from '../router.ts';
 import { useConnectivity } from '../useConnectivity.ts';
 import { signWithPasskey } from '../webauthn.ts';
@@ -314,7 +314,12 @@ function Review({
       >
         {details.title}
       </h1>
-      {details.description && <p class="request-description">The agent says: {details.description}</p>}
+      {details.description && (
+        <p class="request-description">
+          {AGENT_SAYS}
+          {details.description}
+        </p>
+      )}
       <p class="request-meta">
         <span>{cardContext(details)}</span> · <span>{details.agent}</span> · <span>{details.tool}</span> ·{' '}
         <RiskBadge risk={details.risk} />
