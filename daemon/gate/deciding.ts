@@ -231,9 +231,14 @@ export class Deciding {
     const longest = verdict.timeoutSeconds ?? this.#config.approvals.timeoutSeconds;
     const timeoutSeconds = Math.min(request.timeoutSeconds ?? longest, longest);
     const target = verdict.target ?? request.target ?? defaultTarget(request);
+    // Latch's own rule says so on the card, and what it guards there: the word to type may be a
+    // folder's name the command itself does not spell (`rm -rf ~` reaches ~/.config/systemd).
+    const ownRule = asked.guarded
+      ? { ownRule: `Asked by Latch's own rule "${verdict.rule}", for ${verdict.reaches ?? target}.` }
+      : {};
     return {
       kind: 'ask',
-      terms: { risk, timeoutSeconds, target, scripts, ...(similar ? { similar } : {}) },
+      terms: { risk, timeoutSeconds, target, scripts, ...ownRule, ...(similar ? { similar } : {}) },
     };
   }
 }

@@ -21,6 +21,8 @@ export interface AskTerms {
   similar?: SimilarCall;
   /** The scripts the command runs, shown after it (scriptsRun). */
   scripts?: readonly RunScript[];
+  /** Why Latch's own rule asks, when it does: the card's first note. */
+  ownRule?: string;
 }
 
 /**
@@ -68,7 +70,7 @@ export function requestDetails(
     ...(script.text !== undefined ? { text: revealed(script.text) } : {}),
   }));
   const card = requestCard(asRuns, scripts);
-  const notes = card.notes ?? [];
+  const notes = [...(terms.ownRule ? [revealedLine(terms.ownRule)] : []), ...(card.notes ?? [])];
   const noteBytes = fairShares(notes.map(utf8Length), LIMITS.notesBytes);
   // A phone shown part of a command, a file's content or a tool's input asks for the most care
   // (type the target, wait), and offers no rule for calls like it: what is not shown is where a

@@ -22,7 +22,7 @@ export function namesTouch(words: Iterable<Word>, places: ProtectedPlaces, note:
     for (const [path] of text.matchAll(pattern)) {
       const place = byPath.get(sameName(path))!;
       const guard = place.kind === 'secret' ? 'secrets' : mayWrite({ place, relation: 'at' });
-      if (guard) note(guard, place.target);
+      if (guard) note(guard, place.target, place.path);
     }
   }
 }

@@ -176,6 +176,8 @@ export interface Verdict {
   rule: string;
   timeoutSeconds?: number;
   target?: string;
+  /** The place of Latch's own that its self-protection found the call reaching. */
+  reaches?: string;
 }
 
 /**

@@ -48,7 +48,8 @@ export interface ProtectedCall {
 
 export type Guard = 'secrets' | 'files' | 'hooks' | 'stop' | 'commands';
 /** Notes that a call touches what a guard keeps, and what a person types to approve it. */
-export type Note = (guard: Guard, target: string) => void;
+/** What a call was found to touch: what a person types to approve it, and the place of Latch's it reaches. */
+export type Note = (guard: Guard, target: string, reaches?: string) => void;
 
 /** The rules, strongest first: the first one found decides. Only the secrets are refused outright. */
 export const SELF_PROTECTION_RULES: Record<Guard, string> = {
@@ -162,9 +163,9 @@ function judgedFromItsFolder(call: ProtectedCall, places: ProtectedPlaces): Verd
 function guardedAt(call: ProtectedCall, places: ProtectedPlaces): Verdict | undefined {
   const cwd = call.cwd !== undefined && isAbsolute(call.cwd) ? call.cwd : undefined;
   const real = rememberedRealPath(cwd);
-  const found = new Map<Guard, string>();
-  const note: Note = (guard, target) => {
-    if (!found.has(guard)) found.set(guard, target);
+  const found = new Map<Guard, { target: string; reaches?: string }>();
+  const note: Note = (guard, target, reaches) => {
+    if (!found.has(guard)) found.set(guard, { target, ...(reaches ? { reaches } : {}) });
   };
   const variables = { ...places.variables, ...(cwd ? { PWD: cwd } : {}) };
   const reading: Reading = { cwd, variables, places, real, note };
@@ -218,13 +219,13 @@ function guardedAt(call: ProtectedCall, places: ProtectedPlaces): Verdict | unde
     }
   }
   for (const guard of Object.keys(SELF_PROTECTION_RULES) as Guard[]) {
-    const target = found.get(guard);
-    if (target !== undefined)
+    const touched = found.get(guard);
+    if (touched !== undefined)
       return {
         action: guard === 'secrets' ? 'deny' : 'ask',
         risk: 'critical',
         rule: SELF_PROTECTION_RULES[guard],
-        target,
+        ...touched,
       };
   }
   return undefined;
@@ -252,7 +253,7 @@ function pathsTouch(paths: readonly string[], tool: string, { cwd, places, real,
     const touches = pathTouches(pattern, cwd, places, real, 'exactly');
     for (const touch of [...touches, ...(sameFile ? [sameFile] : [])]) {
       const guard = READS.has(tool) ? onRead(tool, touch) : mayWrite(touch);
-      if (guard) note(guard, touch.place.target);
+      if (guard) note(guard, touch.place.target, touch.place.path);
     }
     // A control group's file written stops the daemon as `systemctl --user freeze` would.
     if (!READS.has(tool) && absolute && inControlGroups(real(absolute))) note('stop', 'latch daemon');

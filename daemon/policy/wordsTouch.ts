@@ -52,7 +52,7 @@ export function wordsTouch(
             : looked
               ? undefined
               : mayWrite(touch);
-      if (guard) note(guard, touch.place.target);
+      if (guard) note(guard, touch.place.target, touch.place.path);
     }
   };
   // Stryker disable next-line ConditionalExpression: an absolute pattern ignores its base

@@ -6,6 +6,7 @@ import { protectedPlaces } from '../../daemon/policy/protectedPlaces.ts';
 import { scriptsRun } from '../../daemon/policy/scriptsRun.ts';
 import { selfProtection, type Guard } from '../../daemon/policy/selfProtection.ts';
 import {
+  at,
   DAEMON_PID,
   bash,
   expected,
@@ -597,6 +598,15 @@ describe('self-protection: commands', () => {
     expect(selfProtection(bash('rm ~/.codex/hooks.json ~/.claude/settings.json'), places)?.target).toBe(
       '.codex/hooks.json',
     );
+  });
+
+  it('names the place of Latch’s a call reaches, where it reaches one, for the card to say', () => {
+    expect(selfProtection(tool('Edit', 'H/.claude/settings.json'), places)?.reaches).toBe(
+      at('H/.claude/settings.json'),
+    );
+    expect(selfProtection(bash('rm -rf ~'), places)).toMatchObject({ reaches: expect.stringMatching(/^\//) });
+    // A command, not a place: the target alone says it.
+    expect(selfProtection(bash('latch pair'), places)).not.toHaveProperty('reaches');
   });
 });
 

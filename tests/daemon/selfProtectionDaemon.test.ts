@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { connect } from '../../daemon/sdk/latch.ts';
+import { openRequestDetails } from '../../shared/e2e/requestDetailsBox.ts';
 import { auditLines, hookInput, startHook } from '../support/latchMachine.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
@@ -124,6 +125,32 @@ describe.each([
       old_string: '"PreToolUse"',
       new_string: '"Nothing"',
     });
+  });
+
+  it('says on the card that its own rule asks, and for which of its places: the word to type is that place’s name (phone walk)', async () => {
+    const { relay, phones } = paired;
+    const before = relay.requests.length;
+    const settings = join(userHome, '.claude', 'settings.json');
+    const answered = hook('Edit', {
+      file_path: settings,
+      old_string: '"PreToolUse"',
+      new_string: '"Nothing"',
+    });
+    const request = await relay.nextRequest(before);
+    const box = request.sealed.find((sealed) => sealed.device === phones[0].id)!.box;
+    const details = await openRequestDetails(
+      box,
+      { privateKey: phones[0].ecdhKeys.privateKey, publicKeyRaw: phones[0].ecdhKeyRaw },
+      { fleet: request.fleet, host: request.host, requestId: request.requestId, device: phones[0].id },
+    );
+    if (!details.ok) throw details.error;
+    expect(details.value).toMatchObject({
+      risk: 'critical',
+      target: 'settings.json',
+      notes: [`Asked by Latch's own rule "latch: agent hook settings", for ${settings}.`],
+    });
+    await relay.sendDenial(phones[0], request);
+    expect((await answered).code).toBe(2);
   });
 
   it('asks a phone at critical risk before a Write of the settings where the agent’s CLAUDE_CONFIG_DIR points, not the daemon’s', async () => {

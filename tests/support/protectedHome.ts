@@ -88,14 +88,14 @@ export const expected = (guard: Guard | undefined): Verdict | undefined =>
     rule: SELF_PROTECTION_RULES[guard],
   };
 
-/** What a call is judged to touch, without its target (asserted apart). */
+/** What a call is judged to touch, without what the person is shown of it (asserted apart). */
 export function judged(
   call: ProtectedCall,
   on: ProtectedPlaces = places,
-): Omit<Verdict, 'target'> | undefined {
+): Omit<Verdict, 'target' | 'reaches'> | undefined {
   const verdict = selfProtection(call, on);
   if (!verdict) return undefined;
-  const { target: _target, ...rest } = verdict;
+  const { target: _target, reaches: _reaches, ...rest } = verdict;
   return rest;
 }
 
