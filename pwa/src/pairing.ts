@@ -84,12 +84,13 @@ export async function pairWith(
     body: completion,
     headers: { 'latch-offer-token': offerToken },
   });
-  // Refused (403): this phone's keys were revoked from the fleet, which never takes them again.
+  // Final where trying again cannot work: this phone's keys were revoked from the fleet, which
+  // never takes them again (403), or another answer took the code first (409).
   if (!sent.ok)
     return report({
       step: 'failed',
       message: `The relay refused: ${sent.message}`,
-      final: sent.status === 403,
+      final: sent.status === 403 || sent.status === 409,
     });
 
   const code = await shortCode(macKey, offer, completion);

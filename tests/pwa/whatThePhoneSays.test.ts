@@ -67,12 +67,31 @@ describe('what the phone says', () => {
     const phoneC = await launchPhone(origin, subscription, 'Phone C');
     const pair = startLatch(machine, ['pair']);
     try {
-      await phoneC.page.goto(await pair.waitFor(pairingLinkOn, 'a pairing link'));
+      const link = await pair.waitFor(pairingLinkOn, 'a pairing link');
+      await phoneC.page.goto(link);
       await phoneC.page.getByLabel('Name this phone').fill('Phone C');
       await phoneC.page.getByRole('button', { name: 'Pair with Face ID' }).click();
       await phoneC.page.getByLabel('short code').waitFor({ timeout: 20_000 });
+
+      // The same code on another phone, answered already: no Try again that could not work.
+      const late = await phoneA.browser.context.newPage();
+      try {
+        await late.goto(link);
+        await late.getByLabel('Name this phone').fill('Phone D');
+        await late.getByRole('button', { name: 'Pair with Face ID' }).click();
+        await late
+          .getByRole('alert')
+          .getByText('The relay refused: this offer was already answered', { exact: true })
+          .waitFor();
+        expect(await late.getByRole('button', { name: 'Try again' }).count()).toBe(0);
+      } finally {
+        await late.close();
+      }
+
       await openPending(phoneA.browser, origin, /Add phone "Phone C"/);
       await phoneA.browser.page.getByRole('button', { name: 'Deny', exact: true }).click();
+      // No agent waits on a change to Latch itself: nothing changes.
+      expect(await phoneA.browser.page.getByRole('status').textContent()).toBe('DeniedNothing was changed.');
       expect(await pair.exited).toBe(1);
       expect(pair.stderr()).toContain('latch: not added');
       // Told by the relay within a poll, where it waited until the offer expired (ten minutes).

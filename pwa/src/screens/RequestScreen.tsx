@@ -61,6 +61,9 @@ function endedOutcome(view: RequestView, me: string): [Outcome, string] | undefi
   ];
 }
 
+/** A change to Latch itself (a phone, a looser policy or config), asked by its daemon: no agent waits on it. */
+const changesLatch = (details: RequestDetails) => details.agent === 'latch';
+
 /**
  * What an approval did: the relay took it, no more. The computer verifies it itself, and may be
  * off or refuse it, so the screen never says the call was allowed.
@@ -69,9 +72,11 @@ function sentText(details: RequestDetails, grant?: Grant): string {
   const after =
     details.tool === 'latch.phone'
       ? 'adds the phone'
-      : grant
-        ? `the agent goes ahead, and may run calls like this ${GRANT_WORDS[grant]} without asking`
-        : 'the agent goes ahead, once';
+      : changesLatch(details)
+        ? 'makes the change'
+        : grant
+          ? `the agent goes ahead, and may run calls like this ${GRANT_WORDS[grant]} without asking`
+          : 'the agent goes ahead, once';
   return `Your computer checks it, then ${after}.`;
 }
 
@@ -220,7 +225,11 @@ function Review({
     const { state } = result.value;
     const reported = report ? REPORT_EFFECT[report] : '';
     if (state === 'denied')
-      return onDone('denied', `The agent was told no${reported && `, and reported: ${reported}`}.`, true);
+      return onDone(
+        'denied',
+        `${changesLatch(details) ? 'Nothing was changed' : 'The agent was told no'}${reported && `, and reported: ${reported}`}.`,
+        true,
+      );
     // The relay takes a report even for a request that ended meanwhile: it still counts.
     onDone(
       state === 'withdrawn' || state === 'expired' ? state : 'already decided',
