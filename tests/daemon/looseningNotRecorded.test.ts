@@ -1,22 +1,8 @@
 import { mkdirSync, readFileSync, renameSync, rmdirSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  claudeCodeReads,
-  hookInput,
-  initMachine,
-  newMachine,
-  runLatch,
-  startDaemonForTest,
-  type HookAnswer,
-  type LatchMachine,
-} from '../support/latchMachine.ts';
+import { askHook, hookInput, initMachine, newMachine, startDaemonForTest } from '../support/latchMachine.ts';
 
 const read = hookInput('PreToolUse', 'Bash', { command: 'ls /tmp' });
-
-async function hookAnswer(machine: LatchMachine): Promise<HookAnswer> {
-  const ran = await runLatch(machine, ['hook', 'claude-code'], { input: read });
-  return claudeCodeReads(ran, read)?.['hookSpecificOutput'] as HookAnswer;
-}
 
 describe('a loosened config the daemon cannot record (review of faults)', () => {
   it('denies with the reason and keeps serving, where an unrecorded ask stopped the daemon; asks again once it can record', async () => {
@@ -24,7 +10,7 @@ describe('a loosened config the daemon cannot record (review of faults)', () => 
     // Push fatigue as `latch init` sets it, which the test loosens.
     await initMachine(machine, { relay: 'http://127.0.0.1:9', pushFatigue: true });
     const daemon = await startDaemonForTest(machine);
-    expect((await hookAnswer(machine)).permissionDecision).toBe('allow');
+    expect((await askHook(machine, read)).permissionDecision).toBe('allow');
 
     // The audit log cannot be written (a folder in its place: EISDIR), and config.toml loosens.
     const aside = `${machine.files.audit}.aside`;
@@ -35,7 +21,7 @@ describe('a loosened config the daemon cannot record (review of faults)', () => 
     const notRecorded = () =>
       daemon.output().match(/the config loosening could not be recorded: .*EISDIR/g) ?? [];
     for (let call = 1; call <= 3; call++) {
-      expect(await hookAnswer(machine)).toMatchObject({
+      expect(await askHook(machine, read)).toMatchObject({
         permissionDecision: 'deny',
         permissionDecisionReason: expect.stringMatching(/^latch: not_recorded: .*EISDIR/),
       });
@@ -46,7 +32,7 @@ describe('a loosened config the daemon cannot record (review of faults)', () => 
 
     rmdirSync(machine.files.audit);
     renameSync(aside, machine.files.audit);
-    expect((await hookAnswer(machine)).permissionDecision).toBe('allow');
+    expect((await askHook(machine, read)).permissionDecision).toBe('allow');
     expect(daemon.child.exitCode).toBeNull();
   });
 });

@@ -4,14 +4,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   auditLines,
-  claudeCodeReads,
+  askHook,
   hookInput,
   initMachine,
   newMachine,
   runLatch,
   startDaemonForTest,
   withStore,
-  type HookAnswer,
   type LatchMachine,
 } from '../support/latchMachine.ts';
 
@@ -51,12 +50,6 @@ function fillDisk(folder: string): string {
   }
 }
 
-/** What Claude Code hears for a read-only call, which the default policy allows. */
-async function hookAnswer(machine: LatchMachine): Promise<HookAnswer> {
-  const ran = await runLatch(machine, ['hook', 'claude-code'], { input: read });
-  return claudeCodeReads(ran, read)?.['hookSpecificOutput'] as HookAnswer;
-}
-
 describe.skipIf(!canMount)('a full disk under the daemon’s state (ENOSPC)', () => {
   it('denies with the reason, keeps answering, and loses nothing once there is space again', async () => {
     const machine = newMachine();
@@ -64,14 +57,14 @@ describe.skipIf(!canMount)('a full disk under the daemon’s state (ENOSPC)', ()
     try {
       await initMachine(machine, { relay: 'http://127.0.0.1:9' });
       const daemon = await startDaemonForTest(machine);
-      expect((await hookAnswer(machine)).permissionDecision).toBe('allow');
+      expect((await askHook(machine, read)).permissionDecision).toBe('allow');
       const usedToken = 'token-used-before-the-disk-filled';
       expect(withStore(machine, (store) => store.consume(usedToken, Date.now() + 300_000))).toBe(true);
 
       const linesBeforeFull = auditLines(machine).length;
       const filler = fillDisk(machine.home);
       for (let call = 0; call < 3; call++)
-        expect(await hookAnswer(machine)).toEqual({
+        expect(await askHook(machine, read)).toEqual({
           hookEventName: 'PreToolUse',
           permissionDecision: 'deny',
           permissionDecisionReason: expect.stringMatching(
@@ -83,7 +76,7 @@ describe.skipIf(!canMount)('a full disk under the daemon’s state (ENOSPC)', ()
       expect((await runLatch(machine, ['status'])).code).toBe(0);
 
       rmSync(filler);
-      expect((await hookAnswer(machine)).permissionDecision).toBe('allow');
+      expect((await askHook(machine, read)).permissionDecision).toBe('allow');
       await daemon.stop();
       // Nothing lost: the chain verifies (no half-written line), the database is whole, and a
       // token used before the disk filled is still used.
