@@ -23,6 +23,13 @@ export function misplacedStart(seq: unknown, expected: number): string {
   return `starts at line ${String(seq)} where line ${expected} belongs: an audit file was deleted, renamed or moved, and not by Latch's retention`;
 }
 
+/**
+ * The log goes on past the last line the database vouches for. The chain has no key, so which
+ * is wrong cannot be told: lines added to the log, or a database that lost its latest writes.
+ */
+export const LOG_AHEAD =
+  'lines were added to the log, or the state database lost its latest writes (its -wal file removed while the daemon ran, or an older copy put back)';
+
 /** A rotated file does not end at the line it is named for. */
 export function misnamedEnd(file: AuditFile, lastSeq: number | undefined): string {
   return `is named for line ${String(file.lastSeq)} but ${lastSeq === undefined ? 'holds no line' : `ends at line ${lastSeq}`}: it was renamed, or lines were moved between files`;
@@ -72,13 +79,13 @@ export function verifyAuditLog(path: string, anchor: AuditAnchor): AuditVerdict 
   }
   const lastSeq = expected - 1;
   if (anchor.last && (anchor.last.seq !== lastSeq || anchor.last.hash !== prev)) {
-    // The log goes on, whole, past the line the database vouches for: the database lost writes.
-    const stateBehind = anchor.last.seq < lastSeq && hashAtAnchor === anchor.last.hash;
+    // The log goes on, whole, past the line the database vouches for.
+    const ahead = anchor.last.seq < lastSeq && hashAtAnchor === anchor.last.hash;
     return {
       ok: false,
       ...end,
-      problem: stateBehind
-        ? `the log goes on to line ${lastSeq}, the state database records line ${anchor.last.seq} as the last (the database lost its latest writes: its -wal file removed while the daemon ran, or an older copy put back)`
+      problem: ahead
+        ? `the log goes on to line ${lastSeq}, the state database records line ${anchor.last.seq} as the last: ${LOG_AHEAD}`
         : `the log ends at line ${lastSeq}, the daemon last wrote line ${anchor.last.seq} (lines were cut or replaced)`,
     };
   }

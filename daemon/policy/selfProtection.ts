@@ -204,7 +204,7 @@ function guardedAt(call: ProtectedCall, places: ProtectedPlaces): Verdict | unde
       // issue that says `strace -p $(pgrep node)`). A secret it names is refused all the same.
       const asked: Reading = {
         ...reading,
-        note: (guard, target) => note(guard === 'secrets' ? 'files' : guard, target),
+        note: (guard, target, reaches) => note(guard === 'secrets' ? 'files' : guard, target, reaches),
       };
       for (const text of new Set(strings)) commandTouches(text, MOST_INPUT_READ_AS_WORDS, asked);
       const paths = [...new Set(strings.filter(mayBePath))];

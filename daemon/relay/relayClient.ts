@@ -146,9 +146,11 @@ export class RelayClient {
     });
   }
 
+  /** Best effort, on the way out of `latch pair` (Ctrl-C included): a short wait, then it expires. */
   withdrawOffer(offerId: string, offerToken: string): Promise<RelayReply<OfferWithdrawn>> {
     return this.#call('POST', `/pairing/${encodeURIComponent(offerId)}/withdraw`, offerWithdrawnSchema, {
       headers: { 'latch-offer-token': offerToken },
+      timeoutMs: 3000,
     });
   }
 

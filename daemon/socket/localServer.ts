@@ -203,9 +203,14 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
   // A socket file removed while the daemon runs leaves it unreachable, and then closing the server
   // (which unlinks whatever is at its path) would remove the socket of a daemon started since.
   const made = lstatSync(socketPath);
+  // A folder it can no longer look into (chmod 000, a file in its place) is not its own either.
   const stillOurs = () => {
-    const now = lstatSync(socketPath, { throwIfNoEntry: false });
-    return now?.ino === made.ino && now.dev === made.dev;
+    try {
+      const now = lstatSync(socketPath, { throwIfNoEntry: false });
+      return now?.ino === made.ino && now.dev === made.dev;
+    } catch {
+      return false;
+    }
   };
   let checking: NodeJS.Timeout | undefined;
   const lost = new Promise<{ why: string; replaced: boolean }>((resolve) => {
@@ -215,7 +220,7 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
       const gone = !existsSync(socketPath);
       void (gone ? Promise.resolve(false) : answersOn(socketPath)).then((replaced) =>
         resolve({
-          why: `its socket ${socketPath} was ${gone ? 'removed' : replaced ? 'taken by another daemon' : 'replaced'}`,
+          why: `its socket ${socketPath} ${gone ? 'is gone' : replaced ? 'was taken by another daemon' : 'was replaced'}`,
           replaced,
         }),
       );

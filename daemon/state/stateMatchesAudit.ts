@@ -1,6 +1,6 @@
 import { edgeLines, firstKeptSeq, keptAuditFiles } from '../audit/auditFiles.ts';
 import { GENESIS, lineHash } from '../audit/auditLog.ts';
-import { misnamedEnd, misplacedStart } from '../audit/verifyAuditLog.ts';
+import { LOG_AHEAD, misnamedEnd, misplacedStart } from '../audit/verifyAuditLog.ts';
 import type { StateStore } from './stateStore.ts';
 
 export type StateCheck = { ok: true; repaired: boolean } | { ok: false; problem: string };
@@ -58,8 +58,9 @@ export function stateMatchesAudit(store: StateStore, auditPath: string): StateCh
     store.setMeta('audit_hash', lineHash(last));
     return { ok: true, repaired: true };
   }
+  const ahead = typeof parsed.seq === 'number' && parsed.seq > anchor.seq ? `: ${LOG_AHEAD}` : '';
   return {
     ok: false,
-    problem: `the audit log ends at line ${String(parsed.seq)}, the state database last recorded line ${anchor.seq}`,
+    problem: `the audit log ends at line ${String(parsed.seq)}, the state database last recorded line ${anchor.seq}${ahead}`,
   };
 }

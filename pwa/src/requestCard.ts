@@ -1,9 +1,9 @@
 import type { RequestDetails } from '../../shared/messages/approvals.ts';
 
-/** Where a request comes from, after what it does: "project · session · host". */
 /** Put before the agent's own description wherever it shows: its words, not Latch's. */
 export const AGENT_SAYS = 'The agent says: ';
 
+/** Where a request comes from, after what it does: "project · session · host". */
 export const cardContext = (details: RequestDetails): string =>
   [details.project, details.session, details.hostName].filter(Boolean).join(' · ');
 

@@ -197,7 +197,7 @@ describe('verifying the audit log', () => {
     });
   });
 
-  it('says the database lost writes when the log goes on, whole, past the line it vouches for (a -wal file removed)', () => {
+  it('says lines were added or the database lost writes when the log goes on, whole, past the line it vouches for', () => {
     const log = logOf(3);
     const held = anchor();
     log.append({ event: 'decision', request: 'r4' }, at);
@@ -207,15 +207,24 @@ describe('verifying the audit log', () => {
       file: 'audit.log',
       line: 5,
       problem:
-        'the log goes on to line 5, the state database records line 3 as the last (the database lost its latest writes: its -wal file removed while the daemon ran, or an older copy put back)',
+        'the log goes on to line 5, the state database records line 3 as the last: lines were added to the log, or the state database lost its latest writes (its -wal file removed while the daemon ran, or an older copy put back)',
     });
-    // Not when the line it vouches for was itself replaced: that is an edit, not lost writes.
-    const lines = rawLines();
-    const edited = JSON.stringify({ ...(JSON.parse(lines[2]!) as object), request: 'other' });
-    writeFileSync(path, `${[...lines.slice(0, 2), edited, ...lines.slice(3)].join('\n')}\n`);
-    expect(verifyAuditLog(path, held)).toMatchObject({
+    // Not when the line it vouches for was replaced, and the lines after it chained anew: the
+    // chain holds, and only the anchor tells.
+    const lines = rawLines().map((line) => JSON.parse(line) as Record<string, unknown>);
+    lines[2] = { ...lines[2], request: 'other' };
+    const rechained: string[] = [];
+    for (const [index, line] of lines.entries()) {
+      const text = JSON.stringify({ ...line, prev: index === 0 ? GENESIS : lineHash(rechained[index - 1]!) });
+      rechained.push(text);
+    }
+    writeFileSync(path, `${rechained.join('\n')}\n`);
+    expect(verifyAuditLog(path, UNANCHORED)).toEqual(intact(5));
+    expect(verifyAuditLog(path, held)).toEqual({
       ok: false,
-      problem: expect.stringMatching(/edited, deleted or moved|lines were cut or replaced/),
+      file: 'audit.log',
+      line: 5,
+      problem: 'the log ends at line 5, the daemon last wrote line 3 (lines were cut or replaced)',
     });
   });
 });

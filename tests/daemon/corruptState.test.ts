@@ -86,7 +86,7 @@ describe('a corrupt or truncated state.db', () => {
       const refused = await runLatch(machine, ['daemon'], { timeoutMs: 10_000 });
       expect(refused.code).toBe(DAEMON_REFUSED_EXIT);
       expect(refused.stderr).toMatch(
-        /^latch: \S+state\.db does not match \S+audit\.log \(the audit log ends at line \d+, the state database last recorded line \d+\)/,
+        /^latch: \S+state\.db does not match \S+audit\.log \(the audit log ends at line \d+, the state database last recorded line \d+: lines were added to the log, or the state database lost its latest writes \(its -wal file removed while the daemon ran, or an older copy put back\)\)/,
       );
     });
   }

@@ -187,6 +187,16 @@ describe('latch pair against the real relay', () => {
     }
   });
 
+  it('says why a TOTP it could not enrol was not added, in one line, once the phone is paired', async () => {
+    const alone = newMachine();
+    await initMachine(alone, { relay: relayProcess.origin });
+    // No daemon runs to ask a paired phone about the authenticator.
+    const paired = await pairSoftwarePhone(alone, relay, { args: ['--totp'], refusalExpected: true });
+    expect(paired.stdout).toContain('Paired Software phone.');
+    expect(paired.code).toBe(1);
+    expect(paired.stderr).toMatch(/^latch: a paired phone must approve this, through the daemon: .+\n$/);
+  });
+
   it('latch doctor reports every check passing, with the relay reachable and the quorum met', async () => {
     const doctor = await runLatch(machine, ['doctor']);
     expect(

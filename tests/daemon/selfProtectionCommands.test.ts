@@ -605,6 +605,10 @@ describe('self-protection: commands', () => {
       at('H/.claude/settings.json'),
     );
     expect(selfProtection(bash('rm -rf ~'), places)).toMatchObject({ reaches: expect.stringMatching(/^\//) });
+    // A tool's input read as a command says it too.
+    expect(selfProtection(mcp('mcp__shell__run', { script: 'rm -rf ~' }), places)).toMatchObject({
+      reaches: expect.stringMatching(/^\//),
+    });
     // A command, not a place: the target alone says it.
     expect(selfProtection(bash('latch pair'), places)).not.toHaveProperty('reaches');
   });

@@ -1,5 +1,6 @@
-import { existsSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { initMachine, newMachine, runLatch, startDaemonForTest } from '../support/latchMachine.ts';
 
@@ -14,8 +15,23 @@ describe('a daemon whose socket file is removed while it runs', () => {
     const [code] = (await once(daemon.child, 'exit')) as [number | null];
     expect(code).toBe(1);
     expect(daemon.output()).toContain(
-      `its socket ${machine.socket} was removed: no caller can reach this daemon, so it stops`,
+      `its socket ${machine.socket} is gone: no caller can reach this daemon, so it stops`,
     );
+  });
+
+  it('stops the same way when its socket’s folder becomes a file, where looking at the socket threw', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: 'http://127.0.0.1:9' });
+    const daemon = await startDaemonForTest(machine);
+    const folder = dirname(machine.socket);
+    renameSync(folder, `${folder}-aside`);
+    writeFileSync(folder, 'not a folder');
+    const [code] = (await once(daemon.child, 'exit')) as [number | null];
+    expect(code).toBe(1);
+    expect(daemon.output()).toContain(
+      `its socket ${machine.socket} is gone: no caller can reach this daemon, so it stops`,
+    );
+    expect(daemon.output()).not.toMatch(/ENOTDIR|at .*\.c?js:\d+/);
   });
 
   it('leaves a daemon started since its socket and its place: it stops with 0, and the other serves on', async () => {

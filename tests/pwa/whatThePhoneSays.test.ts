@@ -55,11 +55,11 @@ const fleetOf = (host: LatchMachine) =>
   /^fleet\s*=\s*"([^"]+)"/m.exec(readFileSync(host.files.config, 'utf8'))![1]!;
 
 describe('what the phone says', () => {
-  it('says an Add phone approval was sent, and that the computer then adds the phone', async () => {
+  it('says an Add phone approval was sent, and that the computer then makes the change (adds it)', async () => {
     // The rig has Phone A approve "Add phone", and waits for its "Approval sent".
     await pairedPhoneB();
     const result = phoneA.browser.page.getByRole('status');
-    expect(await result.textContent()).toBe('Approval sentYour computer checks it, then adds the phone.');
+    expect(await result.textContent()).toBe('Approval sentYour computer checks it, then makes the change.');
   }, 120_000);
 
   it('tells a phone at once that it was not added when Add phone is denied: latch pair takes its offer back (phone walk)', async () => {
@@ -293,6 +293,36 @@ describe('what the phone says', () => {
       await page.unroute('**/decision');
     }
     expect(await request).toMatchObject({ code: 1, stdout: expect.stringMatching(/^denied: expired/) });
+  });
+
+  it('does not say the agent was refused when the deadline passes after an approval whose reply was lost: it asks the relay once it can (review)', async () => {
+    const { page, context } = phoneA.browser;
+    const request = runLatch(machine, ['request', '--title', 'Ship the build', '--timeout', '8'], {
+      timeoutMs: 30_000,
+    });
+    await openPending(phoneA.browser, origin, /Ship the build/);
+    await page.route('**/decision', async (route) => {
+      await route.fetch();
+      await route.abort('internetdisconnected');
+    });
+    try {
+      const sent = page.waitForRequest((sending) => sending.url().endsWith('/decision'));
+      await page.getByRole('button', { name: 'Approve with Face ID' }).click();
+      await sent;
+      await context.setOffline(true);
+      expect(await request).toMatchObject({ code: 0 });
+      // Past the deadline, offline: whether the approval arrived is not known here.
+      await page.waitForTimeout(10_000);
+      expect(await page.getByText('No answer in time: the agent was refused.').count()).toBe(0);
+      await context.setOffline(false);
+      await page
+        .getByRole('status')
+        .getByText('This request was already approved on this phone.', { exact: true })
+        .waitFor({ timeout: 20_000 });
+    } finally {
+      await context.setOffline(false);
+      await page.unroute('**/decision');
+    }
   });
 
   it('names each phone in its Rename and Revoke buttons, and tells the two Cancel buttons apart', async () => {

@@ -30,6 +30,8 @@ export async function pairSoftwarePhone(
     typeOnTerminal?: (phoneCode: string) => string | Promise<string>;
     /** latch pair is meant to refuse the phone: the caller looks at what it said. */
     refusalExpected?: boolean;
+    /** More of latch pair's options (`--totp`). */
+    args?: string[];
   } = {},
 ): Promise<{
   phone: TestPhone;
@@ -42,7 +44,9 @@ export async function pairSoftwarePhone(
   /** What the admitting phone was shown, when one was asked. */
   admission?: RequestDetails;
 }> {
-  const pair = startLatch(machine, ['pair'], { terminal: options.typeOnTerminal !== undefined });
+  const pair = startLatch(machine, ['pair', ...(options.args ?? [])], {
+    terminal: options.typeOnTerminal !== undefined,
+  });
   // Ended however this ends: a failed pairing leaves no latch pair waiting.
   try {
     const link = parsePairingLink(await pair.waitFor(pairingLinkOn, 'a pairing link'));

@@ -32,8 +32,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** How long a person has to type the phone's code on the terminal. */
 const CODE_ENTRY_MS = 120_000;
 
-/** Why this pairing ends without a phone added: `latch pair` says it and exits 1. */
+/** Why this pairing ends without a phone (or TOTP) added: `latch pair` says it and exits 1. */
 class NotAdded extends Error {}
+
+function failIfNotAdded(error: unknown): never {
+  if (error instanceof NotAdded) fail(error.message, 1);
+  throw error;
+}
 
 /**
  * Makes a phone, whose pairing answer checked out, one this host trusts. Once one is paired,
@@ -210,8 +215,7 @@ export async function run(options: { totp?: boolean; timeout: number }): Promise
     pairing = await confirmedPairing(offer, secret, macKey, { relay, relying, store, audit, config, host });
   } catch (error) {
     await withdraw();
-    if (error instanceof NotAdded) fail(error.message, 1);
-    throw error;
+    failIfNotAdded(error);
   } finally {
     process.off('SIGINT', stopped).off('SIGTERM', stopped);
   }
@@ -244,7 +248,7 @@ export async function run(options: { totp?: boolean; timeout: number }): Promise
     process.stdout.write(
       `\nApprove the TOTP authenticator (key ${enrolmentFingerprint(enrolment)}) on your phone (Face ID)…\n`,
     );
-    await askDaemonToEnrol(enrolment, config.approvals.timeoutSeconds);
+    await askDaemonToEnrol(enrolment, config.approvals.timeoutSeconds).catch(failIfNotAdded);
     process.stdout.write(totpScreen(totpUri(totpSecret, config.host.name)));
   }
   store.close();

@@ -69,14 +69,11 @@ const changesLatch = (details: RequestDetails) => details.agent === 'latch';
  * off or refuse it, so the screen never says the call was allowed.
  */
 function sentText(details: RequestDetails, grant?: Grant): string {
-  const after =
-    details.tool === 'latch.phone'
-      ? 'adds the phone'
-      : changesLatch(details)
-        ? 'makes the change'
-        : grant
-          ? `the agent goes ahead, and may run calls like this ${GRANT_WORDS[grant]} without asking`
-          : 'the agent goes ahead, once';
+  const after = changesLatch(details)
+    ? 'makes the change'
+    : grant
+      ? `the agent goes ahead, and may run calls like this ${GRANT_WORDS[grant]} without asking`
+      : 'the agent goes ahead, once';
   return `Your computer checks it, then ${after}.`;
 }
 
@@ -213,9 +210,10 @@ function Review({
 
   // No answer from the relay (out of reach, or its answer lost on the way) says nothing of whether
   // it took this one: the card stays, its buttons off while the relay is out of reach, and the
-  // relay, asked again below, says whether it was taken. A refusal is final.
+  // relay, asked again below, says whether it was taken, even past the deadline. A refusal is final.
+  const [maybeTaken, setMaybeTaken] = useState(false);
   const unanswered = (result: { status: number; code: string; message: string }) =>
-    result.status ? onDone(...refusedOutcome(result)) : setBusy(false);
+    result.status ? onDone(...refusedOutcome(result)) : (setMaybeTaken(true), setBusy(false));
 
   const doDeny = async (report?: ReportScope) => {
     if (busy || offline) return;
@@ -266,7 +264,7 @@ function Review({
   };
 
   useEffect(() => {
-    if (expired) onDone('expired', 'No answer in time: the agent was refused.');
+    if (expired && !maybeTaken) onDone('expired', 'No answer in time: the agent was refused.');
   }, [expired]);
 
   // Decided on another phone, or withdrawn: the push that closes its notification also has the
