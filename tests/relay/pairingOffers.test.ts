@@ -1,6 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import type { OfferIndex } from '../../relay/offers/OfferIndex.ts';
+import type { OfferStatus } from '../../shared/messages/relayViews.ts';
 import { expectRefused, expectRefusedReply } from '../support/expectRefused.ts';
 import { createHost, createOffer } from '../../scripts/lib/softwarePhone.ts';
 import {
@@ -138,7 +139,7 @@ describe('pairing routes', () => {
     );
     expect(
       (
-        await call('GET', `/v1/fleets/${own.fleet}/pairing/${offer.offerId}`, {
+        await call<OfferStatus>('GET', `/v1/fleets/${own.fleet}/pairing/${offer.offerId}`, {
           headers: { 'latch-offer-token': offer.offerToken },
         })
       ).body.confirmed,
