@@ -12,6 +12,7 @@ import { enrol } from './pairing/enrol.ts';
 import { RevokesFromApp } from './pairing/revokeDevice.ts';
 import { PolicyKeeper } from './policy/policyKeeper.ts';
 import { FleetLog } from './relay/fleetLog.ts';
+import { holdEveryRun } from './exec/holdEveryRun.ts';
 import { RelayConnection } from './relay/relayConnection.ts';
 import type { DaemonStatus } from './socket/localApi.ts';
 import { serveLocalApi } from './socket/localServer.ts';
@@ -138,12 +139,18 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
     },
   });
   killSwitch.onChange(() => server.notifyWatchers());
+  // A command that kills or stops its own latch exec is not out of a freeze's reach.
+  const everyRun = holdEveryRun();
+  const followSwitch = () => everyRun.follow(killSwitch.state.frozen, inForce().killSwitch.onFreeze);
+  killSwitch.onChange(followSwitch);
+  followSwitch();
   audit.append({ event: 'daemon_started', host: host.id, fleet: config.host.fleet });
 
   return {
     socketPath: server.socketPath,
     unreachable: server.lost,
     stop: async () => {
+      everyRun.stop();
       await gatekeeper.withdrawAll(WITHDRAW_ON_STOP_MS);
       reachability.stop();
       pruning.stop();

@@ -30,7 +30,8 @@ export interface MarkerOptions {
  */
 export function findRunProcesses(
   root: { pid: number; start: number } | undefined,
-  marker: string,
+  /** One run's marker; undefined for every run's (the daemon holds them all on a freeze). */
+  marker: string | undefined,
   known: Members,
   { variable = RUN_MARKER, spare }: MarkerOptions = {},
 ): Members {
@@ -49,9 +50,11 @@ export function findRunProcesses(
   const seeds: number[] = [];
   if (root && same(root.pid, root.start)) seeds.push(root.pid);
   for (const [pid, start] of known) if (same(pid, start)) seeds.push(pid);
-  const entry = `${variable}=${marker}`;
+  const named = `${variable}=`;
+  const marks = (entry: string) =>
+    marker === undefined ? entry.startsWith(named) : entry === named + marker;
   const spared = typeof spare === 'function' ? spare() : spare;
-  for (const pid of live.keys()) if (!spared?.has(pid) && carries(pid, entry)) seeds.push(pid);
+  for (const pid of live.keys()) if (!spared?.has(pid) && carries(pid, marks)) seeds.push(pid);
 
   // Breadth first from the command: parents come before their children, so a pass that stops
   // them stops a parent before it can fork again.
@@ -64,10 +67,10 @@ export function findRunProcesses(
   return members;
 }
 
-/** Whether the process started with this entry in its environment (another user's: unreadable, no). */
-function carries(pid: number, entry: string): boolean {
+/** Whether the process started with such an entry in its environment (another user's: unreadable, no). */
+function carries(pid: number, marks: (entry: string) => boolean): boolean {
   try {
-    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(entry);
+    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').some(marks);
   } catch {
     return false;
   }

@@ -14,7 +14,7 @@ const MAX_PASSES = 20;
  */
 export function procTree(
   root: { pid: number; start: number } | undefined,
-  marker: string,
+  marker: string | undefined,
   options: MarkerOptions = {},
 ): CommandTree {
   let members: Members = new Map();

@@ -21,13 +21,13 @@ export const EXEC_EXIT = {
 } as const;
 
 /** How long what is left of a command has between SIGTERM and SIGKILL. */
-const GRACE_MS = 5000;
+export const GRACE_MS = 5000;
 
 /**
  * How often a held command is held again: a process of the run, or one that left it, may thaw
  * the cgroup or continue a stopped process (both are this user's to do).
  */
-const HOLD_AGAIN_MS = 500;
+export const HOLD_AGAIN_MS = 500;
 
 /** What `latch exec` does around the start: its answer is given once the command starts, or never does. */
 export interface StartDoors {

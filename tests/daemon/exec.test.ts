@@ -10,6 +10,7 @@ import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import { runLatch, startDaemon, type LatchMachine, type RunningDaemon } from '../support/latchMachine.ts';
 import { signFreeze, sendFreeze, sendVotes, vote } from '../support/killSwitchRelay.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+import { phoneApproves } from '../support/phoneApproves.ts';
 import { execCgroupsOf, isHeld, killAll, processesRunning } from '../support/processes.ts';
 import { LATCH_BIN } from '../support/latchCli.ts';
 
@@ -236,6 +237,30 @@ describe('latch exec', () => {
       expect(await run.exited).toBe(128 + constants.signals.SIGTERM);
       expect([...processesRunning('sleep', setsid), ...processesRunning('sleep', doubleFork)]).toEqual([]);
       expect(execCgroupsOf(run.child.pid!)).toEqual([]);
+    },
+  );
+
+  it.each([
+    ...WAYS.map(([way, env]): [string, string, NodeJS.ProcessEnv] => [`kills (${way})`, '-KILL', env]),
+    ['stops', '-STOP', {}],
+  ])(
+    'holds through a freeze a command that %s its own latch exec, and continues it on resume (review sd)',
+    async (_, signal, env) => {
+      const setup = await setUp();
+      const seconds = uniqueSleep();
+      startExec(setup.machine, ['sh', '-c', `kill ${signal} $PPID; sleep ${seconds}`], env);
+      // A `kill` of a pid only running tells may reach the daemon: Latch asks a phone.
+      const shown = await setup.relay.nextRequest(0);
+      setup.relay.sendApproval(
+        shown.requestId,
+        (await phoneApproves(setup.phones[0]!, shown, setup.relay.origin)).token,
+      );
+      const [sleeper] = await sleepers(seconds);
+
+      const freeze = await freezeFromPhone(setup, 'its latch exec is gone');
+      await expect.poll(() => isHeld(sleeper!), PATIENCE).toBe(true);
+      await resumeFromPhone(setup, freeze);
+      await expect.poll(() => isHeld(sleeper!), PATIENCE).toBe(false);
     },
   );
 
