@@ -73,6 +73,8 @@ function startupFiles(env: NodeJS.ProcessEnv): string[] {
     join(fish, 'conf.d'),
     // Universal variables: `set -Ux NODE_OPTIONS …` there reaches every fish.
     join(fish, 'fish_variables'),
+    // fish loads a function from here before any other folder, when a start-up file calls it.
+    join(fish, 'functions'),
     // Where fish also looks for start-up scripts and functions, in the user's data folder.
     join(fishData, 'vendor_conf.d'),
     join(fishData, 'vendor_functions.d'),
@@ -86,7 +88,9 @@ function startupFiles(env: NodeJS.ProcessEnv): string[] {
       join(config, folder),
     ),
   ];
-  return [...files, ...sourcedStartupFiles(files, home)];
+  // Not frameworks' folders: these hold much else (`. ~/.config/x.sh` makes no ~/.config whole).
+  const sharedFolders = [config, join(home, '.local'), join(home, '.local', 'share'), fishData];
+  return [...files, ...sourcedStartupFiles(files, home, sharedFolders)];
 }
 
 /**
@@ -203,7 +207,8 @@ export function protectedPlaces(
   add('secret', `/proc/${daemonPid}`);
   add('home', home);
   add('socket', dirname(socket));
-  for (const path of [...program, ...serviceFiles(env), ...agentPrograms(env)]) add('program', path);
+  for (const path of [...program, ...serviceFiles(env), ...programFolders(env), ...agentPrograms(env)])
+    add('program', path);
   for (const agent of AGENTS) places.push(...agentPlaces(agent, agentDirs[agent]));
   // Claude Code's user-wide MCP servers, which it starts outside any gate, live beside ~/.claude.
   add('hook-file', join(homeFolder(env), '.claude.json'));
@@ -243,6 +248,24 @@ export function protectedPlaces(
   };
 }
 
+/**
+ * The folders of the daemon's PATH in the home folder, and the user's own that login profiles put
+ * first (`~/.local/bin`, `~/bin`): a program put there runs in place of the one its name meant,
+ * as the user, outside any gate. A login shell runs some before Codex's hook (Debian's
+ * /etc/profile runs `id`, a profile evals `pyenv init`), an allowed `ls` or `git status` runs it,
+ * and `#!/usr/bin/env node` starts the agents with it. Not the home folder itself, and not the
+ * system's folders, which the user cannot write: named in a command, any of these asks a phone.
+ */
+function programFolders(env: NodeJS.ProcessEnv): string[] {
+  const home = homeFolder(env);
+  const folders = [
+    ...(env['PATH'] ?? '').split(':').filter((folder) => folder.startsWith('/')),
+    join(home, '.local', 'bin'),
+    join(home, 'bin'),
+  ].map((folder) => resolve(folder));
+  return [...new Set(folders)].filter((folder) => folder.startsWith(`${home}/`));
+}
+
 /** The folder of an agent's npm package, in a path inside it. */
 const AGENT_PACKAGE = /^(.*\/node_modules\/@(?:anthropic-ai\/claude-code|openai\/codex))(?:\/|$)/;
 
@@ -250,8 +273,8 @@ const AGENT_PACKAGE = /^(.*\/node_modules\/@(?:anthropic-ai\/claude-code|openai\
  * The agents' own programs, which run Latch's hooks: replaced by a wrapper that starts them with
  * other settings (`--settings '{"disableAllHooks":true}'`), every later session would pass no
  * hook. A `claude` and a `codex` in each folder of the daemon's PATH (one put in a folder before
- * theirs runs in their stead), where each that is there leads, and the npm package it belongs
- * to; and where Claude Code's own installer puts it (`~/.local/bin/claude`, a link into
+ * theirs runs in their stead; most such folders are guarded whole, see programFolders), where
+ * each that is there leads, and the npm package it belongs to; and where Claude Code's own installer puts it (`~/.local/bin/claude`, a link into
  * `~/.local/share/claude/versions/`), which a daemon started by a service may not have on its
  * PATH.
  */
@@ -259,7 +282,7 @@ function agentPrograms(env: NodeJS.ProcessEnv): string[] {
   const home = homeFolder(env);
   const folders = [
     ...(env['PATH'] ?? '').split(':').filter((folder) => folder.startsWith('/')),
-    join(home, '.local', 'bin'),
+    ...programFolders(env),
   ];
   const programs = folders.flatMap((folder) => ['claude', 'codex'].map((name) => join(folder, name)));
   const followed = programs.flatMap((path) => {

@@ -33,9 +33,16 @@ const MOST_BYTES_IN_ALL = 1024 * 1024;
  * (`for f in ~/.bashrc.d/*.sh; do . "$f"; done`: the folder; `for f in ~/.{exports,aliases}`: each
  * file), and zsh's files in the `ZDOTDIR` one sets, each read in turn. Edited, any of them runs
  * before Latch's hook as surely as the file that sources it: `exit 0` there lets every tool run.
+ * A file sourced from a folder of its own in the home folder brings that folder whole
+ * (`~/.oh-my-zsh`, `~/.nvm`, `~/.cargo`): such a framework loads its plugins, themes and programs
+ * from beside it, by names only running tells. Not the home folder, nor `sharedFolders`.
  * A path only running tells (`${XDG_CONFIG_HOME:-…}`) is not guessed at.
  */
-export function sourcedStartupFiles(startupFiles: readonly string[], home: string): string[] {
+export function sourcedStartupFiles(
+  startupFiles: readonly string[],
+  home: string,
+  sharedFolders: readonly string[],
+): string[] {
   const found = new Set<string>();
   const toRead = [...startupFiles];
   const add = (path: string | undefined) => {
@@ -43,6 +50,8 @@ export function sourcedStartupFiles(startupFiles: readonly string[], home: strin
     if (found.size >= MOST_FILES) return;
     found.add(path);
     toRead.push(path);
+    const folder = dirname(path);
+    if (folder.startsWith(`${home}/`) && !sharedFolders.includes(folder)) found.add(folder);
   };
   let budget = MOST_BYTES_IN_ALL;
   for (let read = 0; read < toRead.length; read++) {

@@ -394,8 +394,25 @@ describe('self-protection: the agents’ own programs (review O)', () => {
     expect(judged(bash('cp /tmp/wrapper /usr/bin/claude'), withAgents)).toEqual(expected('files'));
     // A global install of another package is the policy's (review Q).
     expect(judged(bash('npm install -g typescript'), withAgents)).toBeUndefined();
-    // Running them, and what is beside them, is not writing them.
+    // Running them is not writing them.
     expect(judged(bash('claude -p task'), withAgents)).toBeUndefined();
-    expect(judged(tool('Write', 'H/.local/bin/other-tool'), withAgents)).toBeUndefined();
+  });
+
+  it('guards every program in a folder of the PATH, and the user’s own bin folders (review sb)', () => {
+    const withPath = protectedPlaces(
+      { HOME: home, PATH: `${at('H/.pyenv/bin')}:/usr/bin:${home}:relative/bin` },
+      4242,
+      [],
+    );
+    // Run in place of what the name meant: by a login shell before Codex's hook (`eval "$(pyenv
+    // init -)"`, Debian's `id`), by an allowed `ls`, by `#!/usr/bin/env node` starting an agent.
+    for (const path of ['H/.pyenv/bin/pyenv', 'H/.local/bin/id', 'H/bin/node'])
+      expect(judged(tool('Write', path), withPath), path).toEqual(expected('files'));
+    expect(judged(bash('cp /tmp/fake H/.local/bin/git'), withPath)).toEqual(expected('files'));
+    // The home folder on the PATH guards no more than it did, nor does a relative folder; the
+    // system's folders are not the user's to write, and are named in commands all the time.
+    expect(judged(tool('Write', 'H/project/notes.md'), withPath)).toBeUndefined();
+    expect(judged(tool('Write', 'H/project/relative/bin/x'), withPath)).toBeUndefined();
+    expect(judged(bash('/usr/bin/env python3 x.py'), withPath)).toBeUndefined();
   });
 });

@@ -37,7 +37,10 @@ beforeAll(() => {
       'for key in ~/.ssh/id_*; do echo "$key"; done',
       'for file in ~/.{path,exports}; do [ -r "$file" ] && builtin source "$file"; done',
       '# . ~/.commented-out',
+      'export ZSH="$HOME/.oh-my-zsh"',
+      'source $ZSH/oh-my-zsh.sh',
     ].join('\n'),
+    '.oh-my-zsh/oh-my-zsh.sh': 'for config_file ("$ZSH_CUSTOM"/*.zsh(N)); do source "$config_file"; done',
     '.git_aliases': '',
     '.zshenv': 'export ZDOTDIR=$HOME/.config/zsh',
     '.cargo/env': '',
@@ -67,12 +70,19 @@ describe('the files a shell start-up file sources', () => {
     ['a file .profile sources (rustup)', '.cargo/env'],
     ['one sourced if it exists, not there yet', '.bash_aliases'],
     ['a folder a loop sources from', '.bashrc.d/x.sh'],
-    ['a file sourced by a sourced file (uv)', '.local/bin/env'],
-    ['and what that one sources', '.config/uv/more.sh'],
+    ['what a file sourced by a sourced file (uv) sources', '.config/uv/more.sh'],
     ['zsh’s files in the ZDOTDIR .zshenv sets', '.config/zsh/.zprofile'],
     ['the same for .zshrc', '.config/zsh/.zshrc'],
     ['a file a pattern loop in the home folder sources', '.git_aliases'],
     ['a file of a brace list a loop sources', '.exports'],
+    // Review sb: a framework loads from beside the file sourced, by names only running tells.
+    ['a program beside a sourced file (rustup’s cargo)', '.cargo/bin/cargo'],
+    ['a plugin of oh-my-zsh, which oh-my-zsh.sh loads by a zsh loop', '.oh-my-zsh/custom/alias.zsh'],
+    ['a file in the ZDOTDIR, zsh’s folder', '.config/zsh/plugin.zsh'],
+    [
+      'a fish function, which fish loads before any other when config.fish calls it',
+      '.config/fish/functions/ls.fish',
+    ],
   ])('guards %s', (_what, path) => {
     expect(written(path)).toMatchObject({
       action: 'ask',
@@ -82,12 +92,22 @@ describe('the files a shell start-up file sources', () => {
   });
 
   it.each([
-    ['a file beside a sourced one', '.cargo/bin/cargo'],
-    ['a file in the ZDOTDIR that zsh does not read', '.config/zsh/notes.txt'],
+    ['a file in the config folder beside a sourced folder', '.config/notes.txt'],
     ['a project beside a pattern loop in the home folder', 'project/src/index.ts'],
     ['a key a loop only echoes', '.ssh/id_x'],
     ['a file a comment sources', '.commented-out'],
   ])('leaves %s to the policy', (_what, path) => {
     expect(written(path)).toBeUndefined();
   });
+
+  it.each([
+    ['a file sourced by a sourced file (uv’s env)', '.local/bin/env'],
+    ['any program there', '.local/bin/id'],
+    ['a program in ~/bin', 'bin/ls'],
+  ])(
+    'guards %s as a program of the PATH: it runs in place of the one its name meant (review sb)',
+    (_what, path) => {
+      expect(written(path)).toMatchObject({ action: 'ask', risk: 'critical', rule: 'latch: its own files' });
+    },
+  );
 });
