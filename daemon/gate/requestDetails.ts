@@ -121,14 +121,31 @@ function fairShares(sizes: readonly number[], budget: number): number[] {
   return shares;
 }
 
+/** Lines of nothing that push a line out of sight: see holdsLongGap. */
+const MOST_IN_A_ROW = 20;
+const MOST_LINES_OF_NOTHING = 40;
+const LINE_OF_NOTHING = /^[-+ ]?[\s#:;/*=.~_-]*$/;
+
 /**
- * Padding that pushes a line out of sight: more empty lines in a row than any code needs, or more
- * than 40 that make most of the text (blocks of them between lines of nothing, `#` or `:`). A
- * diff's empty line keeps its `+`, `-` or space.
+ * Padding that pushes a line out of sight: more lines of nothing in a row than any code has, or
+ * more than 40 that make most of the text. A line of nothing is empty, or holds only what
+ * comments and no-ops are made of (`#`, `:`, `//`, `---`; a diff's line keeps its `+`, `-` or
+ * space), or is the line the text repeats most, when it repeats it more than 40 times (`echo .`
+ * nine hundred times). Brackets are no such lines: data and code close many in a row.
  */
 function holdsLongGap(text: string): boolean {
-  if (/(\n[-+ ]?[ \t]*){21}\n/.test(text)) return true;
   const lines = text.split('\n');
-  const empty = lines.filter((line) => /^[-+ ]?[ \t]*$/.test(line)).length;
-  return empty > 40 && empty * 2 > lines.length;
+  const repeats = new Map<string, number>();
+  for (const line of lines) repeats.set(line, (repeats.get(line) ?? 0) + 1);
+  const [mostRepeated, times] = [...repeats].reduce((most, entry) => (entry[1] > most[1] ? entry : most));
+  const nothing = (line: string) =>
+    LINE_OF_NOTHING.test(line) || (times > MOST_LINES_OF_NOTHING && line === mostRepeated);
+  let inARow = 0;
+  let inAll = 0;
+  for (const line of lines) {
+    inARow = nothing(line) ? inARow + 1 : 0;
+    if (inARow > MOST_IN_A_ROW) return true;
+    if (inARow > 0) inAll++;
+  }
+  return inAll > MOST_LINES_OF_NOTHING && inAll * 2 > lines.length;
 }

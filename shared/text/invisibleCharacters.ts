@@ -1,5 +1,9 @@
-/** Unicode's default-ignorable code points: those a font draws as nothing at all. */
-const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/u;
+/**
+ * Unicode's default-ignorable code points, which a font draws as nothing at all, and the format
+ * characters beside them that it may draw as nothing too (U+FFF9's annotation anchors, Egyptian
+ * and Kaithi format controls).
+ */
+const DEFAULT_IGNORABLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/u;
 /** The first of them (U+00AD, the soft hyphen): plain ASCII text needs no look-up. */
 const FIRST_DEFAULT_IGNORABLE = 0xad;
 
@@ -7,8 +11,9 @@ const FIRST_DEFAULT_IGNORABLE = 0xad;
  * Code points that change how text looks without being seen, as one Unicode class rather than a
  * list: the bidi marks, embeddings, overrides and isolates of Trojan Source (CVE-2021-42574), the
  * zero-width characters and joiners, the byte-order mark, the tag characters that can spell a
- * whole hidden sentence, the variation selectors that can carry hidden bytes, the soft hyphen, and
- * the Hangul fillers that JavaScript takes for a name (an "invisible" variable in `node -e`).
+ * whole hidden sentence, the variation selectors that can carry hidden bytes, the soft hyphen,
+ * the Hangul fillers that JavaScript takes for a name (an "invisible" variable in `node -e`), and
+ * every other format character.
  */
 export function isInvisible(codePoint: number): boolean {
   return codePoint >= FIRST_DEFAULT_IGNORABLE && DEFAULT_IGNORABLE.test(String.fromCodePoint(codePoint));

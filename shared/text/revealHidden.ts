@@ -24,6 +24,24 @@ const DRAWN_AS_ASCII = new Set([
   ...'ᎪᏴᏟᎠᎬᏀᎻᏆᎫᏦᏞᎷᏢᏚᎢᏙᏔᏃ',
 ]);
 const NOT_ASCII = /[^\0-\x7f]/;
+/**
+ * Latin letters past ASCII that read as themselves: those a letter of ASCII carries an accent in
+ * (`é`, `ñ`, decomposed), and these. Another (`ɡ`, dotless `ı`, small capital `ᴄ`) may read as an
+ * ASCII letter: `github.ᴄom` is not github.com.
+ */
+const LATIN_OF_ITS_OWN = new Set([...'ßæœøłđÆŒØŁĐ']);
+/**
+ * Punctuation and symbols that read as a shell's own (quotes, `#`, `;`, `|`, `/`): every one past
+ * ASCII, and the letters drawn as quotes or signs (modifier letters `ˈ` `ʼ`, saltillo `ꞌ`, clicks
+ * `ǀ`), so that `-m ˈx; rm -rf ~ˈ` shows it holds no quoted text. Not pictographs (emoji), nor
+ * punctuation that reads as no shell's: dashes, the ellipsis, the middle dot, bullets, CJK's.
+ */
+const LOOKS_LIKE_SYNTAX = /[\p{P}\p{S}\u02B0-\u02FF\uA700-\uA721\uA788-\uA78C\u01C0-\u01C3]/u;
+const READS_AS_ITSELF = /[\p{Extended_Pictographic}\u2013\u2014\u2022\u2026\u00B7\u3001\u3002\u300C-\u300F]/u;
+/** Unassigned and private-use code points: a font draws them as anything, or nothing. */
+const UNKNOWN = /[\p{Cn}\p{Co}]/u;
+/** Accents one letter may carry: beyond them, marks stack over the lines around. */
+const MOST_MARKS = 2;
 /** A word, as a name is: letters, marks and digits, with the dots, dashes and underscores of `x.com`. */
 const WORD = /[\p{L}\p{M}\p{N}._-]+/gu;
 
@@ -31,28 +49,44 @@ const codeOf = (character: string) =>
   `⟨U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}⟩`;
 
 /**
- * In a word with Latin letters, writes out each letter that only looks like one: another script's
- * (`gіthub.com` with a Cyrillic `і` reads as GitHub) or a compatibility form (fullwidth `ｇ`,
- * mathematical `𝐠`, the ligature `ﬁ`); so in a word whose letters are all drawn as ASCII ones
- * (`рір`). A word of another script that reads as itself (`Привет`) stays as it is.
+ * Where, in a word with Latin letters, a letter only looks like one: another script's
+ * (`gіthub.com` with a Cyrillic `і` reads as GitHub), a compatibility form (fullwidth `ｇ`,
+ * mathematical `𝐠`, the ligature `ﬁ`), a Latin one drawn as an ASCII one (`ɡ`), an accent that
+ * makes no letter of its own; and every letter of a word whose letters are all drawn as ASCII
+ * ones (`рір`). A word of another script that reads as itself (`Привет`) has none. The offsets
+ * of those characters in the text.
  */
-function revealLookalikes(text: string): string {
-  return text.replace(WORD, (word) => {
-    if (!NOT_ASCII.test(word)) return word;
+function lookalikes(text: string): Set<number> {
+  const found = new Set<number>();
+  for (const { 0: word, index } of text.matchAll(WORD)) {
+    if (!NOT_ASCII.test(word)) continue;
     const letters = [...word].filter((character) => /\p{L}/u.test(character));
     const readsAsLatin =
       LATIN_LETTER.test(word) ||
       (letters.length > 0 && letters.every((letter) => DRAWN_AS_ASCII.has(letter)));
-    if (!readsAsLatin) return word;
-    let revealed = '';
-    for (const character of word)
-      revealed +=
-        character > '\x7f' && (LOOKS_LATIN.test(character) || character.normalize('NFKC') !== character)
-          ? codeOf(character)
-          : character;
-    return revealed;
-  });
+    if (!readsAsLatin) continue;
+    let at = index;
+    let last = '';
+    for (const character of word) {
+      const mark = /\p{M}/u.test(character);
+      const looksLatin =
+        character > '\x7f' &&
+        (LOOKS_LATIN.test(character) ||
+          character.normalize('NFKC') !== character ||
+          (LATIN_LETTER.test(character) && !readsAsItself(character)) ||
+          // `i` and a dot above reads as `i`.
+          (mark && [...(last + character).normalize('NFC')].length > 1));
+      if (looksLatin) found.add(at);
+      last = looksLatin ? '' : mark ? (last + character).normalize('NFC') : character;
+      at += character.length;
+    }
+  }
+  return found;
 }
+
+/** A Latin letter past ASCII that reads as no ASCII letter (see LATIN_OF_ITS_OWN). */
+const readsAsItself = (letter: string) =>
+  LATIN_OF_ITS_OWN.has(letter) || /^[a-z][\u0300-\u036f]+$/i.test(letter.normalize('NFD'));
 
 /**
  * Writes out, as `⟨U+00A0⟩`, each character of a text that runs (a command, a path, a folder, a
@@ -64,23 +98,37 @@ function revealLookalikes(text: string): string {
  */
 export function revealHidden(text: string, options: { multiline: boolean }): string {
   let revealed = '';
+  // How many marks the character before carries; none when it is no letter or digit to carry one.
+  let marks: number | undefined;
   // Only a text with a character past ASCII can hold a lookalike.
-  for (const character of NOT_ASCII.test(text) ? revealLookalikes(text) : text) {
+  const looksLatin = NOT_ASCII.test(text) ? lookalikes(text) : new Set<number>();
+  let at = 0;
+  for (const character of text) {
     const codePoint = character.codePointAt(0)!;
+    at += character.length;
     // Printable ASCII, most of any command, needs no look-up.
     if (codePoint > 0x20 && codePoint < 0x7f) {
       revealed += character;
+      marks = /[a-z0-9]/i.test(character) ? 0 : undefined;
       continue;
     }
     const plain = character === ' ' || (options.multiline && (character === '\n' || character === '\t'));
+    const mark = /\p{M}/u.test(character);
     const hidden =
       !plain &&
-      (isControl(codePoint) ||
+      (looksLatin.has(at - character.length) ||
+        isControl(codePoint) ||
         isInvisible(codePoint) ||
         isLoneSurrogate(codePoint) ||
+        UNKNOWN.test(character) ||
         BLANK_LOOKING.test(character) ||
-        RIGHT_TO_LEFT.test(character));
+        RIGHT_TO_LEFT.test(character) ||
+        (LOOKS_LIKE_SYNTAX.test(character) && !READS_AS_ITSELF.test(character)) ||
+        // A mark on nothing (after a space, before `#`) or one too many draws over its neighbours.
+        (mark && (marks === undefined || marks >= MOST_MARKS)));
     revealed += hidden ? codeOf(character) : character;
+    if (mark) marks = hidden || marks === undefined ? undefined : marks + 1;
+    else marks = !hidden && /[\p{L}\p{N}]/u.test(character) ? 0 : undefined;
   }
   return revealed;
 }

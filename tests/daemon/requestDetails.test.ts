@@ -152,8 +152,21 @@ it('asks at critical, offering no rule, when empty lines push a line out of sigh
     detailsOf({ command: 'bash a.sh' }, { scripts: [{ path: '/srv/app/a.sh', text: blocks, shell: true }] })
       .risk,
   ).toBe('critical');
-  // A few empty lines, as code has them, are no padding.
+  // Nor comment lines, nor one line repeated (review sc): `#` nine hundred times above and below.
+  for (const filler of ['#', ':', 'echo .']) {
+    const hidden = detailsOf({
+      command: `npm test\n${`${filler}\n`.repeat(900)}rm -rf ~/work\n${`${filler}\n`.repeat(900)}echo done`,
+    });
+    expect(hidden.risk, filler).toBe('critical');
+    expect(hidden.similar, filler).toBeUndefined();
+  }
+  // A few empty lines, as code has them, are no padding; nor is a script's closing of its blocks.
   expect(detailsOf({ command: `ls${gap(20)}pwd` })).toMatchObject({ risk: 'medium', similar });
+  const nested = `if a; then\n${'  {\n'.repeat(10)}${'  }\n'.repeat(10)}fi\n`.repeat(3);
+  expect(
+    detailsOf({ command: 'bash a.sh' }, { scripts: [{ path: '/srv/app/a.sh', text: nested, shell: true }] })
+      .risk,
+  ).not.toBe('critical');
 });
 
 it('writes out what an unread script’s reason quotes of the agent’s, on one line', () => {

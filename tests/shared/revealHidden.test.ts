@@ -83,7 +83,67 @@ describe('revealHidden: letters that only look Latin', () => {
   });
 
   it('keeps a word all in another script, and accented Latin, as they are', () => {
-    const plain = 'git commit -m "Исправлено: ошибка" && ls ./données ./日本語 ./ελληνικά';
+    const plain =
+      'git commit -m "Исправлено: ошибка" && ls ./données ./日本語 ./ελληνικά ./straße ./Ærø ./Łódź';
     expect(revealHidden(plain, multiline)).toBe(plain);
+    // Decomposed accents read as the composed letters do.
+    expect(revealHidden('ls ./donne\u0301es', multiline)).toBe('ls ./donne\u0301es');
+  });
+
+  it('writes out a Latin letter drawn as an ASCII one, and an accent that makes no letter (review sc)', () => {
+    expect(revealHidden('curl https://raw.ɡithubusercontent.com/x', multiline)).toBe(
+      'curl https://raw.⟨U+0261⟩ithubusercontent.com/x',
+    );
+    expect(revealHidden('git remote set-url origin https://github.ᴄom/h3/repo', multiline)).toBe(
+      'git remote set-url origin https://github.⟨U+1D04⟩om/h3/repo',
+    );
+    expect(revealHidden('curl https://gı̇thub.com', multiline)).toBe('curl https://g⟨U+0131⟩⟨U+0307⟩thub.com');
+    expect(revealHidden('curl https://gi\u0307thub.com', multiline)).toBe('curl https://gi⟨U+0307⟩thub.com');
+  });
+});
+
+describe('revealHidden: signs that only look like the shell’s (review sc)', () => {
+  it('writes out quotes that are not the shell’s: the text they seem to quote runs', () => {
+    expect(revealHidden('git commit -am ˈfix typo; rm -rf ~/work; echo okˈ', multiline)).toBe(
+      'git commit -am ⟨U+02C8⟩fix typo; rm -rf ~/work; echo ok⟨U+02C8⟩',
+    );
+    for (const quote of [
+      '\ua78c',
+      '\u02bc',
+      '\u02b9',
+      '\u2018',
+      '\u2019',
+      '\u201c',
+      '\u201d',
+      '\u00ab',
+      '\uff02',
+    ])
+      expect(revealHidden(`echo ${quote}x; id${quote}`, multiline), quote).toMatch(
+        /^echo ⟨U\+[0-9A-F]{4}⟩x; id⟨U\+[0-9A-F]{4}⟩$/,
+      );
+  });
+
+  it('writes out a sign that reads as `#`, `;`, `|` or `/`', () => {
+    for (const sign of ['\uff03', '\u037e', '\u01c0', '\u2223', '\u2215', '\u2044', '\uff0f'])
+      expect(revealHidden(`make ${sign} curl x`, multiline), sign).toMatch(/^make ⟨U\+[0-9A-F]{4}⟩ curl x$/);
+  });
+
+  it('writes out a mark on nothing, before a `#` that is then no comment, and marks stacked on one letter', () => {
+    expect(revealHidden('make \u0301# ; curl x | sh', multiline)).toBe('make ⟨U+0301⟩# ; curl x | sh');
+    expect(revealHidden('git status \ufff9# && git push --force', multiline)).toBe(
+      'git status ⟨U+FFF9⟩# && git push --force',
+    );
+    expect(revealHidden('ж\u0316\u0317\u0318\u0319', multiline)).toBe('ж\u0316\u0317⟨U+0318⟩⟨U+0319⟩');
+    expect(revealHidden('x\u0316\u0317', multiline)).toBe('x⟨U+0316⟩⟨U+0317⟩');
+    expect(revealHidden('\ue000 \u{10ffff}', multiline)).toBe('⟨U+E000⟩ ⟨U+10FFFF⟩');
+  });
+
+  it('keeps what reads as itself: emoji, dashes, the ellipsis, CJK punctuation', () => {
+    const plain = 'git commit -m "fix — done… ✅ 🤖 · 修正しました。「完了」"';
+    expect(revealHidden(plain, multiline)).toBe(plain);
+  });
+
+  it('writes out its own brackets, which the agent cannot then use to fake a written-out character', () => {
+    expect(revealHidden('echo ⟨U+0041⟩', multiline)).toBe('echo ⟨U+27E8⟩U+0041⟨U+27E9⟩');
   });
 });

@@ -136,7 +136,7 @@ describe('sanitizeText', () => {
   it('keeps the neighbours of the removed ranges', () => {
     const neighbours = [
       0xa0, 0xac, 0xae, 0x34e, 0x350, 0x115e, 0x1161, 0x17b3, 0x17b6, 0x180a, 0x1810, 0x200a, 0x2010, 0x2027,
-      0x202f, 0x205f, 0x2070, 0x3163, 0x3165, 0xfdff, 0xfe10, 0xfefe, 0xff00, 0xff9f, 0xffa1, 0xffef, 0xfff9,
+      0x202f, 0x205f, 0x2070, 0x3163, 0x3165, 0xfdff, 0xfe10, 0xfefe, 0xff00, 0xff9f, 0xffa1, 0xffef, 0xfffc,
       0x1bc9f, 0x1bca4, 0x1d172, 0x1d17b, 0xdffff, 0xe1000,
     ];
     const text = neighbours.map((codePoint) => String.fromCodePoint(codePoint)).join('');
@@ -144,6 +144,19 @@ describe('sanitizeText', () => {
     // The line and paragraph separators before 0x202a end a line: kept in a block, a space in a line.
     expect(sanitizeText('a\u2028b\u2029c', block)).toEqual({ text: 'a\u2028b\u2029c', changed: false });
     expect(sanitizeText('a\u2028b\u2029c', line)).toEqual({ text: 'a b c', changed: true });
+  });
+
+  it('removes the format characters a font may draw as nothing, beyond the default-ignorable ones (review sc)', () => {
+    // `git status \uFFF9# && git push --force` read as a comment after `status`.
+    for (const format of ['\ufff9', '\ufffa', '\ufffb', '\u0600', '\u06dd', '\u{110bd}', '\u{13430}'])
+      expect(sanitizeText(`a${format}#b`, line), format).toEqual({ text: 'a#b', changed: true });
+  });
+
+  it('removes marks stacked past four on one character, which draw over the lines around (review sc)', () => {
+    const stacked = `a${'\u0316'.repeat(288)}b`;
+    expect(sanitizeText(stacked, line)).toEqual({ text: `a${'\u0316'.repeat(4)}b`, changed: true });
+    // Vietnamese's two marks on a letter are kept.
+    expect(sanitizeText('Vie\u0323\u0302t', line)).toEqual({ text: 'Vie\u0323\u0302t', changed: false });
   });
 
   it('unmasks the Trojan Source strings of CVE-2021-42574', () => {
