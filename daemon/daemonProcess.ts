@@ -1,7 +1,6 @@
 import { RelayNoise } from './audit/relayNoise.ts';
-import { dirname } from 'node:path';
-import { tightenToOwnerOnly } from './config/fileModes.ts';
-import { latchFiles, ownerOnlyFiles, socketPath as defaultSocketPath } from './config/paths.ts';
+import { ownerOnlyPlaces, tightenToOwnerOnly } from './config/fileModes.ts';
+import { latchFiles, socketPath as defaultSocketPath } from './config/paths.ts';
 import { Gatekeeper } from './gate/gatekeeper.ts';
 import { withdrawLeftBehind } from './gate/withdrawal.ts';
 import { revokeFromPhone } from './grants/revokeFromPhone.ts';
@@ -36,7 +35,7 @@ export interface RunningDaemon {
  */
 export async function runDaemon(home: string, options: { socketPath?: string } = {}): Promise<RunningDaemon> {
   const files = latchFiles(home);
-  tightenToOwnerOnly({ files: ownerOnlyFiles(files), folders: [home, dirname(files.relaySecrets)] }, log);
+  tightenToOwnerOnly(ownerOnlyPlaces(home), log);
   const { store, audit, configKeeper, config } = openState(files);
   // The config in force now: a tightening made while the daemon runs applies at once.
   const inForce = () => {

@@ -1,4 +1,7 @@
-import { closeSync, constants, fchmodSync, fstatSync, openSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, openSync, realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { rotatedFiles } from '../audit/auditFiles.ts';
+import { latchFiles } from './paths.ts';
 
 /**
  * Latch's folders and the files that hold keys, tokens or the audit trail are the user's alone.
@@ -36,5 +39,45 @@ export function tightenToOwnerOnly(
         closeSync(fd);
       }
     }
+  }
+}
+
+/**
+ * What only its owner may read: secrets, and what an agent could learn the leash from (the audit
+ * log's rotated files too, which a rename keeps at the mode they had); and the folders only they
+ * may enter: the home, as the file system resolves it (a link to a folder among dotfiles), and
+ * the relay's.
+ */
+export function ownerOnlyPlaces(home: string): { files: string[]; folders: string[] } {
+  const files = latchFiles(home);
+  return {
+    files: [
+      files.config,
+      files.policy,
+      files.hostKey,
+      files.hostToken,
+      files.totp,
+      files.state,
+      files.audit,
+      ...rotatedAuditFiles(files.audit),
+      files.relaySecrets,
+    ],
+    folders: [resolvedPath(home), dirname(files.relaySecrets)],
+  };
+}
+
+const resolvedPath = (path: string) => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path; // not there yet
+  }
+};
+
+function rotatedAuditFiles(audit: string): string[] {
+  try {
+    return rotatedFiles(audit).map((rotated) => rotated.path);
+  } catch {
+    return []; // no home yet
   }
 }

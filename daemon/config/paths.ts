@@ -43,19 +43,6 @@ export function latchFiles(home: string) {
   };
 }
 
-/** The files only their owner may read: secrets, and what an agent could learn the leash from. */
-export function ownerOnlyFiles(files: ReturnType<typeof latchFiles>): string[] {
-  return [
-    files.config,
-    files.policy,
-    files.hostKey,
-    files.hostToken,
-    files.totp,
-    files.state,
-    files.audit,
-    files.relaySecrets,
-  ];
-}
 export type LatchFiles = ReturnType<typeof latchFiles>;
 
 /**

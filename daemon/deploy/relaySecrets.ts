@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { tightenToOwnerOnly } from '../config/fileModes.ts';
+import { readRegularFile } from '../config/readRegularFile.ts';
 import { writeOwnerOnlyFile } from '../config/writeOwnerOnlyFile.ts';
 
 /** The relay Worker's secrets, named as the Worker reads them (relay/env.d.ts). */
@@ -17,11 +18,18 @@ const NAMES = ['VAPID_PUBLIC_KEY', 'VAPID_PRIVATE_KEY', 'VAPID_SUBJECT'] as cons
  * others may read is tightened to 0600 first, with a line saying so (design.md, "Hard rules").
  */
 export function readRelaySecrets(path: string, log: (line: string) => void): RelaySecrets | undefined {
-  if (!existsSync(path)) return undefined;
+  // A link counts as there, dangling or not, for the read to refuse.
+  if (!existsSync(path) && !lstatSync(path, { throwIfNoEntry: false })) return undefined;
   tightenToOwnerOnly({ files: [path] }, log);
+  // Never through a link: its target's keys, with the target's mode, would be uploaded.
+  const read = readRegularFile(path, { followLinks: false });
+  if (!read.ok)
+    throw new Error(
+      `${read.message}; put the keys file itself there, or move it aside to make new VAPID keys`,
+    );
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
+    parsed = JSON.parse(read.text);
   } catch {
     throw new Error(
       `${path} is not JSON; move it aside to make new VAPID keys (phones then subscribe again)`,

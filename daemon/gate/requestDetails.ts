@@ -5,7 +5,7 @@ import type { RiskLevel } from '../../shared/messages/common.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
 import { keepLineStartAndEnd, keepStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
 import { revealHidden } from '../../shared/text/revealHidden.ts';
-import { sanitizeText } from '../../shared/text/sanitizeText.ts';
+import { sanitizeText, withoutStackedMarks } from '../../shared/text/sanitizeText.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import type { LatchConfig } from '../config/config.ts';
 import type { RunScript } from '../policy/scriptsRun.ts';
@@ -39,8 +39,9 @@ export function requestDetails(
   const now = Date.now();
   let shortened = request.shortened;
   const clean = (value: string, maxBytes: number, multiline = false) => {
-    const cleaned = sanitizeText(value, { maxBytes, multiline });
-    shortened ||= cleaned.changed;
+    const unstacked = withoutStackedMarks(value);
+    const cleaned = sanitizeText(unstacked, { maxBytes, multiline });
+    shortened ||= cleaned.changed || unstacked !== value;
     return cleaned.text;
   };
   // Long texts keep their start and their end, so what hides at the end of a command shows.

@@ -17,31 +17,21 @@ const ELLIPSIS = '…';
 /** What ends or spaces a line (Unicode's line and paragraph separators too): a space in a one-line text. */
 const LINE_BREAKS = new Set(['\n', '\r', '\t', '\u2028', '\u2029']);
 const ELLIPSIS_BYTES = 3;
-/**
- * Marks one character may carry (Vietnamese stacks two, Tibetan a few): more are stacked to draw
- * over the lines around, the app's own words and buttons included.
- */
-const MOST_MARKS = 4;
-const MARK = /\p{M}/u;
 
 /**
  * Cleans a string from an agent before anyone sees or signs it (design.md, "Hard rules"):
- * removes controls, bidi and zero-width characters, tags and lone surrogates, and marks stacked
- * past four on one character (a one-line text's line breaks and tabs become spaces), then cuts to
+ * removes controls, bidi and zero-width characters, tags and lone surrogates (a one-line text's
+ * line breaks and tabs become spaces), then cuts to
  * `maxBytes` at a whole code point and ends with "…". Idempotent: cleaning clean text changes
  * nothing, which is how the wire parsers tell clean text from unclean.
  */
 export function sanitizeText(text: string, options: SanitizeOptions): SanitizedText {
   const kept: string[] = [];
   let removed = false;
-  let marks = 0;
   for (const character of text) {
     const codePoint = character.codePointAt(0)!;
     const allowedWhitespace = options.multiline && (character === '\n' || character === '\t');
-    marks = codePoint > 0x2ff && MARK.test(character) ? marks + 1 : 0;
-    if (marks > MOST_MARKS) {
-      removed = true;
-    } else if (!options.multiline && LINE_BREAKS.has(character)) {
+    if (!options.multiline && LINE_BREAKS.has(character)) {
       // A break in a line becomes a space: removed, `ls\nproject · host` read as one word.
       removed = true;
       kept.push(' ');
@@ -74,4 +64,16 @@ function cutToBytes(characters: string[], maxBytes: number): { text: string; tru
 
 function utf8Width(codePoint: number): number {
   return codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4;
+}
+
+/** Marks past the four one character may carry (Vietnamese stacks two, Tibetan a few). */
+const STACKED_MARKS = /(?<=\p{M}{4})\p{M}+/gu;
+
+/**
+ * An agent's text without the marks stacked past four on one character, which draw over the lines
+ * around, the app's own words and buttons included: for the daemon to clean with, before
+ * sanitizeText (the app need not carry it: a relay that sends such text could send any app).
+ */
+export function withoutStackedMarks(text: string): string {
+  return text.replace(STACKED_MARKS, '');
 }

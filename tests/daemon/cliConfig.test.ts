@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { DoctorJson } from '../../daemon/cli/commands/doctor.ts';
 import { json } from '../support/cliOutput.ts';
@@ -42,6 +42,16 @@ describe('a config.toml key Latch does not know', () => {
 });
 
 describe('latch init', () => {
+  it('closes a home it finds open to others before it writes a key there, and says so (review sa)', async () => {
+    const machine = newMachine();
+    mkdirSync(machine.home, { recursive: true });
+    chmodSync(machine.home, 0o777);
+    const ran = await runLatch(machine, ['init', '--relay', 'http://127.0.0.1:9']);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout).toContain(`tightened ${machine.home} from 0777 to 0700`);
+    expect(statSync(machine.home).mode & 0o777).toBe(0o700);
+  });
+
   it('asks one phone to resume by default: most people have one', async () => {
     const machine = newMachine();
     expect((await runLatch(machine, ['init', '--relay', 'http://127.0.0.1:9'])).code).toBe(0);

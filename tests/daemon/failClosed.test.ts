@@ -213,6 +213,43 @@ describe('the hook fails closed', () => {
     expect(statSync(folder).mode & 0o777).toBe(0o755);
   });
 
+  it('tightens the audit log’s rotated files, the relay’s folder and the folder a linked home leads to, as doctor names them (review sa)', async () => {
+    const machine = newMachine();
+    await initMachine(machine, { relay: relay.origin });
+    // Rotated as the daemon rotates (renamed for its last line), and restored from a backup at
+    // 0644: a rename keeps a file's mode.
+    const lines = readFileSync(machine.files.audit, 'utf8').trimEnd().split('\n').length;
+    const rotated = `${machine.files.audit}.${lines}`;
+    renameSync(machine.files.audit, rotated);
+    chmodSync(rotated, 0o644);
+    const relayFolder = join(machine.home, 'relay');
+    mkdirSync(relayFolder);
+    chmodSync(relayFolder, 0o777);
+    // The home, kept among dotfiles and linked into place.
+    const kept = `${machine.home}-kept`;
+    renameSync(machine.home, kept);
+    symlinkSync(kept, machine.home);
+    chmodSync(kept, 0o755);
+    const before = await runLatch(machine, ['doctor', '--json']);
+    const modes = (json: string) =>
+      (JSON.parse(json) as DoctorJson).checks.find((check) => check.name === 'file modes');
+    expect(modes(before.stdout)).toMatchObject({
+      ok: false,
+      detail: `others can enter ${kept}, ${relayFolder}; readable by others: ${rotated}`,
+    });
+
+    const started = await startDaemonForTest(machine);
+    for (const [path, from, to] of [
+      [kept, '0755', '0700'],
+      [relayFolder, '0777', '0700'],
+      [rotated, '0644', '0600'],
+    ])
+      expect(started.output()).toContain(`tightened ${path} from ${from} to ${to}`);
+    await started.stop();
+    const after = await runLatch(machine, ['doctor', '--json']);
+    expect(modes(after.stdout)).toMatchObject({ ok: true });
+  });
+
   it('refuses to start on a socket directory with a wider mode (exit 78: no restart loop), and removes a dead socket file', async () => {
     const machine = newMachine();
     await initMachine(machine, { relay: relay.origin });

@@ -1,4 +1,14 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import webpush from 'web-push';
@@ -117,6 +127,35 @@ describe('latch relay deploy', () => {
     expect(ran.code).toBe(0);
     expect(ran.stderr).toContain(`tightened ${secretsPath} from 0644 to 0600`);
     expect(statSync(secretsPath).mode & 0o777).toBe(0o600);
+  });
+
+  it('reads no keys through a link, and writes its folder and wrangler.json as the user’s alone (review sa)', async () => {
+    const { machine, wrangler, deploy, secretsPath } = setUp();
+    expect((await deploy(['--subject', 'mailto:ops@latch.dev'])).code).toBe(0);
+    const relayFolder = join(machine.home, 'relay');
+    const othersKeys = join(dirname(machine.home), 'others-keys.json');
+    writeFileSync(othersKeys, readFileSync(secretsPath), { mode: 0o644 });
+    rmSync(secretsPath);
+    symlinkSync(othersKeys, secretsPath);
+    const throughLink = await deploy([]);
+    expect(throughLink.code).toBe(1);
+    expect(throughLink.stderr).toContain(`${secretsPath} is a link`);
+    expect(wrangler.calls()).toHaveLength(1);
+
+    rmSync(secretsPath);
+    chmodSync(relayFolder, 0o777);
+    // A link in wrangler.json's place is replaced, not written through.
+    const elsewhere = join(dirname(machine.home), 'elsewhere.json');
+    writeFileSync(elsewhere, 'the user’s own\n');
+    rmSync(join(relayFolder, 'wrangler.json'));
+    symlinkSync(elsewhere, join(relayFolder, 'wrangler.json'));
+    const ran = await deploy(['--subject', 'mailto:ops@latch.dev'], {});
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout).toContain(`tightened ${relayFolder} from 0777 to 0700`);
+    expect(statSync(relayFolder).mode & 0o777).toBe(0o700);
+    expect(lstatSync(join(relayFolder, 'wrangler.json')).isFile()).toBe(true);
+    expect(statSync(join(relayFolder, 'wrangler.json')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(elsewhere, 'utf8')).toBe('the user’s own\n');
   });
 
   it.each([

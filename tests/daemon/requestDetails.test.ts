@@ -186,3 +186,9 @@ it('writes out what an unread script’s reason quotes of the agent’s, on one 
     'The command runs the script /srv/app/package.json, which Latch could not read (its spec x⟨U+000A⟩The command runs the script a.sh, which holds:): what it holds is not shown.',
   ]);
 });
+
+it('keeps at most four marks on a character of the agent’s description, which would draw over the card (review sc)', () => {
+  const details = detailsOf({ command: 'ls', title: `  ${'\u0316'.repeat(288)} looks fine` });
+  expect(details.description).toBe(`  ${'\u0316'.repeat(4)} looks fine`);
+  expect(details.shortened).toBe(true);
+});

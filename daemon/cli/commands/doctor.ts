@@ -1,7 +1,8 @@
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { loadConfig, type LatchConfig } from '../../config/config.ts';
 import { loadHostIdentity } from '../../identity/hostIdentity.ts';
-import { latchFiles, latchHome, ownerOnlyFiles, socketPath } from '../../config/paths.ts';
+import { ownerOnlyPlaces } from '../../config/fileModes.ts';
+import { latchFiles, latchHome, socketPath } from '../../config/paths.ts';
 import { hookChecks } from '../../install/hookChecks.ts';
 import { neededHookTimeout } from '../../install/neededHookTimeout.ts';
 import type { Check } from '../../output/check.ts';
@@ -75,12 +76,15 @@ export async function runChecks(): Promise<Check[]> {
 
   // lstat: a link in a secret's place is named, not judged by the mode of what it points to.
   const isLink = (path: string) => lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() === true;
-  const secrets = ownerOnlyFiles(files).filter((path) => existsSync(path) || isLink(path));
+  const ownerOnly = ownerOnlyPlaces(home);
+  const secrets = ownerOnly.files.filter((path) => existsSync(path) || isLink(path));
   const links = secrets.filter(isLink);
   const loose = secrets.filter((path) => !isLink(path) && (lstatSync(path).mode & 0o077) !== 0);
-  const homeOpen = ((lstatSync(home, { throwIfNoEntry: false })?.mode ?? 0) & 0o077) !== 0;
+  const open = ownerOnly.folders.filter(
+    (folder) => ((lstatSync(folder, { throwIfNoEntry: false })?.mode ?? 0) & 0o077) !== 0,
+  );
   const faults = [
-    homeOpen && { detail: `others can enter ${home}`, fix: `chmod 700 ${home}` },
+    open.length > 0 && { detail: `others can enter ${open.join(', ')}`, fix: `chmod 700 ${open.join(' ')}` },
     loose.length > 0 && {
       detail: `readable by others: ${loose.join(', ')}`,
       fix: `chmod 600 ${loose.join(' ')}`,

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { ownerOnlyPlaces, tightenToOwnerOnly } from '../../config/fileModes.ts';
 import { toBase64url } from '../../../shared/encoding/base64url.ts';
 import { randomBytes } from '../../../shared/encoding/bytes.ts';
 import { LIMITS } from '../../../shared/messages/limits.ts';
@@ -99,6 +100,8 @@ export async function run(options: {
     fail(error instanceof ConfigError ? error.message : String(error));
   }
   mkdirSync(home, { recursive: true, mode: 0o700 });
+  // A home kept from before (or made by hand) may be open to others: closed before anything is written.
+  tightenToOwnerOnly(ownerOnlyPlaces(home), (line) => process.stdout.write(`${line}\n`));
   writeFileSync(files.config, config, { mode: 0o600, flag: 'wx' });
   if (!existsSync(files.policy)) writeFileSync(files.policy, DEFAULT_POLICY, { mode: 0o600 });
   const identity = existsSync(files.hostKey) ? undefined : await createHostIdentity(files.hostKey);

@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../config/config.ts';
+import { tightenToOwnerOnly } from '../../config/fileModes.ts';
 import { latchFiles, latchHome } from '../../config/paths.ts';
+import { writeOwnerOnlyFile } from '../../config/writeOwnerOnlyFile.ts';
 import { deployedOrigin } from '../../deploy/deployedOrigin.ts';
 import { readRelaySecrets, writeRelaySecrets, type RelaySecrets } from '../../deploy/relaySecrets.ts';
 import { relayWranglerConfig } from '../../deploy/relayWranglerConfig.ts';
@@ -113,7 +115,9 @@ export async function run(options: {
     args.push('--secrets-file', files.relaySecrets);
   }
   mkdirSync(folder, { recursive: true, mode: 0o700 });
-  writeFileSync(files.relayConfig, `${JSON.stringify(config, null, 2)}\n`);
+  // What wrangler deploys is read from this folder: no one else may put their Worker there.
+  tightenToOwnerOnly({ files: [], folders: [folder] }, (line) => process.stdout.write(`${line}\n`));
+  writeOwnerOnlyFile(files.relayConfig, `${JSON.stringify(config, null, 2)}\n`);
   rmSync(outdir, { recursive: true, force: true });
   rmSync(output, { force: true });
   process.stdout.write(`Running ${wrangler.shown} ${args.join(' ')}\n`);
