@@ -180,7 +180,8 @@ export async function completeOffer(
   if (completion.offerId !== offerId || completion.fleet !== ctx.fleet) {
     return refusal('context_mismatch', 'the completion answers another offer');
   }
-  if (offer.value.completion) return refusal('offer_closed', 'this offer was already answered');
+  if (offer.value.completion || offer.value.confirmed_at !== null)
+    return refusal('offer_closed', 'this offer was already answered');
 
   const { device } = completion;
   if (device.id !== (await keyId(fromBase64url(device.deviceKey)))) {
@@ -206,7 +207,13 @@ export async function completeOffer(
   if (!registration.ok) return refuseWith(registration.error);
   if (passkeyOfAnotherDevice(ctx, registration.value.id, device.id)) return passkeyTaken();
   // Re-read: another completion may have landed while the checks above awaited.
-  if (row(ctx.sql, 'SELECT 1 FROM offers WHERE offer_id = ? AND completion IS NOT NULL', offerId)) {
+  if (
+    row(
+      ctx.sql,
+      'SELECT 1 FROM offers WHERE offer_id = ? AND (completion IS NOT NULL OR confirmed_at IS NOT NULL)',
+      offerId,
+    )
+  ) {
     return refusal('offer_closed', 'this offer was already answered');
   }
   const stranger = strangerRefused(ctx, offer.value.host, device.id);
@@ -278,7 +285,9 @@ export async function confirmOffer(
     const tooMany = tooManyDevices(ctx);
     if (tooMany) return tooMany;
   }
-  ctx.sql.exec('UPDATE offers SET confirmed_at = ? WHERE offer_id = ?', now, offerId);
+  // The phone's answer (its push subscription's secret among it) has reached its host: the
+  // link in the QR code, seen later, learns nothing of it.
+  ctx.sql.exec('UPDATE offers SET confirmed_at = ?, completion = NULL WHERE offer_id = ?', now, offerId);
   if (!activeDevice(ctx, device.id)) {
     ctx.sql.exec(
       `INSERT INTO devices (id, name, device_key, ecdh_key, credential_id, credential_key, counter, created_at)

@@ -146,6 +146,18 @@ describe('pairing routes', () => {
     ).toBe(true);
   });
 
+  it('keeps no phone’s answer in a confirmed offer: the QR code’s link, seen later, learns no push secret (review sa)', async () => {
+    const own = await newFleet({ push: true });
+    const { offer } = await pairPhone(own.fleet, own.host, { hostToken: own.hostToken, push: true });
+    const status = await call<OfferStatus>('GET', `/v1/fleets/${own.fleet}/pairing/${offer.offerId}`, {
+      headers: { 'latch-offer-token': offer.offerToken },
+    });
+    expect(status.status).toBe(200);
+    expect(status.body.confirmed).toBe(true);
+    expect(status.body.completion).toBeUndefined();
+    expect(JSON.stringify(status.body)).not.toContain('p256dh');
+  });
+
   it('keeps an offer id for the fleet that offered it first', async () => {
     const { offer, secret } = await fileOffer(fleet());
     const stranger = await createHost();
