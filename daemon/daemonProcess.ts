@@ -139,7 +139,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
   });
   killSwitch.onChange(() => server.notifyWatchers());
   // A command that kills or stops its own latch exec is not out of a freeze's reach.
-  const everyRun = holdEveryRun();
+  const everyRun = holdEveryRun(server.socketPath);
   const followSwitch = () => everyRun.follow(killSwitch.state.frozen, inForce().killSwitch.onFreeze);
   killSwitch.onChange(followSwitch);
   followSwitch();

@@ -1,8 +1,17 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { readProcessStat, type ProcessStat } from './processStat.ts';
 
 /** The environment variable that names one run of `latch exec` in everything it starts. */
 export const RUN_MARKER = 'LATCH_EXEC_RUN';
+
+/** The daemon a run is made for, by its socket: another daemon's runs (a test's, another home's) are not its. */
+export const daemonOfRuns = (socket: string) =>
+  createHash('sha256').update(resolve(socket)).digest('hex').slice(0, 16);
+
+/** A new run's marker: its daemon's, then its own. */
+export const runMarker = (socket: string) => `${daemonOfRuns(socket)}.${randomBytes(16).toString('hex')}`;
 
 /** Live processes by pid, each with its start time (see ProcessStat.start). */
 export type Members = Map<number, number>;
@@ -30,8 +39,8 @@ export interface MarkerOptions {
  */
 export function findRunProcesses(
   root: { pid: number; start: number } | undefined,
-  /** One run's marker; undefined for every run's (the daemon holds them all on a freeze). */
-  marker: string | undefined,
+  /** One run's marker, or `{ daemon }`: every run made for that daemon (see runMarker). */
+  marker: string | { daemon: string },
   known: Members,
   { variable = RUN_MARKER, spare }: MarkerOptions = {},
 ): Members {
@@ -52,7 +61,7 @@ export function findRunProcesses(
   for (const [pid, start] of known) if (same(pid, start)) seeds.push(pid);
   const named = `${variable}=`;
   const marks = (entry: string) =>
-    marker === undefined ? entry.startsWith(named) : entry === named + marker;
+    typeof marker === 'string' ? entry === named + marker : entry.startsWith(`${named}${marker.daemon}.`);
   const spared = typeof spare === 'function' ? spare() : spare;
   for (const pid of live.keys()) if (!spared?.has(pid) && carries(pid, marks)) seeds.push(pid);
 

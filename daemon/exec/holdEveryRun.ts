@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { SwitchRules } from '../socket/watchDaemon.ts';
-import { endCommandTree } from './endCommandTree.ts';
+import { daemonOfRuns } from './findRunProcesses.ts';
 import { procTree } from './procTree.ts';
 import { GRACE_MS, HOLD_AGAIN_MS } from './runUnderSwitch.ts';
 
@@ -12,15 +12,17 @@ export interface EveryRun {
 }
 
 /**
- * Every run of `latch exec` on this machine that the daemon can see, held by the daemon itself
- * while the fleet is frozen, beside each latch exec's own hold: a command that kills or stops its
- * latch exec (`kill -9 $PPID`, `kill -STOP $PPID`) would otherwise run on, out of the switch's
- * reach. Found by the runs' marker in /proc; where there is none (macOS), each latch exec alone
- * holds its run.
+ * Every run of `latch exec` made for this daemon (by its socket), held by the daemon itself while
+ * the fleet is frozen, beside each latch exec's own hold: a command that kills or stops its latch
+ * exec (`kill -9 $PPID`, `kill -STOP $PPID`) would otherwise run on, out of the switch's reach.
+ * Found by the runs' marker in /proc; where there is none (macOS), each latch exec alone holds its
+ * run. With `on_freeze = "terminate"`, what is left once a live latch exec has ended its run
+ * (SIGTERM, then SIGKILL after the grace) is killed: a second SIGTERM reads as "force quit" to
+ * many tools.
  */
-export function holdEveryRun(): EveryRun {
+export function holdEveryRun(socket: string): EveryRun {
   if (!existsSync('/proc/self/stat')) return { follow() {}, stop() {} };
-  const runs = procTree(undefined, undefined);
+  const runs = procTree(undefined, { daemon: daemonOfRuns(socket) });
   let frozenNow = false;
   let holdingAgain: NodeJS.Timeout | undefined;
   let ending: NodeJS.Timeout | undefined;
@@ -35,11 +37,7 @@ export function holdEveryRun(): EveryRun {
       stop();
       if (!frozen) return runs.release();
       if (onFreeze === 'terminate') {
-        // After a live latch exec's own end of its run, which tells its terminal why.
-        ending = setTimeout(
-          () => void endCommandTree(runs, { held: false, graceMs: GRACE_MS }),
-          HOLD_AGAIN_MS,
-        );
+        ending = setTimeout(() => runs.signal('SIGKILL'), GRACE_MS + HOLD_AGAIN_MS);
         return;
       }
       runs.hold();

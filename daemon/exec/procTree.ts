@@ -14,7 +14,7 @@ const MAX_PASSES = 20;
  */
 export function procTree(
   root: { pid: number; start: number } | undefined,
-  marker: string | undefined,
+  marker: string | { daemon: string },
   options: MarkerOptions = {},
 ): CommandTree {
   let members: Members = new Map();

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import type { CommandTree } from './commandTree.ts';
 import { createCommandCgroup } from './commandCgroup.ts';
-import { RUN_MARKER } from './findRunProcesses.ts';
+import { socketPath } from '../config/paths.ts';
+import { RUN_MARKER, runMarker } from './findRunProcesses.ts';
 import { groupTree } from './groupTree.ts';
 import { procTree } from './procTree.ts';
 import { readProcessStat } from './processStat.ts';
@@ -40,7 +40,7 @@ export function startCommand(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
 ): { child: ChildProcess; tree: CommandTree } {
-  const marker = randomBytes(16).toString('hex');
+  const marker = runMarker(socketPath(env));
   // Its own process group: a terminal's Ctrl-C reaches latch exec alone, which passes it on.
   const spawnCommand = () =>
     spawn(argv[0]!, argv.slice(1), {

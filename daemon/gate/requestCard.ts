@@ -80,7 +80,7 @@ function inputBesidesCommand(request: GateRequest): string | undefined {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return request.input;
   // The card's command has its hidden characters written out (requestDetails): the input's is raw.
   const isTheCommand = (value: unknown) =>
-    typeof value === 'string' && revealHidden(value, { multiline: true }) === request.command;
+    typeof value === 'string' && revealHidden(value, { multiline: true, shell: true }) === request.command;
   const rest = Object.entries(input).filter(
     ([key, value]) =>
       !(key === 'command' && isTheCommand(value)) && !(key === 'description' && request.title !== undefined),

@@ -52,11 +52,14 @@ export function requestDetails(
   };
   // What runs is shown as it runs: no character in it may read as another, or as nothing.
   const revealed = (text: string) => revealHidden(text, { multiline: true });
+  // What a shell or an interpreter reads (a command, a script it runs), where a sign that only
+  // looks like a quote or a `#` hides code from a reader.
+  const revealedForCode = (text: string) => revealHidden(text, { multiline: true, shell: true });
   const revealedLine = (text: string) => revealHidden(text, { multiline: false });
   const asRuns: GateRequest = {
     ...request,
     paths: request.paths.map(revealedLine),
-    ...(request.command !== undefined ? { command: revealed(request.command) } : {}),
+    ...(request.command !== undefined ? { command: revealedForCode(request.command) } : {}),
     ...(request.detail !== undefined ? { detail: revealed(request.detail) } : {}),
     ...(request.input !== undefined ? { input: revealed(request.input) } : {}),
     ...(request.diff !== undefined ? { diff: revealed(request.diff) } : {}),
@@ -68,7 +71,7 @@ export function requestDetails(
     ...(script.part !== undefined ? { part: revealedLine(script.part) } : {}),
     // Why a script is unread may quote the agent's words (a package's spec): on one line, revealed.
     ...(script.unread !== undefined ? { unread: revealedLine(script.unread) } : {}),
-    ...(script.text !== undefined ? { text: revealed(script.text) } : {}),
+    ...(script.text !== undefined ? { text: revealedForCode(script.text) } : {}),
   }));
   const card = requestCard(asRuns, scripts);
   const notes = [...(terms.ownRule ? [revealedLine(terms.ownRule)] : []), ...(card.notes ?? [])];
@@ -78,7 +81,8 @@ export function requestDetails(
   // `curl … | sh` would hide. So does one padded with empty lines, where a line hides in plain
   // sight between screens of nothing. (Cleaning what was revealed removes nothing: these sizes hold.)
   const shownCut =
-    [card.detail, ...notes, card.diff ?? ''].some(holdsLongGap) ||
+    [card.detail, ...notes].some((text) => holdsLongGap(text, { code: true })) ||
+    holdsLongGap(card.diff ?? '', { code: false }) ||
     utf8Length(card.detail) > LIMITS.detailBytes ||
     notes.some((note, at) => utf8Length(note) > noteBytes[at]!) ||
     scripts.some((script) => script.text === undefined) ||
@@ -125,28 +129,25 @@ function fairShares(sizes: readonly number[], budget: number): number[] {
 /** Lines of nothing that push a line out of sight: see holdsLongGap. */
 const MOST_IN_A_ROW = 20;
 const MOST_LINES_OF_NOTHING = 40;
-const LINE_OF_NOTHING = /^[-+ ]?[\s#:;/*=.~_-]*$/;
+const LINE_OF_NOTHING = /^[-+ ]?[ \t]*(#+|:|\/\/)?[ \t]*$/;
 
 /**
  * Padding that pushes a line out of sight: more lines of nothing in a row than any code has, or
- * more than 40 that make most of the text. A line of nothing is empty, or holds only what
- * comments and no-ops are made of (`#`, `:`, `//`, `---`; a diff's line keeps its `+`, `-` or
- * space), or is the line the text repeats most, when it repeats it more than 40 times (`echo .`
- * nine hundred times). Brackets are no such lines: data and code close many in a row.
+ * more than 40 that make most of the text. A line of nothing is empty or a bare comment mark
+ * (`#`, `:`, `//`; a diff's line keeps its `+`, `-` or space). In code (a command, a script),
+ * so is one line said again and again in a row (`echo .` nine hundred times); in a file's
+ * content, rows alike are data.
  */
-function holdsLongGap(text: string): boolean {
-  const lines = text.split('\n');
-  const repeats = new Map<string, number>();
-  for (const line of lines) repeats.set(line, (repeats.get(line) ?? 0) + 1);
-  const [mostRepeated, times] = [...repeats].reduce((most, entry) => (entry[1] > most[1] ? entry : most));
-  const nothing = (line: string) =>
-    LINE_OF_NOTHING.test(line) || (times > MOST_LINES_OF_NOTHING && line === mostRepeated);
+function holdsLongGap(text: string, { code }: { code: boolean }): boolean {
   let inARow = 0;
   let inAll = 0;
-  for (const line of lines) {
-    inARow = nothing(line) ? inARow + 1 : 0;
+  let previous: string | undefined;
+  for (const line of text.split('\n')) {
+    const nothing = LINE_OF_NOTHING.test(line);
+    inARow = nothing || (code && line === previous) ? inARow + 1 : 0;
     if (inARow > MOST_IN_A_ROW) return true;
-    if (inARow > 0) inAll++;
+    if (nothing) inAll++;
+    previous = line;
   }
-  return inAll > MOST_LINES_OF_NOTHING && inAll * 2 > lines.length;
+  return inAll > MOST_LINES_OF_NOTHING && inAll * 2 > text.split('\n').length;
 }

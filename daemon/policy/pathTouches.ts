@@ -75,11 +75,17 @@ export function pathTouches(
   ];
 }
 
-/** The places, but Latch's program (its last names are every project's), whose last names `path` is. */
+/**
+ * Places found only by the whole path: the last names of Latch's program and of the folders of
+ * programs (`node_modules/bindings`, `.local/bin`) are every project's too.
+ */
+const ONLY_WHERE_THEY_ARE = new Set<Place['kind']>(['program', 'program-folder']);
+
+/** The places, but those found only where they are, whose last names `path` is. */
 function placesEndingIn(path: PathSegment[], places: ProtectedPlaces): Touch[] {
   return places.places.flatMap((place): Touch[] => {
     const offset = place.parts.length - path.length;
-    if (place.kind === 'program' || path.length === 0 || offset < 0) return [];
+    if (ONLY_WHERE_THEY_ARE.has(place.kind) || path.length === 0 || offset < 0) return [];
     return path.every((segment, i) => segmentMatches(segment, place.parts[offset + i]!))
       ? [{ place, relation: 'at' }]
       : [];
@@ -121,7 +127,7 @@ function writable(folder: string): boolean {
 function placesNamedIn(path: PathSegment[], places: ProtectedPlaces): Touch[] {
   // Not Latch's program: its paths' last names are every project's too (`node_modules/bindings`).
   return places.places.flatMap((place): Touch[] => {
-    if (place.kind === 'program') return [];
+    if (ONLY_WHERE_THEY_ARE.has(place.kind)) return [];
     const { parts } = place;
     for (let from = 0; from < path.length; from++) {
       if (path[from] === UNKNOWN_SEGMENT) continue;

@@ -1,4 +1,4 @@
-import { readdirSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { escapeRegExp } from '../../shared/text/escapeRegExp.ts';
 import { homeFolder, latchFiles, latchHome, socketPath } from '../config/paths.ts';
@@ -11,9 +11,11 @@ import { sourcedStartupFiles, ZSH_FILES } from './sourcedStartupFiles.ts';
 /**
  * What a place is to Latch: a secret (never read), its home, its socket's folder or a file of
  * its program (written only with a phone), an agent's config folder or a file in it that holds
- * hooks (the same).
+ * hooks (the same); a folder whose programs run as the user in place of others (written through
+ * a file tool only with a phone; a shell command that names it, `ls ~/.local/bin`, is the policy's).
  */
-export type PlaceKind = 'secret' | 'home' | 'socket' | 'program' | 'agent-dir' | 'hook-file';
+export type PlaceKind =
+  'secret' | 'home' | 'socket' | 'program' | 'program-folder' | 'agent-dir' | 'hook-file';
 
 export interface Place {
   kind: PlaceKind;
@@ -59,7 +61,7 @@ const PROJECT_MCP_FILE = '.mcp.json';
  * source in turn. Edited, an `exit 0` in one lets every tool run before Latch's hook starts.
  * And the files a login or a session runs as the user, outside any gate.
  */
-function startupFiles(env: NodeJS.ProcessEnv): string[] {
+function startupFiles(env: NodeJS.ProcessEnv): { files: string[]; frameworks: string[] } {
   const home = homeFolder(env);
   const zsh = env['ZDOTDIR'] || home;
   const config = env['XDG_CONFIG_HOME'] || join(home, '.config');
@@ -88,9 +90,8 @@ function startupFiles(env: NodeJS.ProcessEnv): string[] {
       join(config, folder),
     ),
   ];
-  // Not frameworks' folders: these hold much else (`. ~/.config/x.sh` makes no ~/.config whole).
-  const sharedFolders = [config, join(home, '.local'), join(home, '.local', 'share'), fishData];
-  return [...files, ...sourcedStartupFiles(files, home, sharedFolders)];
+  const sourced = sourcedStartupFiles(files, home);
+  return { files: [...files, ...sourced.files], frameworks: sourced.frameworks };
 }
 
 /**
@@ -207,12 +208,13 @@ export function protectedPlaces(
   add('secret', `/proc/${daemonPid}`);
   add('home', home);
   add('socket', dirname(socket));
-  for (const path of [...program, ...serviceFiles(env), ...programFolders(env), ...agentPrograms(env)])
-    add('program', path);
+  for (const path of [...program, ...serviceFiles(env), ...agentPrograms(env)]) add('program', path);
+  const startup = startupFiles(env);
+  for (const folder of [...programFolders(env), ...startup.frameworks]) add('program-folder', folder);
   for (const agent of AGENTS) places.push(...agentPlaces(agent, agentDirs[agent]));
   // Claude Code's user-wide MCP servers, which it starts outside any gate, live beside ~/.claude.
   add('hook-file', join(homeFolder(env), '.claude.json'));
-  for (const file of startupFiles(env)) add('hook-file', file);
+  for (const file of startup.files) add('hook-file', file);
   const tails = [
     ...AGENTS.flatMap((agent): Place[] => {
       const { folder, files } = AGENT_FILES[agent];
@@ -253,8 +255,9 @@ export function protectedPlaces(
  * first (`~/.local/bin`, `~/bin`): a program put there runs in place of the one its name meant,
  * as the user, outside any gate. A login shell runs some before Codex's hook (Debian's
  * /etc/profile runs `id`, a profile evals `pyenv init`), an allowed `ls` or `git status` runs it,
- * and `#!/usr/bin/env node` starts the agents with it. Not the home folder itself, and not the
- * system's folders, which the user cannot write: named in a command, any of these asks a phone.
+ * and `#!/usr/bin/env node` starts the agents with it. Not the home folder itself, nor the
+ * system's folders, which the user cannot write, nor a project's (a checkout, its packages' or a
+ * virtual environment's `bin`).
  */
 function programFolders(env: NodeJS.ProcessEnv): string[] {
   const home = homeFolder(env);
@@ -263,7 +266,14 @@ function programFolders(env: NodeJS.ProcessEnv): string[] {
     join(home, '.local', 'bin'),
     join(home, 'bin'),
   ].map((folder) => resolve(folder));
-  return [...new Set(folders)].filter((folder) => folder.startsWith(`${home}/`));
+  return [...new Set(folders)].filter(
+    (folder) =>
+      folder.startsWith(`${home}/`) &&
+      // A project's, or a project's packages': its files are the agent's work, not the login's.
+      !folder.split('/').includes('node_modules') &&
+      !['pyvenv.cfg', 'conda-meta'].some((made) => existsSync(join(dirname(folder), made))) &&
+      !existsSync(join(folder, '.git')),
+  );
 }
 
 /** The folder of an agent's npm package, in a path inside it. */

@@ -240,6 +240,10 @@ interface Reading {
   note: Note;
 }
 
+/** A file tool writes the one path it names: a program put in a folder of them is written so. */
+const toolWrites = (touch: Touch): Guard | undefined =>
+  touch.place.kind === 'program-folder' && touch.relation !== 'above' ? 'files' : mayWrite(touch);
+
 /** What the paths a file tool (or a patch) names touch of Latch's, each a name, not a pattern. */
 function pathsTouch(paths: readonly string[], tool: string, { cwd, places, real, note }: Reading): void {
   const sameFileAs = paths.length > 0 ? placeByIdentity(placesFrom(places, cwd)) : undefined;
@@ -252,7 +256,7 @@ function pathsTouch(paths: readonly string[], tool: string, { cwd, places, real,
     const sameFile = absolute ? sameFileAs!(real(absolute)) : undefined;
     const touches = pathTouches(pattern, cwd, places, real, 'exactly');
     for (const touch of [...touches, ...(sameFile ? [sameFile] : [])]) {
-      const guard = READS.has(tool) ? onRead(tool, touch) : mayWrite(touch);
+      const guard = READS.has(tool) ? onRead(tool, touch) : toolWrites(touch);
       if (guard) note(guard, touch.place.target, touch.place.path);
     }
     // A control group's file written stops the daemon as `systemctl --user freeze` would.

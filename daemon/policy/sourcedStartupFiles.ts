@@ -33,25 +33,23 @@ const MOST_BYTES_IN_ALL = 1024 * 1024;
  * (`for f in ~/.bashrc.d/*.sh; do . "$f"; done`: the folder; `for f in ~/.{exports,aliases}`: each
  * file), and zsh's files in the `ZDOTDIR` one sets, each read in turn. Edited, any of them runs
  * before Latch's hook as surely as the file that sources it: `exit 0` there lets every tool run.
- * A file sourced from a folder of its own in the home folder brings that folder whole
- * (`~/.oh-my-zsh`, `~/.nvm`, `~/.cargo`): such a framework loads its plugins, themes and programs
- * from beside it, by names only running tells. Not the home folder, nor `sharedFolders`.
+ * And the frameworks' folders they are in (frameworkFolder).
  * A path only running tells (`${XDG_CONFIG_HOME:-…}`) is not guessed at.
  */
 export function sourcedStartupFiles(
   startupFiles: readonly string[],
   home: string,
-  sharedFolders: readonly string[],
-): string[] {
+): { files: string[]; frameworks: string[] } {
   const found = new Set<string>();
+  const frameworks = new Set<string>();
   const toRead = [...startupFiles];
   const add = (path: string | undefined) => {
     if (path === undefined || !isAbsolute(path) || startupFiles.includes(path) || found.has(path)) return;
     if (found.size >= MOST_FILES) return;
     found.add(path);
     toRead.push(path);
-    const folder = dirname(path);
-    if (folder.startsWith(`${home}/`) && !sharedFolders.includes(folder)) found.add(folder);
+    const framework = frameworkFolder(path, home);
+    if (framework) frameworks.add(framework);
   };
   let budget = MOST_BYTES_IN_ALL;
   for (let read = 0; read < toRead.length; read++) {
@@ -75,7 +73,21 @@ export function sourcedStartupFiles(
       }
     }
   }
-  return [...found];
+  return { files: [...found], frameworks: [...frameworks] };
+}
+
+/**
+ * The hidden folder of its own, right in the home folder, that a sourced file is in (`~/.nvm`,
+ * `~/.oh-my-zsh`, `~/.cargo`): a framework's, which loads plugins and programs from beside the
+ * file by names only running tells. Not `~/.config` nor `~/.local`, which hold much else.
+ */
+function frameworkFolder(path: string, home: string): string | undefined {
+  if (!path.startsWith(`${home}/`)) return undefined;
+  const first = path.slice(home.length + 1).split('/')[0]!;
+  const folder = join(home, first);
+  return first.startsWith('.') && folder !== path && !['.config', '.local'].includes(first)
+    ? folder
+    : undefined;
 }
 
 /**

@@ -124,6 +124,8 @@ export function mayWrite({ place, relation, movable }: Touch): Guard | undefined
   if (relation === 'above' && !movable) return undefined;
   if (place.kind === 'secret') return relation === 'above' ? 'files' : 'secrets';
   if (place.kind === 'home' || place.kind === 'socket' || place.kind === 'program') return 'files';
+  // A command that names a folder of programs (`ls ~/.local/bin`, `export PATH=…`) is the policy's.
+  if (place.kind === 'program-folder') return undefined;
   // An agent's folder is guarded whole, and what is in it: moved away, its hooks go with it; its
   // plugins, subagents and skills add hooks, and its hook scripts run on every call, outside any
   // gate. (Inside a project's folder is seen only for a file tool's path: see pathTouches.)

@@ -29,15 +29,22 @@ const NOT_ASCII = /[^\0-\x7f]/;
  * (`é`, `ñ`, decomposed), and these. Another (`ɡ`, dotless `ı`, small capital `ᴄ`) may read as an
  * ASCII letter: `github.ᴄom` is not github.com.
  */
-const LATIN_OF_ITS_OWN = new Set([...'ßæœøłđÆŒØŁĐ']);
+const LATIN_OF_ITS_OWN = new Set([...'ßẞæœøłđðþħəÆŒØŁĐÐÞĦƏ']);
 /**
- * Punctuation and symbols that read as a shell's own (quotes, `#`, `;`, `|`, `/`): every one past
- * ASCII, and the letters drawn as quotes or signs (modifier letters `ˈ` `ʼ`, saltillo `ꞌ`, clicks
- * `ǀ`), so that `-m ˈx; rm -rf ~ˈ` shows it holds no quoted text. Not pictographs (emoji), nor
- * punctuation that reads as no shell's: dashes, the ellipsis, the middle dot, bullets, CJK's.
+ * In what a shell reads, the signs past ASCII that read as those that hide code from a reader:
+ * quotes (`-m ˈfix; rm -rf ~ˈ` quotes nothing, and `rm` runs), `#` (the rest is no comment),
+ * `<<` (the lines after are no heredoc) and `\\` (no line goes on); and Latch's own `⟨` `⟩`, so
+ * that no text fakes a character written out. The modifier letters, the saltillo and the clicks
+ * are drawn as quotes and bars; the rest by name. Signs that compatibility
+ * folds into ASCII ones (fullwidth `＃`, a small `﹟`, `;` as U+037E) are found by that.
  */
-const LOOKS_LIKE_SYNTAX = /[\p{P}\p{S}\u02B0-\u02FF\uA700-\uA721\uA788-\uA78C\u01C0-\u01C3]/u;
-const READS_AS_ITSELF = /[\p{Extended_Pictographic}\u2013\u2014\u2022\u2026\u00B7\u3001\u3002\u300C-\u300F]/u;
+const HIDES_CODE =
+  /[\p{Pi}\p{Pf}\u2018-\u201F\u2032-\u2037\u2057\u275B-\u2760\u301D-\u301F\u02B0-\u02FF\uA700-\uA721\uA788-\uA78C\u01C0-\u01C3\u266F\u22D5\u226A\u2AA1\u2216\u29F5\u29F9\u27E8\u27E9]/u;
+const HIDING_SIGN = /^["'`#<\\]+$/;
+/** Whether a shell would read a sign other than it seems: see HIDES_CODE. */
+const hidesCode = (character: string) =>
+  HIDES_CODE.test(character) || HIDING_SIGN.test(character.normalize('NFKC'));
+
 /** Unassigned and private-use code points: a font draws them as anything, or nothing. */
 const UNKNOWN = /[\p{Cn}\p{Co}]/u;
 /** Accents one letter may carry: beyond them, marks stack over the lines around. */
@@ -93,10 +100,12 @@ const readsAsItself = (letter: string) =>
  * file's content) that would otherwise read as something it is not: one cleaning would remove
  * (controls, invisible and bidi characters), a space that is not a space (a no-break space before
  * `#` is no comment to the shell, and what follows runs), a carriage return, right-to-left
- * letters, and a letter that only looks Latin in a Latin word. Newline and tab stay in a
- * multi-line text. Cleaning the result changes nothing.
+ * letters, a letter that only looks Latin in a Latin word, a mark on no letter or a third on
+ * one, and code points a font may draw as anything; in what a shell reads (`shell`), the signs
+ * that would hide code from a reader (HIDES_CODE). Newline and tab stay in a multi-line text.
+ * Cleaning the result changes nothing.
  */
-export function revealHidden(text: string, options: { multiline: boolean }): string {
+export function revealHidden(text: string, options: { multiline: boolean; shell?: boolean }): string {
   let revealed = '';
   // How many marks the character before carries; none when it is no letter or digit to carry one.
   let marks: number | undefined;
@@ -123,7 +132,7 @@ export function revealHidden(text: string, options: { multiline: boolean }): str
         UNKNOWN.test(character) ||
         BLANK_LOOKING.test(character) ||
         RIGHT_TO_LEFT.test(character) ||
-        (LOOKS_LIKE_SYNTAX.test(character) && !READS_AS_ITSELF.test(character)) ||
+        (options.shell === true && hidesCode(character)) ||
         // A mark on nothing (after a space, before `#`) or one too many draws over its neighbours.
         (mark && (marks === undefined || marks >= MOST_MARKS)));
     revealed += hidden ? codeOf(character) : character;

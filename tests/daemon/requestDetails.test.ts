@@ -160,6 +160,19 @@ it('asks at critical, offering no rule, when empty lines push a line out of sigh
     expect(hidden.risk, filler).toBe('critical');
     expect(hidden.similar, filler).toBeUndefined();
   }
+  // In a file's content, rows alike are data, and `---` a rule between sections (review rw).
+  const data = detailsOf({
+    tool: 'Write',
+    paths: ['/srv/app/rows.csv'],
+    diff: `+id,name\n${'+1,same\n'.repeat(45)}`,
+  });
+  expect(data.risk).not.toBe('critical');
+  const markdown = detailsOf({
+    tool: 'Write',
+    paths: ['/srv/app/a.md'],
+    diff: '+# A\n+---\n+text\n'.repeat(30),
+  });
+  expect(markdown.risk).not.toBe('critical');
   // A few empty lines, as code has them, are no padding; nor is a script's closing of its blocks.
   expect(detailsOf({ command: `ls${gap(20)}pwd` })).toMatchObject({ risk: 'medium', similar });
   const nested = `if a; then\n${'  {\n'.repeat(10)}${'  }\n'.repeat(10)}fi\n`.repeat(3);

@@ -408,11 +408,27 @@ describe('self-protection: the agents’ own programs (review O)', () => {
     // init -)"`, Debian's `id`), by an allowed `ls`, by `#!/usr/bin/env node` starting an agent.
     for (const path of ['H/.pyenv/bin/pyenv', 'H/.local/bin/id', 'H/bin/node'])
       expect(judged(tool('Write', path), withPath), path).toEqual(expected('files'));
-    expect(judged(bash('cp /tmp/fake H/.local/bin/git'), withPath)).toEqual(expected('files'));
     // The home folder on the PATH guards no more than it did, nor does a relative folder; the
     // system's folders are not the user's to write, and are named in commands all the time.
     expect(judged(tool('Write', 'H/project/notes.md'), withPath)).toBeUndefined();
     expect(judged(tool('Write', 'H/project/relative/bin/x'), withPath)).toBeUndefined();
     expect(judged(bash('/usr/bin/env python3 x.py'), withPath)).toBeUndefined();
+    // A command that names the folder is the policy's: listing it, running a program in it (review rw).
+    expect(judged(bash('ls -la H/.local/bin'), withPath)).toBeUndefined();
+    expect(judged(bash('H/.pyenv/bin/pyenv versions'), withPath)).toBeUndefined();
+  });
+
+  it('leaves a project’s folders on the PATH to the policy: a checkout, its packages’, a virtual environment’s (review rw)', () => {
+    for (const made of ['H/project/.git', 'H/project/node_modules/.bin', 'H/project/.venv/bin'])
+      mkdirSync(at(made), { recursive: true });
+    writeFileSync(at('H/project/.venv/pyvenv.cfg'), '');
+    const folders = ['H/project', 'H/project/node_modules/.bin', 'H/project/.venv/bin'].map(at);
+    const projectOnPath = protectedPlaces({ HOME: home, PATH: folders.join(':') }, 4242, []);
+    for (const path of [
+      'H/project/src/app.ts',
+      'H/project/node_modules/.bin/vitest',
+      'H/project/.venv/bin/pytest',
+    ])
+      expect(judged(tool('Write', path), projectOnPath), path).toBeUndefined();
   });
 });

@@ -67,7 +67,6 @@ describe('the files a shell start-up file sources', () => {
   });
 
   it.each([
-    ['a file .profile sources (rustup)', '.cargo/env'],
     ['one sourced if it exists, not there yet', '.bash_aliases'],
     ['a folder a loop sources from', '.bashrc.d/x.sh'],
     ['what a file sourced by a sourced file (uv) sources', '.config/uv/more.sh'],
@@ -75,12 +74,8 @@ describe('the files a shell start-up file sources', () => {
     ['the same for .zshrc', '.config/zsh/.zshrc'],
     ['a file a pattern loop in the home folder sources', '.git_aliases'],
     ['a file of a brace list a loop sources', '.exports'],
-    // Review sb: a framework loads from beside the file sourced, by names only running tells.
-    ['a program beside a sourced file (rustup’s cargo)', '.cargo/bin/cargo'],
-    ['a plugin of oh-my-zsh, which oh-my-zsh.sh loads by a zsh loop', '.oh-my-zsh/custom/alias.zsh'],
-    ['a file in the ZDOTDIR, zsh’s folder', '.config/zsh/plugin.zsh'],
     [
-      'a fish function, which fish loads before any other when config.fish calls it',
+      'a fish function, which fish loads before any other when config.fish calls it (review sb)',
       '.config/fish/functions/ls.fish',
     ],
   ])('guards %s', (_what, path) => {
@@ -93,6 +88,7 @@ describe('the files a shell start-up file sources', () => {
 
   it.each([
     ['a file in the config folder beside a sourced folder', '.config/notes.txt'],
+    ['a file in the ZDOTDIR that zsh does not read', '.config/zsh/notes.txt'],
     ['a project beside a pattern loop in the home folder', 'project/src/index.ts'],
     ['a key a loop only echoes', '.ssh/id_x'],
     ['a file a comment sources', '.commented-out'],
@@ -101,13 +97,29 @@ describe('the files a shell start-up file sources', () => {
   });
 
   it.each([
-    ['a file sourced by a sourced file (uv’s env)', '.local/bin/env'],
-    ['any program there', '.local/bin/id'],
+    ['any program in ~/.local/bin, which runs in place of the one its name meant', '.local/bin/id'],
     ['a program in ~/bin', 'bin/ls'],
-  ])(
-    'guards %s as a program of the PATH: it runs in place of the one its name meant (review sb)',
-    (_what, path) => {
-      expect(written(path)).toMatchObject({ action: 'ask', risk: 'critical', rule: 'latch: its own files' });
-    },
-  );
+    // A framework loads from beside the file sourced, by names only running tells.
+    ['a file .profile sources (rustup), in a framework’s folder', '.cargo/env'],
+    ['a program beside a sourced file (rustup’s cargo)', '.cargo/bin/cargo'],
+    ['a plugin of oh-my-zsh, which oh-my-zsh.sh loads by a zsh loop', '.oh-my-zsh/custom/alias.zsh'],
+  ])('guards %s, written by a file tool (review sb)', (_what, path) => {
+    expect(written(path)).toMatchObject({ action: 'ask', risk: 'critical', rule: 'latch: its own files' });
+  });
+
+  it('guards a file sourced from ~/.local/bin (uv’s env)', () => {
+    expect(written('.local/bin/env')).toMatchObject({ action: 'ask', risk: 'critical' });
+  });
+
+  it('leaves a command that only names such a folder to the policy: reading crates, listing programs (review rw)', () => {
+    for (const command of [
+      'cat ~/.cargo/registry/src/x/lib.rs',
+      'ls ~/.local/bin',
+      'export PATH="$HOME/.local/bin:$PATH"',
+    ])
+      expect(
+        selfProtection({ tool: 'Bash', paths: [], command, cwd: home }, places),
+        command,
+      ).toBeUndefined();
+  });
 });

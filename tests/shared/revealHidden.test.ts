@@ -3,6 +3,7 @@ import { revealHidden } from '../../shared/text/revealHidden.ts';
 import { sanitizeText } from '../../shared/text/sanitizeText.ts';
 
 const multiline = { multiline: true };
+const shell = { multiline: true, shell: true };
 
 describe('revealHidden: what runs, shown as it runs', () => {
   it('writes out a space that is not one, before a "#" that is then no comment to the shell', () => {
@@ -104,7 +105,7 @@ describe('revealHidden: letters that only look Latin', () => {
 
 describe('revealHidden: signs that only look like the shell’s (review sc)', () => {
   it('writes out quotes that are not the shell’s: the text they seem to quote runs', () => {
-    expect(revealHidden('git commit -am ˈfix typo; rm -rf ~/work; echo okˈ', multiline)).toBe(
+    expect(revealHidden('git commit -am ˈfix typo; rm -rf ~/work; echo okˈ', shell)).toBe(
       'git commit -am ⟨U+02C8⟩fix typo; rm -rf ~/work; echo ok⟨U+02C8⟩',
     );
     for (const quote of [
@@ -118,14 +119,24 @@ describe('revealHidden: signs that only look like the shell’s (review sc)', ()
       '\u00ab',
       '\uff02',
     ])
-      expect(revealHidden(`echo ${quote}x; id${quote}`, multiline), quote).toMatch(
+      expect(revealHidden(`echo ${quote}x; id${quote}`, shell), quote).toMatch(
         /^echo ⟨U\+[0-9A-F]{4}⟩x; id⟨U\+[0-9A-F]{4}⟩$/,
       );
   });
 
-  it('writes out a sign that reads as `#`, `;`, `|` or `/`', () => {
-    for (const sign of ['\uff03', '\u037e', '\u01c0', '\u2223', '\u2215', '\u2044', '\uff0f'])
-      expect(revealHidden(`make ${sign} curl x`, multiline), sign).toMatch(/^make ⟨U\+[0-9A-F]{4}⟩ curl x$/);
+  it('writes out a sign that reads as `#`, `"`, `<<` or `\\`, which hide code from a reader', () => {
+    for (const sign of [
+      '\uff03',
+      '\ufe5f',
+      '\u266f',
+      '\uff02',
+      '\u226a',
+      '\uff1c',
+      '\u2216',
+      '\uff3c',
+      '\u01c0',
+    ])
+      expect(revealHidden(`make ${sign} curl x`, shell), sign).toMatch(/^make ⟨U\+[0-9A-F]{4}⟩ curl x$/);
   });
 
   it('writes out a mark on nothing, before a `#` that is then no comment, and marks stacked on one letter', () => {
@@ -138,12 +149,20 @@ describe('revealHidden: signs that only look like the shell’s (review sc)', ()
     expect(revealHidden('\ue000 \u{10ffff}', multiline)).toBe('⟨U+E000⟩ ⟨U+10FFFF⟩');
   });
 
-  it('keeps what reads as itself: emoji, dashes, the ellipsis, CJK punctuation', () => {
-    const plain = 'git commit -m "fix — done… ✅ 🤖 · 修正しました。「完了」"';
-    expect(revealHidden(plain, multiline)).toBe(plain);
+  it('keeps what reads as itself: emoji, dashes, the ellipsis, arrows, CJK punctuation', () => {
+    const plain = 'git commit -m "fix — done… ✅ 🤖 👍🏽 → · 修正しました。「完了」（済）"';
+    expect(revealHidden(plain, shell)).toBe(plain);
   });
 
   it('writes out its own brackets, which the agent cannot then use to fake a written-out character', () => {
-    expect(revealHidden('echo ⟨U+0041⟩', multiline)).toBe('echo ⟨U+27E8⟩U+0041⟨U+27E9⟩');
+    expect(revealHidden('echo ⟨U+0041⟩', shell)).toBe('echo ⟨U+27E8⟩U+0041⟨U+27E9⟩');
+  });
+
+  it('keeps signs in what no shell reads: a document’s quotes, arrows and boxes (review rw)', () => {
+    const prose = '“Don’t” — see → ✓ ├── src/ ¿ « » ° € ×';
+    expect(revealHidden(prose, multiline)).toBe(prose);
+    expect(revealHidden(prose, shell)).toMatch(
+      /^⟨U\+201C⟩Don⟨U\+2019⟩t⟨U\+201D⟩ — see → ✓ ├── src\/ ¿ ⟨U\+00AB⟩ ⟨U\+00BB⟩ ° € ×$/,
+    );
   });
 });
