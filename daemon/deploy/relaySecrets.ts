@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync } from 'node:fs';
+import { lstatSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { tightenToOwnerOnly } from '../config/fileModes.ts';
 import { readRegularFile } from '../config/readRegularFile.ts';
@@ -19,7 +19,7 @@ const NAMES = ['VAPID_PUBLIC_KEY', 'VAPID_PRIVATE_KEY', 'VAPID_SUBJECT'] as cons
  */
 export function readRelaySecrets(path: string, log: (line: string) => void): RelaySecrets | undefined {
   // A link counts as there, dangling or not, for the read to refuse.
-  if (!existsSync(path) && !lstatSync(path, { throwIfNoEntry: false })) return undefined;
+  if (!lstatSync(path, { throwIfNoEntry: false })) return undefined;
   tightenToOwnerOnly({ files: [path] }, log);
   // Never through a link: its target's keys, with the target's mode, would be uploaded.
   const read = readRegularFile(path, { followLinks: false });

@@ -142,12 +142,13 @@ function holdsLongGap(text: string, { code }: { code: boolean }): boolean {
   let inARow = 0;
   let inAll = 0;
   let previous: string | undefined;
-  for (const line of text.split('\n')) {
+  const lines = text.split('\n');
+  for (const line of lines) {
     const nothing = LINE_OF_NOTHING.test(line);
     inARow = nothing || (code && line === previous) ? inARow + 1 : 0;
     if (inARow > MOST_IN_A_ROW) return true;
     if (nothing) inAll++;
     previous = line;
   }
-  return inAll > MOST_LINES_OF_NOTHING && inAll * 2 > text.split('\n').length;
+  return inAll > MOST_LINES_OF_NOTHING && inAll * 2 > lines.length;
 }

@@ -283,8 +283,9 @@ const AGENT_PACKAGE = /^(.*\/node_modules\/@(?:anthropic-ai\/claude-code|openai\
  * The agents' own programs, which run Latch's hooks: replaced by a wrapper that starts them with
  * other settings (`--settings '{"disableAllHooks":true}'`), every later session would pass no
  * hook. A `claude` and a `codex` in each folder of the daemon's PATH (one put in a folder before
- * theirs runs in their stead; most such folders are guarded whole, see programFolders), where
- * each that is there leads, and the npm package it belongs to; and where Claude Code's own installer puts it (`~/.local/bin/claude`, a link into
+ * theirs runs in their stead; a file tool's writes to one in the home folder ask, see programFolders), where
+ * each that is there leads, and the npm package it belongs to; and where Claude Code's own
+ * installer puts it (`~/.local/bin/claude`, a link into
  * `~/.local/share/claude/versions/`), which a daemon started by a service may not have on its
  * PATH.
  */

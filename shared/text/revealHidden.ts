@@ -35,8 +35,8 @@ const LATIN_OF_ITS_OWN = new Set([...'ßẞæœøłđðþħəÆŒØŁĐÐÞĦƏ'
  * quotes (`-m ˈfix; rm -rf ~ˈ` quotes nothing, and `rm` runs), `#` (the rest is no comment),
  * `<<` (the lines after are no heredoc) and `\\` (no line goes on); and Latch's own `⟨` `⟩`, so
  * that no text fakes a character written out. The modifier letters, the saltillo and the clicks
- * are drawn as quotes and bars; the rest by name. Signs that compatibility
- * folds into ASCII ones (fullwidth `＃`, a small `﹟`, `;` as U+037E) are found by that.
+ * are drawn as quotes and bars; the rest by name. Signs that compatibility folds into those
+ * (fullwidth `＃` and `＂`, a small `﹟`) are found by that (HIDING_SIGN).
  */
 const HIDES_CODE =
   /[\p{Pi}\p{Pf}\u2018-\u201F\u2032-\u2037\u2057\u275B-\u2760\u301D-\u301F\u02B0-\u02FF\uA700-\uA721\uA788-\uA78C\u01C0-\u01C3\u266F\u22D5\u226A\u2AA1\u2216\u29F5\u29F9\u27E8\u27E9]/u;
