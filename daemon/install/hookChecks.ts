@@ -137,7 +137,7 @@ export function hookChecks(needed: Needed | undefined): Check[] {
         found,
         (hook) => startProblem(parseHookCommand(hook.command)!),
         `starts without PATH: ${found[0]!.command}`,
-        'it writes the absolute paths of this Node and of Latch, and the failsafe',
+        'it writes the absolute paths of this Node and of Latch, the environment the hook runs in, and the failsafe',
       ),
     );
     if (agent === 'codex') checks.push(codexShellCheck(process.env['SHELL']));

@@ -1,5 +1,7 @@
 import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { latchHome } from '../config/paths.ts';
 import type { Agent } from './agents.ts';
 import { shellQuote } from './shellWords.ts';
 
@@ -34,6 +36,24 @@ export const HOOK_FAILSAFE =
 export const HOOK_LAUNCHER = '/usr/bin/env';
 
 /**
+ * The environment the hook runs in, as HOOK_LAUNCHER's words, fixed when it is installed: the
+ * agent's own is whatever started it (a script's `subprocess.run(…, env=…)`), which could point
+ * the hook at a socket it listens on (`LATCH_HOME`, `XDG_RUNTIME_DIR` name the socket), or load
+ * code into it (`NODE_OPTIONS`; `NODE_COMPILE_CACHE`, Node 22's cache of compiled code).
+ */
+export function hookEnvironment(env: NodeJS.ProcessEnv = process.env): string[] {
+  const runtime = env['XDG_RUNTIME_DIR'];
+  return [
+    ...['NODE_OPTIONS', 'NODE_COMPILE_CACHE', ...(runtime ? [] : ['XDG_RUNTIME_DIR'])].flatMap((name) => [
+      '-u',
+      name,
+    ]),
+    `LATCH_HOME=${resolve(latchHome(env))}`,
+    ...(runtime ? [`XDG_RUNTIME_DIR=${runtime}`] : []),
+  ];
+}
+
+/**
  * The command an agent runs for Latch's hook. It needs no PATH: an agent started from a desktop
  * launcher or another shell may not have `latch` on its PATH, and a hook that exits 127 lets the
  * tool run. `--timeout` tells the hook when the agent kills it, so it answers deny before then.
@@ -41,6 +61,7 @@ export const HOOK_LAUNCHER = '/usr/bin/env';
 export function hookCommand(agent: Agent, timeoutSeconds: number): string {
   return [
     HOOK_LAUNCHER,
+    ...hookEnvironment().map(shellQuote),
     shellQuote(process.execPath),
     shellQuote(latchScriptPath()),
     'hook',

@@ -8,7 +8,9 @@ import { splitShellWords } from './shellWords.ts';
 export interface LatchHookCommand {
   /** What the hook answers as: `hook claude-code` or `hook codex`. */
   agent: Agent;
-  /** The words before `hook`, after HOOK_LAUNCHER: the executable, and the script it runs (`node …/latch.cjs`). */
+  /** The words before the program that set its environment: env's `-u NAME`, and `NAME=value`. */
+  environment: string[];
+  /** The words before `hook` after those: the executable, and the script it runs (`node …/latch.cjs`). */
   program: string[];
   /** Whether it starts through HOOK_LAUNCHER, which exits 127 itself where Node is gone. */
   launched: boolean;
@@ -56,9 +58,16 @@ export function parseHookCommand(command: string): LatchHookCommand | undefined 
   const value = flag < 0 ? undefined : words[flag + 1];
   const timeoutSeconds = value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
   const launched = words[0] === HOOK_LAUNCHER;
+  let start = launched ? 1 : 0;
+  for (;;) {
+    if (launched && words[start] === '-u' && start + 2 < at) start += 2;
+    else if (/^[A-Za-z_]\w*=/.test(words[start]!) && start + 1 < at) start += 1;
+    else break;
+  }
   return {
     agent: words[at + 1] as Agent,
-    program: words.slice(launched ? 1 : 0, at),
+    environment: words.slice(launched ? 1 : 0, start),
+    program: words.slice(start, at),
     launched,
     plain,
     failsafe,

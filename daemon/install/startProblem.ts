@@ -1,6 +1,6 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { HOOK_FAILSAFE, HOOK_LAUNCHER } from './hookCommand.ts';
+import { HOOK_FAILSAFE, HOOK_LAUNCHER, hookEnvironment } from './hookCommand.ts';
 import type { LatchHookCommand } from './parseHookCommand.ts';
 
 function fileProblem(path: string, mode: number, what: string): string | undefined {
@@ -29,8 +29,8 @@ function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
  * Why Latch's hook would not start when the agent runs it, or undefined. An agent runs the tool
  * when its hook cannot start (exit 127 for a missing program), so each part must be in place:
  * the executable (a Node that moved after an upgrade is the usual fault), the script it runs,
- * the failsafe that blocks when the hook dies where it cannot answer, and the launcher that lets
- * the failsafe run in every shell.
+ * the failsafe that blocks when the hook dies where it cannot answer, the launcher that lets
+ * the failsafe run in every shell, and the environment it fixes for the hook (hookEnvironment).
  * A bare name depends on the agent's PATH, which is not this shell's: npx adds to it, and a
  * desktop launcher starts with a shorter one.
  */
@@ -39,8 +39,7 @@ export function startProblem(
   env: NodeJS.ProcessEnv = process.env,
 ): string | undefined {
   if (!hook.plain) return 'it uses shell syntax, which latch doctor cannot follow';
-  // Leading NAME=value words set the environment; the program follows (Latch's word, at least).
-  const program = hook.program.slice(hook.program.findIndex((word) => !/^[A-Za-z_]\w*=/.test(word)));
+  const { program } = hook;
   const executable = program[0]!;
   if (!executable.includes('/')) {
     const found = onPath(executable, env);
@@ -57,6 +56,13 @@ export function startProblem(
       : `it does not end in ${HOOK_FAILSAFE}: a hook killed or out of memory before it answers lets the agent run the tool`) ??
     (hook.launched
       ? undefined
-      : `it does not start with ${HOOK_LAUNCHER}: under fish, a Node gone after an upgrade skips the failsafe, and the agent runs the tool`)
+      : `it does not start with ${HOOK_LAUNCHER}: under fish, a Node gone after an upgrade skips the failsafe, and the agent runs the tool`) ??
+    environmentProblem(hook.environment, env)
   );
+}
+
+function environmentProblem(words: string[], env: NodeJS.ProcessEnv): string | undefined {
+  const fixed = hookEnvironment(env);
+  if (words.join('\0') === fixed.join('\0')) return undefined;
+  return `it does not fix the hook's environment as this Latch needs (${fixed.join(' ')}): an agent started in another one could point the hook at another socket, or load code into it`;
 }

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HOOK_FAILSAFE, HOOK_LAUNCHER } from '../../daemon/install/hookCommand.ts';
+import { HOOK_FAILSAFE, HOOK_LAUNCHER, hookEnvironment } from '../../daemon/install/hookCommand.ts';
 import { shellQuote } from '../../daemon/install/shellWords.ts';
 import { latchGroup, newHost, type Host } from '../support/agentHooks.ts';
 
@@ -57,7 +57,7 @@ describe('latch doctor checks the agents’ hooks', () => {
     mkdirSync(host.claude);
     writeFileSync(
       join(host.claude, 'settings.json'),
-      JSON.stringify({ hooks: { PreToolUse: [latchGroup('claude-code')] } }),
+      JSON.stringify({ hooks: { PreToolUse: [latchGroup(host, 'claude-code')] } }),
     );
     const { lines } = await doctor(host);
     expect(lines.get('Claude Code hooks')?.detail).toMatch(/^no Latch hook for PermissionRequest in /);
@@ -93,7 +93,7 @@ describe('latch doctor checks the agents’ hooks', () => {
     expect(lines.get('Claude Code hook command')).toEqual({
       ok: false,
       detail: `PreToolUse in ${path}: /opt/node-18/bin/node does not exist; PermissionRequest in ${path}: /opt/node-18/bin/node does not exist`,
-      fix: 'latch install claude-code (it writes the absolute paths of this Node and of Latch, and the failsafe)',
+      fix: 'latch install claude-code (it writes the absolute paths of this Node and of Latch, the environment the hook runs in, and the failsafe)',
     });
   });
 
@@ -129,7 +129,8 @@ describe('latch doctor checks the agents’ hooks', () => {
     const host = await newHost();
     await host.run(['install', 'claude-code']);
     const path = join(host.claude, 'settings.json');
-    writeFileSync(path, readFileSync(path, 'utf8').replaceAll(`${HOOK_LAUNCHER} `, ''));
+    const environment = hookEnvironment(host.machine.env).map(shellQuote).join(' ');
+    writeFileSync(path, readFileSync(path, 'utf8').replaceAll(`${HOOK_LAUNCHER} ${environment} `, ''));
     const unlaunched = (event: string) =>
       `${event} in ${path}: it does not start with ${HOOK_LAUNCHER}: under fish, a Node gone after an upgrade skips the failsafe, and the agent runs the tool`;
     const { lines, ran } = await doctor(host);
@@ -139,6 +140,33 @@ describe('latch doctor checks the agents’ hooks', () => {
       detail: `${unlaunched('PreToolUse')}; ${unlaunched('PermissionRequest')}`,
     });
 
+    await host.run(['install', 'claude-code']);
+    expect((await doctor(host)).lines.get('Claude Code hook command')).toMatchObject({ ok: true });
+  });
+
+  it('names a command that leaves the hook’s environment to the agent, or fixes another Latch’s, and latch install mends it', async () => {
+    const host = await newHost();
+    await host.run(['install', 'claude-code']);
+    const path = join(host.claude, 'settings.json');
+    const installed = readFileSync(path, 'utf8');
+    const environment = hookEnvironment(host.machine.env).map(shellQuote).join(' ');
+    const problem = (event: string) =>
+      `${event} in ${path}: it does not fix the hook's environment as this Latch needs (${hookEnvironment(host.machine.env).join(' ')}): an agent started in another one could point the hook at another socket, or load code into it`;
+    // As installs before it wrote the command, and as one for another home would.
+    for (const written of [
+      '',
+      `${hookEnvironment({ ...host.machine.env, LATCH_HOME: join(host.user, 'old') })
+        .map(shellQuote)
+        .join(' ')} `,
+    ]) {
+      writeFileSync(path, installed.replaceAll(`${environment} `, written));
+      const { lines, ran } = await doctor(host);
+      expect(ran.code).toBe(1);
+      expect(lines.get('Claude Code hook command')).toMatchObject({
+        ok: false,
+        detail: `${problem('PreToolUse')}; ${problem('PermissionRequest')}`,
+      });
+    }
     await host.run(['install', 'claude-code']);
     expect((await doctor(host)).lines.get('Claude Code hook command')).toMatchObject({ ok: true });
   });

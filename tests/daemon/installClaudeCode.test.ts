@@ -11,13 +11,16 @@ describe('latch install claude-code', () => {
     expect(ran.code).toBe(0);
     const path = join(host.claude, 'settings.json');
     expect(readJson(path)).toEqual({
-      hooks: { PreToolUse: [latchGroup('claude-code')], PermissionRequest: [latchGroup('claude-code')] },
+      hooks: {
+        PreToolUse: [latchGroup(host, 'claude-code')],
+        PermissionRequest: [latchGroup(host, 'claude-code')],
+      },
     });
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(ran.stdout).toContain(
       `Wrote Latch’s hook for PreToolUse and PermissionRequest (matcher "*") in ${path}`,
     );
-    expect(ran.stdout).toContain(`command  ${latchHandler('claude-code').command}`);
+    expect(ran.stdout).toContain(`command  ${latchHandler(host, 'claude-code').command}`);
     expect(ran.stdout).toMatch(/timeout {2}315 s: a phone may take up to 300 s here/);
     expect(ran.stdout).toMatch(/^Next: .*latch doctor/m);
   });
@@ -37,8 +40,8 @@ describe('latch install claude-code', () => {
     expect((await host.run(['install', 'claude-code'])).code).toBe(0);
     expect(readJson(join(host.claude, 'settings.json'))).toEqual({
       hooks: {
-        PreToolUse: [latchGroup('claude-code', 1215)],
-        PermissionRequest: [latchGroup('claude-code', 1215)],
+        PreToolUse: [latchGroup(host, 'claude-code', 1215)],
+        PermissionRequest: [latchGroup(host, 'claude-code', 1215)],
       },
     });
   });
@@ -64,8 +67,8 @@ describe('latch install claude-code', () => {
       ...before,
       hooks: {
         PostToolUse: before.hooks.PostToolUse,
-        PreToolUse: [...before.hooks.PreToolUse, latchGroup('claude-code')],
-        PermissionRequest: [latchGroup('claude-code')],
+        PreToolUse: [...before.hooks.PreToolUse, latchGroup(host, 'claude-code')],
+        PermissionRequest: [latchGroup(host, 'claude-code')],
       },
     });
     expect(Object.keys(after)).toEqual(['model', 'permissions', 'hooks', 'statusLine']);
@@ -84,7 +87,10 @@ describe('latch install claude-code', () => {
     expect(lstatSync(join(host.claude, 'settings.json')).isSymbolicLink()).toBe(true);
     expect(readJson(dotfiles)).toEqual({
       model: 'opus',
-      hooks: { PreToolUse: [latchGroup('claude-code')], PermissionRequest: [latchGroup('claude-code')] },
+      hooks: {
+        PreToolUse: [latchGroup(host, 'claude-code')],
+        PermissionRequest: [latchGroup(host, 'claude-code')],
+      },
     });
   });
 
@@ -135,10 +141,10 @@ describe('latch install claude-code', () => {
       hooks: {
         PreToolUse: [
           { matcher: 'Read', hooks: [{ type: 'command', command: 'log-reads' }] },
-          latchGroup('claude-code'),
+          latchGroup(host, 'claude-code'),
           { matcher: '*', hooks: [neighbour] },
         ],
-        PermissionRequest: [latchGroup('claude-code')],
+        PermissionRequest: [latchGroup(host, 'claude-code')],
       },
     });
   });
@@ -148,7 +154,10 @@ describe('latch install claude-code', () => {
     const ran = await host.run(['install', 'claude-code', '--project']);
     expect(ran.code).toBe(0);
     expect(readJson(join(host.project, '.claude', 'settings.json'))).toEqual({
-      hooks: { PreToolUse: [latchGroup('claude-code')], PermissionRequest: [latchGroup('claude-code')] },
+      hooks: {
+        PreToolUse: [latchGroup(host, 'claude-code')],
+        PermissionRequest: [latchGroup(host, 'claude-code')],
+      },
     });
     expect(() => statSync(host.claude)).toThrow(/ENOENT/);
   });

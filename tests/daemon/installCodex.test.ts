@@ -8,7 +8,7 @@ describe('latch install codex', () => {
     const ran = await host.run(['install', 'codex']);
     expect(ran.code).toBe(0);
     expect(readJson(join(host.codex, 'hooks.json'))).toEqual({
-      hooks: { PreToolUse: [latchGroup('codex')] },
+      hooks: { PreToolUse: [latchGroup(host, 'codex')] },
     });
     expect(ran.stdout).toMatch(/trust/);
   });
@@ -17,7 +17,7 @@ describe('latch install codex', () => {
     const host = await newHost();
     expect((await host.run(['install', 'codex', '--project'])).code).toBe(0);
     expect(readJson(join(host.project, '.codex', 'hooks.json'))).toEqual({
-      hooks: { PreToolUse: [latchGroup('codex')] },
+      hooks: { PreToolUse: [latchGroup(host, 'codex')] },
     });
     expect((await host.run(['install', 'codex'], { CODEX_HOME: undefined })).code).toBe(0);
     expect(readJson(join(host.user, '.codex', 'hooks.json'))).toHaveProperty('hooks.PreToolUse');

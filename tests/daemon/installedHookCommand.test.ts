@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { HOOK_FAILSAFE, HOOK_LAUNCHER } from '../../daemon/install/hookCommand.ts';
+import { HOOK_FAILSAFE, HOOK_LAUNCHER, hookEnvironment } from '../../daemon/install/hookCommand.ts';
 import { parseHookCommand } from '../../daemon/install/parseHookCommand.ts';
 import { shellQuote } from '../../daemon/install/shellWords.ts';
 import { hookInput, type Ran } from '../support/latchMachine.ts';
@@ -132,6 +133,7 @@ describe('the command latch install writes', () => {
       [notExecutable, 126],
     ] as const) {
       const broken = command.replace(shellQuote(process.execPath), node);
+      const launcher = [HOOK_LAUNCHER, ...hookEnvironment(host.machine.env).map(shellQuote)].join(' ');
       for (const shellPath of SHELLS) {
         const ran = await runAsAgent(broken, risky, host.machine.env, shellPath);
         expect(ran.code, `${shellPath}: ${node}`).toBe(2);
@@ -145,15 +147,61 @@ describe('the command latch install writes', () => {
       // Without the launcher, fish ends the line at the command it could not start.
       if (SHELLS.includes('/usr/bin/fish'))
         expect(
-          (
-            await runAsAgent(
-              broken.replace(`${HOOK_LAUNCHER} `, ''),
-              risky,
-              host.machine.env,
-              '/usr/bin/fish',
-            )
-          ).code,
+          (await runAsAgent(broken.replace(`${launcher} `, ''), risky, host.machine.env, '/usr/bin/fish'))
+            .code,
         ).toBe(code);
+    }
+  });
+});
+
+describe('the environment the installed hook runs in', () => {
+  it('is the one it was installed with: an agent started in another cannot point it at its own socket or preload code into it', async () => {
+    const host = await newHost();
+    const command = await installedPreToolUse(host);
+    // What a script could start an agent with: its own runtime folder, where a socket answers
+    // whatever it likes, its own Latch home, and a preload.
+    const elsewhere = join(host.user, 'elsewhere');
+    mkdirSync(join(elsewhere, 'latch'), { recursive: true, mode: 0o700 });
+    let askedElsewhere = 0;
+    const impostor = createServer((socket) => {
+      askedElsewhere += 1;
+      socket.destroy();
+    });
+    const impostorSocket = join(elsewhere, 'latch', 'daemon.sock');
+    await new Promise<void>((resolve) => impostor.listen(impostorSocket, resolve));
+    chmodSync(impostorSocket, 0o600);
+    // A Latch home of its own, set up enough for a hook to go on to ask a socket.
+    const otherHome = join(host.user, 'other-latch');
+    mkdirSync(otherHome);
+    writeFileSync(join(otherHome, 'config.toml'), '');
+    const preloaded = join(host.user, 'preloaded');
+    const preload = join(host.user, 'preload.cjs');
+    writeFileSync(preload, `require('node:fs').writeFileSync(${JSON.stringify(preloaded)}, 'ran');`);
+    const agentEnv = {
+      ...host.machine.env,
+      XDG_RUNTIME_DIR: elsewhere,
+      LATCH_HOME: otherHome,
+      NODE_OPTIONS: `--require ${preload}`,
+    };
+    const risky = hookInput('PreToolUse', 'Bash', { command: 'rm -rf build' });
+    try {
+      const ran = await runAsAgent(command, risky, agentEnv);
+      expect(ran.code).toBe(2);
+      // Asked the daemon it was installed for (not running here), by its socket.
+      expect(ran.stderr).toContain(`daemon_unreachable: `);
+      expect(ran.stderr).toContain(host.machine.socket);
+      expect(askedElsewhere).toBe(0);
+      expect(existsSync(preloaded)).toBe(false);
+
+      // The same command without its fixed environment, as installs before it wrote it, asks the
+      // socket and runs the preload the agent's starter chose.
+      const environment = hookEnvironment(host.machine.env).map(shellQuote).join(' ');
+      expect(command).toContain(`${HOOK_LAUNCHER} ${environment} `);
+      await runAsAgent(command.replace(`${environment} `, ''), risky, agentEnv);
+      expect(askedElsewhere).toBe(1);
+      expect(existsSync(preloaded)).toBe(true);
+    } finally {
+      impostor.close();
     }
   });
 });

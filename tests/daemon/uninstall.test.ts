@@ -21,8 +21,8 @@ describe('a Latch hook added by hand under another event', () => {
     expect((await host.run(['install', 'codex'])).code).toBe(0);
     expect(readJson(path)).toEqual({
       hooks: {
-        PermissionRequest: [{ matcher: 'Bash', hooks: [latchHandler('codex')] }],
-        PreToolUse: [latchGroup('codex')],
+        PermissionRequest: [{ matcher: 'Bash', hooks: [latchHandler(host, 'codex')] }],
+        PreToolUse: [latchGroup(host, 'codex')],
       },
     });
     const ran = await host.run(['uninstall', 'codex']);
@@ -76,7 +76,7 @@ describe('latch uninstall', () => {
     expect((await host.run(['uninstall', 'codex', '--project'])).code).toBe(0);
     expect(readJson(join(host.project, '.codex', 'hooks.json'))).toEqual({});
     expect(readJson(join(host.codex, 'hooks.json'))).toEqual({
-      hooks: { PreToolUse: [latchGroup('codex')] },
+      hooks: { PreToolUse: [latchGroup(host, 'codex')] },
     });
   });
 

@@ -1,7 +1,7 @@
 /** Hosts for `latch install`, `uninstall` and `doctor`, and the hooks `latch install` writes. */
 import { mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { HOOK_FAILSAFE, HOOK_LAUNCHER } from '../../daemon/install/hookCommand.ts';
+import { HOOK_FAILSAFE, HOOK_LAUNCHER, hookEnvironment } from '../../daemon/install/hookCommand.ts';
 import { shellQuote } from '../../daemon/install/shellWords.ts';
 import { initMachine, newMachine, runLatch, type LatchMachine, type Ran } from './latchMachine.ts';
 import { LATCH_BIN } from './latchCli.ts';
@@ -10,15 +10,19 @@ export const LATCH_SCRIPT = realpathSync(LATCH_BIN);
 // Nothing listens on the discard port: doctor's relay check fails at once.
 const NO_RELAY = 'http://127.0.0.1:9';
 
-/** What `latch install` writes, for the default config and policy (a 300 s wait, plus 15 s). */
-export const latchHandler = (agent: 'claude-code' | 'codex', timeout = 315) => ({
+/** What `latch install` writes on a host, for the default config and policy (a 300 s wait, plus 15 s). */
+export const latchHandler = (host: Host, agent: 'claude-code' | 'codex', timeout = 315) => ({
   type: 'command',
-  command: `${HOOK_LAUNCHER} ${shellQuote(process.execPath)} ${shellQuote(LATCH_SCRIPT)} hook ${agent} --timeout ${timeout} ${HOOK_FAILSAFE}`,
+  command: [
+    HOOK_LAUNCHER,
+    ...hookEnvironment(host.machine.env).map(shellQuote),
+    `${shellQuote(process.execPath)} ${shellQuote(LATCH_SCRIPT)} hook ${agent} --timeout ${timeout} ${HOOK_FAILSAFE}`,
+  ].join(' '),
   timeout,
 });
-export const latchGroup = (agent: 'claude-code' | 'codex', timeout = 315) => ({
+export const latchGroup = (host: Host, agent: 'claude-code' | 'codex', timeout = 315) => ({
   matcher: '*',
-  hooks: [latchHandler(agent, timeout)],
+  hooks: [latchHandler(host, agent, timeout)],
 });
 
 /** A machine set up with `latch init`, and an empty user folder, agent folders and project, all in a temp dir. */
