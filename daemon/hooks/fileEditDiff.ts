@@ -2,6 +2,7 @@ import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 
 import { isAbsolute, relative, resolve } from 'node:path';
 import { cutToStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
 import { unifiedDiff, type DiffLabels } from '../diff/unifiedDiff.ts';
+import { servedFileSystem } from './servedFileSystem.ts';
 
 /** Files larger than this are not read to diff against: the edit's own text is shown instead. */
 const MOST_FILE_BYTES = 2 * 1024 * 1024;
@@ -47,22 +48,26 @@ export function fileEditDiff(
   const inside = fromCwd !== undefined && fromCwd !== '' && !fromCwd.startsWith('..') && !isAbsolute(fromCwd);
   const name = inside ? fromCwd : absolute;
   const labels: DiffLabels = inside ? { from: `a/${name}`, to: `b/${name}` } : { from: name, to: name };
-  const current = readSmallTextFile(absolute);
+  // Not looked at where a process serves it: its answer may never come (servedFileSystem).
+  const served = servedFileSystem(absolute);
+  const notLooked = served === undefined ? undefined : `it is on ${served}, whose files Latch does not read`;
+  const current = served === undefined ? readSmallTextFile(absolute) : undefined;
 
   let diff: string;
   if (tool === 'Write') {
     const content = typeof input['content'] === 'string' ? input['content'] : '';
     // A file that exists but cannot be read is not a new file: the diff must not say it is.
-    const unread = current === undefined && existsSync(absolute);
+    const unread =
+      notLooked ?? (current === undefined && existsSync(absolute) ? 'the file could not be read' : undefined);
     diff =
-      (unread ? `# ${name}: the file could not be read; it would be replaced by this\n` : '') +
+      (unread ? `# ${name}: ${unread}; it would be replaced by this\n` : '') +
       unifiedDiff(current ?? '', content, current === undefined ? { ...labels, from: '/dev/null' } : labels);
   } else {
     const after = current === undefined ? undefined : applyEdits(current, edits!);
     diff =
       after !== undefined
         ? unifiedDiff(current!, after, labels)
-        : `# ${name}: the file could not be read, the text to replace is not in it, or the edited file would be over 2 MiB; the edit’s own text, lines counted from it\n` +
+        : `# ${name}: ${notLooked ?? 'the file could not be read, the text to replace is not in it, or the edited file would be over 2 MiB'}; the edit’s own text, lines counted from it\n` +
           edits!.map((edit) => unifiedDiff(edit.old_string, edit.new_string, labels)).join('');
   }
   // Cut, not cleaned: the daemon writes out its hidden characters for the phone (revealHidden).

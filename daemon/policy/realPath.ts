@@ -25,6 +25,8 @@ export interface PathWalk {
   processFolder?: string;
   /** Looks already made, shared by the paths of one call: they share their folders. */
   looks?: Map<string, Look>;
+  /** Called with each path before it is looked at; it may throw to end the walk there. */
+  beforeLook?: (path: string) => void;
 }
 
 /**
@@ -37,7 +39,10 @@ export interface PathWalk {
  * leads nowhere, as for the kernel: the path is kept as it was given. One too long to open as
  * written is walked as a tool that takes its `.` and `..` out would open it.
  */
-export function realPath(path: string, { processFolder, looks = new Map() }: PathWalk = {}): string {
+export function realPath(
+  path: string,
+  { processFolder, looks = new Map(), beforeLook }: PathWalk = {},
+): string {
   if (path.length > PATH_MAX) path = posix.normalize(path);
   if (path.length > PATH_MAX) return path;
   const pending = path.split('/').reverse();
@@ -64,6 +69,7 @@ export function realPath(path: string, { processFolder, looks = new Map() }: Pat
     }
     const next = real === '/' ? `/${name}` : `${real}/${name}`;
     if (missing === 0) {
+      beforeLook?.(next);
       const look = lookAt(next, looks);
       if ('linksTo' in look) {
         if (++links > MAX_LINKS) return path;
