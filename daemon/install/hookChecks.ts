@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs';
 import { AGENT_DEFAULT_HOOK_TIMEOUT_SECONDS } from '../hooks/hookDeadline.ts';
 import type { Check } from '../output/check.ts';
 import { AGENT_HOOKS, AGENTS, type Agent } from './agents.ts';
+import { codexHookShellCheck } from './codexHookShellCheck.ts';
 import { findLatchHooks, type FoundHook } from './findLatchHooks.ts';
+import { hookCommand } from './hookCommand.ts';
 import { parseHookCommand } from './parseHookCommand.ts';
 import { readSettings, SettingsError } from './readSettings.ts';
 import { agentConfigDir, settingsPath, type SettingsScope } from './settingsPath.ts';
@@ -23,39 +25,6 @@ function timeoutProblem(hook: Located, needed: Needed): string | undefined {
   if (answersBy < needed.timeout)
     return `${answersBy} s${hook.timeout === undefined && counted === undefined ? ' (no timeout: the agent’s default)' : ''}, less than the ${needed.timeout} s a phone may need here (waits of up to ${needed.longestWait} s)`;
   return undefined;
-}
-
-/**
- * Shells that cannot run the hook command as Codex gives it, `$SHELL -lc '<command>'` (exit 1),
- * and why: csh and tcsh refuse `-lc`; a restricted shell refuses a program named by its path,
- * as the hook command's is.
- */
-const CANNOT_RUN_HOOK: Record<string, string> = {
-  ...Object.fromEntries(['csh', 'tcsh'].map((shell) => [shell, `${shell} refuses -lc`])),
-  ...Object.fromEntries(
-    ['rbash', 'rzsh', 'rksh', 'rksh93', 'rmksh'].map((shell) => [
-      shell,
-      `${shell}, a restricted shell, refuses a program named by its path`,
-    ]),
-  ),
-};
-
-/**
- * Codex runs a hook as `$SHELL -lc '<command>'`: a shell that refuses that ends with exit 1
- * before Latch starts, and Codex then runs the tool.
- */
-function codexShellCheck(shell: string | undefined): Check {
-  const name = 'Codex hook shell';
-  const program = shell?.split('/').at(-1) ?? '';
-  const refusal = Object.hasOwn(CANNOT_RUN_HOOK, program) ? CANNOT_RUN_HOOK[program] : undefined;
-  if (refusal === undefined)
-    return { name, ok: true, detail: shell ? `${shell} -lc runs the hook command` : 'SHELL is not set' };
-  return {
-    name,
-    ok: false,
-    detail: `Codex runs hooks with ${shell} -lc, which fails (exit 1: ${refusal}): Latch never starts, and Codex runs every tool`,
-    fix: 'start Codex with SHELL naming bash, zsh or fish (SHELL=/bin/bash codex)',
-  };
 }
 
 /** One check over every Latch hook found: each failing hook named with its event and file. */
@@ -84,10 +53,11 @@ function everyHook(
 /**
  * `latch doctor`'s checks of the agents' hooks, for each agent whose configuration folder exists
  * or whose settings the current project has: that Latch's hook is there for every event it
- * answers, that its command starts without help from PATH, and that its `timeout` covers the
- * longest wait for a phone (`needed`; unknown while the config or policy is broken).
+ * answers, that its command starts without help from PATH, that Codex's login shell runs it
+ * (codexHookShellCheck), and that its `timeout` covers the longest wait for a phone (`needed`;
+ * unknown while the config or policy is broken).
  */
-export function hookChecks(needed: Needed | undefined): Check[] {
+export async function hookChecks(needed: Needed | undefined): Promise<Check[]> {
   const checks: Check[] = [];
   for (const agent of AGENTS) {
     const { title, events } = AGENT_HOOKS[agent];
@@ -140,7 +110,14 @@ export function hookChecks(needed: Needed | undefined): Check[] {
         'it writes the absolute paths of this Node and of Latch, the environment the hook runs in, and the failsafe',
       ),
     );
-    if (agent === 'codex') checks.push(codexShellCheck(process.env['SHELL']));
+    if (agent === 'codex') {
+      // Only the command this Latch writes is run: a project's settings could name any program.
+      const own = found.flatMap(({ command }) => {
+        const timeout = parseHookCommand(command)!.timeoutSeconds;
+        return timeout !== undefined && command === hookCommand(agent, timeout) ? [command] : [];
+      });
+      checks.push(await codexHookShellCheck([...new Set(own)]));
+    }
     if (needed)
       checks.push(
         everyHook(

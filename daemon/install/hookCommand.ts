@@ -14,6 +14,9 @@ export function latchScriptPath(): string {
   return realpathSync(fileURLToPath(new URL('../../daemon/bin/latch.cjs', import.meta.url)));
 }
 
+/** The failsafe's line on stderr, which `latch doctor` tells from the hook's own answer. */
+export const HOOK_FAILSAFE_LINE = 'latch: blocked (with no reason above, the hook ended without an answer)';
+
 /**
  * What the agent's shell runs when the hook ended without its answer: exit 2, the one code that
  * blocks, with a reason on stderr, without which Codex runs the tool all the same (zsh and fish
@@ -24,8 +27,7 @@ export function latchScriptPath(): string {
  * `{ …; }`, and `a || b && c` would exit 2 after a hook that answered. It also follows the hook's
  * own exit 2 (Codex's deny, whose reason comes first), so its line is true of both.
  */
-export const HOOK_FAILSAFE =
-  '|| /bin/sh -c \'echo "latch: blocked (with no reason above, the hook ended without an answer)" >&2; exit 2\'';
+export const HOOK_FAILSAFE = `|| /bin/sh -c 'echo "${HOOK_FAILSAFE_LINE}" >&2; exit 2'`;
 
 /**
  * What starts the hook's Node: a program that is always there, so that the shell always starts

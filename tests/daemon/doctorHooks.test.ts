@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HOOK_FAILSAFE, HOOK_LAUNCHER, hookEnvironment } from '../../daemon/install/hookCommand.ts';
@@ -47,8 +48,111 @@ describe('latch doctor checks the agents’ hooks', () => {
       detail:
         'Codex runs hooks with /bin/rbash -lc, which fails (exit 1: rbash, a restricted shell, refuses a program named by its path): Latch never starts, and Codex runs every tool',
     });
-    expect((await doctor(host, { SHELL: '/usr/bin/zsh' })).lines.get('Codex hook shell')).toMatchObject({
+    expect((await doctor(host, { SHELL: '/bin/sh' })).lines.get('Codex hook shell')).toMatchObject({
       ok: true,
+    });
+  });
+
+  // Review HA-2: Codex runs `$SHELL -lc '<hook>'` and runs the tool on anything but exit 2 with a
+  // reason; doctor judged the shell by its name and passed these.
+  describe('runs the hook as Codex does, after the login files', () => {
+    const writeProfile = (host: Host, profile: string) => {
+      mkdirSync(host.user, { recursive: true });
+      writeFileSync(join(host.user, '.bash_profile'), `${profile}\n`);
+    };
+    const loginShell = async (profile: string | undefined, shell = '/bin/bash') => {
+      const host = await newHost();
+      await host.run(['install', 'codex']);
+      if (profile !== undefined) writeProfile(host, profile);
+      return (await doctor(host, { SHELL: shell })).lines.get('Codex hook shell');
+    };
+    const fix =
+      'in your login files, run what replaces or ends the shell, or reads input, only in a terminal ([ -t 0 ] && exec zsh -l, or inside case $- in *i*) … esac); or start Codex with SHELL naming a shell whose login files do none of that';
+
+    it('names a login file that replaces the shell, whose new shell runs the hook’s input as commands', async () => {
+      const shells = [
+        '[ -x /bin/sh ] && exec /bin/sh',
+        ...(existsSync('/usr/bin/zsh') ? ['exec zsh -l'] : []),
+      ];
+      for (const profile of shells)
+        expect(await loginShell(profile), profile).toEqual({
+          ok: false,
+          detail: expect.stringMatching(
+            /^Codex runs hooks with \/bin\/bash -lc, which exited 127, and the hook's input came back as a command the shell ran: a login file replaces the shell \(exec …\?\), which read the input as its script; Latch never started/,
+          ),
+          fix,
+        });
+    });
+
+    it('names a login file that ends the shell (exit 0, which Codex reads as go on)', async () => {
+      expect(await loginShell('exit 0')).toEqual({
+        ok: false,
+        detail:
+          'Codex runs hooks with /bin/bash -lc, which exited 0 before Latch started: a login file ends the shell (exit?), which Codex reads as go on, and runs the tool',
+        fix,
+      });
+    });
+
+    it('names a login file whose trap on exit turns Latch’s exit 2 into 0', async () => {
+      expect((await loginShell("trap 'exit 0' EXIT"))?.detail).toBe(
+        "Codex runs hooks with /bin/bash -lc, which ran Latch's hook, whose answer was lost: the shell then exited 0, not 2 (a trap on exit?), and Codex runs the tool",
+      );
+    });
+
+    it('names a SHELL that cannot be started', async () => {
+      expect(await loginShell(undefined, '/nonexistent/bash')).toEqual({
+        ok: false,
+        detail:
+          'Codex runs hooks with /nonexistent/bash -lc, which cannot be started (spawn /nonexistent/bash ENOENT): Latch never starts, and Codex runs every tool',
+        fix: 'start Codex with SHELL naming bash, zsh or fish (SHELL=/bin/bash codex)',
+      });
+    });
+
+    it('names a login file that reads the hook’s input', async () => {
+      expect((await loginShell('read -r line'))?.detail).toBe(
+        'Codex runs hooks with /bin/bash -lc, which started Latch without the input Codex sent: a login file read it first, and Latch refused what was left',
+      );
+    });
+
+    it('names a login file that waits, within seconds, and leaves none of its processes behind', async () => {
+      const started = Date.now();
+      expect((await loginShell('sleep 31.4159'))?.detail).toMatch(
+        /^Codex runs hooks with \/bin\/bash -lc, which gave no answer within 5 s: a login file waits/,
+      );
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(spawnSync('pgrep', ['-f', 'sleep 31.4159']).stdout.toString()).toBe('');
+    });
+
+    it('passes a login file that replaces the shell only in a terminal, and one that prints', async () => {
+      expect(await loginShell('echo welcome; [ -t 0 ] && exec /bin/sh')).toEqual({
+        ok: true,
+        detail: "/bin/bash -lc runs Latch's hook, which answers (exit 2 to a test input)",
+      });
+      expect((await loginShell(undefined))?.ok).toBe(true);
+    });
+
+    it('runs only the command this Latch writes, not another a project’s settings name', async () => {
+      const host = await newHost();
+      await host.run(['install', 'codex', '--project']);
+      const path = join(host.project, '.codex', 'hooks.json');
+      const marker = join(host.project, 'RAN');
+      writeFileSync(path, readFileSync(path, 'utf8').replace(' hook codex', ` hook codex; touch ${marker}`));
+      expect((await doctor(host, { SHELL: '/bin/bash' })).lines.get('Codex hook shell')).toEqual({
+        ok: false,
+        detail: 'not tried: no Codex hook here is the command this Latch writes, and doctor runs no other',
+        fix: 'latch install codex',
+      });
+      expect(existsSync(marker)).toBe(false);
+    });
+
+    it('latch install codex warns of it', async () => {
+      const host = await newHost();
+      writeProfile(host, 'exit 0');
+      const ran = await host.run(['install', 'codex'], { SHELL: '/bin/bash' });
+      expect(ran.code).toBe(0);
+      expect(ran.stdout).toContain(
+        `Warning: Codex runs hooks with /bin/bash -lc, which exited 0 before Latch started: a login file ends the shell (exit?), which Codex reads as go on, and runs the tool\n  fix: ${fix}\n`,
+      );
     });
   });
 

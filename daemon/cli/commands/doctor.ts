@@ -185,7 +185,7 @@ export async function runChecks(): Promise<Check[]> {
       fix: setUp ? `fix ${files.policy}; until then every gated call is denied` : INIT,
     });
   }
-  checks.push(...hookChecks(config && policy ? neededHookTimeout(config, policy) : undefined));
+  checks.push(...(await hookChecks(config && policy ? neededHookTimeout(config, policy) : undefined)));
   return checks;
 }
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../../config/config.ts';
 import { latchFiles, latchHome } from '../../config/paths.ts';
 import { AGENT_HOOKS, type Agent } from '../../install/agents.ts';
+import { codexHookShellCheck } from '../../install/codexHookShellCheck.ts';
 import { hookCommand } from '../../install/hookCommand.ts';
 import { neededHookTimeout } from '../../install/neededHookTimeout.ts';
 import { settingsPath } from '../../install/settingsPath.ts';
@@ -65,4 +66,7 @@ export async function run(agent: Agent, options: { project?: boolean }): Promise
       `Every other hook and setting in the file is as it was.\n` +
       `${NEXT[agent][scope]}\n`,
   );
+  // Written all the same: the fault is in the login files, and doctor names it until it is fixed.
+  const shell = agent === 'codex' ? await codexHookShellCheck([command]) : undefined;
+  if (shell && !shell.ok) process.stdout.write(`Warning: ${shell.detail}\n  fix: ${shell.fix}\n`);
 }
