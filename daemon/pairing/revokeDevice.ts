@@ -38,7 +38,7 @@ type DeviceRevokedEvent = Extract<HostEvent, { type: 'device_revoked' }>;
  * passkey: unlike a deny, a revoke here lasts, and taken on the relay's word it could leave the
  * host without the phones its quorum needs. The counter is not held to have moved: a revoke can
  * reach a host after approvals made later (a host offline meanwhile), and it is worth nothing
- * twice (the phone is revoked already; a revoked id does not pair again at the relay).
+ * twice (the phone is revoked already; a revoked id never pairs again, here or at the relay).
  */
 export class RevokesFromApp {
   readonly #options: { store: StateStore; audit: AuditLog; fleet: string; relying: RelyingParty };

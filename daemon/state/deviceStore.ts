@@ -29,20 +29,15 @@ export class DeviceStore {
   }
 
   /**
-   * A phone paired again under its id (after a revocation, say) takes every key it brings now. The
-   * same passkey keeps the higher of its counters: a registration reports the counter of its
-   * making, and assertions signed since, for requests still open, must not count again.
+   * An id is added once: a phone revoked here never comes back under it (pairing/pairedBefore),
+   * so a revoke made in the app, which names the id and never expires, cannot reach a phone
+   * paired later. A second add of an id throws (its PRIMARY KEY).
    */
   add(device: PairedDevice, now: number): void {
     this.#statements
       .get(
         `INSERT INTO devices (id, name, device_key, ecdh_key, credential_id, credential_key, counter, paired_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET name = excluded.name, device_key = excluded.device_key,
-           ecdh_key = excluded.ecdh_key, credential_id = excluded.credential_id,
-           credential_key = excluded.credential_key, revoked_at = NULL,
-           counter = CASE WHEN credential_id = excluded.credential_id
-             THEN max(counter, excluded.counter) ELSE excluded.counter END`,
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         device.id,

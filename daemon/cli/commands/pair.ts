@@ -19,6 +19,7 @@ import { relayFailureText, type RelayClient } from '../../relay/relayClient.ts';
 import type { AuditLog } from '../../audit/auditLog.ts';
 import { canPromptOnTty, promptOnTty } from '../../fallback/ttyPrompt.ts';
 import { enrolmentFingerprint, type Enrolment } from '../../pairing/enrolment.ts';
+import { pairedBefore } from '../../pairing/pairedBefore.ts';
 import { pairingScreen } from '../../pairing/pairingScreen.ts';
 import { totpScreen } from '../../pairing/totpScreen.ts';
 import { callDaemon } from '../../socket/daemonClient.ts';
@@ -56,6 +57,12 @@ async function admit(
   context: { store: StateStore; audit: AuditLog; approvalSeconds: number },
 ): Promise<{ trustFirstPhone?: () => void }> {
   const { store, audit } = context;
+  // Asked before any phone or code: the daemon refuses such an enrolment too.
+  const refused = pairedBefore(store, device.id);
+  if (refused) {
+    audit.append({ event: 'pairing_refused', device: device.id, code: refused.code });
+    throw new NotAdded(`${refused.message} (${refused.code})`);
+  }
   if (store.devices().length > 0) {
     showCode(device, code);
     const enrolment = { kind: 'phone', device } as const;
