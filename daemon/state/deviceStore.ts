@@ -2,10 +2,17 @@ import { credentialOfRow, type PairedDeviceRow } from '../../shared/pairing/stor
 import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
 import type { PreparedStatements } from './preparedStatements.ts';
 
-export type StoredDevice = PairedDevice & { pairedAt: number; revoked: boolean };
+export type StoredDevice = PairedDevice & {
+  pairedAt: number;
+  revoked: boolean;
+  /** The last revoke of it asked in the app by a phone not paired here, while it is trusted. */
+  revokeAsked?: { by: string; at: number };
+};
 
 interface DeviceRow extends PairedDeviceRow {
   paired_at: number;
+  revoke_asked_by: string | null;
+  revoke_asked_at: number | null;
 }
 
 function toDevice(row: DeviceRow): StoredDevice {
@@ -17,6 +24,9 @@ function toDevice(row: DeviceRow): StoredDevice {
     credential: credentialOfRow(row),
     pairedAt: row.paired_at,
     revoked: row.revoked_at !== null,
+    ...(row.revoked_at === null && row.revoke_asked_by !== null && row.revoke_asked_at !== null
+      ? { revokeAsked: { by: row.revoke_asked_by, at: row.revoke_asked_at } }
+      : {}),
   };
 }
 
@@ -81,6 +91,13 @@ export class DeviceStore {
         .get('UPDATE devices SET counter = ? WHERE id = ? AND (counter < ? OR (counter = 0 AND ? = 0))')
         .run(counter, device, counter, counter).changes === 1
     );
+  }
+
+  /** Keeps the last revoke asked by a phone not paired here: one per trusted phone, however many come. */
+  noteRevokeAsked(id: string, by: string, now: number): void {
+    this.#statements
+      .get('UPDATE devices SET revoke_asked_by = ?, revoke_asked_at = ? WHERE id = ? AND revoked_at IS NULL')
+      .run(by, now, id);
   }
 
   revoke(id: string, now: number): boolean {

@@ -106,6 +106,10 @@ export class StateStore implements SingleUseStore {
     return this.#devices.advanceCounter(device, counter);
   }
 
+  noteRevokeAsked(id: string, by: string, now: number): void {
+    this.#devices.noteRevokeAsked(id, by, now);
+  }
+
   revokeDevice(id: string, now: number): boolean {
     return this.#devices.revoke(id, now);
   }

@@ -10,7 +10,9 @@ import { parsePolicy, PolicyError, type Policy } from '../../policy/policy.ts';
 import { callDaemon } from '../../socket/daemonClient.ts';
 import type { DaemonStatus } from '../../socket/localApi.ts';
 import { openState, StateError } from '../../state/openState.ts';
+import type { StoredDevice } from '../../state/deviceStore.ts';
 import { printJson } from '../printJson.ts';
+import { revokeAskedText } from './devices.ts';
 
 /** `latch doctor --json`'s one object (docs/daemon.md#for-scripts): `ok` when every check passes. */
 export interface DoctorJson {
@@ -42,11 +44,14 @@ export async function runChecks(): Promise<Check[]> {
 
   // Opened as every command opens it, never created: a new state.db would vouch for nothing.
   let phones: number | undefined;
+  let revokesAsked: StoredDevice[] = [];
   let inForce: LatchConfig | undefined;
   if (config) {
     try {
       const state = openState(files);
-      phones = state.store.devices().length;
+      const devices = state.store.devices();
+      phones = devices.length;
+      revokesAsked = devices.filter(({ revokeAsked }) => revokeAsked);
       inForce = state.config;
       state.store.close();
       checks.push({ name: 'state', ok: true, detail: `${files.state} matches ${files.audit}` });
@@ -162,6 +167,13 @@ export async function runChecks(): Promise<Check[]> {
             fix: 'pair more phones, or lower kill_switch.quorum (while frozen, that is not enough: see docs/kill-switch.md, Resume)',
           }),
     });
+    for (const { id, name, revokeAsked } of revokesAsked)
+      checks.push({
+        name: 'revoke asked in the app',
+        ok: false,
+        detail: `${name} (${id}): ${revokeAskedText(revokeAsked!)}`,
+        fix: `latch devices --revoke ${id}`,
+      });
   }
 
   let policy: Policy | undefined;
