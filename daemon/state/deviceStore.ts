@@ -100,6 +100,13 @@ export class DeviceStore {
       .run(by, now, id);
   }
 
+  /** Removes a trusted phone as if never added (its pairing was not confirmed): false when none. */
+  forget(id: string): boolean {
+    return (
+      this.#statements.get('DELETE FROM devices WHERE id = ? AND revoked_at IS NULL').run(id).changes === 1
+    );
+  }
+
   revoke(id: string, now: number): boolean {
     return (
       this.#statements

@@ -110,6 +110,10 @@ export class StateStore implements SingleUseStore {
     this.#devices.noteRevokeAsked(id, by, now);
   }
 
+  forgetDevice(id: string): boolean {
+    return this.#devices.forget(id);
+  }
+
   revokeDevice(id: string, now: number): boolean {
     return this.#devices.revoke(id, now);
   }
