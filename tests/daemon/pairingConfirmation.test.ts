@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { completePairing, createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { derivePairingKeys } from '../../shared/pairing/pairingKeys.ts';
 import { parsePairingLink } from '../../shared/pairing/pairingLink.ts';
-import { auditLines, runLatch, withStore } from '../support/latchMachine.ts';
+import { auditLines, pairPhoneDirectly, runLatch, withStore } from '../support/latchMachine.ts';
 import { pairingLinkOn, startLatch } from '../support/latchRun.ts';
 import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
@@ -11,7 +11,8 @@ import { phoneApproves } from '../support/phoneApproves.ts';
  * A phone's trust follows the relay's confirmation of its pairing, for a further phone as for
  * the first: a phone the relay refused is told it was not added, the relay never lists it, and it
  * cannot vote or approve through it, so a host that kept it would count a phone it cannot reach
- * (in `latch status`, in a quorum the person then raises).
+ * (in `latch status`, in a quorum the person then raises). And a phone id this host revoked is
+ * never added again: a revoke made in the app never expires.
  */
 
 let paired: PairedDaemon;
@@ -20,7 +21,10 @@ beforeEach(async () => {
 });
 afterEach(() => paired.stop());
 
-/** Runs `latch pair` for `phone`, which the first phone approves adding; resolves once it exits. */
+/**
+ * Runs `latch pair` for `phone`, which answers its offer; then, should `latch pair` ask a paired
+ * phone, the first approves adding it. Resolves once `latch pair` exits.
+ */
 async function pairFurtherPhone(phone: TestPhone) {
   const { relay, machine } = paired;
   const pair = startLatch(machine, ['pair']);
@@ -34,18 +38,24 @@ async function pairFurtherPhone(phone: TestPhone) {
       origin: relay.origin,
       rpId: new URL(relay.origin).hostname,
     });
-    const request = await relay.nextRequest(asked);
-    relay.sendApproval(
-      request.requestId,
-      (await phoneApproves(paired.phones[0], request, relay.origin)).token,
-    );
-    return { code: await pair.exited, stderr: pair.stderr(), state: held.state };
+    const request = await Promise.race([relay.nextRequest(asked), pair.exited.then(() => undefined)]);
+    if (request)
+      relay.sendApproval(
+        request.requestId,
+        (await phoneApproves(paired.phones[0], request, relay.origin)).token,
+      );
+    return {
+      code: await pair.exited,
+      stderr: pair.stderr(),
+      state: held.state,
+      askedPhone: request !== undefined,
+    };
   } finally {
     pair.kill();
   }
 }
 
-describe('latch pair, a further phone', () => {
+describe('latch pair, once a phone is paired', () => {
   it('is not trusted when the relay refuses the confirmation, as it says, and pairs once the relay takes it', async () => {
     const { relay, machine } = paired;
     const phone = await createPhone('Second phone');
@@ -75,5 +85,25 @@ describe('latch pair, a further phone', () => {
     expect(added.code).toBe(0);
     expect(added.state).toBe('confirmed');
     expect(withStore(machine, (store) => store.activeDevice(phone.id))).toBeDefined();
+  });
+
+  it('is refused, before any phone is asked, when it was revoked here (revoked_here)', async () => {
+    const { relay, machine } = paired;
+    const lost = (await pairPhoneDirectly(machine, relay.origin, { name: 'Lost phone' })).phone;
+    expect((await runLatch(machine, ['devices', '--revoke', lost.id])).code).toBe(0);
+
+    const again = await pairFurtherPhone(lost);
+    expect(again.askedPhone).toBe(false);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(
+      `latch: Lost phone (${lost.id}) was revoked on this host, and a revoked phone never pairs here again: pair it as a new phone (clear the app's data, which gives it new keys), or start this host anew (latch init --reset) (revoked_here)`,
+    );
+    expect(again.state).toBe('withdrawn');
+    expect(withStore(machine, (store) => store.activeDevice(lost.id))).toBeUndefined();
+    expect(auditLines(machine).at(-1)).toMatchObject({
+      event: 'pairing_refused',
+      device: lost.id,
+      code: 'revoked_here',
+    });
   });
 });
