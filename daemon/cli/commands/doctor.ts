@@ -10,7 +10,6 @@ import { parsePolicy, PolicyError, type Policy } from '../../policy/policy.ts';
 import { callDaemon } from '../../socket/daemonClient.ts';
 import type { DaemonStatus } from '../../socket/localApi.ts';
 import { openState, StateError } from '../../state/openState.ts';
-import type { StoredDevice } from '../../state/deviceStore.ts';
 import { printJson } from '../printJson.ts';
 import { revokeAskedText } from './devices.ts';
 
@@ -44,14 +43,16 @@ export async function runChecks(): Promise<Check[]> {
 
   // Opened as every command opens it, never created: a new state.db would vouch for nothing.
   let phones: number | undefined;
-  let revokesAsked: StoredDevice[] = [];
+  let revokesAsked: { id: string; name: string; by: string }[] = [];
   let inForce: LatchConfig | undefined;
   if (config) {
     try {
       const state = openState(files);
       const devices = state.store.devices();
       phones = devices.length;
-      revokesAsked = devices.filter(({ revokeAsked }) => revokeAsked);
+      revokesAsked = devices.flatMap(({ id, name, revokeAsked }) =>
+        revokeAsked ? [{ id, name, by: revokeAsked.by }] : [],
+      );
       inForce = state.config;
       state.store.close();
       checks.push({ name: 'state', ok: true, detail: `${files.state} matches ${files.audit}` });
@@ -167,11 +168,11 @@ export async function runChecks(): Promise<Check[]> {
             fix: 'pair more phones, or lower kill_switch.quorum (while frozen, that is not enough: see docs/kill-switch.md, Resume)',
           }),
     });
-    for (const { id, name, revokeAsked } of revokesAsked)
+    for (const { id, name, by } of revokesAsked)
       checks.push({
         name: 'revoke asked in the app',
         ok: false,
-        detail: `${name} (${id}): ${revokeAskedText(revokeAsked!)}`,
+        detail: `${name} (${id}): ${revokeAskedText({ by })}`,
         fix: `latch devices --revoke ${id}`,
       });
   }
