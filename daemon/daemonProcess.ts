@@ -119,6 +119,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
       reason: current.reason,
       relay: reachability.status,
       devices: store.devices().length,
+      revokesAsked: store.devices().filter(({ revokeAsked }) => revokeAsked).length,
       quorum: quorum(),
       pending: gatekeeper.pending,
       policy: !view.ok ? 'invalid' : view.loosening ? 'loosening_pending' : 'ok',

@@ -6,6 +6,7 @@ import type { Gatekeeper } from '../gate/gatekeeper.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
 import type { StateStore } from '../state/stateStore.ts';
 import { enrolmentChange, readEnrolment } from './enrolment.ts';
+import { pairedBefore } from './pairedBefore.ts';
 
 export interface EnrolDeps {
   gatekeeper: Gatekeeper;
@@ -34,8 +35,8 @@ export async function enrol(
         status: 400,
         body: { error: { code: 'invalid_request', message: 'the device id is not its device key’s' } },
       };
-    const alreadyPaired = paired(deps.store, device.id);
-    if (alreadyPaired) return alreadyPaired;
+    const refused = pairedBefore(deps.store, device.id);
+    if (refused) return { status: 409, body: { error: refused } };
   }
   const answer = await deps.gatekeeper.approveChange(enrolmentChange(enrolment, deps.hostName));
   if (answer.decision !== 'allow') {
@@ -44,10 +45,10 @@ export async function enrol(
   }
   if (enrolment.kind === 'phone') {
     // Another enrolment of this id may have been approved while this one waited.
-    const alreadyPaired = paired(deps.store, enrolment.device.id);
-    if (alreadyPaired) {
-      deps.audit.append({ event: 'enrolment_refused', kind: 'phone', reason: 'already_paired' });
-      return alreadyPaired;
+    const refused = pairedBefore(deps.store, enrolment.device.id);
+    if (refused) {
+      deps.audit.append({ event: 'enrolment_refused', kind: 'phone', reason: refused.code });
+      return { status: 409, body: { error: refused } };
     }
     deps.store.addDevice(enrolment.device, Date.now());
     deps.audit.append({
@@ -61,16 +62,4 @@ export async function enrol(
     deps.audit.append({ event: 'totp_enrolled', approvedIn: answer.requestId });
   }
   return { status: 200, body: answer };
-}
-
-/**
- * A phone paired here is never added again: adding writes every key under its id, so an
- * enrolment with a paired phone's id (and its public device key) but keys of its own would
- * silently take that phone's place, sealed details and approvals with it.
- */
-function paired(store: StateStore, device: string) {
-  const stored = store.activeDevice(device);
-  if (!stored) return undefined;
-  const message = `${stored.name} (${device}) is already paired with this host; to pair it anew, revoke it first (latch devices --revoke ${device})`;
-  return { status: 409, body: { error: { code: 'already_paired', message } } };
 }

@@ -38,7 +38,8 @@ type DeviceRevokedEvent = Extract<HostEvent, { type: 'device_revoked' }>;
  * passkey: unlike a deny, a revoke here lasts, and taken on the relay's word it could leave the
  * host without the phones its quorum needs. The counter is not held to have moved: a revoke can
  * reach a host after approvals made later (a host offline meanwhile), and it is worth nothing
- * twice (the phone is revoked already; a revoked id does not pair again at the relay).
+ * twice (the phone is revoked already; a revoked id never pairs again, here or at the relay).
+ * One that does not verify ends only the rules the phone allowed.
  */
 export class RevokesFromApp {
   readonly #options: { store: StateStore; audit: AuditLog; fleet: string; relying: RelyingParty };
@@ -69,6 +70,15 @@ export class RevokesFromApp {
         phone: by,
         code: error.code,
       });
+      const now = Date.now();
+      // Its rules end all the same: ending a rule only tightens, as an unverified grant revoke
+      // does (grants/revokeFromPhone). Each ends once, so the lines a relay can cause are few.
+      const grants = new GrantStore(store.db).revoke({ device }, now);
+      if (grants.length > 0)
+        audit.append({ event: 'grant_revoked', grants, device, by: 'phone', phone: by, verified: false });
+      // A phone paired with other hosts only: the person's revoke as likely as the relay's. Its
+      // trust stays, as a relay must not take a host below its quorum; `latch devices` says so.
+      if (!revoker) store.noteRevokeAsked(device, by, now);
       return;
     }
     revokeDevice(store, audit, device, { by: 'phone', phone: by });

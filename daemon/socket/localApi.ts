@@ -308,6 +308,8 @@ export interface DaemonStatus {
   reason: string | null;
   relay: 'connecting' | 'connected' | 'disconnected';
   devices: number;
+  /** Trusted phones whose revoke a phone not paired here asked in the app (`latch devices`). */
+  revokesAsked: number;
   quorum: number;
   pending: number;
   policy: 'ok' | 'invalid' | 'loosening_pending';

@@ -2,10 +2,17 @@ import { credentialOfRow, type PairedDeviceRow } from '../../shared/pairing/stor
 import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
 import type { PreparedStatements } from './preparedStatements.ts';
 
-export type StoredDevice = PairedDevice & { pairedAt: number; revoked: boolean };
+export type StoredDevice = PairedDevice & {
+  pairedAt: number;
+  revoked: boolean;
+  /** The last revoke of it asked in the app by a phone not paired here, while it is trusted. */
+  revokeAsked?: { by: string; at: number };
+};
 
 interface DeviceRow extends PairedDeviceRow {
   paired_at: number;
+  revoke_asked_by: string | null;
+  revoke_asked_at: number | null;
 }
 
 function toDevice(row: DeviceRow): StoredDevice {
@@ -17,6 +24,9 @@ function toDevice(row: DeviceRow): StoredDevice {
     credential: credentialOfRow(row),
     pairedAt: row.paired_at,
     revoked: row.revoked_at !== null,
+    ...(row.revoked_at === null && row.revoke_asked_by !== null && row.revoke_asked_at !== null
+      ? { revokeAsked: { by: row.revoke_asked_by, at: row.revoke_asked_at } }
+      : {}),
   };
 }
 
@@ -29,20 +39,15 @@ export class DeviceStore {
   }
 
   /**
-   * A phone paired again under its id (after a revocation, say) takes every key it brings now. The
-   * same passkey keeps the higher of its counters: a registration reports the counter of its
-   * making, and assertions signed since, for requests still open, must not count again.
+   * An id is added once: a phone revoked here never comes back under it (pairing/pairedBefore),
+   * so a revoke made in the app, which names the id and never expires, cannot reach a phone
+   * paired later. A second add of an id throws (its PRIMARY KEY).
    */
   add(device: PairedDevice, now: number): void {
     this.#statements
       .get(
         `INSERT INTO devices (id, name, device_key, ecdh_key, credential_id, credential_key, counter, paired_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET name = excluded.name, device_key = excluded.device_key,
-           ecdh_key = excluded.ecdh_key, credential_id = excluded.credential_id,
-           credential_key = excluded.credential_key, revoked_at = NULL,
-           counter = CASE WHEN credential_id = excluded.credential_id
-             THEN max(counter, excluded.counter) ELSE excluded.counter END`,
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         device.id,
@@ -85,6 +90,20 @@ export class DeviceStore {
       this.#statements
         .get('UPDATE devices SET counter = ? WHERE id = ? AND (counter < ? OR (counter = 0 AND ? = 0))')
         .run(counter, device, counter, counter).changes === 1
+    );
+  }
+
+  /** Keeps the last revoke asked by a phone not paired here: one per trusted phone, however many come. */
+  noteRevokeAsked(id: string, by: string, now: number): void {
+    this.#statements
+      .get('UPDATE devices SET revoke_asked_by = ?, revoke_asked_at = ? WHERE id = ? AND revoked_at IS NULL')
+      .run(by, now, id);
+  }
+
+  /** Removes a trusted phone as if never added (its pairing was not confirmed): false when none. */
+  forget(id: string): boolean {
+    return (
+      this.#statements.get('DELETE FROM devices WHERE id = ? AND revoked_at IS NULL').run(id).changes === 1
     );
   }
 

@@ -62,6 +62,10 @@ const ADDED_COLUMNS: readonly { table: string; column: string; type: string; fil
   { table: 'freezes', column: 'signed_at', type: 'INTEGER' },
   // The agent session a request came from: a report refuses that session even after the request ended.
   { table: 'requests', column: 'conversation', type: 'TEXT' },
+  // A revoke of the phone asked in the app by a phone not paired here, which cannot be checked:
+  // `latch devices` shows it until the person revokes the phone here (pairing/revokeDevice).
+  { table: 'devices', column: 'revoke_asked_by', type: 'TEXT' },
+  { table: 'devices', column: 'revoke_asked_at', type: 'INTEGER' },
 ];
 
 /** Creates what is missing: the tables of a new file, the columns an older version lacked. */

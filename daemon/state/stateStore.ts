@@ -106,6 +106,14 @@ export class StateStore implements SingleUseStore {
     return this.#devices.advanceCounter(device, counter);
   }
 
+  noteRevokeAsked(id: string, by: string, now: number): void {
+    this.#devices.noteRevokeAsked(id, by, now);
+  }
+
+  forgetDevice(id: string): boolean {
+    return this.#devices.forget(id);
+  }
+
   revokeDevice(id: string, now: number): boolean {
     return this.#devices.revoke(id, now);
   }

@@ -57,6 +57,7 @@ describe('latch against a running daemon', () => {
       epoch: expect.any(Number),
       relay: 'connected',
       devices: 1,
+      revokesAsked: 0,
       quorum: 1,
       pending: 0,
       policy: 'ok',

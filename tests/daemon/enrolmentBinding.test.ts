@@ -4,10 +4,13 @@ import { approvedTotpSecret } from '../../daemon/fallback/totpSecret.ts';
 import { callDaemon } from '../../daemon/socket/daemonClient.ts';
 import type { GateAnswer } from '../../daemon/socket/localApi.ts';
 import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
+import { revokeChallenge } from '../../shared/device-auth/revokeChallenge.ts';
 import { toBase64url } from '../../shared/encoding/base64url.ts';
+import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
-import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
-import { pairedDeviceOf, withStore } from '../support/latchMachine.ts';
+import { auditLines, pairedDeviceOf, withStore } from '../support/latchMachine.ts';
+import { fleetOf } from '../support/killSwitchRelay.ts';
+import { framesHandled, startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 /**
  * A paired phone's "Add phone X?" approves that phone's keys, not its name or id: another
@@ -63,7 +66,7 @@ describe('adding a phone through a paired phone’s approval', () => {
     expect(await callDaemon('POST', '/v1/enrol', takeover, options)).toEqual({
       error: {
         code: 'already_paired',
-        message: `${approver!.name} (${approver!.id}) is already paired with this host; to pair it anew, revoke it first (latch devices --revoke ${approver!.id})`,
+        message: `${approver!.name} (${approver!.id}) is already paired with this host; to pair it anew, revoke it (latch devices --revoke ${approver!.id}) and pair it as a new phone (clear the app's data, which gives it new keys)`,
       },
     });
     // A new phone's id under the intruder's device key.
@@ -77,6 +80,54 @@ describe('adding a phone through a paired phone’s approval', () => {
     expect(relay.requests.length).toBe(asked);
     const stored = withStore(machine, (store) => store.activeDevice(approver!.id));
     expect(stored?.ecdhKey).toBe(approver!.ecdhKey);
+  });
+});
+
+describe('a phone revoked on this host', () => {
+  it('is never added again, asking nobody (revoked_here): a revoke the relay kept cannot end it anew', async () => {
+    const { relay, machine } = paired;
+    const [approver] = paired.phones;
+    const options = { socketPath: machine.socket, timeoutMs: 60_000 };
+    const lost = await createPhone('Pixel 9');
+    const enrolment = await enrolmentOf(lost, lost, relay.origin);
+    const added = callDaemon<GateAnswer>('POST', '/v1/enrol', enrolment, options);
+    const asked = await relay.nextRequest(0);
+    relay.sendApproval(asked.requestId, (await phoneApproves(approver, asked, relay.origin)).token);
+    expect(await added).toMatchObject({ decision: 'allow' });
+
+    // Revoked in the app: the relay passes on the approver's Face ID assertion, and may keep it.
+    const revoke = {
+      v: PROTOCOL_VERSION,
+      type: 'device_revoked',
+      device: lost.id,
+      by: approver.id,
+      assertion: await approver.authenticator.assert({
+        rpId: new URL(relay.origin).hostname,
+        origin: relay.origin,
+        challenge: await revokeChallenge({ fleet: fleetOf(machine), device: lost.id }),
+      }),
+      at: Date.now(),
+    } as const;
+    relay.send(revoke);
+    await framesHandled(machine, relay);
+    expect(withStore(machine, (store) => store.activeDevice(lost.id))).toBeUndefined();
+
+    // The same phone (the app keeps its keys) asks to be added again.
+    const again = await Promise.race([
+      callDaemon('POST', '/v1/enrol', enrolment, options),
+      relay.nextRequest(1).then(() => 'a phone was asked to add it'),
+    ]);
+    expect(again).toEqual({
+      error: {
+        code: 'revoked_here',
+        message: `Pixel 9 (${lost.id}) was revoked on this host, and a revoked phone never pairs here again: pair it as a new phone (clear the app's data, which gives it new keys), or start this host anew (latch init --reset)`,
+      },
+    });
+    expect(relay.requests.length).toBe(1);
+
+    relay.send({ ...revoke, at: Date.now() });
+    await framesHandled(machine, relay);
+    expect(auditLines(machine).filter(({ event }) => event === 'device_revoked')).toHaveLength(1);
   });
 });
 

@@ -5,6 +5,7 @@ import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import { revokeChallenge } from '../../shared/device-auth/revokeChallenge.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import type { DevicesJson } from '../../daemon/cli/commands/devices.ts';
+import type { DoctorJson } from '../../daemon/cli/commands/doctor.ts';
 import type { GrantsJson } from '../../daemon/cli/commands/policyGrants.ts';
 import {
   auditLines,
@@ -464,6 +465,43 @@ describe('a phone revoked in the app', () => {
       expect(await revokedHere(lost!.id)).toBe(false);
       expect(audited(machine, 'device_revoke_refused').at(-1)).toMatchObject({ device: lost!.id, code });
     }
+  });
+
+  it('by a phone not paired here: its rules end all the same, its trust stays, and latch devices says how to end it', async () => {
+    const [, , lost] = paired.phones;
+    await grantGitPush('half_hour', 'session-1', lost);
+    const [grant] = (await grantsJson()).grants;
+    // Phone C is in the fleet, paired with another host only: its Face ID cannot be checked here.
+    const elsewhere = await createPhone('Phone C (another host)');
+    await sendRevoke(lost!.id, elsewhere);
+
+    expect(await revokedHere(lost!.id)).toBe(false);
+    expect((await grantsJson()).grants).toEqual([]);
+    expect(audited(machine, 'grant_revoked').at(-1)).toMatchObject({
+      grants: [grant!.id],
+      device: lost!.id,
+      by: 'phone',
+      phone: elsewhere.id,
+      verified: false,
+    });
+    const asked = await asking(bash('git push origin feature'));
+    await expire(asked);
+
+    const listed = (await devicesJson()).find((each) => each.id === lost!.id);
+    expect(listed?.revokeAsked).toMatchObject({ by: elsewhere.id });
+    const text = (await runLatch(machine, ['devices'])).stdout;
+    expect(text).toContain(
+      `a revoke of it was asked in the app by ${elsewhere.id}, a phone not paired here: its rules ended, this host still trusts it; to end that, latch devices --revoke ${lost!.id}`,
+    );
+    expect((await runLatch(machine, ['status'])).stdout).toContain('a revoke of 1 asked in the app');
+    const doctor = JSON.parse((await runLatch(machine, ['doctor', '--json'])).stdout) as DoctorJson;
+    expect(doctor.checks).toContainEqual(
+      expect.objectContaining({
+        name: 'revoke asked in the app',
+        ok: false,
+        fix: `latch devices --revoke ${lost!.id}`,
+      }),
+    );
   });
 
   it('is revoked here once the revoking phone’s assertion verifies, with the rules it allowed', async () => {

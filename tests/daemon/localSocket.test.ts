@@ -21,6 +21,7 @@ const STATUS: DaemonStatus = {
   reason: null,
   relay: 'connected',
   devices: 1,
+  revokesAsked: 0,
   quorum: 1,
   pending: 0,
   policy: 'ok',

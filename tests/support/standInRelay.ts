@@ -4,6 +4,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { ApprovalRequest, CapabilityToken } from '../../shared/messages/approvals.ts';
 import type { FreezeEnvelope, ReportScope } from '../../shared/messages/envelopes.ts';
 import type { HostEvent } from '../../shared/messages/events.ts';
+import type { PairingCompletion, PairingOffer } from '../../shared/messages/pairing.ts';
 import type { FleetState } from '../../shared/messages/killSwitch.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
@@ -54,6 +55,16 @@ export class StandInRelay {
   failWith: number | undefined;
   /** What a failing relay's answer holds, in place of the stand-in's own refusal. */
   failBody: unknown;
+  /**
+   * Pairing offers `latch pair` filed, by offer id: a test answers one as the phone would
+   * (`completion`), and sees whether it was confirmed or withdrawn.
+   */
+  readonly offers = new Map<
+    string,
+    { offer: PairingOffer; completion?: PairingCompletion; state: 'open' | 'confirmed' | 'withdrawn' }
+  >();
+  /** When set, the relay refuses every pairing confirmation with this status and code. */
+  refuseConfirmation: { status: number; code: string } | undefined;
   /** When set, each daemon connection is accepted and dropped at once (a relay that hangs up). */
   hangUpOnConnect = false;
   state: FleetState = { v: PROTOCOL_VERSION, fleet: 'unset', frozen: false, epoch: 0, votes: [], needed: 1 };
@@ -220,9 +231,46 @@ export class StandInRelay {
       this.#wake();
       return json(200, this.answerFreeze?.(this.state) ?? this.state);
     }
+    const pairing = /\/pairing(?:\/([^/]+))?(?:\/(confirm|withdraw))?$/.exec(path);
+    if (pairing) return this.#pairing(request.method, pairing[1], pairing[2], body, json);
     if (request.method === 'GET' && path === '/v1/config')
       return json(200, { v: PROTOCOL_VERSION, vapidPublicKey: null });
     json(404, { error: { code: 'not_found', message: 'not in the stand-in' } });
+  }
+
+  /** The pairing routes `latch pair` calls, with no check of the offer token or signature. */
+  #pairing(
+    method: string | undefined,
+    offerId: string | undefined,
+    action: string | undefined,
+    body: unknown,
+    json: (status: number, value: unknown) => void,
+  ): void {
+    if (method === 'POST' && offerId === undefined) {
+      const offer = body as PairingOffer;
+      this.offers.set(offer.offerId, { offer, state: 'open' });
+      return json(201, { v: PROTOCOL_VERSION, offerId: offer.offerId, exp: offer.exp });
+    }
+    const held = offerId === undefined ? undefined : this.offers.get(decodeURIComponent(offerId));
+    if (!held || held.state === 'withdrawn')
+      return json(404, { error: { code: 'not_found', message: 'no such offer' } });
+    if (method === 'GET') {
+      const { offer, completion, state } = held;
+      return json(200, {
+        v: PROTOCOL_VERSION,
+        offer,
+        ...(completion ? { completion } : {}),
+        confirmed: state === 'confirmed',
+      });
+    }
+    if (action === 'withdraw') {
+      held.state = 'withdrawn';
+      return json(200, { v: PROTOCOL_VERSION, offerId: held.offer.offerId, state: 'withdrawn' });
+    }
+    const refusal = this.refuseConfirmation;
+    if (refusal) return json(refusal.status, { error: { code: refusal.code, message: 'stand-in refusal' } });
+    held.state = 'confirmed';
+    json(200, { v: PROTOCOL_VERSION });
   }
 
   async stop(): Promise<void> {

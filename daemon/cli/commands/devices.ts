@@ -4,8 +4,19 @@ import { printJson } from '../printJson.ts';
 
 /** `latch devices --json`'s one object (docs/daemon.md#for-scripts); revoked phones included. */
 export interface DevicesJson {
-  devices: { id: string; name: string; pairedAt: string; revoked: boolean }[];
+  devices: {
+    id: string;
+    name: string;
+    pairedAt: string;
+    revoked: boolean;
+    /** A revoke asked in the app by a phone not paired here: this host still trusts the phone. */
+    revokeAsked?: { by: string; at: string };
+  }[];
 }
+
+/** What a person reads of a revoke this host could not check (the fix: latch devices --revoke). */
+export const revokeAskedText = (revokeAsked: { by: string }): string =>
+  `a revoke of it was asked in the app by ${revokeAsked.by}, a phone not paired here: its rules ended, this host still trusts it`;
 
 export async function run(options: { revoke?: string; json?: boolean }): Promise<void> {
   const { store, audit } = openHome();
@@ -23,17 +34,22 @@ export async function run(options: { revoke?: string; json?: boolean }): Promise
       return;
     }
   }
-  const devices = store.devices({ includeRevoked: true }).map(({ id, name, pairedAt, revoked }) => ({
-    id,
-    name,
-    pairedAt: new Date(pairedAt).toISOString(),
-    revoked,
-  }));
+  const devices = store
+    .devices({ includeRevoked: true })
+    .map(({ id, name, pairedAt, revoked, revokeAsked }) => ({
+      id,
+      name,
+      pairedAt: new Date(pairedAt).toISOString(),
+      revoked,
+      ...(revokeAsked
+        ? { revokeAsked: { by: revokeAsked.by, at: new Date(revokeAsked.at).toISOString() } }
+        : {}),
+    }));
   if (options.json) return printJson({ devices } satisfies DevicesJson);
   if (devices.length === 0) process.stdout.write('no phone is paired; run latch pair\n');
   for (const device of devices) {
     process.stdout.write(
-      `${device.id}  ${device.name}  paired ${device.pairedAt}${device.revoked ? '  (revoked)' : ''}\n`,
+      `${device.id}  ${device.name}  paired ${device.pairedAt}${device.revoked ? '  (revoked)' : ''}${device.revokeAsked ? `  (${revokeAskedText(device.revokeAsked)}; to end that, latch devices --revoke ${device.id})` : ''}\n`,
     );
   }
 }

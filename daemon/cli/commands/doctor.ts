@@ -11,6 +11,7 @@ import { callDaemon } from '../../socket/daemonClient.ts';
 import type { DaemonStatus } from '../../socket/localApi.ts';
 import { openState, StateError } from '../../state/openState.ts';
 import { printJson } from '../printJson.ts';
+import { revokeAskedText } from './devices.ts';
 
 /** `latch doctor --json`'s one object (docs/daemon.md#for-scripts): `ok` when every check passes. */
 export interface DoctorJson {
@@ -42,11 +43,16 @@ export async function runChecks(): Promise<Check[]> {
 
   // Opened as every command opens it, never created: a new state.db would vouch for nothing.
   let phones: number | undefined;
+  let revokesAsked: { id: string; name: string; by: string }[] = [];
   let inForce: LatchConfig | undefined;
   if (config) {
     try {
       const state = openState(files);
-      phones = state.store.devices().length;
+      const devices = state.store.devices();
+      phones = devices.length;
+      revokesAsked = devices.flatMap(({ id, name, revokeAsked }) =>
+        revokeAsked ? [{ id, name, by: revokeAsked.by }] : [],
+      );
       inForce = state.config;
       state.store.close();
       checks.push({ name: 'state', ok: true, detail: `${files.state} matches ${files.audit}` });
@@ -162,6 +168,13 @@ export async function runChecks(): Promise<Check[]> {
             fix: 'pair more phones, or lower kill_switch.quorum (while frozen, that is not enough: see docs/kill-switch.md, Resume)',
           }),
     });
+    for (const { id, name, by } of revokesAsked)
+      checks.push({
+        name: 'revoke asked in the app',
+        ok: false,
+        detail: `${name} (${id}): ${revokeAskedText({ by })}`,
+        fix: `latch devices --revoke ${id}`,
+      });
   }
 
   let policy: Policy | undefined;

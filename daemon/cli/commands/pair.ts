@@ -17,8 +17,10 @@ import { loadHostIdentity, type HostIdentity } from '../../identity/hostIdentity
 import { relayClientFor, relyingPartyOf } from '../../relay/hostRelay.ts';
 import { relayFailureText, type RelayClient } from '../../relay/relayClient.ts';
 import type { AuditLog } from '../../audit/auditLog.ts';
+import { GrantStore } from '../../grants/grantStore.ts';
 import { canPromptOnTty, promptOnTty } from '../../fallback/ttyPrompt.ts';
 import { enrolmentFingerprint, type Enrolment } from '../../pairing/enrolment.ts';
+import { pairedBefore } from '../../pairing/pairedBefore.ts';
 import { pairingScreen } from '../../pairing/pairingScreen.ts';
 import { totpScreen } from '../../pairing/totpScreen.ts';
 import { callDaemon } from '../../socket/daemonClient.ts';
@@ -47,15 +49,23 @@ function failIfNotAdded(error: unknown): never {
  * once the person at the terminal types the code it shows: whoever else saw the QR code, and
  * answered first, is not paired. Without a terminal (an agent's, `npm start`'s), a first phone is
  * trusted on the QR secret alone and the code is printed to compare; after revocations, never.
- * A further phone is stored by the daemon once a paired phone approves; a first one is for the
- * caller to store, once the relay has taken the confirmation (`trustFirstPhone`).
+ * Either way its trust follows the relay's confirmation, without which the phone is told it was
+ * not added and the relay never lists it: a first one is for the caller to store once the relay
+ * has taken it (`trustFirstPhone`); a further one, stored by the daemon once a paired phone
+ * approves, is for the caller to forget should the relay refuse it (`forgetFurtherPhone`).
  */
 async function admit(
   device: PairedDevice,
   code: string,
   context: { store: StateStore; audit: AuditLog; approvalSeconds: number },
-): Promise<{ trustFirstPhone?: () => void }> {
+): Promise<{ trustFirstPhone?: () => void; forgetFurtherPhone?: () => void }> {
   const { store, audit } = context;
+  // Asked before any phone or code: the daemon refuses such an enrolment too.
+  const refused = pairedBefore(store, device.id);
+  if (refused) {
+    audit.append({ event: 'pairing_refused', device: device.id, code: refused.code });
+    throw new NotAdded(`${refused.message} (${refused.code})`);
+  }
   if (store.devices().length > 0) {
     showCode(device, code);
     const enrolment = { kind: 'phone', device } as const;
@@ -63,7 +73,24 @@ async function admit(
       `Approve adding ${device.name} (keys ${enrolmentFingerprint(enrolment)}) on a phone already paired with this host (Face ID)…\n`,
     );
     await askDaemonToEnrol(enrolment, context.approvalSeconds);
-    return {};
+    return {
+      // Forgotten, not revoked: a phone revoked here never pairs again (pairedBefore), and a
+      // relay's refusal must not keep it out for good. One revoked meanwhile stays revoked.
+      forgetFurtherPhone: () => {
+        const grants = store.db.transaction(() =>
+          store.forgetDevice(device.id)
+            ? new GrantStore(store.db).revoke({ device: device.id }, Date.now())
+            : undefined,
+        );
+        audit.append({
+          event: 'pairing_refused',
+          device: device.id,
+          code: 'confirmation_refused',
+          forgotten: grants !== undefined,
+          ...(grants?.length ? { grants } : {}),
+        });
+      },
+    };
   }
   const revokedEarlier = store.devices({ includeRevoked: true }).length > 0;
   const typedOnTerminal = canPromptOnTty();
@@ -152,7 +179,7 @@ async function confirmedPairing(
     throw new NotAdded(`refused the phone’s answer: ${paired.error.message} (${paired.error.code})`);
   }
   const code = await shortCode(macKey, offer, completion);
-  const { trustFirstPhone } = await admit(paired.value, code, {
+  const { trustFirstPhone, forgetFurtherPhone } = await admit(paired.value, code, {
     store,
     audit,
     approvalSeconds: config.approvals.timeoutSeconds,
@@ -169,11 +196,13 @@ async function confirmedPairing(
     envelope,
     quorum: config.killSwitch.quorum,
   });
-  // Refused, a first phone is not trusted here either: the relay would not let it reach this host.
-  if (!confirmed.ok)
+  // Refused, the phone is not trusted here either: the relay would not let it reach this host.
+  if (!confirmed.ok) {
+    forgetFurtherPhone?.();
     throw new NotAdded(
-      `the relay did not take the confirmation: ${relayFailureText(confirmed.failure)}${trustFirstPhone ? '; the phone was not added' : ''}`,
+      `the relay did not take the confirmation: ${relayFailureText(confirmed.failure)}; the phone was not added`,
     );
+  }
   return {
     paired: paired.value,
     ...(trustFirstPhone ? { trustFirstPhone } : {}),

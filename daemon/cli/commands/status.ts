@@ -17,6 +17,7 @@ export type StatusJson =
       epoch: number;
       relay: DaemonStatus['relay'];
       devices: number;
+      revokesAsked: number;
       quorum: number;
       pending: number;
       policy: DaemonStatus['policy'];
@@ -25,13 +26,14 @@ export type StatusJson =
   | { state: 'unreachable'; error: string };
 
 function asJson(status: DaemonStatus): StatusJson {
-  const { frozen, reason, epoch, relay, devices, quorum, pending, policy, config } = status;
+  const { frozen, reason, epoch, relay, devices, revokesAsked, quorum, pending, policy, config } = status;
   return {
     state: frozen ? 'frozen' : 'armed',
     reason,
     epoch,
     relay,
     devices,
+    revokesAsked,
     quorum,
     pending,
     policy,
@@ -40,7 +42,10 @@ function asJson(status: DaemonStatus): StatusJson {
 }
 
 function asText(status: DaemonStatus): string {
-  const relay = `relay ${status.relay}, ${status.devices} phone${status.devices === 1 ? '' : 's'}, quorum ${status.quorum}`;
+  const asked = status.revokesAsked
+    ? ` (a revoke of ${status.revokesAsked} asked in the app, not checked here: see latch devices)`
+    : '';
+  const relay = `relay ${status.relay}, ${status.devices} phone${status.devices === 1 ? '' : 's'}${asked}, quorum ${status.quorum}`;
   if (status.frozen) return `frozen: ${status.reason ?? 'no reason given'} (epoch ${status.epoch}; ${relay})`;
   const pending = (['policy', 'config'] as const)
     .filter((file) => status[file] !== 'ok')
