@@ -56,6 +56,8 @@ export function longestWaitSeconds(
   return Math.max(approvalsTimeoutSeconds, ...rules.map((rule) => rule.timeoutSeconds ?? 0));
 }
 
+/** The shells an agent runs a hook's command with (Claude Code `sh -c`, Codex `$SHELL -lc`). */
+const HOOK_SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'fish', 'ksh', 'mksh', 'ash', 'busybox']);
 /** Clock ticks per second in /proc's start times: USER_HZ, 100 on every Linux. */
 const TICKS_PER_SECOND = 100;
 
@@ -64,8 +66,8 @@ const TICKS_PER_SECOND = 100;
  * command started, since the agent's timeout runs from then (Codex's `$SHELL -lc` runs the
  * user's login files first, which may take seconds of it); else when this process started. The
  * parent is that shell when its arguments hold this script's path, whatever the shell's name (a
- * list of names left nu, xonsh or a renamed bash out, and the agent killed the hook first); one
- * older than the agent's timeout did not start for this hook.
+ * list of names alone left nu, xonsh or a renamed bash out, and the agent killed the hook first),
+ * or when it is a shell by name; one older than the agent's timeout did not start for this hook.
  */
 export function hookStartedAt(agentTimeoutSeconds: number, now = Date.now()): number {
   const ownStart = performance.timeOrigin;
@@ -73,7 +75,10 @@ export function hookStartedAt(agentTimeoutSeconds: number, now = Date.now()): nu
     const parent = process.ppid;
     const script = process.argv[1];
     const parentArgs = readFileSync(`/proc/${parent}/cmdline`, 'utf8').split('\0').slice(1);
-    if (!script || !parentArgs.some((arg) => arg.includes(script))) return ownStart;
+    const runsThisHook = !!script && parentArgs.some((arg) => arg.includes(script));
+    // A shell by name too: a bare `latch hook …` through a PATH shim names no script path.
+    if (!runsThisHook && !HOOK_SHELLS.has(readFileSync(`/proc/${parent}/comm`, 'utf8').trim()))
+      return ownStart;
     const stat = readFileSync(`/proc/${parent}/stat`, 'utf8');
     // Field 22, start time in ticks since boot; the fields after the name start at field 3.
     const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);

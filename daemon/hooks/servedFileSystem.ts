@@ -37,16 +37,19 @@ class ServedLook extends Error {
 }
 
 /**
- * The type of the served file system that a path, or a link on its way, leads into, or
- * undefined. The walk looks at each name before the next (realPath) and stops before one inside
- * such a mount, so nothing here waits on its process: the hook's own deadline runs on this
- * thread, and an agent that stalls a look past it would have its tool run.
+ * The type of the served file system that a path, or a link on its way, leads into (`proc` for
+ * one through /proc), or undefined. The walk looks at each name before the next (realPath) and
+ * stops before one inside such a mount, so nothing here waits on its process: the hook's own
+ * deadline runs on this thread, and an agent that stalls a look past it would have its tool run.
  */
 export function servedFileSystem(path: string): string | undefined {
   const mounts = servedMounts();
-  if (mounts.length === 0) return undefined;
   const servedType = (look: string) =>
-    mounts.find(({ mountPoint }) => look === mountPoint || look.startsWith(`${mountPoint}/`))?.type;
+    // A process's `root`, `cwd` and open files under /proc lead into its mount namespace, where
+    // a mount this table does not list may be: nothing there is worth a diff anyway.
+    look === '/proc' || look.startsWith('/proc/')
+      ? 'proc'
+      : mounts.find(({ mountPoint }) => look === mountPoint || look.startsWith(`${mountPoint}/`))?.type;
   try {
     return servedType(
       realPath(path, {

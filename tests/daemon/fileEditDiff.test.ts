@@ -57,11 +57,15 @@ describe('fileEditDiff', () => {
     );
   });
 
-  it('reads no more than its limit of a file that says it is empty and never ends (/proc/self/pagemap)', () => {
-    // 8 bytes for every page of this process's address space: hundreds of GiB, read whole before.
-    expect(fileEditDiff('Write', { file_path: '/proc/self/pagemap', content: 'x\n' }, project)).toMatch(
-      /^# \/proc\/self\/pagemap: the file could not be read; it would be replaced by this\n/,
-    );
+  it('reads nothing under /proc: a file that says it is empty and never ends, or a process’s root in another mount namespace (review rv6)', () => {
+    // pagemap: 8 bytes for every page of this process's address space, hundreds of GiB. A root
+    // leads where a FUSE mount this process's table does not list may hold the hook's thread.
+    for (const path of ['/proc/self/pagemap', '/proc/1/root/etc/hostname', '/proc/self/cwd/x'])
+      expect(fileEditDiff('Write', { file_path: path, content: 'x\n' }, project)).toMatch(
+        new RegExp(
+          `^# ${path}: it is on proc, whose files Latch does not read; it would be replaced by this\n`,
+        ),
+      );
   });
 
   it('says so when nothing changes', () => {
