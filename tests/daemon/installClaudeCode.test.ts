@@ -2,6 +2,7 @@ import { lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSyn
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LATCH_SCRIPT, latchGroup, latchHandler, newHost, readJson } from '../support/agentHooks.ts';
+import { startDaemonForTest } from '../support/latchMachine.ts';
 
 describe('latch install claude-code', () => {
   it('writes both hooks into an empty home, with absolute paths and the timeout this host needs', async () => {
@@ -23,6 +24,16 @@ describe('latch install claude-code', () => {
     expect(ran.stdout).toContain(`command  ${latchHandler(host, 'claude-code').command}`);
     expect(ran.stdout).toMatch(/timeout {2}315 s: a phone may take up to 300 s here/);
     expect(ran.stdout).toMatch(/^Next: .*latch doctor/m);
+  });
+
+  it('says when no daemon answers at the socket the command names, and only then (review rv6)', async () => {
+    const host = await newHost();
+    const note = `Note: no daemon answers at ${host.machine.socket} now, the one socket the hook asks`;
+    expect((await host.run(['install', 'claude-code'])).stdout).toContain(note);
+    await startDaemonForTest(host.machine);
+    const ran = await host.run(['install', 'claude-code']);
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).not.toContain('Note: no daemon answers');
   });
 
   it('uses ~/.claude when CLAUDE_CONFIG_DIR is not set', async () => {

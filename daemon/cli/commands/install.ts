@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../../config/config.ts';
-import { latchFiles, latchHome } from '../../config/paths.ts';
+import { latchFiles, latchHome, socketPath } from '../../config/paths.ts';
 import { AGENT_HOOKS, type Agent } from '../../install/agents.ts';
 import { codexHookShellCheck } from '../../install/codexHookShellCheck.ts';
 import { hookCommand } from '../../install/hookCommand.ts';
@@ -9,6 +9,7 @@ import { settingsPath } from '../../install/settingsPath.ts';
 import { withLatchHooks } from '../../install/withLatchHooks.ts';
 import { writeSettings } from '../../install/writeSettings.ts';
 import { parsePolicy, PolicyError } from '../../policy/policy.ts';
+import { callDaemon } from '../../socket/daemonClient.ts';
 import { readSettingsOrFail } from '../agentSettings.ts';
 import { fail } from '../home.ts';
 
@@ -69,4 +70,14 @@ export async function run(agent: Agent, options: { project?: boolean }): Promise
   // Written all the same: the fault is in the login files, and doctor names it until it is fixed.
   const shell = agent === 'codex' ? await codexHookShellCheck([command]) : undefined;
   if (shell && !shell.ok) process.stdout.write(`Warning: ${shell.detail}\n  fix: ${shell.fix}\n`);
+  // The command names this shell's socket (hookEnvironment): a daemon started in another
+  // environment (a systemd unit's runtime folder) would never be asked, and every call denied.
+  try {
+    await callDaemon('GET', '/v1/status', undefined, { timeoutMs: 2000 });
+  } catch {
+    process.stdout.write(
+      `Note: no daemon answers at ${socketPath()} now, the one socket the hook asks: start it with latch daemon here, ` +
+        'or run latch install again where your daemon runs (its XDG_RUNTIME_DIR and LATCH_HOME).\n',
+    );
+  }
 }
