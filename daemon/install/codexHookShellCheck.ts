@@ -101,7 +101,7 @@ function loginProblem(ran: Exclude<Ran, NotStarted>, marker: string): string | u
   if (lines.includes(HOOK_FAILSAFE_LINE))
     return `${ended}, with the failsafe's line alone: Latch's hook ended without its answer`;
   if (ran.code === null && ran.signal === null)
-    return `${ended}: a login file waits (for a terminal, or input?), and Codex would kill the hook at its timeout and run the tool`;
+    return `${ended}: a login file waits (for a terminal, or input?), and Codex would kill the hook at its timeout and run the tool; or is slow, and spends the time a phone has to answer`;
   if (ran.code === 0)
     return `${ended} before Latch started: a login file ends the shell (exit?), which Codex reads as go on, and runs the tool`;
   if (ran.code === 127)
