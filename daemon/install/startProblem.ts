@@ -48,6 +48,9 @@ export function startProblem(
       : `${executable} is not on PATH: the agent would get exit 127 and run the tool`;
   }
   const script = program.length > 1 ? program.at(-1) : undefined;
+  // What stands between them runs too (another env with its own NODE_OPTIONS=, an option of Node's).
+  if (program.length > 2)
+    return `it runs ${program.slice(1, -1).join(' ')} between ${executable} and ${script}, which latch install never writes`;
   return (
     fileProblem(executable, constants.X_OK, 'an executable file') ??
     (script?.includes('/') ? fileProblem(script, constants.R_OK, 'a readable file') : undefined) ??

@@ -274,6 +274,23 @@ describe('latch doctor checks the agents’ hooks', () => {
     expect((await doctor(host)).lines.get('Claude Code hook command')).toMatchObject({ ok: true });
   });
 
+  it('names words between Node and Latch’s script, which run too (review rv6)', async () => {
+    const host = await newHost();
+    await host.run(['install', 'claude-code']);
+    const path = join(host.claude, 'settings.json');
+    const node = shellQuote(process.execPath);
+    writeFileSync(
+      path,
+      readFileSync(path, 'utf8').replaceAll(
+        `${node} `,
+        `/usr/bin/env NODE_OPTIONS=--require=/tmp/x.cjs ${node} `,
+      ),
+    );
+    expect((await doctor(host)).lines.get('Claude Code hook command')?.detail).toContain(
+      `PreToolUse in ${path}: it runs NODE_OPTIONS=--require=/tmp/x.cjs ${process.execPath} between /usr/bin/env and `,
+    );
+  });
+
   it('names a bare latch that is not on PATH', async () => {
     const host = await newHost();
     mkdirSync(host.codex);
