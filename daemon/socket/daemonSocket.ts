@@ -5,6 +5,9 @@ export class DaemonUnreachableError extends Error {
   readonly code = 'daemon_unreachable';
 }
 
+/** The daemon runs but holds all the connections it takes (`daemon_busy`): a deny all the same. */
+export class DaemonBusyError extends DaemonUnreachableError {}
+
 /**
  * The call itself is at fault, not the daemon: the daemon refused it as sent, or it could not be
  * sent (not JSON, over the daemon's cap). Asking again cannot help; restarting the daemon neither.
