@@ -6,7 +6,7 @@ import type { Conversation } from '../gate/conversation.ts';
 import { daemonLog as log } from '../output/daemonLog.ts';
 import { FIRST_LINE_WITHIN_MS, serveGateConversation, UnfinishedLines } from './gateConversation.ts';
 import { DAEMON_BUSY, type DaemonStatus, type GateAnswer, type GateRequest } from './localApi.ts';
-import { InsecurePathError } from './securePath.ts';
+import { checkSocketPathLength, InsecurePathError } from './securePath.ts';
 import type { SwitchView } from './watchDaemon.ts';
 
 const MAX_LOCAL_BODY_BYTES = 1024 * 1024;
@@ -94,10 +94,11 @@ function answersOn(path: string): Promise<boolean> {
 }
 
 /**
- * Makes the socket's directory (0700) and clears a dead socket file. Refuses a directory that
- * exists with a wider mode, and a socket another daemon still answers on.
+ * Makes the socket's directory (0700) and clears a dead socket file. Refuses a path too long to
+ * bind, a directory that exists with a wider mode, and a socket another daemon still answers on.
  */
 async function prepareSocket(path: string): Promise<void> {
+  checkSocketPathLength(path);
   const directory = dirname(path);
   if (!existsSync(directory)) mkdirSync(directory, { recursive: true, mode: 0o700 });
   const { mode, uid } = lstatSync(directory);
