@@ -159,6 +159,12 @@ describe('the card a phone reads', () => {
     expect(plain.details.title).toBe('Write src/new.ts');
   });
 
+  it('says which file a path with `..` names, without calling it a link when none is followed (review hc 11)', async () => {
+    const outside = join(project, '..', 'outside.txt');
+    const { details } = await cardOf('Write', { file_path: `${project}/../outside.txt`, content: 'x\n' });
+    expect(details.title).toBe(`Write ${project}/../outside.txt, which is ${outside}`);
+  });
+
   it('writes out a middle dot in the folder’s name: the phone joins project, session and host with it', async () => {
     const lookalike = join(project, 'app · 1a2b3c4d · laptop');
     mkdirSync(lookalike);
