@@ -126,7 +126,7 @@ describe('the card a phone reads', () => {
       new_string: 'let a = 2;',
     });
     expect(details.diff).toBe(
-      '# src/missing.ts: the file could not be read, the text to replace is not in it, or the edited file would be over 2 MiB; the edit’s own text, lines counted from it\n' +
+      '# src/missing.ts: the file does not exist; shown is the edit alone, its lines numbered from its own first line\n' +
         '--- a/src/missing.ts\n+++ b/src/missing.ts\n@@ -1 +1 @@\n-let a = 1;\n+let a = 2;\n',
     );
   });
