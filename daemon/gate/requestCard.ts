@@ -3,6 +3,7 @@ import { revealHidden } from '../../shared/text/revealHidden.ts';
 import { realPath } from '../policy/realPath.ts';
 import type { RunScript } from '../policy/scriptsRun.ts';
 import type { GateRequest } from '../socket/localApi.ts';
+import { RESERVED_AGENT } from '../socket/reservedAgent.ts';
 
 /** The texts of a request's card, before cleaning: what the notification, the list and the screen show. */
 export interface RequestCard {
@@ -30,9 +31,12 @@ export function requestCard(request: GateRequest, scripts: readonly RunScript[] 
   // The phone joins "project · session · host" with middle dots: a folder named with one
   // (`app · 1a2b3c4d · laptop`) would read as another session and host.
   const project = request.cwd ? basename(request.cwd).replaceAll('·', '⟨U+00B7⟩') : '';
+  // Latch's own changes are no agent's session: a phone would show "latch" twice, and offer to
+  // report a session that is only Latch (review hc 13).
+  const session = request.agent === RESERVED_AGENT ? undefined : request.session;
   const context = {
     ...(project ? { project } : {}),
-    ...(request.session ? { session: [...request.session].slice(0, SESSION_LABEL_CHARACTERS).join('') } : {}),
+    ...(session ? { session: [...session].slice(0, SESSION_LABEL_CHARACTERS).join('') } : {}),
   };
   if (request.command !== undefined) {
     const lines = request.command.trim().split('\n');
