@@ -1,8 +1,9 @@
-import { basename, isAbsolute, relative } from 'node:path';
+import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { revealHidden } from '../../shared/text/revealHidden.ts';
 import { realPath } from '../policy/realPath.ts';
 import type { RunScript } from '../policy/scriptsRun.ts';
 import type { GateRequest } from '../socket/localApi.ts';
+import { RESERVED_AGENT } from '../socket/reservedAgent.ts';
 
 /** The texts of a request's card, before cleaning: what the notification, the list and the screen show. */
 export interface RequestCard {
@@ -30,9 +31,12 @@ export function requestCard(request: GateRequest, scripts: readonly RunScript[] 
   // The phone joins "project · session · host" with middle dots: a folder named with one
   // (`app · 1a2b3c4d · laptop`) would read as another session and host.
   const project = request.cwd ? basename(request.cwd).replaceAll('·', '⟨U+00B7⟩') : '';
+  // Latch's own changes are no agent's session: a phone would show "latch" twice, and offer to
+  // report a session that is only Latch (review hc 13).
+  const session = request.agent === RESERVED_AGENT ? undefined : request.session;
   const context = {
     ...(project ? { project } : {}),
-    ...(request.session ? { session: [...request.session].slice(0, SESSION_LABEL_CHARACTERS).join('') } : {}),
+    ...(session ? { session: [...session].slice(0, SESSION_LABEL_CHARACTERS).join('') } : {}),
   };
   if (request.command !== undefined) {
     const lines = request.command.trim().split('\n');
@@ -102,17 +106,21 @@ const scriptShown = ({ path, text, unread, part }: RunScript) =>
       : `The command runs the script ${path}, which holds:\n${text}`;
 
 /**
- * A file tool's path as shown, and where it leads when a link takes it elsewhere: what the tool
- * writes is the file at the end (`docs/notes.md, a link to /home/me/.ssh/config`).
+ * A file tool's path as shown, and where it leads when it names another file than it reads as:
+ * what the tool writes is the file at the end (`docs/notes.md, a link to /home/me/.ssh/config`;
+ * `/home/dev/app/../../.ssh/config, which is /home/.ssh/config`).
  */
 function shownPathAndLink(path: string, cwd: string | undefined): string {
   const shown = shownPath(path, cwd);
   if (!isAbsolute(path)) return shown;
+  const real = realPath(path);
   // Read from the file system, the link's end is written out as the path given was.
-  const leadsTo = revealHidden(shownPath(realPath(path), cwd && isAbsolute(cwd) ? realPath(cwd) : cwd), {
+  const leadsTo = revealHidden(shownPath(real, cwd && isAbsolute(cwd) ? realPath(cwd) : cwd), {
     multiline: false,
   });
-  return leadsTo === shown ? shown : `${shown}, a link to ${leadsTo}`;
+  if (leadsTo === shown) return shown;
+  // Only `..`, `.` or doubled slashes made it another: no link was followed.
+  return `${shown}, ${real === resolve(path) ? 'which is' : 'a link to'} ${leadsTo}`;
 }
 
 /** A path inside the project, relative to it; any other, whole. */

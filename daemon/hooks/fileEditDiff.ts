@@ -1,4 +1,4 @@
-import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { cutToStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
 import { unifiedDiff, type DiffLabels } from '../diff/unifiedDiff.ts';
@@ -51,23 +51,25 @@ export function fileEditDiff(
   // Not looked at where a process serves it: its answer may never come (servedFileSystem).
   const served = servedFileSystem(absolute);
   const notLooked = served === undefined ? undefined : `it is on ${served}, whose files Latch does not read`;
-  const current = served === undefined ? readSmallTextFile(absolute) : undefined;
+  const read = served === undefined ? readSmallTextFile(absolute) : undefined;
+  const current = read && 'text' in read ? read.text : undefined;
+  // Why the file is not compared against, in the one reason that applies.
+  const unread = notLooked ?? (read && 'unread' in read ? read.unread : undefined);
 
   let diff: string;
   if (tool === 'Write') {
     const content = typeof input['content'] === 'string' ? input['content'] : '';
     // A file that exists but cannot be read is not a new file: the diff must not say it is.
-    const unread =
-      notLooked ?? (current === undefined && existsSync(absolute) ? 'the file could not be read' : undefined);
+    const shownUnread = read && 'missing' in read ? undefined : unread;
     diff =
-      (unread ? `# ${name}: ${unread}; it would be replaced by this\n` : '') +
+      (shownUnread ? `# ${name}: ${shownUnread}; it would be replaced by this\n` : '') +
       unifiedDiff(current ?? '', content, current === undefined ? { ...labels, from: '/dev/null' } : labels);
   } else {
-    const after = current === undefined ? undefined : applyEdits(current, edits!);
+    const after = current === undefined ? { unapplied: unread! } : applyEdits(current, edits!);
     diff =
-      after !== undefined
-        ? unifiedDiff(current!, after, labels)
-        : `# ${name}: ${notLooked ?? 'the file could not be read, the text to replace is not in it, or the edited file would be over 2 MiB'}; the edit’s own text, lines counted from it\n` +
+      'text' in after
+        ? unifiedDiff(current!, after.text, labels)
+        : `# ${name}: ${after.unapplied}; shown is the edit alone, its lines numbered from its own first line\n` +
           edits!.map((edit) => unifiedDiff(edit.old_string, edit.new_string, labels)).join('');
   }
   // Cut, not cleaned: the daemon writes out its hidden characters for the phone (revealHidden).
@@ -75,22 +77,26 @@ export function fileEditDiff(
 }
 
 /**
- * The edits applied in turn, as Claude Code applies them; undefined when one's old text is not
- * there, or when the text would grow past MOST_FILE_BYTES: a short `replace_all` of one character
- * can multiply a file a hundredfold, and the hook must answer, not run out of memory.
+ * The edits applied in turn, as Claude Code applies them; or why they cannot be: one's old text
+ * is not there, or the text would grow past MOST_FILE_BYTES (a short `replace_all` of one
+ * character can multiply a file a hundredfold, and the hook must answer, not run out of memory).
  */
-function applyEdits(text: string, edits: Replacement[]): string | undefined {
+function applyEdits(text: string, edits: Replacement[]): { text: string } | { unapplied: string } {
   let result = text;
-  for (const edit of edits) {
-    if (edit.old_string === '' || !result.includes(edit.old_string)) return undefined;
+  for (const [index, edit] of edits.entries()) {
+    // MultiEdit's edits are named by their place: which one missed is what a person checks.
+    const named = edits.length > 1 ? `edit ${index + 1}` : 'the edit';
+    if (edit.old_string === '') return { unapplied: `${named} names no text to replace` };
+    if (!result.includes(edit.old_string))
+      return { unapplied: `the text ${named} replaces is not in the file` };
     const times = edit.replace_all ? occurrences(result, edit.old_string) : 1;
     if (result.length + times * (edit.new_string.length - edit.old_string.length) > MOST_FILE_BYTES)
-      return undefined;
+      return { unapplied: 'the edited file would be over 2 MiB' };
     result = edit.replace_all
       ? result.replaceAll(edit.old_string, () => edit.new_string)
       : result.replace(edit.old_string, () => edit.new_string);
   }
-  return result;
+  return { text: result };
 }
 
 /** How many times `part` occurs in `text`, without overlaps, as replaceAll counts them. */
@@ -101,29 +107,38 @@ function occurrences(text: string, part: string): number {
 }
 
 /**
- * A regular file's text, or undefined (missing, not a regular file, too large, not UTF-8).
- * Opened without blocking and checked on the open descriptor, so a FIFO or device swapped in
- * for the file cannot hang the hook.
+ * A regular file's text, or why it is not read: missing, not a regular file, too large, not
+ * UTF-8. Opened without blocking and checked on the open descriptor, so a FIFO or device swapped
+ * in for the file cannot hang the hook.
  */
-function readSmallTextFile(path: string): string | undefined {
+function readSmallTextFile(path: string): { text: string } | { unread: string; missing?: true } {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    return code === 'ENOENT'
+      ? { unread: 'the file does not exist', missing: true }
+      : { unread: `the file could not be opened (${code})` };
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile() || stat.size > MOST_FILE_BYTES) return undefined;
+    if (!stat.isFile()) return { unread: 'it is not a regular file' };
+    const tooLarge = { unread: 'the file is over 2 MiB' };
+    if (stat.size > MOST_FILE_BYTES) return tooLarge;
     // Read up to the limit, not to the size the file claims: /proc's files say 0 and never end.
     const buffer = Buffer.allocUnsafe(MOST_FILE_BYTES + 1);
     let length = 0;
     for (let read = -1; read !== 0 && length < buffer.length; length += read)
       read = readSync(fd, buffer, length, buffer.length - length, null);
-    if (length > MOST_FILE_BYTES) return undefined;
-    return new TextDecoder('utf-8', { fatal: true }).decode(buffer.subarray(0, length));
-  } catch {
-    return undefined;
+    if (length > MOST_FILE_BYTES) return tooLarge;
+    try {
+      return { text: new TextDecoder('utf-8', { fatal: true }).decode(buffer.subarray(0, length)) };
+    } catch {
+      return { unread: 'the file is not UTF-8 text' };
+    }
+  } catch (error) {
+    return { unread: `the file could not be read (${(error as NodeJS.ErrnoException).code ?? 'error'})` };
   } finally {
     closeSync(fd);
   }

@@ -1,6 +1,12 @@
 import { request, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { connect } from 'node:net';
-import { checkedSocketPath, DaemonUnreachableError, type DaemonCallOptions } from './daemonSocket.ts';
+import {
+  checkedSocketPath,
+  DaemonBusyError,
+  DaemonUnreachableError,
+  type DaemonCallOptions,
+} from './daemonSocket.ts';
+import { busyMessage } from './localApi.ts';
 
 /**
  * An HTTP request over the daemon's socket, without an Agent: a Unix socket needs none of its
@@ -19,8 +25,9 @@ const PLAIN_CALL_TIMEOUT_MS = 10_000;
 
 /**
  * One call to the daemon's local API over its Unix socket, after walking the socket's path.
- * Rejects with InsecurePathError or DaemonUnreachableError (no answer, a cut answer, not JSON,
- * no answer in time); callers turn both into a deny.
+ * Rejects with InsecurePathError, DaemonBusyError (an HTTP 503 `daemon_busy`) or
+ * DaemonUnreachableError (no answer, a cut answer, not JSON, no answer in time); callers turn
+ * each into a deny.
  */
 export function callDaemon<T>(
   method: string,
@@ -37,9 +44,9 @@ export function callDaemon<T>(
   const timeoutMs = options.timeoutMs ?? PLAIN_CALL_TIMEOUT_MS;
   return new Promise<T>((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const fail = (message: string) => {
+    const fail = (message: string, Fault = DaemonUnreachableError) => {
       call.destroy();
-      reject(new DaemonUnreachableError(message));
+      reject(new Fault(message));
     };
     const call = requestOverSocket(
       socketPath,
@@ -54,11 +61,15 @@ export function callDaemon<T>(
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('end', () => {
+          let body: unknown;
           try {
-            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as T);
+            body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
           } catch {
-            fail('the daemon answered something that is not JSON');
+            return fail('the daemon answered something that is not JSON');
           }
+          const busy = response.statusCode === 503 ? busyMessage(body) : undefined;
+          if (busy) fail(busy, DaemonBusyError);
+          else resolve(body as T);
         });
         response.on('aborted', () => fail('the daemon closed the connection mid-answer'));
         response.on('error', () => fail('the daemon closed the connection mid-answer'));

@@ -2,10 +2,17 @@ import { connect } from 'node:net';
 import {
   CallRefusedError,
   checkedSocketPath,
+  DaemonBusyError,
   DaemonUnreachableError,
   type DaemonCallOptions,
 } from './daemonSocket.ts';
-import { MAX_REQUEST_LINE_BYTES, readGateLine, type FallbackOffer, type GateAnswer } from './localApi.ts';
+import {
+  DAEMON_BUSY,
+  MAX_REQUEST_LINE_BYTES,
+  readGateLine,
+  type FallbackOffer,
+  type GateAnswer,
+} from './localApi.ts';
 import { readLines } from './readLines.ts';
 
 export interface GateConversation {
@@ -36,8 +43,8 @@ const EXPIRY_GRACE_MS = 10_000;
  * milliseconds to load and run. The call goes first; back come progress lines, then the answer;
  * an offered fallback is answered (or declined) with a line. Resolves only with a well-formed
  * answer; everything else rejects, and every door turns that into a deny: with CallRefusedError
- * when the call is at fault (the daemon refused it, or it cannot be sent), else with
- * DaemonUnreachableError (the daemon dying, a connection closed mid-answer, garbage, silence
+ * when the call is at fault (the daemon refused it, or it cannot be sent), with DaemonBusyError
+ * when the daemon takes no more callers now, else with DaemonUnreachableError (the daemon dying, a connection closed mid-answer, garbage, silence
  * past the deadline).
  */
 export function gateCall(
@@ -66,7 +73,9 @@ export function gateCall(
   return new Promise<GateAnswer>((resolve, reject) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
-    const finish = (outcome: { answer: GateAnswer } | { error: string } | { refused: string }) => {
+    const finish = (
+      outcome: { answer: GateAnswer } | { error: string } | { refused: string } | { busy: string },
+    ) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -74,6 +83,7 @@ export function gateCall(
       connection.destroy();
       if ('answer' in outcome) resolve(outcome.answer);
       else if ('refused' in outcome) reject(new CallRefusedError(outcome.refused));
+      else if ('busy' in outcome) reject(new DaemonBusyError(outcome.busy));
       else reject(new DaemonUnreachableError(outcome.error));
     };
     // The daemon's own deadlines bound the wait, and the caller's hard deadline bounds them.
@@ -102,6 +112,9 @@ export function gateCall(
         const message = readGateLine(line);
         if (!message) return finish({ error: 'the daemon answered something that is not an answer' });
         if ('answer' in message) return finish({ answer: message.answer });
+        // Not the call's fault: the daemon takes no more callers now.
+        if ('refused' in message && message.refused.code === DAEMON_BUSY)
+          return finish({ busy: message.refused.message });
         if ('refused' in message)
           return finish({ refused: `the daemon refused the request: ${message.refused.message}` });
         if ('pending' in message) {

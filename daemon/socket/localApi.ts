@@ -116,6 +116,18 @@ const shown = (text: string, multiline = false) =>
   sanitizeText(text, { maxBytes: SHOWN_BYTES, multiline }).text;
 
 /**
+ * The code of a caller past one of the daemon's connection budgets (a gate `refused` line, or an
+ * HTTP 503's `error`): the daemon runs, but will not take this caller now. Clients deny with its message.
+ */
+export const DAEMON_BUSY = 'daemon_busy';
+
+/** The message of an HTTP answer's `{ error }` that says the daemon is busy, cleaned; else undefined. */
+export function busyMessage(body: unknown): string | undefined {
+  const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  return error?.code === DAEMON_BUSY && isString(error.message) ? shown(error.message) : undefined;
+}
+
+/**
  * A client reads the daemon's line: anything not exactly one of these shapes is no answer. What
  * it shows is cleaned and capped, whoever answered on the socket.
  */

@@ -5,8 +5,8 @@ import { dirname } from 'node:path';
 import type { Conversation } from '../gate/conversation.ts';
 import { daemonLog as log } from '../output/daemonLog.ts';
 import { FIRST_LINE_WITHIN_MS, serveGateConversation, UnfinishedLines } from './gateConversation.ts';
-import type { DaemonStatus, GateAnswer, GateRequest } from './localApi.ts';
-import { InsecurePathError } from './securePath.ts';
+import { DAEMON_BUSY, type DaemonStatus, type GateAnswer, type GateRequest } from './localApi.ts';
+import { checkSocketPathLength, InsecurePathError } from './securePath.ts';
 import type { SwitchView } from './watchDaemon.ts';
 
 const MAX_LOCAL_BODY_BYTES = 1024 * 1024;
@@ -41,8 +41,24 @@ export interface LocalServer {
 /** How often the daemon checks that its socket file is still the one it made. */
 const OWN_SOCKET_CHECK_MS = 2000;
 
-/** Callers at once: each gated call that waits for a phone holds one, and each watcher. */
+/**
+ * Callers at once: each gated call that waits for a phone holds one, and each watcher. Past this
+ * many, a caller is told the daemon is busy (`daemon_busy`) as soon as it says anything.
+ */
 const MOST_CONNECTIONS = 512;
+/** Watchers are never timed out: a budget of their own keeps them from taking every place. */
+const MOST_WATCHERS = 64;
+/** Places gated calls cannot take, so that status and panic answer while calls hold the rest. */
+const KEPT_FOR_PLAIN_CALLS = 32;
+const MOST_GATE_CALLS = MOST_CONNECTIONS - MOST_WATCHERS - KEPT_FOR_PLAIN_CALLS;
+/**
+ * Past this many, a connection is closed at once, unheard: thousands held open by one process
+ * would otherwise take the daemon's memory and files. The margin lets callers past the budget be told.
+ */
+const MOST_OPEN = MOST_CONNECTIONS + 64;
+
+/** What a caller past a budget is told, on a gate line or in an HTTP 503 (docs/daemon.md). */
+const busy = (held: string) => ({ code: DAEMON_BUSY, message: `the daemon is busy (${held} held)` });
 
 async function readJson(request: IncomingMessage): Promise<unknown> {
   // A body that never ends would hold its connection: it comes within the time its head had.
@@ -78,10 +94,11 @@ function answersOn(path: string): Promise<boolean> {
 }
 
 /**
- * Makes the socket's directory (0700) and clears a dead socket file. Refuses a directory that
- * exists with a wider mode, and a socket another daemon still answers on.
+ * Makes the socket's directory (0700) and clears a dead socket file. Refuses a path too long to
+ * bind, a directory that exists with a wider mode, and a socket another daemon still answers on.
  */
 async function prepareSocket(path: string): Promise<void> {
+  checkSocketPathLength(path);
   const directory = dirname(path);
   if (!existsSync(directory)) mkdirSync(directory, { recursive: true, mode: 0o700 });
   const { mode, uid } = lstatSync(directory);
@@ -117,6 +134,8 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
       return send(response, 200, { ...routes.status(), ...outcome });
     }
     if (route === 'GET /v1/watch') {
+      if (watchers.size >= MOST_WATCHERS)
+        return send(response, 503, { error: busy(`${MOST_WATCHERS} watch connections`) });
       response.writeHead(200, { 'content-type': 'application/x-ndjson' }).write(watchLine());
       watchers.add(response);
       request.on('close', () => watchers.delete(response));
@@ -133,6 +152,7 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
     awaitingHead.delete(connection);
   };
   const served = new WeakSet<Socket>();
+  const overBudget = new WeakSet<Socket>();
   const http = createHttpServer((request, response) => {
     const connection = request.socket as Socket;
     // One request per connection: a second head, even one sent at once behind the first
@@ -141,6 +161,8 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
     served.add(connection);
     headRead(connection);
     response.shouldKeepAlive = false;
+    if (overBudget.has(connection))
+      return send(response, 503, { error: busy(`${MOST_CONNECTIONS} connections`) });
     answer(request, response).catch((error: unknown) => {
       // Mid-stream, the client reads a cut answer as no answer.
       if (response.headersSent) response.destroy();
@@ -154,8 +176,10 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
   // client (docs/daemon.md).
   const connections = new Set<Socket>();
   const unfinished = new UnfinishedLines();
+  let gateCalls = 0;
   const server = createServer({ allowHalfOpen: true }, (connection) => {
     connections.add(connection);
+    if (connections.size > MOST_CONNECTIONS) overBudget.add(connection);
     connection.on('close', () => {
       connections.delete(connection);
       headRead(connection);
@@ -173,8 +197,17 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
       // whose conversation says what is wrong with it (`[1]`, a byte-order mark, a bare newline).
       const startsRequestLine = /[A-Z]/.test(String.fromCharCode(first[0]!));
       if (!startsRequestLine) {
+        const held = overBudget.has(connection)
+          ? `${MOST_CONNECTIONS} connections`
+          : gateCalls >= MOST_GATE_CALLS
+            ? `${MOST_GATE_CALLS} gate connections`
+            : undefined;
+        // Told on the line its client reads; the silent clock closes it if it keeps its end open.
+        if (held) return void connection.end(`${JSON.stringify({ refused: busy(held) })}\n`).resume();
         // The conversation keeps its own clock for its first line.
         clearTimeout(silent);
+        gateCalls += 1;
+        connection.once('close', () => (gateCalls -= 1));
         serveGateConversation(connection, routes.gate, unfinished).catch(() => connection.destroy());
       } else {
         awaitingHead.set(connection, silent);
@@ -183,9 +216,7 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
       connection.resume();
     });
   });
-  // Past this many, a connection is closed at once: its caller hears no daemon, and a hook denies.
-  // Thousands held open by one process would otherwise take the daemon's memory and files.
-  server.maxConnections = MOST_CONNECTIONS;
+  server.maxConnections = MOST_OPEN;
   await prepareSocket(socketPath);
   // The socket is created 0600 from the start (no window with a wider mode), then checked.
   const previousUmask = process.umask(0o177);

@@ -13,13 +13,35 @@ export class NoSocketError extends Error {
 }
 
 /**
+ * The most bytes of a Unix socket's path: sun_path holds 108 on Linux, 104 on macOS, each with
+ * its closing NUL. Past it, Node 20's libuv binds a cut-short path (a socket in an unchecked
+ * folder) and Node 24 fails with EINVAL: neither says why.
+ */
+const MOST_SOCKET_PATH_BYTES = process.platform === 'darwin' ? 103 : 107;
+
+/** The socket's path is longer than a Unix socket's may be: no daemon can listen there. */
+export class SocketPathTooLongError extends LastingFault {
+  readonly code = 'socket_path_too_long';
+}
+
+/** Throws SocketPathTooLongError for a path no socket can be bound at, saying how to shorten it. */
+export function checkSocketPathLength(socketPath: string): void {
+  const bytes = Buffer.byteLength(socketPath);
+  if (bytes > MOST_SOCKET_PATH_BYTES)
+    throw new SocketPathTooLongError(
+      `the socket path ${socketPath} is ${bytes} bytes; Unix sockets allow ${MOST_SOCKET_PATH_BYTES}: use a shorter XDG_RUNTIME_DIR or LATCH_HOME`,
+    );
+}
+
+/**
  * Walks the socket's path from `/` with lstat, as a client must before connecting (design.md):
  * no step may be a symbolic link, owned by another user (root excepted), or writable by group or
  * others, except a root-owned sticky directory such as /tmp, where nobody else can rename or
- * remove what we own. The socket itself must be ours and no one else's. Throws InsecurePathError,
- * or NoSocketError where a step is missing.
+ * remove what we own. The socket itself must be ours and no one else's. Throws
+ * SocketPathTooLongError, InsecurePathError, or NoSocketError where a step is missing.
  */
 export function checkSocketPath(socketPath: string, uid: number = process.getuid?.() ?? 0): void {
+  checkSocketPathLength(socketPath);
   const absolute = resolve(socketPath);
   const steps: string[] = [];
   for (let path = absolute; ; path = dirname(path)) {

@@ -40,8 +40,33 @@ describe('fileEditDiff', () => {
       project,
     )!;
     expect(diff).toBe(
-      '# many.txt: the file could not be read, the text to replace is not in it, or the edited file would be over 2 MiB; the edit’s own text, lines counted from it\n' +
+      '# many.txt: the edited file would be over 2 MiB; shown is the edit alone, its lines numbered from its own first line\n' +
         `--- a/many.txt\n+++ b/many.txt\n@@ -1 +1 @@\n-a\n+${'b'.repeat(70)}\n`,
+    );
+  });
+
+  it('says the one reason an edit is shown alone, in plain words (review hc 12)', () => {
+    const edit = (file: string, edits: Record<string, unknown>[]) =>
+      fileEditDiff('MultiEdit', { file_path: join(project, file), edits }, project)!.split('\n')[0];
+    const change = { old_string: 'a = 1', new_string: 'a = 2' };
+    expect(edit('missing.txt', [change])).toBe(
+      '# missing.txt: the file does not exist; shown is the edit alone, its lines numbered from its own first line',
+    );
+    expect(edit('notes.txt', [change, { old_string: 'z = 9', new_string: 'z = 0' }])).toBe(
+      '# notes.txt: the text edit 2 replaces is not in the file; shown is the edit alone, its lines numbered from its own first line',
+    );
+    expect(
+      fileEditDiff(
+        'Edit',
+        { file_path: join(project, 'notes.txt'), old_string: 'z', new_string: 'y' },
+        project,
+      )!.split('\n')[0],
+    ).toBe(
+      '# notes.txt: the text the edit replaces is not in the file; shown is the edit alone, its lines numbered from its own first line',
+    );
+    writeFileSync(join(project, 'latin1.txt'), Buffer.from([0x61, 0xe9, 0x0a]));
+    expect(edit('latin1.txt', [change])).toBe(
+      '# latin1.txt: the file is not UTF-8 text; shown is the edit alone, its lines numbered from its own first line',
     );
   });
 
@@ -53,7 +78,7 @@ describe('fileEditDiff', () => {
 
   it('never hangs on a FIFO put in a file’s place, and does not call it a new file', () => {
     expect(fileEditDiff('Write', { file_path: join(project, 'pipe'), content: 'x\n' }, project)).toBe(
-      '# pipe: the file could not be read; it would be replaced by this\n--- /dev/null\n+++ b/pipe\n@@ -0,0 +1 @@\n+x\n',
+      '# pipe: it is not a regular file; it would be replaced by this\n--- /dev/null\n+++ b/pipe\n@@ -0,0 +1 @@\n+x\n',
     );
   });
 

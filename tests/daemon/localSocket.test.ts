@@ -197,22 +197,79 @@ describe("the daemon's socket", () => {
     await servedOnceLetGo(server);
   });
 
-  it('closes at once a connection past the 512 it holds: its caller hears no daemon', async () => {
-    const server = await serve(async () => ALLOW);
+  /** Opens `count` connections that each say `text` (nothing if empty) and stay open. */
+  const hold = async (socketPath: string, count: number, text: string): Promise<Socket[]> => {
     const held: Socket[] = [];
     cleanups.push(() => held.forEach((connection) => connection.destroy()));
-    for (let caller = 0; caller < 512; caller++) {
-      const connection = connect(server.socketPath);
+    for (let caller = 0; caller < count; caller++) {
+      const connection = connect(socketPath);
       held.push(connection);
       await new Promise<void>((resolve, reject) => connection.once('connect', resolve).once('error', reject));
+      if (text) connection.write(text);
     }
+    return held;
+  };
+  const watch = 'GET /v1/watch HTTP/1.1\r\nHost: latch\r\n\r\n';
+
+  it('tells a caller past the 512 connections it holds that it is busy, and then serves others (review hb F3)', async () => {
+    const server = await serve(async () => ALLOW);
+    const held = await hold(server.socketPath, 512, '');
     await expect(
       gateCall({ tool: 'Read', paths: [] }, { socketPath: server.socketPath }),
     ).rejects.toMatchObject({
       code: 'daemon_unreachable',
+      message: 'the daemon is busy (512 connections held)',
     });
+    await expect(
+      callDaemon('GET', '/v1/status', undefined, { socketPath: server.socketPath }),
+    ).rejects.toMatchObject({
+      code: 'daemon_unreachable',
+      message: 'the daemon is busy (512 connections held)',
+    });
+    const heard = await converse(server.socketPath, 'GET /v1/status HTTP/1.1\r\nHost: latch\r\n\r\n', true);
+    expect(heard).toMatch(/^HTTP\/1\.1 503/);
+    expect(heard).toContain(
+      JSON.stringify({
+        error: { code: 'daemon_busy', message: 'the daemon is busy (512 connections held)' },
+      }),
+    );
     held.forEach((connection) => connection.destroy());
     await servedOnceLetGo(server);
+  });
+
+  it('holds at most 64 watchers, telling the next one it is busy, and still answers calls and status (review hb F3)', async () => {
+    const server = await serve(async () => ALLOW);
+    await hold(server.socketPath, 64, watch);
+    const heard = await converse(server.socketPath, watch, true);
+    expect(heard).toMatch(/^HTTP\/1\.1 503/);
+    expect(heard).toContain(
+      JSON.stringify({
+        error: { code: 'daemon_busy', message: 'the daemon is busy (64 watch connections held)' },
+      }),
+    );
+    expect(await gateCall({ tool: 'Read', paths: [] }, { socketPath: server.socketPath })).toEqual(ALLOW);
+    expect(await callDaemon('GET', '/v1/status', undefined, { socketPath: server.socketPath })).toEqual(
+      STATUS,
+    );
+  });
+
+  it('keeps places for status and panic that gate calls cannot take (review hb F3)', async () => {
+    const server = await serve(() => new Promise<GateAnswer>(() => {}));
+    // Calls that wait, as for a phone, and watchers: all of both budgets.
+    await hold(server.socketPath, 416, '{"tool":"Bash","command":"rm -rf build"}\n');
+    await hold(server.socketPath, 64, watch);
+    await expect(
+      gateCall({ tool: 'Read', paths: [] }, { socketPath: server.socketPath }),
+    ).rejects.toMatchObject({
+      code: 'daemon_unreachable',
+      message: 'the daemon is busy (416 gate connections held)',
+    });
+    expect(await callDaemon('GET', '/v1/status', undefined, { socketPath: server.socketPath })).toEqual(
+      STATUS,
+    );
+    await expect(
+      callDaemon('POST', '/v1/panic', { reason: 'x' }, { socketPath: server.socketPath }),
+    ).resolves.toEqual(STATUS);
   });
 
   it('refuses an input nested deeper than 64 levels before it is written out, and asks nothing', async () => {

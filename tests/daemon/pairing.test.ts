@@ -149,6 +149,8 @@ describe('latch pair against the real relay', () => {
       admittedBy: { phone, decision: 'approve' },
     });
     expect(added.admission).toMatchObject({ tool: 'latch.phone', risk: 'high' });
+    // Asked by Latch, not in an agent's session: the card names none (review hc 13).
+    expect(added.admission).not.toHaveProperty('session');
     // The keys latch pair prints are the keys the approving phone is shown.
     const keys = /^Approve adding Bob’s phone \(keys ([0-9a-f]{4} [0-9a-f]{4} [0-9a-f]{4})\)/m.exec(
       added.stdout,

@@ -126,7 +126,7 @@ describe('the card a phone reads', () => {
       new_string: 'let a = 2;',
     });
     expect(details.diff).toBe(
-      '# src/missing.ts: the file could not be read, the text to replace is not in it, or the edited file would be over 2 MiB; the edit’s own text, lines counted from it\n' +
+      '# src/missing.ts: the file does not exist; shown is the edit alone, its lines numbered from its own first line\n' +
         '--- a/src/missing.ts\n+++ b/src/missing.ts\n@@ -1 +1 @@\n-let a = 1;\n+let a = 2;\n',
     );
   });
@@ -157,6 +157,12 @@ describe('the card a phone reads', () => {
     expect(linked.details.title).toBe('Write app-link.ts, a link to src/app.ts');
     const plain = await cardOf('Write', { file_path: join(project, 'src/new.ts'), content: 'x\n' });
     expect(plain.details.title).toBe('Write src/new.ts');
+  });
+
+  it('says which file a path with `..` names, without calling it a link when none is followed (review hc 11)', async () => {
+    const outside = join(project, '..', 'outside.txt');
+    const { details } = await cardOf('Write', { file_path: `${project}/../outside.txt`, content: 'x\n' });
+    expect(details.title).toBe(`Write ${project}/../outside.txt, which is ${outside}`);
   });
 
   it('writes out a middle dot in the folder’s name: the phone joins project, session and host with it', async () => {

@@ -9,6 +9,7 @@ import type { Check } from '../../output/check.ts';
 import { parsePolicy, PolicyError, type Policy } from '../../policy/policy.ts';
 import { callDaemon } from '../../socket/daemonClient.ts';
 import type { DaemonStatus } from '../../socket/localApi.ts';
+import { checkSocketPathLength, SocketPathTooLongError } from '../../socket/securePath.ts';
 import { openState, StateError } from '../../state/openState.ts';
 import { printJson } from '../printJson.ts';
 import { revokeAskedText } from './devices.ts';
@@ -118,6 +119,7 @@ export async function runChecks(): Promise<Check[]> {
   const socket = socketPath();
   let status: DaemonStatus | undefined;
   try {
+    checkSocketPathLength(socket);
     status = await callDaemon<DaemonStatus>('GET', '/v1/status', undefined, { timeoutMs: 3000 });
     checks.push({ name: 'socket privacy', ok: true, detail: `${socket}: private path, daemon answering` });
   } catch (error) {
@@ -125,9 +127,12 @@ export async function runChecks(): Promise<Check[]> {
       name: 'socket privacy',
       ok: false,
       detail: (error as Error).message,
-      fix: setUp
-        ? 'start latch daemon; keep its directory 0700 and owned by you, with no symlinks on the way'
-        : `${INIT}, then latch daemon`,
+      fix:
+        error instanceof SocketPathTooLongError
+          ? 'set XDG_RUNTIME_DIR (or, without it, LATCH_HOME) to a shorter folder, then start latch daemon'
+          : setUp
+            ? 'start latch daemon; keep its directory 0700 and owned by you, with no symlinks on the way'
+            : `${INIT}, then latch daemon`,
     });
   }
 

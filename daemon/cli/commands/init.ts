@@ -10,10 +10,11 @@ import { ConfigError, loadConfig, parseConfig } from '../../config/config.ts';
 import { configTemplate } from '../../config/configTemplate.ts';
 import { isHostName } from '../../config/hostName.ts';
 import { ConfigKeeper } from '../../config/configKeeper.ts';
-import { latchFiles, latchHome, type LatchFiles } from '../../config/paths.ts';
+import { latchFiles, latchHome, socketPath, type LatchFiles } from '../../config/paths.ts';
 import { createHostIdentity } from '../../identity/hostIdentity.ts';
 import { DEFAULT_POLICY } from '../../policy/defaultPolicy.ts';
 import { PolicyKeeper } from '../../policy/policyKeeper.ts';
+import { checkSocketPathLength } from '../../socket/securePath.ts';
 import { StateStore } from '../../state/stateStore.ts';
 import { fail } from '../home.ts';
 
@@ -90,6 +91,13 @@ export async function run(options: {
     fail(
       `--name must be 1 to ${LIMITS.nameBytes} bytes, without control or invisible characters (without --name, this machine's host name is used: pass --name if it is not)`,
     );
+
+  // No daemon could listen at a socket path past sun_path: said before anything is written.
+  try {
+    checkSocketPathLength(socketPath());
+  } catch (error) {
+    fail((error as Error).message);
+  }
 
   const config = configTemplate({ relayUrl: options.relay, hostName: options.name, fleet, quorum });
   // Read as the daemon will read it: a config it would refuse (an http relay elsewhere than this

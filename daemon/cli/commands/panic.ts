@@ -1,5 +1,6 @@
 import { openPanicContext, panic, type PanicOutcome } from '../../kill-switch/panic.ts';
 import { callDaemon } from '../../socket/daemonClient.ts';
+import { DaemonBusyError } from '../../socket/daemonSocket.ts';
 import { openHome } from '../home.ts';
 
 /** Exit codes of `latch panic`: 1 when this host froze but the fleet was not told. */
@@ -20,10 +21,12 @@ function report(outcome: PanicOutcome, whoTellsLater: string, told = 'the fleet 
 export async function run(words: string[]): Promise<void> {
   const reason = words.join(' ');
   let outcome: PanicOutcome | undefined;
+  let notAnswered = 'the daemon is not running';
   try {
     outcome = await callDaemon<PanicOutcome>('POST', '/v1/panic', { reason }, { timeoutMs: 15_000 });
-  } catch {
-    // No daemon: the same panic, from here.
+  } catch (error) {
+    // No daemon, or a busy one: the same panic, from here.
+    if (error instanceof DaemonBusyError) notAnswered = error.message;
   }
   if (outcome) report(outcome, 'The daemon tells it as soon as the relay answers again.');
 
@@ -32,6 +35,6 @@ export async function run(words: string[]): Promise<void> {
   report(
     await panic(context, reason, 'cli'),
     'The daemon tells it once it runs and reaches the relay.',
-    'the fleet is frozen (the daemon is not running)',
+    `the fleet is frozen (${notAnswered})`,
   );
 }
