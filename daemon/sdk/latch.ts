@@ -29,7 +29,10 @@ export interface GuardCall {
   cwd?: string;
   /** What a person types to approve a critical call. */
   target?: string;
-  /** One request per (session, call id): a retry of the same call joins the pending one. */
+  /**
+   * One request per (session, call id): a retry of the same call joins the pending one, and runs
+   * nothing of its own. Each at most 256 bytes, without control or invisible characters.
+   */
   session?: string;
   callId?: string;
   timeoutSeconds?: number;
