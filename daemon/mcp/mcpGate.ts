@@ -14,6 +14,7 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { askDaemon } from '../socket/askDaemon.ts';
+import { currentFolder } from '../socket/currentFolder.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
 import { toolInputText } from '../socket/toolInputText.ts';
 import { defaultServerName } from './serverName.ts';
@@ -390,14 +391,14 @@ function hasInexactInteger(value: unknown): boolean {
 async function decide(serverName: string, call: HeldCall, cancelled: AbortSignal): Promise<GateAnswer> {
   const tool = `mcp__${serverName}__${call.tool}`;
   return askDaemon(
-    {
+    () => ({
       agent: 'mcp',
       tool,
       title: `${serverName}: ${call.tool}`,
       input: call.inputText,
       // The server runs in this folder: a relative path in the input is read from here.
-      cwd: process.cwd(),
-    },
+      cwd: currentFolder(),
+    }),
     // The client's interface owns the terminal: no prompt there.
     { spinner: false, interactive: false, signal: cancelled },
   );

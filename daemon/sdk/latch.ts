@@ -5,6 +5,7 @@ import { CallRefusedError, DaemonUnreachableError } from '../socket/daemonSocket
 import { gateCall } from '../socket/gateClient.ts';
 import type { BlockReason, GateAnswer } from '../socket/localApi.ts';
 import { InsecurePathError } from '../socket/securePath.ts';
+import { frozenCopy } from './frozenCopy.ts';
 
 /**
  * The SDK: a guard for agents built in code. Each guarded call goes through the same daemon, the
@@ -28,7 +29,10 @@ export interface GuardCall {
   cwd?: string;
   /** What a person types to approve a critical call. */
   target?: string;
-  /** One request per (session, call id): a retry of the same call joins the pending one. */
+  /**
+   * One request per (session, call id): a retry of the same call joins the pending one, and runs
+   * nothing of its own. Each at most 256 bytes, without control or invisible characters.
+   */
   session?: string;
   callId?: string;
   timeoutSeconds?: number;
@@ -41,9 +45,15 @@ export type GuardReason =
 export type GuardResult<T> = { ok: true; value: T } | ({ ok: false; reason: GuardReason } & Refusal);
 
 export interface LatchClient {
-  /** Asks, waits, and runs `run` exactly once if, and only if, the call is allowed. */
-  guard<T>(call: GuardCall, run: () => T | Promise<T>): Promise<GuardResult<T>>;
-  /** `fn`, guarded: every call of the result asks first. */
+  /**
+   * Asks, waits, and runs `run` exactly once if, and only if, the call is allowed. `run` is given
+   * the call's input as it was sent (JSON read back, frozen): act on it, not on live objects.
+   */
+  guard<T>(call: GuardCall, run: (input: unknown) => T | Promise<T>): Promise<GuardResult<T>>;
+  /**
+   * `fn`, guarded: every call of the result asks first. `meta` and `fn` are given one frozen deep
+   * copy of the arguments (structuredClone): what runs is what was described.
+   */
   gated<A extends unknown[], T>(
     fn: (...args: A) => T | Promise<T>,
     meta: GuardCall | ((...args: A) => GuardCall),
@@ -71,48 +81,90 @@ function refusal(
 /** Past a call's own timeout, how long the daemon has to say it expired. */
 const GRACE_MS = 5000;
 
-async function decide(
-  call: GuardCall,
-  agent: string,
-  socketPath: string | undefined,
-): Promise<GateAnswer | ReturnType<typeof refusal>> {
+/** What is sent, and the input `run` is given: the call read once, its input as the daemon judges it. */
+interface Sendable {
+  request: Record<string, unknown>;
+  input: unknown;
+  /** The call's content, ids included, when the daemon would join another with the same: see `inFlight`. */
+  joinKey?: string;
+}
+
+/**
+ * Reads the caller's call once. Its input is written as JSON and read back: the daemon judges,
+ * and the phone shows, that text, and `run` is handed the same value, frozen, whatever the
+ * caller's objects become during the wait.
+ */
+function sendable(call: GuardCall, agent: string): Sendable | ReturnType<typeof refusal> {
   // Typed, but a JavaScript caller may pass anything.
   if (typeof call !== 'object' || call === null)
     return refusal('invalid_request', 'a guarded call is an object naming its tool');
-  const { timeoutSeconds } = call;
-  if (timeoutSeconds !== undefined && !(Number.isSafeInteger(timeoutSeconds) && timeoutSeconds > 0))
-    return refusal('invalid_request', 'timeoutSeconds must be a whole number of seconds above 0');
-  let cwd: string;
   try {
-    cwd = resolve(call.cwd ?? '.');
-  } catch {
-    return refusal('invalid_request', 'cwd must be a folder, and this process must have one');
+    const { timeoutSeconds, tool, risk, title, detail, command, paths, target, session, callId } = call;
+    if (timeoutSeconds !== undefined && !(Number.isSafeInteger(timeoutSeconds) && timeoutSeconds > 0))
+      return refusal('invalid_request', 'timeoutSeconds must be a whole number of seconds above 0');
+    let cwd: string;
+    try {
+      cwd = resolve(call.cwd ?? '.');
+    } catch {
+      return refusal('invalid_request', 'cwd must be a folder, and this process must have one');
+    }
+    let input: unknown;
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(call.input);
+      input = text === undefined ? undefined : JSON.parse(text);
+    } catch (error) {
+      // A BigInt or a cycle in the input, or a nesting deeper than the stack.
+      return refusal('invalid_request', `the call cannot be written as JSON: ${(error as Error).message}`);
+    }
+    const request = {
+      agent,
+      tool,
+      interactive: false,
+      canDefer: false,
+      ...(input !== undefined ? { input } : {}),
+      ...(risk ? { risk } : {}),
+      ...(title ? { title } : {}),
+      ...(detail ? { detail } : {}),
+      ...(command ? { command } : {}),
+      ...(paths ? { paths } : {}),
+      cwd,
+      ...(target ? { target } : {}),
+      ...(session ? { session } : {}),
+      ...(callId ? { toolUseId: callId } : {}),
+      ...(timeoutSeconds ? { timeoutSeconds } : {}),
+    };
+    // The input as its text: written again, a deep one could take more stack than it did once.
+    const joinKey = session && callId ? JSON.stringify({ ...request, input: text }) : undefined;
+    return { request, input, ...(joinKey ? { joinKey } : {}) };
+  } catch (error) {
+    // A getter that throws, a Proxy: the call is at fault, not the daemon.
+    return refusal('invalid_request', `the call cannot be read: ${(error as Error).message}`);
   }
+}
+
+/** JSON read back: objects and arrays only, no cycles. Without recursion: the nesting is the caller's. */
+function deepFreeze(value: unknown): unknown {
+  const stack = [value];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (typeof next === 'object' && next !== null)
+      for (const each of Object.values(Object.freeze(next))) stack.push(each);
+  }
+  return value;
+}
+
+async function decide(
+  { request }: Sendable,
+  socketPath: string | undefined,
+): Promise<GateAnswer | ReturnType<typeof refusal>> {
+  const { timeoutSeconds } = request as { timeoutSeconds?: number };
   try {
-    return await gateCall(
-      {
-        agent,
-        tool: call.tool,
-        interactive: false,
-        canDefer: false,
-        ...(call.input !== undefined ? { input: call.input } : {}),
-        ...(call.risk ? { risk: call.risk } : {}),
-        ...(call.title ? { title: call.title } : {}),
-        ...(call.detail ? { detail: call.detail } : {}),
-        ...(call.command ? { command: call.command } : {}),
-        ...(call.paths ? { paths: call.paths } : {}),
-        cwd,
-        ...(call.target ? { target: call.target } : {}),
-        ...(call.session ? { session: call.session } : {}),
-        ...(call.callId ? { toolUseId: call.callId } : {}),
-        ...(call.timeoutSeconds ? { timeoutSeconds: call.timeoutSeconds } : {}),
-      },
-      {
-        ...(socketPath ? { socketPath } : {}),
-        // The caller's own limit, if it gave one: the guard answers by then, whatever happens.
-        ...(call.timeoutSeconds ? { deadline: Date.now() + call.timeoutSeconds * 1000 + GRACE_MS } : {}),
-      },
-    );
+    return await gateCall(request, {
+      ...(socketPath ? { socketPath } : {}),
+      // The caller's own limit, if it gave one: the guard answers by then, whatever happens.
+      ...(timeoutSeconds ? { deadline: Date.now() + timeoutSeconds * 1000 + GRACE_MS } : {}),
+    });
   } catch (error) {
     if (error instanceof InsecurePathError) return refusal('insecure_socket_path', error.message);
     if (error instanceof CallRefusedError) return refusal('invalid_request', error.message);
@@ -122,13 +174,23 @@ async function decide(
 }
 
 /**
+ * The guards in flight in this process that the daemon would join (same socket, session, call id
+ * and content: see gate/dedupKey): a joined one runs nothing and resolves with the first's result,
+ * so one approval runs the function once, not once per caller that asked.
+ */
+const inFlight = new Map<string, Promise<GuardResult<unknown>>>();
+
+/**
  * A client of the local daemon. It does not fail when the daemon is down: each guarded call
  * then answers `{ ok: false, reason: 'unavailable' }` and runs nothing.
  */
 export async function connect(options: { socketPath?: string; agent?: string } = {}): Promise<LatchClient> {
   const agent = options.agent ?? 'sdk';
-  const guard = async <T>(call: GuardCall, run: () => T | Promise<T>): Promise<GuardResult<T>> => {
-    const answer = await decide(call, agent, options.socketPath);
+  const judgeAndRun = async <T>(
+    call: Sendable,
+    run: (input: unknown) => T | Promise<T>,
+  ): Promise<GuardResult<T>> => {
+    const answer = await decide(call, options.socketPath);
     if ('ok' in answer) return answer;
     if (answer.decision !== 'allow') {
       // A defer cannot come back to a caller that offered none; either way, no run.
@@ -136,14 +198,36 @@ export async function connect(options: { socketPath?: string; agent?: string } =
         ? refusal(answer.blockReason, answer.reason)
         : refusal('unavailable', answer.reason);
     }
-    return { ok: true, value: await run() };
+    // Frozen only now: V8 writes a frozen object's JSON on a slower path, nested 3,000 deep past
+    // the stack. Until now the copy was this guard's alone.
+    return { ok: true, value: await run(deepFreeze(call.input)) };
+  };
+  const guard = <T>(call: GuardCall, run: (input: unknown) => T | Promise<T>): Promise<GuardResult<T>> => {
+    const sent = sendable(call, agent);
+    if ('ok' in sent) return Promise.resolve(sent);
+    if (sent.joinKey === undefined) return judgeAndRun(sent, run);
+    const key = JSON.stringify([options.socketPath ?? '', sent.joinKey]);
+    const joined = inFlight.get(key);
+    if (joined) return joined as Promise<GuardResult<T>>;
+    const first = judgeAndRun(sent, run).finally(() => inFlight.delete(key));
+    inFlight.set(key, first);
+    return first;
   };
   return {
     guard,
     // Async, so that a `meta` that throws rejects like every other failure, and runs nothing.
     gated:
       (fn, meta) =>
-      async (...args) =>
-        guard(typeof meta === 'function' ? meta(...args) : meta, () => fn(...args)),
+      async (...args) => {
+        // One copy is described and run: the caller's objects may change during the wait.
+        const judged = frozenCopy(args);
+        if ('error' in judged)
+          return refusal(
+            'invalid_request',
+            `the arguments cannot be copied for the phone and the run (${judged.error}): guard a call of them instead`,
+          );
+        const copied = judged.copy;
+        return guard(typeof meta === 'function' ? meta(...copied) : meta, () => fn(...copied));
+      },
   };
 }

@@ -20,12 +20,18 @@ export interface AskOptions {
 /**
  * A client's whole conversation with the daemon for one call: ask, show the countdown, answer a
  * terminal fallback if the daemon offers one. Always resolves, with a deny and its reason for
- * whatever goes wrong: it never throws and never waits past its deadline.
+ * whatever goes wrong: it never throws and never waits past its deadline. A question given as a
+ * function is built here, so a call that cannot be built (currentFolder) is denied like one the
+ * daemon refused.
  */
-export async function askDaemon(question: GateQuestion, options: AskOptions = {}): Promise<GateAnswer> {
+export async function askDaemon(
+  ask: GateQuestion | (() => GateQuestion),
+  options: AskOptions = {},
+): Promise<GateAnswer> {
   const interactive = options.interactive ?? canPromptOnTty();
   let stopSpinner = () => {};
   try {
+    const question = typeof ask === 'function' ? ask() : ask;
     return await gateCall(
       { ...question, interactive },
       {

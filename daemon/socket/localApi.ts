@@ -260,7 +260,8 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     return kept.text;
   };
   const tool = raw['tool'];
-  if (typeof tool !== 'string' || tool === '') return { error: 'tool is required' };
+  if (tool === undefined || tool === null || tool === '') return { error: 'tool is required' };
+  if (typeof tool !== 'string') return { error: 'tool must be a string' };
   if (sanitizeText(tool, { maxBytes: MAX.tool, multiline: false }).changed)
     return {
       error: `tool must be a name of at most ${MAX.tool} bytes, without control or invisible characters`,
@@ -270,6 +271,13 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
   const agent = text(raw['agent'], MAX.name) || 'agent';
   if (agent === RESERVED_AGENT || tool.startsWith(`${RESERVED_AGENT}.`))
     return { error: `the agent name "${RESERVED_AGENT}" and tools "${RESERVED_AGENT}.…" are Latch's own` };
+  // One request per (session, tool call): a cut or cleaned id would make two calls one, and one
+  // approval answer both.
+  const id = (['session', 'toolUseId'] as const).find(
+    (key) =>
+      typeof raw[key] === 'string' && sanitizeText(raw[key], { maxBytes: MAX.id, multiline: false }).changed,
+  );
+  if (id) return { error: `${id} must be at most ${MAX.id} bytes, without control or invisible characters` };
   const paths = ((raw['paths'] ?? []) as string[]).filter((path) => path !== '');
   if (paths.length > MAX.paths) return { error: `a request names at most ${MAX.paths} paths` };
   const cwd = typeof raw['cwd'] === 'string' ? raw['cwd'] : undefined;
@@ -304,8 +312,8 @@ export function readGateRequest(body: unknown): GateRequest | { error: string } 
     ...optional('detail', text(raw['detail'], MAX.detail, true)),
     ...optional('diff', shown(raw['diff'], MAX.diff)),
     ...optional('target', text(raw['target'], MAX.target)),
-    ...optional('session', text(raw['session'], MAX.id)),
-    ...optional('toolUseId', text(raw['toolUseId'], MAX.id)),
+    ...optional('session', typeof raw['session'] === 'string' ? raw['session'] : undefined),
+    ...optional('toolUseId', typeof raw['toolUseId'] === 'string' ? raw['toolUseId'] : undefined),
     ...optional('timeoutSeconds', timeout),
     ...(risk ? { risk } : {}),
   };

@@ -112,6 +112,35 @@ describe('latch against a running daemon', () => {
     expect(existsSync(witness)).toBe(false);
   });
 
+  it('latch request and latch exec in a deleted folder refuse the call, invalid_request, and run nothing', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'latch-cli-'));
+    const witness = join(root, 'ran');
+    const inDeletedFolder = (args: string[]) =>
+      runToEnd(
+        [
+          'sh',
+          '-c',
+          'mkdir "$0/gone" && cd "$0/gone" && rmdir "$0/gone" && exec "$@"',
+          root,
+          process.execPath,
+          LATCH_BIN,
+          ...args,
+        ],
+        { env: paired.machine.env },
+      );
+    const requested = await inDeletedFolder(['request', '--title', 'ship it', '--tool', 'deploy-ok']);
+    expect(requested).toMatchObject({
+      code: 3,
+      stdout: expect.stringMatching(/^\w+: invalid_request: the current folder no longer exists\n$/),
+    });
+    const executed = await inDeletedFolder(['exec', '--', 'touch', witness]);
+    expect(executed).toMatchObject({
+      code: EXEC_DENIED,
+      stderr: `latch: not running touch ${witness}: invalid_request: the current folder no longer exists\n`,
+    });
+    expect(existsSync(witness)).toBe(false);
+  });
+
   it('latch devices --json lists each phone with its id, name, pairing time and state', async () => {
     const { devices } = json<DevicesJson>(await latch(['devices', '--json']));
     expect(devices).toEqual([

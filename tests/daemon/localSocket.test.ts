@@ -102,7 +102,9 @@ describe("the daemon's socket", () => {
       return ALLOW;
     });
     const heard = await converse(server.socketPath, '{"tool": 5}\n', true);
-    expect(JSON.parse(heard)).toEqual({ refused: { code: 'invalid_request', message: 'tool is required' } });
+    expect(JSON.parse(heard)).toEqual({
+      refused: { code: 'invalid_request', message: 'tool must be a string' },
+    });
     // The call is at fault, not the daemon: the client says so, not "unreachable".
     await expect(
       gateCall({ paths: ['/etc/hosts'] }, { socketPath: server.socketPath }),

@@ -467,6 +467,26 @@ describe('latch mcp', () => {
     expect(relay.requests.length).toBe(asking);
   });
 
+  it('refuses a call, invalid_request, once the folder the server runs in was deleted', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'latch-mcp-gone-'));
+    const [node, flag, echo] = ECHO_SERVER;
+    const gated = gatedBy([node!, flag!, `process.stderr.write('ready\\n'); ${echo!}`], { cwd: folder });
+    await expect.poll(() => gated.stderr).toContain('ready');
+    rmSync(folder, { recursive: true });
+    const asking = relay.requests.length;
+    expect(result(await gated.request('tools/call', { name: 'read_note', arguments: { id: '1' } }))).toEqual({
+      content: [
+        {
+          type: 'text',
+          text: expect.stringContaining('invalid_request: the current folder no longer exists'),
+        },
+      ],
+      isError: true,
+    });
+    expect(gated.stderr).not.toContain('server saw');
+    expect(relay.requests.length).toBe(asking);
+  });
+
   it.each([
     ['exits', `process.stderr.write('ready\\n'); process.stdin.once('data', () => process.exit(3))`, 3],
     [

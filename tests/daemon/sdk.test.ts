@@ -155,6 +155,123 @@ describe('the SDK guard', () => {
     expect(await result).toMatchObject({ ok: false, reason: 'expired' });
   });
 
+  it('runs a gated function on the arguments the phone saw, frozen, though the caller changed its own during the wait', async () => {
+    const ran: unknown[] = [];
+    const deploy = latch.gated(
+      (options: { target: string; steps: string[] }) => {
+        ran.push(options, Object.isFrozen(options), Object.isFrozen(options.steps));
+        return options.target;
+      },
+      (options) => ({ tool: 'deploy', input: options, risk: 'high', title: `Deploy ${options.target}` }),
+    );
+    const options = { target: 'staging', steps: ['build'] };
+    const before = relay.requests.length;
+    const result = deploy(options);
+    const request = await relay.nextRequest(before);
+    options.target = 'production';
+    options.steps.push('drop the database');
+    const { token, details } = await phoneApproves(phone, request, relay.origin);
+    expect(details.title).toBe('Deploy staging');
+    relay.sendApproval(request.requestId, token);
+    expect(await result).toEqual({ ok: true, value: 'staging' });
+    expect(ran).toEqual([{ target: 'staging', steps: ['build'] }, true, true]);
+  });
+
+  it('hands run the input as it was sent, frozen: not the caller’s object, changed during the wait', async () => {
+    const given: unknown[] = [];
+    const input = { amount: 100, to: 'bob' };
+    const before = relay.requests.length;
+    const result = latch.guard({ tool: 'transfer', input, risk: 'high' }, (sent) => {
+      given.push(sent, Object.isFrozen(sent));
+      return 'sent';
+    });
+    const request = await relay.nextRequest(before);
+    input.to = 'mallory';
+    const { token, details } = await phoneApproves(phone, request, relay.origin);
+    expect(details.detail).toContain('"to": "bob"');
+    relay.sendApproval(request.requestId, token);
+    expect(await result).toEqual({ ok: true, value: 'sent' });
+    expect(given).toEqual([{ amount: 100, to: 'bob' }, true]);
+  });
+
+  it('refuses, invalid_request, to gate arguments it cannot copy whole, without asking or running', async () => {
+    class Account {
+      readonly #key = 'secret';
+      key = () => this.#key;
+    }
+    class Wallet {
+      owner = 'bob';
+    }
+    const fn = counted('x');
+    const before = relay.requests.length;
+    for (const [what, argument] of [
+      ['a function', () => 'callback'],
+      ['a class instance in an object', { to: new Wallet() }],
+      ['a class instance with private state', new Account()],
+    ] as const) {
+      const gated = latch.gated((_argument: unknown) => fn(), { tool: 'read_report' });
+      expect(await gated(argument), what).toMatchObject({
+        ok: false,
+        code: 'invalid_request',
+        message: expect.stringContaining('the arguments cannot be copied for the phone and the run'),
+      });
+    }
+    expect(fn.runs).toBe(0);
+    expect(relay.requests.length).toBe(before);
+    // What structuredClone copies whole runs: dates, maps, a record without a prototype.
+    const whole = latch.gated(
+      (when: Date, seen: Map<string, number>, bare: Record<string, number>) =>
+        `${when.getUTCFullYear()} ${seen.get('a')} ${bare['b']}`,
+      { tool: 'read_report' },
+    );
+    const bare = Object.assign(Object.create(null) as Record<string, number>, { b: 2 });
+    expect(await whole(new Date(Date.UTC(2026, 0, 1)), new Map([['a', 1]]), bare)).toEqual({
+      ok: true,
+      value: '2026 1 2',
+    });
+  });
+
+  it('runs once for one approval when the same call (session, call id, content) is guarded three times at once', async () => {
+    let runs = 0;
+    const call = {
+      tool: 'transfer',
+      input: { amount: 100, to: 'bob' },
+      risk: 'high' as const,
+      session: 'sdk-join',
+      callId: 'call-1',
+    };
+    const before = relay.requests.length;
+    const first = latch.guard(call, () => ++runs);
+    const request = await relay.nextRequest(before);
+    const others = [latch.guard(call, () => ++runs), latch.guard(call, () => ++runs)];
+    const { token } = await phoneApproves(phone, request, relay.origin);
+    relay.sendApproval(request.requestId, token);
+    expect(await Promise.all([first, ...others])).toEqual([1, 1, 1].map((value) => ({ ok: true, value })));
+    expect(runs).toBe(1);
+    expect(relay.requests.length).toBe(before + 1);
+  });
+
+  it('refuses a session or call id over 256 bytes or with invisible characters, which would be cut or cleaned into another call’s', async () => {
+    let runs = 0;
+    const long = 'A'.repeat(300);
+    const base = { tool: 'transfer', input: { amount: 100 }, risk: 'high' as const };
+    const before = relay.requests.length;
+    for (const call of [
+      { ...base, session: 's', callId: `${long}-first` },
+      { ...base, session: `${long}-first`, callId: 'c' },
+      { ...base, session: 's', callId: 'call-7\u200b' },
+    ])
+      expect(await latch.guard(call, () => ++runs)).toMatchObject({
+        ok: false,
+        code: 'invalid_request',
+        message: expect.stringMatching(
+          /(session|toolUseId) must be at most 256 bytes, without control or invisible characters/,
+        ),
+      });
+    expect(runs).toBe(0);
+    expect(relay.requests.length).toBe(before);
+  });
+
   it('refuses every call while frozen, with kill_switch, without asking the relay', async () => {
     const envelope = await signEnvelope(
       'freeze',
@@ -192,6 +309,26 @@ describe('the SDK guard', () => {
     const fn = counted('x');
     const faulty: [string, Parameters<LatchClient['guard']>[0], string][] = [
       ['no tool', { tool: '' }, 'the daemon refused the request: tool is required'],
+      // From JavaScript, where the types do not hold.
+      [
+        'a tool that is a number',
+        { tool: 5 as never },
+        'the daemon refused the request: tool must be a string',
+      ],
+      [
+        'a getter that throws',
+        {
+          get tool(): string {
+            throw new Error('no tool here');
+          },
+        },
+        'the call cannot be read: no tool here',
+      ],
+      [
+        'a call id over 256 bytes',
+        { tool: 'read_report', session: 's', callId: 'A'.repeat(257) },
+        'the daemon refused the request: toolUseId must be at most 256 bytes',
+      ],
       ['a BigInt', { tool: 'read_report', input: { rows: 10n } }, 'the call cannot be written as JSON'],
       [
         'nested 4,000 deep',

@@ -340,9 +340,20 @@ describe('reading an agent’s gate request', () => {
     expect(read.shortened).toBe(true);
   });
 
-  it('refuses a request without a tool', () => {
+  it('refuses a request without a tool, or with one that is not a string', () => {
     expect(readGateRequest({ command: 'ls' })).toEqual({ error: 'tool is required' });
     expect(readGateRequest('ls')).toEqual({ error: 'the request must be a JSON object' });
+    expect(readGateRequest({ tool: 5 })).toEqual({ error: 'tool must be a string' });
+  });
+
+  it('refuses, never cuts or cleans, a session or tool call id: two calls would share one request and its approval', () => {
+    const id = 'A'.repeat(256);
+    for (const key of ['session', 'toolUseId'] as const) {
+      const refused = { error: `${key} must be at most 256 bytes, without control or invisible characters` };
+      expect(readGateRequest({ tool: 'Bash', [key]: `${id}-first` })).toEqual(refused);
+      expect(readGateRequest({ tool: 'Bash', [key]: 'call-7\u200b' })).toEqual(refused);
+      expect(readGateRequest({ tool: 'Bash', [key]: id })).toMatchObject({ [key]: id, shortened: false });
+    }
   });
 
   it('refuses the names Latch asks its own changes under: a caller asking first would be joined by them', () => {

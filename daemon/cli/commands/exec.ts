@@ -3,6 +3,7 @@ import { EXEC_EXIT, runUnderSwitch } from '../../exec/runUnderSwitch.ts';
 import { writeStderrLine } from '../../output/stderrLine.ts';
 import { shellCommand } from '../../install/shellWords.ts';
 import { askDaemon } from '../../socket/askDaemon.ts';
+import { currentFolder } from '../../socket/currentFolder.ts';
 import { guardWithLastResort } from '../lastResort.ts';
 
 /** The exit code of `latch exec` when the command did not run: denied, or no answer. */
@@ -28,14 +29,14 @@ export async function run(argv: string[], options: { risk?: RiskLevel; title?: s
   if (argv.some((argument) => argument.includes('\uFFFD')))
     deny('an argument is not UTF-8 (or holds U+FFFD), and would not run as given');
 
-  const answer = await askDaemon({
+  const answer = await askDaemon(() => ({
     agent: 'latch exec',
     tool: 'exec',
     command,
-    cwd: process.cwd(),
+    cwd: currentFolder(),
     ...(options.risk ? { risk: options.risk } : {}),
     ...(options.title ? { title: options.title } : {}),
-  });
+  }));
   if (answer.decision !== 'allow') deny(answer.reason);
   runUnderSwitch(argv, command, { started: () => guard.answered(), notStarted: deny });
 }

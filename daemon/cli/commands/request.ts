@@ -1,5 +1,6 @@
 import type { RiskLevel } from '../../../shared/messages/common.ts';
 import { askDaemon } from '../../socket/askDaemon.ts';
+import { currentFolder } from '../../socket/currentFolder.ts';
 import type { AllowedVia, BlockReason, GateAnswer } from '../../socket/localApi.ts';
 import { isUnavailable, REQUEST_EXIT } from '../exitCodes.ts';
 import { guardWithLastResort } from '../lastResort.ts';
@@ -70,7 +71,7 @@ export async function run(options: {
     deny: (reason) => say(verdict(undefined, `latch: ${reason}`)),
   });
   const answer = await askDaemon(
-    {
+    () => ({
       agent: 'latch request',
       tool: options.tool,
       title: options.title,
@@ -78,8 +79,8 @@ export async function run(options: {
       ...(options.risk ? { risk: options.risk } : {}),
       ...(options.target ? { target: options.target } : {}),
       ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
-      cwd: process.cwd(),
-    },
+      cwd: currentFolder(),
+    }),
     options.timeout ? { deadline: Date.now() + (options.timeout + GRACE_SECONDS) * 1000 } : {},
   );
   guard.answered();
