@@ -83,9 +83,10 @@ async function exchange(
   relayReached(mark);
   learnRelayTime(response.headers);
   if (!response.ok) {
+    // No refusal the relay wrote (a proxy's page, a crash): a code whose words are the app's.
     const refused = refusalInBody(text, {
-      code: 'http_error',
-      message: `the relay answered ${response.status}`,
+      code: response.status === 429 ? 'too_many_requests' : 'http_error',
+      message: '',
     });
     return { ok: false, status: response.status, ...refused };
   }

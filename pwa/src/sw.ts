@@ -154,7 +154,7 @@ async function showOutcome(data: NotificationData, result: ApiResult<unknown>): 
   // Its host withdrew it: nobody waits for an answer, and nothing ran. Nothing is left to refuse.
   if (result.code === 'withdrawn') {
     await self.registration.showNotification('No longer waiting', {
-      body: result.message,
+      body: 'The agent stopped waiting; nothing was approved.',
       tag: requestId,
       silent: true,
       data: {
@@ -168,7 +168,11 @@ async function showOutcome(data: NotificationData, result: ApiResult<unknown>): 
   }
   // Kept on screen: the person believes they refused, and must learn that it did not go through.
   await self.registration.showNotification('Not denied', {
-    body: result.code === 'offline' ? 'No connection to the relay. Open Latch to try again.' : result.message,
+    // The relay's own words are never shown as Latch's: the app says what became of it.
+    body:
+      result.code === 'offline'
+        ? 'No connection to the relay. Open Latch to try again.'
+        : 'Open Latch to see why.',
     tag: requestId,
     requireInteraction: true,
     data: { fleet: data.fleet, requestId, outcome: 'refused', code: result.code } satisfies NotificationData,

@@ -271,7 +271,8 @@ describe('approve, and allow calls like this', () => {
     });
     try {
       await page.goto(origin);
-      await page.getByText(/a relay says so/).waitFor();
+      // No signed freeze: no reason is given (the relay's own is not shown as one).
+      await page.getByRole('alert').filter({ hasText: 'FROZEN, reason given: none' }).waitFor();
     } finally {
       await page.unroute('**/state');
     }

@@ -413,9 +413,12 @@ describe('what the phone says', () => {
     await page.route('**/freeze', (route) => route.fulfill({ status: 503, body: '' }));
     await holdPanic(phoneA.browser);
     await page
-      .getByText('Not frozen. The relay answered 503. On a computer, latch panic freezes it.', {
-        exact: true,
-      })
+      .getByText(
+        'Not frozen. The relay failed: check whether it went through, then try again. On a computer, latch panic freezes it.',
+        {
+          exact: true,
+        },
+      )
       .waitFor();
     await page.unroute('**/freeze');
   });

@@ -94,7 +94,7 @@ describe('a request whose caller went away', () => {
     expect(await notificationsOf(phone!.browser, requestId)).toEqual([
       expect.objectContaining({
         title: 'No longer waiting',
-        body: 'the agent stopped waiting for an answer; nothing was approved',
+        body: 'The agent stopped waiting; nothing was approved.',
         data: expect.objectContaining({ code: 'withdrawn' }),
       }),
     ]);

@@ -49,8 +49,9 @@ export async function pairBrowserPhone(
       throw new Error(`the phone and the terminal show different codes:\n${pair.stdout()}`);
     await browser.page.getByText(/^Paired with .+\.$/).waitFor();
     await browser.page.getByText('Notifications are on.').waitFor({ timeout: 30_000 });
-    // The secret left the address bar once read.
-    if (browser.page.url() !== `${origin}/pair`)
+    // The secret left the address bar once read, and the ended pairing left it too: a reload
+    // opens the app.
+    if (browser.page.url() !== `${origin}/`)
       throw new Error(`the pairing secret stayed in the address bar: ${browser.page.url()}`);
   } catch (error) {
     // A failed pairing leaves nothing running: not latch pair, nor a phone launched for it.

@@ -19,27 +19,33 @@ import { navigate } from '../router.ts';
 import { useAction } from '../useConnectivity.ts';
 import { signWithPasskey } from '../webauthn.ts';
 
-/** The fleet's phones and hosts: rename a phone, revoke one. */
+/** Each fleet's phones and hosts: rename a phone, revoke one. */
 export function DevicesScreen() {
   const [identity, setIdentity] = useState<DeviceIdentity>();
-  const [fleet, setFleet] = useState<string>();
-  const [members, setMembers] = useState<Members>();
+  // Only the fleets whose relay listed them: one that no longer knows this phone has none to show.
+  const [fleets, setFleets] = useState<{ fleet: string; members: Members }[]>([]);
   const [message, setMessage] = useState<string>();
   const [lockScreenPrivacy, setLockScreenPrivacy] = useState<boolean>();
   const [off, run] = useAction();
 
   const load = async () => {
     const me = await loadIdentity();
-    const [first] = await loadMemberships();
-    if (!me || !first) return setMessage('This phone is not paired.');
+    const memberships = await loadMemberships();
+    if (!me || !memberships[0]) return setMessage('This phone is not paired.');
     setIdentity(me);
-    setFleet(first.fleet);
-    const listed = await relayCall('GET', fleetPath(first.fleet, '/members'), membersSchema, {
-      identity: me,
-    });
-    if (listed.ok) setMembers(listed.value);
-    else setMessage(refusalText(listed));
+    const listed = await Promise.all(
+      memberships.map(async ({ fleet }) => ({
+        fleet,
+        result: await relayCall('GET', fleetPath(fleet, '/members'), membersSchema, { identity: me }),
+      })),
+    );
+    setFleets(listed.flatMap(({ fleet, result }) => (result.ok ? [{ fleet, members: result.value }] : [])));
+    const refused = listed.find(({ result }) => !result.ok)?.result;
+    if (refused?.ok === false) setMessage(refusalText(refused));
   };
+  /** The fleet's list, as the relay answered a change to it. */
+  const show = (fleet: string, members: Members) =>
+    setFleets((shown) => shown.map((listed) => (listed.fleet === fleet ? { fleet, members } : listed)));
   useEffect(() => void load(), []);
   useEffect(() => void loadLockScreenPrivacy().then(setLockScreenPrivacy), []);
 
@@ -48,9 +54,9 @@ export function DevicesScreen() {
     await saveLockScreenPrivacy(on);
   };
 
-  const rename = async (id: string, current: string) => {
+  const rename = async (fleet: string, id: string, current: string) => {
     const typed = prompt('New name, in the app (computers keep the name it paired with)', current);
-    if (typed === null || !identity || !fleet) return;
+    if (typed === null || !identity) return;
     const name = sanitizeText(typed.trim(), { maxBytes: LIMITS.nameBytes, multiline: false }).text;
     if (!name) return setMessage('A name cannot be blank.');
     const result = await relayCall(
@@ -60,12 +66,12 @@ export function DevicesScreen() {
       { identity, body: { v: 1, name } },
     );
     if (!result.ok) return setMessage(refusalText(result));
-    setMembers(result.value);
+    show(fleet, result.value);
     setMessage(undefined);
   };
 
-  const revoke = async (id: string, name: string) => {
-    if (!identity || !fleet || !members) return;
+  const revoke = async (fleet: string, members: Members, id: string, name: string) => {
+    if (!identity) return;
     // Revoking can leave fewer phones than a resume takes: then no freeze could be lifted here.
     const left = members.devices.filter((device) => !device.revoked && device.id !== id).length;
     const state = await fetchState(identity, fleet);
@@ -93,7 +99,7 @@ export function DevicesScreen() {
       { identity, body: { v: 1, assertion } },
     );
     if (!result.ok) return setMessage(`Not revoked. ${refusalText(result)}`);
-    setMembers(result.value);
+    show(fleet, result.value);
     setMessage(`Revoked ${name}.`);
   };
 
@@ -106,46 +112,52 @@ export function DevicesScreen() {
         </button>
       </header>
       {message && <p role="status">{message}</p>}
-      <h2>Phones</h2>
-      <ul class="members">
-        {members?.devices.map((device) => (
-          <li key={device.id} class={device.revoked ? 'revoked' : ''}>
-            <span>
-              {device.name}
-              {device.id === identity?.id ? ' (this phone)' : ''}
-              {device.revoked ? ' (revoked)' : ''}
-            </span>
-            {!device.revoked && (
-              <span class="member-actions">
-                {/* Each button names its phone: a screen reader lists buttons by their names alone. */}
-                <button
-                  type="button"
-                  aria-label={`Rename ${device.name}`}
-                  disabled={off}
-                  onClick={() => run(() => rename(device.id, device.name))}
-                >
-                  Rename
-                </button>
-                <button
-                  type="button"
-                  class="deny"
-                  aria-label={`Revoke ${device.name}`}
-                  disabled={off}
-                  onClick={() => run(() => revoke(device.id, device.name))}
-                >
-                  Revoke
-                </button>
-              </span>
-            )}
-          </li>
-        ))}
-      </ul>
-      <h2>Hosts</h2>
-      <ul class="members">
-        {members?.hosts.map((host) => (
-          <li key={host.id}>{host.name}</li>
-        ))}
-      </ul>
+      {/* A section for each fleet (each computer's phones), named for its hosts; none where no
+          fleet listed this phone: no empty headings. */}
+      {fleets.map(({ fleet, members }) => (
+        <section key={fleet} aria-label={members.hosts.map((host) => host.name).join(', ')}>
+          <h2>Phones</h2>
+          <ul class="members">
+            {members.devices.map((device) => (
+              <li key={device.id} class={device.revoked ? 'revoked' : ''}>
+                <span>
+                  {device.name}
+                  {device.id === identity?.id ? ' (this phone)' : ''}
+                  {device.revoked ? ' (revoked)' : ''}
+                </span>
+                {!device.revoked && (
+                  <span class="member-actions">
+                    {/* Each button names its phone: a screen reader lists buttons by their names alone. */}
+                    <button
+                      type="button"
+                      aria-label={`Rename ${device.name}`}
+                      disabled={off}
+                      onClick={() => run(() => rename(fleet, device.id, device.name))}
+                    >
+                      Rename
+                    </button>
+                    <button
+                      type="button"
+                      class="deny"
+                      aria-label={`Revoke ${device.name}`}
+                      disabled={off}
+                      onClick={() => run(() => revoke(fleet, members, device.id, device.name))}
+                    >
+                      Revoke
+                    </button>
+                  </span>
+                )}
+              </li>
+            ))}
+          </ul>
+          <h2>Hosts</h2>
+          <ul class="members">
+            {members.hosts.map((host) => (
+              <li key={host.id}>{host.name}</li>
+            ))}
+          </ul>
+        </section>
+      ))}
       <AllowedRules identity={identity} />
       <h2>This phone</h2>
       <label class="setting">

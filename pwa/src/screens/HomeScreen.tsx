@@ -68,6 +68,8 @@ async function loadFleet(identity: DeviceIdentity, membership: Membership): Prom
   };
 }
 
+const hostNames = (fleet: FleetView) => fleet.membership.hosts.map((host) => host.name).join(', ');
+
 /** Frozen by a signed freeze, which votes can lift: another press would add nothing. */
 const frozenForGood = (fleet: FleetView): boolean => Boolean(fleet.state?.frozen && fleet.state.freeze);
 
@@ -84,13 +86,20 @@ export function HomeScreen() {
   // last (a poll from before a panic) is not shown after it. Counted, since each may take long.
   const begunCount = useRef(0);
   const shownBegun = useRef(0);
+  // A fleet that no longer knows this phone never takes it back: asked once, not on every poll.
+  const outside = useRef<Record<string, FleetView>>({});
   const refresh = useCallback(async () => {
     const begun = ++begunCount.current;
     const me = identity ?? (await loadIdentity());
     if (!me) return setFleets([]);
     setIdentity(me);
     setPasskey(await loadPasskey());
-    const views = await Promise.all((await loadMemberships()).map((membership) => loadFleet(me, membership)));
+    const views = await Promise.all(
+      (await loadMemberships()).map(
+        (membership) => outside.current[membership.fleet] ?? loadFleet(me, membership),
+      ),
+    );
+    for (const view of views) if (view.outside) outside.current[view.membership.fleet] = view;
     if (begun < shownBegun.current) return;
     // A freeze ended every rule phones allowed on the fleet's hosts: this phone's list says so,
     // before the screen does (a page left at once would lose the write).
@@ -142,10 +151,11 @@ export function HomeScreen() {
       paired.map((fleet) => freeze(identity, fleet.membership.fleet, 'panic button')),
     );
     const refused = results.find((result) => !result.ok);
-    // The way that needs no relay, which may be what failed (a phone walk).
+    // The way that needs no relay, which may be what failed (a phone walk); some fleets may have
+    // frozen: "Not frozen" would hide that others still run.
     setPanicked(
       refused?.ok === false
-        ? `Not frozen. ${refusalText(refused)} On a computer, latch panic freezes it.`
+        ? `${results.some((result) => result.ok) ? 'Not every fleet froze' : 'Not frozen'}. ${refusalText(refused)} On a computer, latch panic freezes it.`
         : FROZEN,
     );
     await refresh();
@@ -184,7 +194,9 @@ export function HomeScreen() {
       {/* Offline, the relay cannot be asked about push: the offline banner says why instead. */}
       {!offline && <NotificationBanner />}
       {fleets.map((fleet) => (
-        <section key={fleet.membership.fleet} aria-label="fleet">
+        // Named for its hosts (as this phone paired with them): with two fleets, which is which.
+        <section key={fleet.membership.fleet} aria-label={hostNames(fleet)}>
+          {fleets.length > 1 && <h2>{hostNames(fleet)}</h2>}
           {/* A new freeze, or a resume, starts it afresh: "Your vote is counted" was the last one's. */}
           <FleetStatus
             key={`${fleet.state?.epoch}-${fleet.state?.frozen}`}
@@ -294,7 +306,8 @@ function FleetStatus({
   };
   return (
     <div class="status frozen" role="alert">
-      <strong>FROZEN</strong>: {state.reason ?? 'no reason given'}
+      {/* The signed freeze's reason, not the relay's unsigned copy, which it could write anything in. */}
+      <strong>FROZEN</strong>, reason given: {freeze?.body.reason ?? 'none'}
       <p>
         Votes to resume: {state.votes.length} of {state.needed}
       </p>

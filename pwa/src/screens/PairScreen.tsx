@@ -35,16 +35,22 @@ export function PairScreen() {
     // Keep the secret out of the address bar and history once read.
     if (link.ok) history.replaceState(null, '', '/pair');
   }, [link]);
+  // Ended: a reload, or Back from a later screen, opens the app, not an empty pairing.
+  useEffect(() => {
+    if (progress.step === 'done' || progress.step === 'failed') history.replaceState(null, '', '/');
+  }, [progress.step]);
 
-  if (!link.ok && !started) {
+  // Also where a reload lands once the link's secret is out of the address: after pairing, or
+  // during it (the keys outlive a reload, the wait for the computer does not).
+  if (!link.ok) {
     return (
       <main class="screen">
         <h1>Pair this phone</h1>
         <p>
-          This pairing link is not valid ({link.error.code}). Run <code>latch pair</code> again and scan the
-          new code.
+          No valid pairing link here. If this phone was pairing when the page reloaded, the computer may have
+          added it: check <code>latch devices</code>. Else run <code>latch pair</code> again and scan its
+          code.
         </p>
-        {/* Also where a reload after pairing lands: the link's secret was taken out of the address. */}
         <button type="button" class="primary" onClick={() => navigate('/')}>
           Done
         </button>

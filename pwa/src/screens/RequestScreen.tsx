@@ -293,12 +293,15 @@ function Review({
     // dialog's would. Enter never approves: on an Approve button it does nothing, as elsewhere
     // it presses the button in focus (a keyboard's or a switch's only way to).
     const onKey = (event: KeyboardEvent) => {
-      if (event.key === 'Escape') {
+      const target = event.target as Element;
+      // In a text box (the word a critical request asks for), Escape is the box's: it clears or
+      // closes a suggestion there, and a deny the person did not choose is final.
+      if (event.key === 'Escape' && !target.matches('input')) {
         event.preventDefault();
         const panelCancel = document.querySelector<HTMLElement>('fieldset .link');
         if (panelCancel) panelCancel.click();
         else void doDeny();
-      } else if (event.key === 'Enter' && (event.target as Element).matches('.approve')) {
+      } else if (event.key === 'Enter' && target.matches('.approve')) {
         event.preventDefault();
       }
     };
