@@ -64,6 +64,11 @@ export const requestDetailsSchema = /* @__PURE__ */ f.object({
   createdAt: f.timestamp(),
   exp: f.timestamp(),
   nonce: nonce(),
+  /**
+   * Random bytes the relay never receives (every other member it sees, or could guess): without
+   * them it could test guesses of a short request against `requestHash`, offline.
+   */
+  salt: nonce(),
   shortened: f.boolean(),
   /**
    * Push-fatigue defences (daemon/gate/pushFatigue): seconds from `createdAt` before an approval
