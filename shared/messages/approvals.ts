@@ -66,9 +66,11 @@ export const requestDetailsSchema = /* @__PURE__ */ f.object({
   nonce: nonce(),
   /**
    * Random bytes the relay never receives (every other member it sees, or could guess): without
-   * them it could test guesses of a short request against `requestHash`, offline.
+   * them it could test guesses of a short request against `requestHash`, offline. The daemon
+   * always sends it; read as optional so that an app newer than a host still opens its
+   * requests (the phone signs the hash of what it opened, which the daemon checks against its own).
    */
-  salt: nonce(),
+  salt: f.optional(nonce()),
   shortened: f.boolean(),
   /**
    * Push-fatigue defences (daemon/gate/pushFatigue): seconds from `createdAt` before an approval

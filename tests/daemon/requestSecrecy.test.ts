@@ -21,11 +21,11 @@ describe('what the relay learns of a request', () => {
     relay.sendApproval(request.requestId, token);
     await hook;
 
-    expect(fromBase64url(details.salt)).toHaveLength(16);
+    expect(fromBase64url(details.salt!)).toHaveLength(16);
     // Everything the relay holds of the request, but for the boxes it cannot open.
     const { sealed, ...seen } = request;
     expect(sealed.length).toBeGreaterThan(0);
-    expect(JSON.stringify(seen)).not.toContain(details.salt);
+    expect(JSON.stringify(seen)).not.toContain(details.salt!);
     // A relay that guessed every other member right, with what it does hold in the salt's place,
     // still gets another hash.
     expect(await requestHash(details)).toBe(request.requestHash);
