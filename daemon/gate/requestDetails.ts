@@ -108,6 +108,7 @@ export function requestDetails(
     createdAt: now,
     exp: now + terms.timeoutSeconds * 1000,
     nonce: toBase64url(randomBytes(16)),
+    salt: toBase64url(randomBytes(16)),
     shortened,
     ...(terms.similar && !shownCut ? { similar: terms.similar } : {}),
     ...fatigue.terms(request, config.approvals, now),

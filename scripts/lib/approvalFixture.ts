@@ -56,6 +56,7 @@ export function requestDetails(fleet: PairedFleet, overrides: Partial<RequestDet
     createdAt: NOW,
     exp: NOW + 5 * 60_000,
     nonce: toBase64url(randomBytes(16)),
+    salt: toBase64url(randomBytes(16)),
     shortened: false,
     ...overrides,
   };

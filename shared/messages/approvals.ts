@@ -64,6 +64,13 @@ export const requestDetailsSchema = /* @__PURE__ */ f.object({
   createdAt: f.timestamp(),
   exp: f.timestamp(),
   nonce: nonce(),
+  /**
+   * Random bytes the relay never receives (every other member it sees, or could guess): without
+   * them it could test guesses of a short request against `requestHash`, offline. The daemon
+   * always sends it; read as optional so that an app newer than a host still opens its
+   * requests (the phone signs the hash of what it opened, which the daemon checks against its own).
+   */
+  salt: f.optional(nonce()),
   shortened: f.boolean(),
   /**
    * Push-fatigue defences (daemon/gate/pushFatigue): seconds from `createdAt` before an approval

@@ -37,6 +37,7 @@ it('gives every grant an id a person can type after latch policy revoke: hex, ne
     createdAt: now,
     exp: now + 300_000,
     nonce: 'AAAAAAAAAAAAAAAAAAAAAA',
+    salt: 'BBBBBBBBBBBBBBBBBBBBBB',
     shortened: false,
     similar: {
       tool: 'Bash',

@@ -55,6 +55,7 @@ async function pendingRequest(requestId: string, createdAt: number): Promise<Req
     createdAt,
     exp: createdAt + 300_000,
     nonce: 'AAAAAAAAAAAAAAAAAAAAAA',
+    salt: 'BBBBBBBBBBBBBBBBBBBBBB',
     shortened: false,
   };
   return {
