@@ -53,8 +53,10 @@ export function runUnderSwitch(argv: readonly string[], command: string, doors: 
       obeying = startObeying(argv, command, state.rules, () => stopWatching());
       doors.started();
     },
-    onLost: (reason) =>
-      obeying ? obeying.onLost(reason) : doors.notStarted(`lost the daemon before it started (${reason})`),
+    onLost: (reason, busy) =>
+      obeying
+        ? obeying.onLost(reason, busy)
+        : doors.notStarted(`lost the daemon before it started (${reason})`),
     onBack: () => obeying?.onBack(),
   });
 }
@@ -125,19 +127,24 @@ function startObeying(
       if (state.frozen) freeze(fleetFrozenText(state.reason));
       else resume();
     },
-    onLost: (reason) => {
+    onLost: (reason, busy) => {
       // Like the daemon without its relay (strict = false): the last state holds while it is away.
+      // A busy daemon is not away: it runs, may be frozen, and cannot say so to this run, which
+      // then gets strict mode's grace whatever the mode.
+      const why = busy ? 'a busy daemon cannot tell it of a freeze' : 'strict mode';
       const meanwhile = held
         ? 'stays stopped until it is back'
-        : rules.strict
-          ? `runs on, for ${rules.graceSeconds} s at most (strict mode)`
+        : rules.strict || busy
+          ? `runs on, for ${rules.graceSeconds} s at most (${why})`
           : 'runs on until it is back';
       say(`lost the daemon (${reason}); ${command} ${meanwhile}`);
-      if (rules.strict)
+      if (rules.strict || busy) {
+        clearTimeout(strictTimer);
         strictTimer = setTimeout(
-          () => freeze(`the daemon has been out of reach for ${rules.graceSeconds} s (strict mode)`),
+          () => freeze(`the daemon has been out of reach for ${rules.graceSeconds} s (${why})`),
           rules.graceSeconds * 1000,
         );
+      }
     },
     onBack: () => {
       clearTimeout(strictTimer);

@@ -46,8 +46,11 @@ const OWN_SOCKET_CHECK_MS = 2000;
  * many, a caller is told the daemon is busy (`daemon_busy`) as soon as it says anything.
  */
 const MOST_CONNECTIONS = 512;
-/** Watchers are never timed out: a budget of their own keeps them from taking every place. */
-const MOST_WATCHERS = 64;
+/**
+ * Watchers are never timed out: a budget of their own keeps them from taking every place. Each
+ * running `latch exec` holds one (`latch exec -- claude` for every session, a `make -j` of steps).
+ */
+const MOST_WATCHERS = 256;
 /** Places gated calls cannot take, so that status and panic answer while calls hold the rest. */
 const KEPT_FOR_PLAIN_CALLS = 32;
 const MOST_GATE_CALLS = MOST_CONNECTIONS - MOST_WATCHERS - KEPT_FOR_PLAIN_CALLS;

@@ -3,6 +3,7 @@ import type { LatchConfig } from '../config/config.ts';
 import { requestOverSocket } from './daemonClient.ts';
 import { checkedSocketPath, type DaemonCallOptions } from './daemonSocket.ts';
 import { jsonObjectLine } from './jsonObjectLine.ts';
+import { busyMessage } from './localApi.ts';
 import { readLines } from './readLines.ts';
 
 /** How a command run under the switch obeys it: the kill-switch settings in force at the daemon. */
@@ -18,8 +19,11 @@ export interface SwitchView {
 export interface DaemonWatcher {
   /** The daemon's switch: its current state first on every (re)connection, then each change. */
   onState(state: SwitchView): void;
-  /** The watch broke, or could not be set up; it keeps trying. Once per outage. */
-  onLost(reason: string): void;
+  /**
+   * The watch broke, or could not be set up; it keeps trying. Once per outage, and once more if
+   * the daemon turns out to be running but too busy to watch for this run (`busy`).
+   */
+  onLost(reason: string, busy: boolean): void;
   /** The daemon answers again after onLost; its current state follows at once. */
   onBack(): void;
 }
@@ -39,19 +43,22 @@ const MAX_LINE_BYTES = 4096;
 export function watchDaemon(watcher: DaemonWatcher, options: DaemonCallOptions = {}): () => void {
   let stopped = false;
   let lost = false;
+  let lostBusy = false;
   let delay = FIRST_RETRY_MS;
   let call: ClientRequest | undefined;
   let retry: NodeJS.Timeout | undefined;
 
   const connect = () => {
     let over = false;
-    const broke = (reason: string) => {
+    const broke = (reason: string, busy = false) => {
       if (over || stopped) return;
       over = true;
       call?.destroy();
-      if (!lost) {
+      // Told again once the daemon is found busy: it runs, and a freeze would not reach the run.
+      if (!lost || (busy && !lostBusy)) {
         lost = true;
-        watcher.onLost(reason);
+        lostBusy = busy;
+        watcher.onLost(reason, busy);
       }
       retry = setTimeout(connect, delay);
       delay = Math.min(delay * 2, MAX_RETRY_MS);
@@ -64,8 +71,21 @@ export function watchDaemon(watcher: DaemonWatcher, options: DaemonCallOptions =
       return broke((error as Error).message);
     }
     call = requestOverSocket(socketPath, { method: 'GET', path: '/v1/watch' }, (response) => {
-      if (response.statusCode !== 200)
-        return broke(`the daemon answered ${response.statusCode} to /v1/watch`);
+      if (response.statusCode !== 200) {
+        // A busy daemon says so in its body: running, but it will not tell this run of a freeze.
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size <= MAX_LINE_BYTES) chunks.push(chunk);
+        });
+        response.on('error', () => {});
+        response.on('end', () => {
+          const busy = busyMessage(jsonObjectLine(Buffer.concat(chunks).toString('utf8')));
+          broke(busy ?? `the daemon answered ${response.statusCode} to /v1/watch`, busy !== undefined);
+        });
+        return;
+      }
       let first = true;
       readLines(
         response,
@@ -78,6 +98,7 @@ export function watchDaemon(watcher: DaemonWatcher, options: DaemonCallOptions =
             delay = FIRST_RETRY_MS;
             if (lost) {
               lost = false;
+              lostBusy = false;
               watcher.onBack();
             }
           }

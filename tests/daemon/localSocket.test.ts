@@ -8,6 +8,7 @@ import { callDaemon } from '../../daemon/socket/daemonClient.ts';
 import { gateCall } from '../../daemon/socket/gateClient.ts';
 import type { DaemonStatus, GateAnswer, GateRequest } from '../../daemon/socket/localApi.ts';
 import { serveLocalApi, type LocalRoutes, type LocalServer } from '../../daemon/socket/localServer.ts';
+import { watchDaemon } from '../../daemon/socket/watchDaemon.ts';
 
 /**
  * The daemon's socket carries two things: HTTP on a connection that opens with a method (status,
@@ -239,16 +240,31 @@ describe("the daemon's socket", () => {
     await servedOnceLetGo(server);
   });
 
-  it('holds at most 64 watchers, telling the next one it is busy, and still answers calls and status (review hb F3)', async () => {
+  it('holds at most 256 watchers, telling the next one it is busy, and still answers calls and status (reviews hb F3, rv7)', async () => {
     const server = await serve(async () => ALLOW);
-    await hold(server.socketPath, 64, watch);
+    await hold(server.socketPath, 256, watch);
     const heard = await converse(server.socketPath, watch, true);
     expect(heard).toMatch(/^HTTP\/1\.1 503/);
     expect(heard).toContain(
       JSON.stringify({
-        error: { code: 'daemon_busy', message: 'the daemon is busy (64 watch connections held)' },
+        error: { code: 'daemon_busy', message: 'the daemon is busy (256 watch connections held)' },
       }),
     );
+    // A run's watcher hears why, and that the daemon is busy rather than gone (runUnderSwitch).
+    const lost = await new Promise<[string, boolean]>((resolve) => {
+      const stop = watchDaemon(
+        {
+          onState: () => {},
+          onLost: (reason, busy) => {
+            stop();
+            resolve([reason, busy]);
+          },
+          onBack: () => {},
+        },
+        { socketPath: server.socketPath },
+      );
+    });
+    expect(lost).toEqual(['the daemon is busy (256 watch connections held)', true]);
     expect(await gateCall({ tool: 'Read', paths: [] }, { socketPath: server.socketPath })).toEqual(ALLOW);
     expect(await callDaemon('GET', '/v1/status', undefined, { socketPath: server.socketPath })).toEqual(
       STATUS,
@@ -258,13 +274,13 @@ describe("the daemon's socket", () => {
   it('keeps places for status and panic that gate calls cannot take (review hb F3)', async () => {
     const server = await serve(() => new Promise<GateAnswer>(() => {}));
     // Calls that wait, as for a phone, and watchers: all of both budgets.
-    await hold(server.socketPath, 416, '{"tool":"Bash","command":"rm -rf build"}\n');
-    await hold(server.socketPath, 64, watch);
+    await hold(server.socketPath, 224, '{"tool":"Bash","command":"rm -rf build"}\n');
+    await hold(server.socketPath, 256, watch);
     await expect(
       gateCall({ tool: 'Read', paths: [] }, { socketPath: server.socketPath }),
     ).rejects.toMatchObject({
       code: 'daemon_unreachable',
-      message: 'the daemon is busy (416 gate connections held)',
+      message: 'the daemon is busy (224 gate connections held)',
     });
     expect(await callDaemon('GET', '/v1/status', undefined, { socketPath: server.socketPath })).toEqual(
       STATUS,
