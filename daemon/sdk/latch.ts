@@ -5,7 +5,7 @@ import { CallRefusedError, DaemonUnreachableError } from '../socket/daemonSocket
 import { gateCall } from '../socket/gateClient.ts';
 import type { BlockReason, GateAnswer } from '../socket/localApi.ts';
 import { InsecurePathError } from '../socket/securePath.ts';
-import { frozenCopy } from './frozenCopy.ts';
+import { wholeCopy } from './wholeCopy.ts';
 
 /**
  * The SDK: a guard for agents built in code. Each guarded call goes through the same daemon, the
@@ -51,8 +51,9 @@ export interface LatchClient {
    */
   guard<T>(call: GuardCall, run: (input: unknown) => T | Promise<T>): Promise<GuardResult<T>>;
   /**
-   * `fn`, guarded: every call of the result asks first. `meta` and `fn` are given one frozen deep
-   * copy of the arguments (structuredClone): what runs is what was described.
+   * `fn`, guarded: every call of the result asks first. `meta` is given a frozen deep copy of the
+   * arguments (structuredClone), and `fn` a copy of that copy, its own to change: what runs is
+   * what was described.
    */
   gated<A extends unknown[], T>(
     fn: (...args: A) => T | Promise<T>,
@@ -219,15 +220,19 @@ export async function connect(options: { socketPath?: string; agent?: string } =
     gated:
       (fn, meta) =>
       async (...args) => {
-        // One copy is described and run: the caller's objects may change during the wait.
-        const judged = frozenCopy(args);
+        // What is described is what runs: the caller's objects may change during the wait.
+        const judged = wholeCopy(args, { frozen: true });
         if ('error' in judged)
           return refusal(
             'invalid_request',
             `the arguments cannot be copied for the phone and the run (${judged.error}): guard a call of them instead`,
           );
-        const copied = judged.copy;
-        return guard(typeof meta === 'function' ? meta(...copied) : meta, () => fn(...copied));
+        const described = judged.copy;
+        return guard(typeof meta === 'function' ? meta(...described) : meta, () => {
+          // Copied whole once already: this copy of it cannot fail.
+          const run = wholeCopy(described, { frozen: false }) as { copy: typeof described };
+          return fn(...run.copy);
+        });
       },
   };
 }

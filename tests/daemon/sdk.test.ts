@@ -155,14 +155,21 @@ describe('the SDK guard', () => {
     expect(await result).toMatchObject({ ok: false, reason: 'expired' });
   });
 
-  it('runs a gated function on the arguments the phone saw, frozen, though the caller changed its own during the wait', async () => {
+  it('runs a gated function on the arguments the phone saw, its own to change, though the caller changed its own during the wait', async () => {
     const ran: unknown[] = [];
+    const described: boolean[] = [];
     const deploy = latch.gated(
       (options: { target: string; steps: string[] }) => {
-        ran.push(options, Object.isFrozen(options), Object.isFrozen(options.steps));
+        ran.push(JSON.stringify(options), Object.isFrozen(options));
+        // Review rv7: a function that sorts or fills in its arguments did throw on a frozen copy.
+        options.steps.sort();
+        options.steps.push('done');
         return options.target;
       },
-      (options) => ({ tool: 'deploy', input: options, risk: 'high', title: `Deploy ${options.target}` }),
+      (options) => {
+        described.push(Object.isFrozen(options), Object.isFrozen(options.steps));
+        return { tool: 'deploy', input: options, risk: 'high', title: `Deploy ${options.target}` };
+      },
     );
     const options = { target: 'staging', steps: ['build'] };
     const before = relay.requests.length;
@@ -174,7 +181,8 @@ describe('the SDK guard', () => {
     expect(details.title).toBe('Deploy staging');
     relay.sendApproval(request.requestId, token);
     expect(await result).toEqual({ ok: true, value: 'staging' });
-    expect(ran).toEqual([{ target: 'staging', steps: ['build'] }, true, true]);
+    expect(described).toEqual([true, true]);
+    expect(ran).toEqual(['{"target":"staging","steps":["build"]}', false]);
   });
 
   it('hands run the input as it was sent, frozen: not the caller’s object, changed during the wait', async () => {
@@ -229,6 +237,9 @@ describe('the SDK guard', () => {
       ok: true,
       value: '2026 1 2',
     });
+    // A Buffer stays one (review rv7: it was refused as a class instance).
+    const write = latch.gated((data: Buffer) => data.toString('utf8'), { tool: 'read_report' });
+    expect(await write(Buffer.from('hi'))).toEqual({ ok: true, value: 'hi' });
   });
 
   it('runs once for one approval when the same call (session, call id, content) is guarded three times at once', async () => {

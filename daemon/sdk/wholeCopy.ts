@@ -1,10 +1,12 @@
 /**
- * A deep, frozen copy of a gated function's arguments: what the phone is shown and what the
- * function runs on, so a caller that changes its objects during the wait changes neither.
- * Refused, never half copied: structuredClone drops a class instance's prototype and private
- * fields, so the function would run on something else than the caller passed.
+ * A deep copy of a gated function's arguments: what the phone is shown (`frozen`, so that `meta`
+ * cannot change it either) and, copied again, what the function runs on, unfrozen, so that a
+ * function that sorts or fills in its own arguments still can. A caller that changes its objects
+ * during the wait changes neither. Refused, never half copied: structuredClone drops a class
+ * instance's prototype and private fields, so the function would run on something else than the
+ * caller passed. A Buffer is a Uint8Array with methods and no state of its own: it stays one.
  */
-export function frozenCopy<T>(value: T): { copy: T } | { error: string } {
+export function wholeCopy<T>(value: T, { frozen }: { frozen: boolean }): { copy: T } | { error: string } {
   let copy: T;
   try {
     copy = structuredClone(value);
@@ -18,6 +20,7 @@ export function frozenCopy<T>(value: T): { copy: T } | { error: string } {
     const [original, copied] = pair;
     if (typeof copied !== 'object' || copied === null || seen.has(copied)) continue;
     seen.add(copied);
+    if (Buffer.isBuffer(original)) Object.setPrototypeOf(copied, Buffer.prototype);
     const prototype = Object.getPrototypeOf(original) as object | null;
     const copiedPrototype = Object.getPrototypeOf(copied) as object;
     // An object without a prototype comes back as a plain one: the same data.
@@ -27,7 +30,7 @@ export function frozenCopy<T>(value: T): { copy: T } | { error: string } {
       };
     // A typed array with elements cannot be frozen; the copy is the function's own anyway.
     if (ArrayBuffer.isView(copied)) continue;
-    Object.freeze(copied);
+    if (frozen) Object.freeze(copied);
     if (copied instanceof Map || copied instanceof Set) {
       // Their entries stay writable (freeze does not reach them); their contents are frozen.
       const originals = [...(original as Map<unknown, unknown> | Set<unknown>).entries()];
