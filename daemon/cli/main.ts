@@ -104,6 +104,7 @@ export function buildProgram(): Command {
     .command('devices')
     .description('list the phones paired with this host')
     .option('--revoke <id>', 'stop trusting a phone on this host')
+    .option('--keep <id>', 'keep trusting a phone whose revoke a phone not paired here asked')
     .option(...jsonOption)
     .action(lazy(() => import('./commands/devices.ts')));
 

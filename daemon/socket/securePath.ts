@@ -13,11 +13,12 @@ export class NoSocketError extends Error {
 }
 
 /**
- * The most bytes of a Unix socket's path: sun_path holds 108 on Linux, 104 on macOS, each with
- * its closing NUL. Past it, Node 20's libuv binds a cut-short path (a socket in an unchecked
- * folder) and Node 24 fails with EINVAL: neither says why.
+ * The most bytes of a Unix socket's path: sun_path holds 108 on Linux, where a path that fills it
+ * with no closing NUL binds and connects (Node 20, 22 and 24, measured); 104 on macOS, taken
+ * with its NUL there (not measured). Past it, Node 20's libuv binds a cut-short path (a socket
+ * in an unchecked folder) and Node 24 fails with EINVAL: neither says why.
  */
-const MOST_SOCKET_PATH_BYTES = process.platform === 'darwin' ? 103 : 107;
+const MOST_SOCKET_PATH_BYTES = process.platform === 'darwin' ? 103 : 108;
 
 /** The socket's path is longer than a Unix socket's may be: no daemon can listen there. */
 export class SocketPathTooLongError extends LastingFault {

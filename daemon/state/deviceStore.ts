@@ -100,6 +100,20 @@ export class DeviceStore {
       .run(by, now, id);
   }
 
+  /**
+   * Forgets a revoke asked by a phone not paired here, the phone kept (the person did not ask
+   * it, or a relay made it up): false when the phone has no such mark.
+   */
+  keepDespiteRevokeAsked(id: string): boolean {
+    return (
+      this.#statements
+        .get(
+          'UPDATE devices SET revoke_asked_by = NULL, revoke_asked_at = NULL WHERE id = ? AND revoke_asked_by IS NOT NULL',
+        )
+        .run(id).changes === 1
+    );
+  }
+
   /** Removes a trusted phone as if never added (its pairing was not confirmed): false when none. */
   forget(id: string): boolean {
     return (

@@ -110,6 +110,10 @@ export class StateStore implements SingleUseStore {
     this.#devices.noteRevokeAsked(id, by, now);
   }
 
+  keepDespiteRevokeAsked(id: string): boolean {
+    return this.#devices.keepDespiteRevokeAsked(id);
+  }
+
   forgetDevice(id: string): boolean {
     return this.#devices.forget(id);
   }

@@ -491,7 +491,7 @@ describe('a phone revoked in the app', () => {
     expect(listed?.revokeAsked).toMatchObject({ by: elsewhere.id });
     const text = (await runLatch(machine, ['devices'])).stdout;
     expect(text).toContain(
-      `a revoke of it was asked in the app by ${elsewhere.id}, a phone not paired here: its rules ended, this host still trusts it; to end that, latch devices --revoke ${lost!.id}`,
+      `a revoke of it was asked in the app by ${elsewhere.id}, a phone not paired here: its rules ended, this host still trusts it; to end that, latch devices --revoke ${lost!.id}; if you did not ask it, latch devices --keep ${lost!.id}`,
     );
     expect((await runLatch(machine, ['status'])).stdout).toContain('a revoke of 1 asked in the app');
     const doctor = JSON.parse((await runLatch(machine, ['doctor', '--json'])).stdout) as DoctorJson;
@@ -499,9 +499,20 @@ describe('a phone revoked in the app', () => {
       expect.objectContaining({
         name: 'revoke asked in the app',
         ok: false,
-        fix: `latch devices --revoke ${lost!.id}`,
+        fix: `latch devices --revoke ${lost!.id} if you asked it; latch devices --keep ${lost!.id} if not`,
       }),
     );
+    // Review rv7: a relay can make the mark up, and revoking is the person's to choose, not the
+    // only way to a passing doctor. Keeping the phone forgets the mark, and nothing else.
+    expect((await runLatch(machine, ['devices', '--keep', lost!.id])).code).toBe(0);
+    expect((await devicesJson()).find((each) => each.id === lost!.id)).toMatchObject({ revoked: false });
+    expect((await devicesJson()).find((each) => each.id === lost!.id)?.revokeAsked).toBeUndefined();
+    const after = JSON.parse((await runLatch(machine, ['doctor', '--json'])).stdout) as DoctorJson;
+    expect(after.checks.map((check) => check.name)).not.toContain('revoke asked in the app');
+    expect(audited(machine, 'revoke_asked_dismissed').at(-1)).toMatchObject({ device: lost!.id });
+    const again = await runLatch(machine, ['devices', '--keep', lost!.id]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('has a revoke asked in the app');
   });
 
   it('is revoked here once the revoking phone’s assertion verifies, with the rules it allowed', async () => {

@@ -13,7 +13,7 @@ import {
 import { StandInRelay } from '../support/standInRelay.ts';
 
 /**
- * A socket path longer than sun_path allows (107 bytes on Linux) is refused where it is made and
+ * A socket path longer than sun_path allows (108 bytes on Linux) is refused where it is made and
  * said as it is where it is used: Node 20 bound a cut-short path outside the checked folder, Node
  * 24 failed with EINVAL, and clients said "no socket at" (review hb F4).
  */
@@ -35,9 +35,25 @@ beforeAll(async () => {
 afterAll(() => relay.stop());
 
 const tooLong = () =>
-  `the socket path ${longSocket} is ${Buffer.byteLength(longSocket)} bytes; Unix sockets allow 107: use a shorter XDG_RUNTIME_DIR or LATCH_HOME`;
+  `the socket path ${longSocket} is ${Buffer.byteLength(longSocket)} bytes; Unix sockets allow 108: use a shorter XDG_RUNTIME_DIR or LATCH_HOME`;
 
 describe('a socket path past sun_path', () => {
+  it('is taken at exactly 108 bytes, which Linux binds whole (review rv7)', async () => {
+    const fresh = newMachine();
+    // The runtime folder that makes `<it>/latch/daemon.sock` 108 bytes.
+    const runtime = join(
+      fresh.runtime,
+      'r'.repeat(108 - '/latch/daemon.sock'.length - fresh.runtime.length - 1),
+    );
+    mkdirSync(runtime, { mode: 0o700 });
+    expect(Buffer.byteLength(join(runtime, 'latch', 'daemon.sock'))).toBe(108);
+    const init = await runLatch(fresh, ['init', '--relay', relay.origin, '--name', 'test-box'], {
+      env: { XDG_RUNTIME_DIR: runtime },
+    });
+    expect(init.stderr).toBe('');
+    expect(init.code).toBe(0);
+  });
+
   it('is refused by latch init before anything is written', async () => {
     const fresh = newMachine();
     const init = await runLatch(fresh, ['init', '--relay', relay.origin, '--name', 'test-box'], {

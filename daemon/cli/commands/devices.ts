@@ -18,8 +18,18 @@ export interface DevicesJson {
 export const revokeAskedText = (revokeAsked: { by: string }): string =>
   `a revoke of it was asked in the app by ${revokeAsked.by}, a phone not paired here: its rules ended, this host still trusts it`;
 
-export async function run(options: { revoke?: string; json?: boolean }): Promise<void> {
+export async function run(options: { revoke?: string; keep?: string; json?: boolean }): Promise<void> {
   const { store, audit } = openHome();
+  if (options.keep !== undefined) {
+    const device = options.keep;
+    if (!store.keepDespiteRevokeAsked(device))
+      fail(`no paired phone with the id ${JSON.stringify(device)} has a revoke asked in the app`, 1);
+    audit.append({ event: 'revoke_asked_dismissed', device });
+    if (!options.json) {
+      process.stdout.write(`kept ${device}: the revoke asked in the app is forgotten here\n`);
+      return;
+    }
+  }
   // `--revoke ""` (an empty $ID in a script) is a revoke that names no phone, not a listing.
   if (options.revoke !== undefined) {
     const device = options.revoke;
@@ -49,7 +59,7 @@ export async function run(options: { revoke?: string; json?: boolean }): Promise
   if (devices.length === 0) process.stdout.write('no phone is paired; run latch pair\n');
   for (const device of devices) {
     process.stdout.write(
-      `${device.id}  ${device.name}  paired ${device.pairedAt}${device.revoked ? '  (revoked)' : ''}${device.revokeAsked ? `  (${revokeAskedText(device.revokeAsked)}; to end that, latch devices --revoke ${device.id})` : ''}\n`,
+      `${device.id}  ${device.name}  paired ${device.pairedAt}${device.revoked ? '  (revoked)' : ''}${device.revokeAsked ? `  (${revokeAskedText(device.revokeAsked)}; to end that, latch devices --revoke ${device.id}; if you did not ask it, latch devices --keep ${device.id})` : ''}\n`,
     );
   }
 }

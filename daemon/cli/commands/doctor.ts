@@ -178,7 +178,7 @@ export async function runChecks(): Promise<Check[]> {
         name: 'revoke asked in the app',
         ok: false,
         detail: `${name} (${id}): ${revokeAskedText({ by })}`,
-        fix: `latch devices --revoke ${id}`,
+        fix: `latch devices --revoke ${id} if you asked it; latch devices --keep ${id} if not`,
       });
   }
 
