@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { expect } from 'vitest';
 import { pushMessageSchema, type PushMessage } from '../../shared/messages/pushMessages.ts';
 import { parseJson } from '../../shared/schema/parse.ts';
@@ -96,7 +97,9 @@ export async function startNotificationRig(): Promise<NotificationRig> {
     parkOnDevices,
     askBoth: async (command) => {
       const from = await Promise.all([a, b].map(pushCount));
-      const input = hookInput('PreToolUse', 'Bash', { command }, { session_id: `session-${command}` });
+      // A session of its own per command, named short: the daemon refuses ids over 256 bytes.
+      const session = createHash('sha256').update(command).digest('hex').slice(0, 16);
+      const input = hookInput('PreToolUse', 'Bash', { command }, { session_id: `session-${session}` });
       const answer = askHook(machine, input);
       const [requestId, onB] = await Promise.all([showOn(a, from[0]!), showOn(b, from[1]!)]);
       expect(onB).toBe(requestId);
