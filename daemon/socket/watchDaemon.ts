@@ -34,6 +34,8 @@ const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 2000;
 /** A switch line is tens of bytes; a daemon that sends more without a newline is not one. */
 const MAX_LINE_BYTES = 4096;
+/** A daemon that refuses the watch says why at once; a refusal that never ends is no answer. */
+const REFUSAL_BODY_MS = 1000;
 
 /**
  * Follows the daemon's kill switch for as long as the caller needs it: reconnects whenever the
@@ -73,17 +75,21 @@ export function watchDaemon(watcher: DaemonWatcher, options: DaemonCallOptions =
     call = requestOverSocket(socketPath, { method: 'GET', path: '/v1/watch' }, (response) => {
       if (response.statusCode !== 200) {
         // A busy daemon says so in its body: running, but it will not tell this run of a freeze.
+        const refused = `the daemon answered ${response.statusCode} to /v1/watch`;
+        const deadline = setTimeout(() => broke(refused), REFUSAL_BODY_MS);
         const chunks: Buffer[] = [];
         let size = 0;
         response.on('data', (chunk: Buffer) => {
           size += chunk.length;
-          if (size <= MAX_LINE_BYTES) chunks.push(chunk);
+          if (size > MAX_LINE_BYTES) return broke(refused);
+          chunks.push(chunk);
         });
         response.on('error', () => {});
         response.on('end', () => {
           const busy = busyMessage(jsonObjectLine(Buffer.concat(chunks).toString('utf8')));
-          broke(busy ?? `the daemon answered ${response.statusCode} to /v1/watch`, busy !== undefined);
+          broke(busy ?? refused, busy !== undefined);
         });
+        response.on('close', () => clearTimeout(deadline));
         return;
       }
       let first = true;

@@ -1,5 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -269,6 +269,47 @@ describe("the daemon's socket", () => {
     expect(await callDaemon('GET', '/v1/status', undefined, { socketPath: server.socketPath })).toEqual(
       STATUS,
     );
+  });
+
+  it('tells a run the watch is lost when a refusal of it never ends, or runs past a line, rather than waiting on it', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'latch-socket-'));
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    mkdirSync(join(directory, 'run'), { mode: 0o700 });
+    const socketPath = join(directory, 'run', 'daemon.sock');
+    let body: 'trickles' | 'floods' = 'trickles';
+    const connections = new Set<Socket>();
+    const stranger = createServer((connection) => {
+      connections.add(connection);
+      connection.on('error', () => {});
+      connection.once('data', () => {
+        connection.write('HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n');
+        if (body === 'floods') connection.write(`1400\r\n${'x'.repeat(0x1400)}\r\n`);
+        else connection.write('1\r\n{\r\n');
+      });
+    });
+    await new Promise<void>((resolve) => stranger.listen(socketPath, resolve));
+    chmodSync(socketPath, 0o600);
+    cleanups.push(() => {
+      for (const connection of connections) connection.destroy();
+      return new Promise((resolve) => stranger.close(resolve));
+    });
+    const lostWatch = () =>
+      new Promise<[string, boolean]>((resolve) => {
+        const stop = watchDaemon(
+          {
+            onState: () => {},
+            onLost: (reason, busy) => {
+              stop();
+              resolve([reason, busy]);
+            },
+            onBack: () => {},
+          },
+          { socketPath },
+        );
+      });
+    expect(await lostWatch()).toEqual(['the daemon answered 503 to /v1/watch', false]);
+    body = 'floods';
+    expect(await lostWatch()).toEqual(['the daemon answered 503 to /v1/watch', false]);
   });
 
   it('keeps places for status and panic that gate calls cannot take (review hb F3)', async () => {
