@@ -1,5 +1,8 @@
 import { render } from 'preact';
 import { App } from './App.tsx';
+import { followScreenHeadings } from './screenHeading.ts';
 import './styles/index.css';
 
-render(<App />, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+render(<App />, root);
+followScreenHeadings(root);

@@ -140,6 +140,35 @@ describe('the phone app', () => {
     });
   });
 
+  it('names each screen in the page title after its heading, and moves the focus to that heading on a move', async () => {
+    const [{ browser }] = phones as [(typeof phones)[0]];
+    const { page } = browser;
+    const focusedHeading = () =>
+      page.evaluate(() =>
+        document.activeElement?.tagName === 'H1' ? document.activeElement.textContent : null,
+      );
+    await page.goto(origin);
+    await page.getByRole('heading', { level: 1, name: 'Latch' }).waitFor();
+    expect(await page.title()).toBe('Latch');
+    // A page opened afresh keeps the focus where the browser puts it.
+    expect(await focusedHeading()).toBeNull();
+    await page.getByRole('button', { name: 'Devices', exact: true }).click();
+    await expect.poll(page.title.bind(page)).toBe('Devices · Latch');
+    await expect.poll(focusedHeading).toBe('Devices');
+    const hook = ask('rm -rf cache');
+    await page.getByRole('button', { name: 'Back', exact: true }).click();
+    await expect.poll(focusedHeading).toBe('Latch');
+    expect(await page.title()).toBe('Latch');
+    await page
+      .getByRole('button', { name: /rm -rf cache/ })
+      .first()
+      .click();
+    await expect.poll(page.title.bind(page)).toBe('rm -rf cache · Latch');
+    await expect.poll(focusedHeading).toBe('rm -rf cache');
+    await page.getByRole('button', { name: 'Deny', exact: true }).click();
+    expect(await hook).toMatchObject({ permissionDecision: 'deny' });
+  });
+
   it('shows a file edit as its diff, the list leading with the action, then project · session · host', async () => {
     const [{ browser }] = phones as [(typeof phones)[0]];
     const project = join(state, 'shop-app');
