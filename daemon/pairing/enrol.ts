@@ -18,7 +18,8 @@ export interface EnrolDeps {
 
 /**
  * `POST /v1/enrol`: adds a phone or a TOTP secret once a paired phone approves exactly that.
- * The daemon writes it itself, so nothing but that approval adds it.
+ * The daemon writes it itself, so nothing but that approval adds it; a phone is trusted only once
+ * `latch pair` confirms it, after the relay took its pairing (cli/commands/pair.ts).
  */
 export async function enrol(
   body: unknown,
@@ -50,9 +51,10 @@ export async function enrol(
       deps.audit.append({ event: 'enrolment_refused', kind: 'phone', reason: refused.code });
       return { status: 409, body: { error: refused } };
     }
-    deps.store.addDevice(enrolment.device, Date.now());
+    // Trusted once `latch pair` has the relay's confirmation: a pairing it gives up adds no phone.
+    deps.store.addDeviceAwaitingConfirmation(enrolment.device, Date.now());
     deps.audit.append({
-      event: 'paired',
+      event: 'pairing_approved',
       device: enrolment.device.id,
       name: enrolment.device.name,
       approvedIn: answer.requestId,

@@ -44,10 +44,54 @@ export class DeviceStore {
    * paired later. A second add of an id throws (its PRIMARY KEY).
    */
   add(device: PairedDevice, now: number): void {
+    this.#insert(device, now, null);
+  }
+
+  /**
+   * Stores a phone a paired phone approved adding, not yet trusted: `latch pair` confirms it once
+   * the relay has taken its pairing, so a pairing refused by the relay, or given up (Ctrl-C, a
+   * `latch pair` killed), leaves no phone trusted. Every list and look-up here leaves it out.
+   * One left from a pairing given up makes way for the next pairing of its id.
+   */
+  addAwaitingConfirmation(device: PairedDevice, now: number): void {
+    this.forgetAwaiting(device.id);
+    this.#insert(device, now, now);
+  }
+
+  /**
+   * Trusts the phone stored awaiting confirmation with these very keys: false when there is none
+   * (forgotten, revoked, or replaced by another pairing of its id meanwhile).
+   */
+  confirm(device: PairedDevice, now: number): boolean {
+    return (
+      this.#statements
+        .get(
+          `UPDATE devices SET awaiting_since = NULL, paired_at = ?
+           WHERE id = ? AND ecdh_key = ? AND credential_id = ? AND credential_key = ?
+             AND awaiting_since IS NOT NULL AND revoked_at IS NULL`,
+        )
+        .run(now, device.id, device.ecdhKey, device.credential.id, device.credential.publicKey).changes === 1
+    );
+  }
+
+  /** Removes a phone stored awaiting confirmation, as if never added: false when there is none. */
+  forgetAwaiting(id: string): boolean {
+    return (
+      this.#statements.get('DELETE FROM devices WHERE id = ? AND awaiting_since IS NOT NULL').run(id)
+        .changes === 1
+    );
+  }
+
+  /** Forgets phones whose pairing was given up before `before`. */
+  pruneAwaiting(before: number): void {
+    this.#statements.get('DELETE FROM devices WHERE awaiting_since < ?').run(before);
+  }
+
+  #insert(device: PairedDevice, now: number, awaitingSince: number | null): void {
     this.#statements
       .get(
-        `INSERT INTO devices (id, name, device_key, ecdh_key, credential_id, credential_key, counter, paired_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO devices (id, name, device_key, ecdh_key, credential_id, credential_key, counter, paired_at, awaiting_since)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         device.id,
@@ -58,25 +102,29 @@ export class DeviceStore {
         device.credential.publicKey,
         device.credential.counter,
         now,
+        awaitingSince,
       );
   }
 
   list(options: { includeRevoked?: boolean } = {}): StoredDevice[] {
-    const where = options.includeRevoked ? '' : 'WHERE revoked_at IS NULL';
+    const revoked = options.includeRevoked ? '' : 'AND revoked_at IS NULL';
     return (
-      this.#statements.get(`SELECT * FROM devices ${where} ORDER BY paired_at`).all() as DeviceRow[]
+      this.#statements
+        .get(`SELECT * FROM devices WHERE awaiting_since IS NULL ${revoked} ORDER BY paired_at`)
+        .all() as DeviceRow[]
     ).map(toDevice);
   }
 
   active(id: string): PairedDevice | undefined {
-    const row = this.#statements.get('SELECT * FROM devices WHERE id = ? AND revoked_at IS NULL').get(id) as
-      DeviceRow | undefined;
+    const row = this.#statements
+      .get('SELECT * FROM devices WHERE id = ? AND revoked_at IS NULL AND awaiting_since IS NULL')
+      .get(id) as DeviceRow | undefined;
     return row ? toDevice(row) : undefined;
   }
 
   byCredential(credentialId: string): PairedDevice | undefined {
     const row = this.#statements
-      .get('SELECT * FROM devices WHERE credential_id = ? AND revoked_at IS NULL')
+      .get('SELECT * FROM devices WHERE credential_id = ? AND revoked_at IS NULL AND awaiting_since IS NULL')
       .get(credentialId) as DeviceRow | undefined;
     return row ? toDevice(row) : undefined;
   }
@@ -96,7 +144,9 @@ export class DeviceStore {
   /** Keeps the last revoke asked by a phone not paired here: one per trusted phone, however many come. */
   noteRevokeAsked(id: string, by: string, now: number): void {
     this.#statements
-      .get('UPDATE devices SET revoke_asked_by = ?, revoke_asked_at = ? WHERE id = ? AND revoked_at IS NULL')
+      .get(
+        'UPDATE devices SET revoke_asked_by = ?, revoke_asked_at = ? WHERE id = ? AND revoked_at IS NULL AND awaiting_since IS NULL',
+      )
       .run(by, now, id);
   }
 
@@ -114,17 +164,12 @@ export class DeviceStore {
     );
   }
 
-  /** Removes a trusted phone as if never added (its pairing was not confirmed): false when none. */
-  forget(id: string): boolean {
-    return (
-      this.#statements.get('DELETE FROM devices WHERE id = ? AND revoked_at IS NULL').run(id).changes === 1
-    );
-  }
-
   revoke(id: string, now: number): boolean {
     return (
       this.#statements
-        .get('UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
+        .get(
+          'UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL AND awaiting_since IS NULL',
+        )
         .run(now, id).changes === 1
     );
   }

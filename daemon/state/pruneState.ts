@@ -5,7 +5,8 @@ const DAY_MS = 86_400_000;
 
 /**
  * Forgets what is finished and older than the retention (docs/daemon.md, "What Latch keeps, and
- * for how long"): settled requests, expired or revoked grants, votes toward ended freezes. Used
+ * for how long"): settled requests, expired or revoked grants, votes toward ended freezes, phones whose pairing
+ * was given up. Used
  * tokens and TOTP steps are forgot at each use, once they can no longer verify.
  */
 export function pruneState(store: StateStore, retentionMs: number, now: number): void {
@@ -13,6 +14,7 @@ export function pruneState(store: StateStore, retentionMs: number, now: number):
   store.db.transaction(() => {
     store.pruneRequests(before);
     store.pruneResumeVotes(before);
+    store.pruneAwaitingDevices(before);
     new GrantStore(store.db).pruneEnded(before);
   });
 }

@@ -66,6 +66,9 @@ const ADDED_COLUMNS: readonly { table: string; column: string; type: string; fil
   // `latch devices` shows it until the person revokes the phone here (pairing/revokeDevice).
   { table: 'devices', column: 'revoke_asked_by', type: 'TEXT' },
   { table: 'devices', column: 'revoke_asked_at', type: 'INTEGER' },
+  // When a paired phone approved adding this one, until `latch pair` has the relay's confirmation
+  // of its pairing: not trusted meanwhile (deviceStore.ts). Earlier rows were trusted: NULL.
+  { table: 'devices', column: 'awaiting_since', type: 'INTEGER' },
 ];
 
 /** Creates what is missing: the tables of a new file, the columns an older version lacked. */

@@ -90,6 +90,18 @@ export class StateStore implements SingleUseStore {
     this.#devices.add(device, now);
   }
 
+  addDeviceAwaitingConfirmation(device: PairedDevice, now: number): void {
+    this.#devices.addAwaitingConfirmation(device, now);
+  }
+
+  confirmDevice(device: PairedDevice, now: number): boolean {
+    return this.#devices.confirm(device, now);
+  }
+
+  forgetAwaitingDevice(id: string): boolean {
+    return this.#devices.forgetAwaiting(id);
+  }
+
   devices(options: { includeRevoked?: boolean } = {}): StoredDevice[] {
     return this.#devices.list(options);
   }
@@ -112,10 +124,6 @@ export class StateStore implements SingleUseStore {
 
   keepDespiteRevokeAsked(id: string): boolean {
     return this.#devices.keepDespiteRevokeAsked(id);
-  }
-
-  forgetDevice(id: string): boolean {
-    return this.#devices.forget(id);
   }
 
   revokeDevice(id: string, now: number): boolean {
@@ -196,5 +204,9 @@ export class StateStore implements SingleUseStore {
 
   pruneResumeVotes(before: number): void {
     this.#switch.pruneVotes(before);
+  }
+
+  pruneAwaitingDevices(before: number): void {
+    this.#devices.pruneAwaiting(before);
   }
 }

@@ -23,9 +23,13 @@ afterEach(() => paired.stop());
 
 /**
  * Runs `latch pair` for `phone`, which answers its offer; then, should `latch pair` ask a paired
- * phone, the first approves adding it. Resolves once `latch pair` exits.
+ * phone, the first approves adding it. Resolves once `latch pair` exits; `interrupt` stops it
+ * with Ctrl-C while the phone's approval is asked, or once it asks the relay to confirm.
  */
-async function pairFurtherPhone(phone: TestPhone) {
+async function pairFurtherPhone(
+  phone: TestPhone,
+  options: { interrupt?: 'while-asked' | 'at-confirmation' } = {},
+) {
   const { relay, machine } = paired;
   const pair = startLatch(machine, ['pair']);
   try {
@@ -39,11 +43,19 @@ async function pairFurtherPhone(phone: TestPhone) {
       rpId: new URL(relay.origin).hostname,
     });
     const request = await Promise.race([relay.nextRequest(asked), pair.exited.then(() => undefined)]);
+    if (request && options.interrupt === 'while-asked') {
+      pair.interrupt();
+      await pair.exited;
+    }
     if (request)
       relay.sendApproval(
         request.requestId,
         (await phoneApproves(paired.phones[0], request, relay.origin)).token,
       );
+    if (options.interrupt === 'at-confirmation') {
+      await expect.poll(() => held.confirmationsAsked ?? 0, { timeout: 30_000 }).toBe(1);
+      pair.interrupt();
+    }
     return {
       code: await pair.exited,
       stderr: pair.stderr(),
@@ -70,7 +82,7 @@ describe('latch pair, once a phone is paired', () => {
     expect(refused.state).toBe('withdrawn');
     expect((await runLatch(machine, ['status'])).stdout).toContain(', 1 phone,');
     expect(auditLines(machine).filter(({ device }) => device === phone.id)).toEqual([
-      expect.objectContaining({ event: 'paired', device: phone.id }),
+      expect.objectContaining({ event: 'pairing_approved', device: phone.id }),
       expect.objectContaining({
         event: 'pairing_refused',
         device: phone.id,
@@ -86,6 +98,31 @@ describe('latch pair, once a phone is paired', () => {
     expect(added.state).toBe('confirmed');
     expect(withStore(machine, (store) => store.activeDevice(phone.id))).toBeDefined();
   });
+
+  it.each(['while-asked', 'at-confirmation'] as const)(
+    'is not trusted when latch pair is stopped with Ctrl-C %s, after which the phone pairs again',
+    async (interrupt) => {
+      const { relay, machine } = paired;
+      const phone = await createPhone('Second phone');
+      relay.holdConfirmation = true;
+      const stopped = await pairFurtherPhone(phone, { interrupt });
+      expect(stopped.code).toBe(130);
+      expect(stopped.state).toBe('withdrawn');
+      // Approved, then given up: the daemon stored it awaiting a confirmation that never came.
+      await expect
+        .poll(() => auditLines(machine).filter(({ device }) => device === phone.id))
+        .toEqual([expect.objectContaining({ event: 'pairing_approved', device: phone.id })]);
+      expect(withStore(machine, (store) => store.activeDevice(phone.id))).toBeUndefined();
+      expect((await runLatch(machine, ['status'])).stdout).toContain(', 1 phone,');
+      expect((await runLatch(machine, ['devices'])).stdout).not.toContain(phone.id);
+
+      relay.holdConfirmation = false;
+      const added = await pairFurtherPhone(phone);
+      expect(added.code).toBe(0);
+      expect(withStore(machine, (store) => store.activeDevice(phone.id))).toBeDefined();
+      expect(auditLines(machine).at(-1)).toMatchObject({ event: 'paired', device: phone.id });
+    },
+  );
 
   it('is refused, before any phone is asked, when it was revoked here (revoked_here)', async () => {
     const { relay, machine } = paired;

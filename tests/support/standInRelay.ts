@@ -61,10 +61,18 @@ export class StandInRelay {
    */
   readonly offers = new Map<
     string,
-    { offer: PairingOffer; completion?: PairingCompletion; state: 'open' | 'confirmed' | 'withdrawn' }
+    {
+      offer: PairingOffer;
+      completion?: PairingCompletion;
+      state: 'open' | 'confirmed' | 'withdrawn';
+      /** How many times `latch pair` asked to confirm it. */
+      confirmationsAsked?: number;
+    }
   >();
   /** When set, the relay refuses every pairing confirmation with this status and code. */
   refuseConfirmation: { status: number; code: string } | undefined;
+  /** When set, the relay never answers a pairing confirmation. */
+  holdConfirmation = false;
   /** When set, each daemon connection is accepted and dropped at once (a relay that hangs up). */
   hangUpOnConnect = false;
   state: FleetState = { v: PROTOCOL_VERSION, fleet: 'unset', frozen: false, epoch: 0, votes: [], needed: 1 };
@@ -267,6 +275,8 @@ export class StandInRelay {
       held.state = 'withdrawn';
       return json(200, { v: PROTOCOL_VERSION, offerId: held.offer.offerId, state: 'withdrawn' });
     }
+    held.confirmationsAsked = (held.confirmationsAsked ?? 0) + 1;
+    if (this.holdConfirmation) return;
     const refusal = this.refuseConfirmation;
     if (refusal) return json(refusal.status, { error: { code: refusal.code, message: 'stand-in refusal' } });
     held.state = 'confirmed';

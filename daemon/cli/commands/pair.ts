@@ -17,7 +17,6 @@ import { loadHostIdentity, type HostIdentity } from '../../identity/hostIdentity
 import { relayClientFor, relyingPartyOf } from '../../relay/hostRelay.ts';
 import { relayFailureText, type RelayClient } from '../../relay/relayClient.ts';
 import type { AuditLog } from '../../audit/auditLog.ts';
-import { GrantStore } from '../../grants/grantStore.ts';
 import { canPromptOnTty, promptOnTty } from '../../fallback/ttyPrompt.ts';
 import { enrolmentFingerprint, type Enrolment } from '../../pairing/enrolment.ts';
 import { pairedBefore } from '../../pairing/pairedBefore.ts';
@@ -50,15 +49,15 @@ function failIfNotAdded(error: unknown): never {
  * answered first, is not paired. Without a terminal (an agent's, `npm start`'s), a first phone is
  * trusted on the QR secret alone and the code is printed to compare; after revocations, never.
  * Either way its trust follows the relay's confirmation, without which the phone is told it was
- * not added and the relay never lists it: a first one is for the caller to store once the relay
- * has taken it (`trustFirstPhone`); a further one, stored by the daemon once a paired phone
- * approves, is for the caller to forget should the relay refuse it (`forgetFurtherPhone`).
+ * not added and the relay never lists it: `trust` is for the caller once the relay has taken it.
+ * A further one is stored by the daemon once a paired phone approves, not trusted until then
+ * (state/deviceStore.ts), and `forget` takes it away should the relay refuse it.
  */
 async function admit(
   device: PairedDevice,
   code: string,
   context: { store: StateStore; audit: AuditLog; approvalSeconds: number },
-): Promise<{ trustFirstPhone?: () => void; forgetFurtherPhone?: () => void }> {
+): Promise<{ trust: () => void; forget?: () => void }> {
   const { store, audit } = context;
   // Asked before any phone or code: the daemon refuses such an enrolment too.
   const refused = pairedBefore(store, device.id);
@@ -72,22 +71,24 @@ async function admit(
     process.stdout.write(
       `Approve adding ${device.name} (keys ${enrolmentFingerprint(enrolment)}) on a phone already paired with this host (Face ID)…\n`,
     );
-    await askDaemonToEnrol(enrolment, context.approvalSeconds);
+    const approvedIn = await askDaemonToEnrol(enrolment, context.approvalSeconds);
     return {
+      trust: () => {
+        if (!store.confirmDevice(device, Date.now()))
+          throw new NotAdded(
+            `${device.name} was revoked or paired anew on this host while it paired: it was not added here; revoke it in the app and run latch pair again`,
+          );
+        audit.append({ event: 'paired', device: device.id, name: device.name, approvedIn });
+      },
       // Forgotten, not revoked: a phone revoked here never pairs again (pairedBefore), and a
-      // relay's refusal must not keep it out for good. One revoked meanwhile stays revoked.
-      forgetFurtherPhone: () => {
-        const grants = store.db.transaction(() =>
-          store.forgetDevice(device.id)
-            ? new GrantStore(store.db).revoke({ device: device.id }, Date.now())
-            : undefined,
-        );
+      // relay's refusal must not keep it out for good.
+      forget: () => {
+        const forgotten = store.forgetAwaitingDevice(device.id);
         audit.append({
           event: 'pairing_refused',
           device: device.id,
           code: 'confirmation_refused',
-          forgotten: grants !== undefined,
-          ...(grants?.length ? { grants } : {}),
+          forgotten,
         });
       },
     };
@@ -117,7 +118,7 @@ async function admit(
     process.stdout.write('(No terminal to type it on: this first phone is trusted on the QR code alone.)\n');
   }
   return {
-    trustFirstPhone: () => {
+    trust: () => {
       store.addDevice(device, Date.now());
       audit.append({ event: 'paired', device: device.id, name: device.name, codeTyped: typedOnTerminal });
     },
@@ -131,8 +132,11 @@ function showCode(device: PairedDevice, code: string): void {
   );
 }
 
-/** Asks the running daemon to add a phone or TOTP once a paired phone approves; NotAdded otherwise. */
-async function askDaemonToEnrol(enrolment: Enrolment, approvalSeconds: number): Promise<void> {
+/**
+ * Asks the running daemon to add a phone or TOTP once a paired phone approves: the approval's
+ * request id, or NotAdded.
+ */
+async function askDaemonToEnrol(enrolment: Enrolment, approvalSeconds: number): Promise<string | undefined> {
   let answer: GateAnswer | { error: { code: string; message: string } };
   try {
     answer = await callDaemon<typeof answer>('POST', '/v1/enrol', enrolment, {
@@ -143,6 +147,7 @@ async function askDaemonToEnrol(enrolment: Enrolment, approvalSeconds: number): 
   }
   if ('error' in answer) throw new NotAdded(`not added: ${answer.error.message} (${answer.error.code})`);
   if (answer.decision !== 'allow') throw new NotAdded(`not added: ${answer.reason}`);
+  return answer.requestId;
 }
 
 /**
@@ -161,7 +166,7 @@ async function confirmedPairing(
     config: LatchConfig;
     host: HostIdentity;
   },
-): Promise<{ paired: PairedDevice; trustFirstPhone?: () => void; hostToken?: string }> {
+): Promise<{ paired: PairedDevice; trust: () => void; hostToken?: string }> {
   const { relay, relying, store, audit, config, host } = context;
   // No blank lines around the code: its quiet zone is drawn, and every row counts at 80×24.
   process.stdout.write(pairingScreen(pairingLink({ origin: config.relay.url, secret })));
@@ -179,7 +184,7 @@ async function confirmedPairing(
     throw new NotAdded(`refused the phone’s answer: ${paired.error.message} (${paired.error.code})`);
   }
   const code = await shortCode(macKey, offer, completion);
-  const { trustFirstPhone, forgetFurtherPhone } = await admit(paired.value, code, {
+  const { trust, forget } = await admit(paired.value, code, {
     store,
     audit,
     approvalSeconds: config.approvals.timeoutSeconds,
@@ -198,14 +203,14 @@ async function confirmedPairing(
   });
   // Refused, the phone is not trusted here either: the relay would not let it reach this host.
   if (!confirmed.ok) {
-    forgetFurtherPhone?.();
+    forget?.();
     throw new NotAdded(
       `the relay did not take the confirmation: ${relayFailureText(confirmed.failure)}; the phone was not added`,
     );
   }
   return {
     paired: paired.value,
-    ...(trustFirstPhone ? { trustFirstPhone } : {}),
+    trust,
     ...(confirmed.value.hostToken ? { hostToken: confirmed.value.hostToken } : {}),
   };
 }
@@ -248,8 +253,12 @@ export async function run(options: { totp?: boolean; timeout: number }): Promise
   } finally {
     process.off('SIGINT', stopped).off('SIGTERM', stopped);
   }
-  const { paired, trustFirstPhone, hostToken } = pairing;
-  trustFirstPhone?.();
+  const { paired, trust, hostToken } = pairing;
+  try {
+    trust();
+  } catch (error) {
+    failIfNotAdded(error);
+  }
   if (hostToken) writeOwnerOnlyFile(files.hostToken, `${hostToken}\n`);
   process.stdout.write(
     `Paired ${paired.name}.\nNext: gate your agent with latch install claude-code (or latch install codex), then check with latch doctor.\n`,
