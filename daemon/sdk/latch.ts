@@ -36,11 +36,17 @@ export interface GuardCall {
   session?: string;
   callId?: string;
   timeoutSeconds?: number;
+  /**
+   * The caller gives up: the guard answers `aborted` at once and its function never runs. The
+   * request is withdrawn from the phones once every guard joined to it gave up. Too late once the
+   * call was allowed and its function started: the guard then answers with what it returned.
+   */
+  signal?: AbortSignal;
 }
 
 /** Why a call did not run. `unavailable`: Latch itself could not decide (see `code`). */
 export type GuardReason =
-  'denied' | 'expired' | 'kill_switch' | 'policy_violation' | 'relay_unreachable' | 'unavailable';
+  'aborted' | 'denied' | 'expired' | 'kill_switch' | 'policy_violation' | 'relay_unreachable' | 'unavailable';
 
 export type GuardResult<T> = { ok: true; value: T } | ({ ok: false; reason: GuardReason } & Refusal);
 
@@ -61,7 +67,8 @@ export interface LatchClient {
   ): (...args: A) => Promise<GuardResult<T>>;
 }
 
-const REASONS: Partial<Record<BlockReason, GuardReason>> = {
+const REASONS: Partial<Record<BlockReason | 'aborted', GuardReason>> = {
+  aborted: 'aborted',
   denied: 'denied',
   expired: 'expired',
   kill_switch: 'kill_switch',
@@ -86,6 +93,7 @@ const GRACE_MS = 5000;
 interface Sendable {
   request: Record<string, unknown>;
   input: unknown;
+  signal?: AbortSignal;
   /** The call's content, ids included, when the daemon would join another with the same: see `inFlight`. */
   joinKey?: string;
 }
@@ -100,7 +108,10 @@ function sendable(call: GuardCall, agent: string): Sendable | ReturnType<typeof 
   if (typeof call !== 'object' || call === null)
     return refusal('invalid_request', 'a guarded call is an object naming its tool');
   try {
-    const { timeoutSeconds, tool, risk, title, detail, command, paths, target, session, callId } = call;
+    const { timeoutSeconds, tool, risk, title, detail, command, paths, target, session, callId, signal } =
+      call;
+    if (signal !== undefined && !(signal instanceof AbortSignal))
+      return refusal('invalid_request', 'signal must be an AbortSignal');
     if (timeoutSeconds !== undefined && !(Number.isSafeInteger(timeoutSeconds) && timeoutSeconds > 0))
       return refusal('invalid_request', 'timeoutSeconds must be a whole number of seconds above 0');
     let cwd: string;
@@ -137,12 +148,14 @@ function sendable(call: GuardCall, agent: string): Sendable | ReturnType<typeof 
     };
     // The input as its text: written again, a deep one could take more stack than it did once.
     const joinKey = session && callId ? JSON.stringify({ ...request, input: text }) : undefined;
-    return { request, input, ...(joinKey ? { joinKey } : {}) };
+    return { request, input, ...(joinKey ? { joinKey } : {}), ...(signal ? { signal } : {}) };
   } catch (error) {
     // A getter that throws, a Proxy: the call is at fault, not the daemon.
     return refusal('invalid_request', `the call cannot be read: ${(error as Error).message}`);
   }
 }
+
+const aborted = () => refusal('aborted', 'the caller gave up before the call was allowed');
 
 /** JSON read back: objects and arrays only, no cycles. Without recursion: the nesting is the caller's. */
 function deepFreeze(value: unknown): unknown {
@@ -158,6 +171,7 @@ function deepFreeze(value: unknown): unknown {
 async function decide(
   { request }: Sendable,
   socketPath: string | undefined,
+  signal: AbortSignal,
 ): Promise<GateAnswer | ReturnType<typeof refusal>> {
   const { timeoutSeconds } = request as { timeoutSeconds?: number };
   try {
@@ -165,8 +179,11 @@ async function decide(
       ...(socketPath ? { socketPath } : {}),
       // The caller's own limit, if it gave one: the guard answers by then, whatever happens.
       ...(timeoutSeconds ? { deadline: Date.now() + timeoutSeconds * 1000 + GRACE_MS } : {}),
+      // Closing the connection withdraws the request from the phones.
+      signal,
     });
   } catch (error) {
+    if (signal.aborted) return aborted();
     if (error instanceof InsecurePathError) return refusal('insecure_socket_path', error.message);
     if (error instanceof CallRefusedError) return refusal('invalid_request', error.message);
     if (error instanceof DaemonUnreachableError) return refusal('daemon_unreachable', error.message);
@@ -175,11 +192,42 @@ async function decide(
 }
 
 /**
- * The guards in flight in this process that the daemon would join (same socket, session, call id
- * and content: see gate/dedupKey): a joined one runs nothing and resolves with the first's result,
- * so one approval runs the function once, not once per caller that asked.
+ * One call to the daemon and the guards waiting on it: several when the daemon would join them
+ * (same socket, session, call id and content: see gate/dedupKey), so that one approval runs the
+ * function once, not once per caller that asked. The call is given up only once every guard
+ * waiting on it was (a guard without a signal never is).
  */
-const inFlight = new Map<string, Promise<GuardResult<unknown>>>();
+interface SharedCall {
+  result: Promise<GuardResult<unknown>>;
+  givenUp: AbortController;
+  waiting: number;
+  /** Allowed, and its function started: past giving up. */
+  running: boolean;
+}
+
+/** The calls in flight in this process that the daemon would join, by socket and content. */
+const inFlight = new Map<string, SharedCall>();
+
+/** A guard's own wait on a shared call: `aborted` at once if its caller gives up first. */
+function waitOn<T>(shared: SharedCall, signal: AbortSignal | undefined): Promise<GuardResult<T>> {
+  shared.waiting += 1;
+  const result = shared.result as Promise<GuardResult<T>>;
+  if (!signal) return result;
+  return new Promise((resolve) => {
+    const giveUp = () => {
+      if (shared.running) return;
+      shared.waiting -= 1;
+      if (shared.waiting === 0) shared.givenUp.abort();
+      resolve(aborted());
+    };
+    if (signal.aborted) return giveUp();
+    signal.addEventListener('abort', giveUp, { once: true });
+    void result.then((settled) => {
+      signal.removeEventListener('abort', giveUp);
+      resolve(settled);
+    });
+  });
+}
 
 /**
  * A client of the local daemon. It does not fail when the daemon is down: each guarded call
@@ -190,8 +238,10 @@ export async function connect(options: { socketPath?: string; agent?: string } =
   const judgeAndRun = async <T>(
     call: Sendable,
     run: (input: unknown) => T | Promise<T>,
+    givenUp: AbortSignal,
+    started: () => void,
   ): Promise<GuardResult<T>> => {
-    const answer = await decide(call, options.socketPath);
+    const answer = await decide(call, options.socketPath, givenUp);
     if ('ok' in answer) return answer;
     if (answer.decision !== 'allow') {
       // A defer cannot come back to a caller that offered none; either way, no run.
@@ -199,6 +249,9 @@ export async function connect(options: { socketPath?: string; agent?: string } =
         ? refusal(answer.blockReason, answer.reason)
         : refusal('unavailable', answer.reason);
     }
+    // Every guard on it gave up as the allow came: nobody wants it run.
+    if (givenUp.aborted) return aborted();
+    started();
     // Frozen only now: V8 writes a frozen object's JSON on a slower path, nested 3,000 deep past
     // the stack. Until now the copy was this guard's alone.
     return { ok: true, value: await run(deepFreeze(call.input)) };
@@ -206,13 +259,23 @@ export async function connect(options: { socketPath?: string; agent?: string } =
   const guard = <T>(call: GuardCall, run: (input: unknown) => T | Promise<T>): Promise<GuardResult<T>> => {
     const sent = sendable(call, agent);
     if ('ok' in sent) return Promise.resolve(sent);
-    if (sent.joinKey === undefined) return judgeAndRun(sent, run);
-    const key = JSON.stringify([options.socketPath ?? '', sent.joinKey]);
-    const joined = inFlight.get(key);
-    if (joined) return joined as Promise<GuardResult<T>>;
-    const first = judgeAndRun(sent, run).finally(() => inFlight.delete(key));
-    inFlight.set(key, first);
-    return first;
+    if (sent.signal?.aborted) return Promise.resolve(aborted());
+    const key =
+      sent.joinKey === undefined ? undefined : JSON.stringify([options.socketPath ?? '', sent.joinKey]);
+    const joined = key === undefined ? undefined : inFlight.get(key);
+    if (joined) return waitOn(joined, sent.signal);
+    // Given up by all, or ended, it is no call for a later guard to join.
+    const leave = () => key !== undefined && inFlight.get(key) === shared && inFlight.delete(key);
+    const givenUp = new AbortController();
+    givenUp.signal.addEventListener('abort', leave, { once: true });
+    const shared: SharedCall = {
+      givenUp,
+      waiting: 0,
+      running: false,
+      result: judgeAndRun(sent, run, givenUp.signal, () => (shared.running = true)).finally(leave),
+    };
+    if (key !== undefined) inFlight.set(key, shared);
+    return waitOn(shared, sent.signal);
   };
   return {
     guard,

@@ -262,6 +262,60 @@ describe('the SDK guard', () => {
     expect(relay.requests.length).toBe(before + 1);
   });
 
+  it('answers aborted at once when its caller gives up, withdraws the request, and runs nothing when the phone approves after', async () => {
+    const fn = counted('deployed');
+    const before = relay.requests.length;
+    const giveUp = new AbortController();
+    const result = latch.guard({ tool: 'deploy', input: { target: 'prod' }, signal: giveUp.signal }, fn);
+    const request = await relay.nextRequest(before);
+    giveUp.abort();
+    expect(await result).toEqual({
+      ok: false,
+      reason: 'aborted',
+      code: 'aborted',
+      message: 'the caller gave up before the call was allowed',
+    });
+    await expect.poll(() => relay.withdrawals).toContain(request.requestId);
+    const { token } = await phoneApproves(phone, request, relay.origin);
+    relay.sendApproval(request.requestId, token);
+    await framesHandled(machine, relay);
+    expect(fn.runs).toBe(0);
+  });
+
+  it('asks nothing for a signal already aborted, and refuses a signal that is not an AbortSignal', async () => {
+    const fn = counted('x');
+    const before = relay.requests.length;
+    expect(await latch.guard({ tool: 'deploy', signal: AbortSignal.abort() }, fn)).toMatchObject({
+      ok: false,
+      reason: 'aborted',
+    });
+    const notASignal = { aborted: false, addEventListener: () => {} } as unknown as AbortSignal;
+    expect(await latch.guard({ tool: 'deploy', signal: notASignal }, fn)).toMatchObject({
+      ok: false,
+      code: 'invalid_request',
+      message: 'signal must be an AbortSignal',
+    });
+    expect(fn.runs).toBe(0);
+    expect(relay.requests.length).toBe(before);
+  });
+
+  it('keeps a joined call waiting for the guards that did not give up, and runs it once for them', async () => {
+    let runs = 0;
+    const call = { tool: 'transfer', input: { amount: 5 }, session: 'sdk-abort-join', callId: 'call-1' };
+    const before = relay.requests.length;
+    const giveUp = new AbortController();
+    const leaving = latch.guard({ ...call, signal: giveUp.signal }, () => ++runs);
+    const request = await relay.nextRequest(before);
+    const staying = latch.guard(call, () => ++runs);
+    giveUp.abort();
+    expect(await leaving).toMatchObject({ ok: false, reason: 'aborted' });
+    const { token } = await phoneApproves(phone, request, relay.origin);
+    relay.sendApproval(request.requestId, token);
+    expect(await staying).toEqual({ ok: true, value: 1 });
+    expect(runs).toBe(1);
+    expect(relay.withdrawals).not.toContain(request.requestId);
+  });
+
   it('refuses a session or call id over 256 bytes or with invisible characters, which would be cut or cleaned into another call’s', async () => {
     let runs = 0;
     const long = 'A'.repeat(300);
