@@ -191,17 +191,23 @@ async function decide(
   }
 }
 
+/** A guard waiting on a call: the function it would run. */
+interface Waiter {
+  run: (input: unknown) => unknown;
+}
+
 /**
  * One call to the daemon and the guards waiting on it: several when the daemon would join them
- * (same socket, session, call id and content: see gate/dedupKey), so that one approval runs the
- * function once, not once per caller that asked. The call is given up only once every guard
- * waiting on it was (a guard without a signal never is).
+ * (same socket, session, call id and content: see gate/dedupKey), so that one approval runs one
+ * function, the first still waiting, not one per caller that asked. The call is given up only
+ * once every guard waiting on it was (a guard without a signal never is).
  */
 interface SharedCall {
   result: Promise<GuardResult<unknown>>;
   givenUp: AbortController;
-  waiting: number;
-  /** Allowed, and its function started: past giving up. */
+  /** In the order they came. */
+  waiting: Set<Waiter>;
+  /** Allowed, and a function started: past giving up. */
   running: boolean;
 }
 
@@ -209,23 +215,35 @@ interface SharedCall {
 const inFlight = new Map<string, SharedCall>();
 
 /** A guard's own wait on a shared call: `aborted` at once if its caller gives up first. */
-function waitOn<T>(shared: SharedCall, signal: AbortSignal | undefined): Promise<GuardResult<T>> {
-  shared.waiting += 1;
+function waitOn<T>(
+  shared: SharedCall,
+  run: (input: unknown) => T | Promise<T>,
+  signal: AbortSignal | undefined,
+): Promise<GuardResult<T>> {
+  const waiter: Waiter = { run };
+  shared.waiting.add(waiter);
   const result = shared.result as Promise<GuardResult<T>>;
   if (!signal) return result;
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const giveUp = () => {
       if (shared.running) return;
-      shared.waiting -= 1;
-      if (shared.waiting === 0) shared.givenUp.abort();
+      shared.waiting.delete(waiter);
+      if (shared.waiting.size === 0) shared.givenUp.abort();
       resolve(aborted());
     };
     if (signal.aborted) return giveUp();
     signal.addEventListener('abort', giveUp, { once: true });
-    void result.then((settled) => {
-      signal.removeEventListener('abort', giveUp);
-      resolve(settled);
-    });
+    result.then(
+      (settled) => {
+        signal.removeEventListener('abort', giveUp);
+        resolve(settled);
+      },
+      // The function's own failure, for its caller as without a signal.
+      (error: unknown) => {
+        signal.removeEventListener('abort', giveUp);
+        reject(error);
+      },
+    );
   });
 }
 
@@ -235,13 +253,11 @@ function waitOn<T>(shared: SharedCall, signal: AbortSignal | undefined): Promise
  */
 export async function connect(options: { socketPath?: string; agent?: string } = {}): Promise<LatchClient> {
   const agent = options.agent ?? 'sdk';
-  const judgeAndRun = async <T>(
+  const judgeAndRun = async (
     call: Sendable,
-    run: (input: unknown) => T | Promise<T>,
-    givenUp: AbortSignal,
-    started: () => void,
-  ): Promise<GuardResult<T>> => {
-    const answer = await decide(call, options.socketPath, givenUp);
+    shared: Omit<SharedCall, 'result'>,
+  ): Promise<GuardResult<unknown>> => {
+    const answer = await decide(call, options.socketPath, shared.givenUp.signal);
     if ('ok' in answer) return answer;
     if (answer.decision !== 'allow') {
       // A defer cannot come back to a caller that offered none; either way, no run.
@@ -249,12 +265,13 @@ export async function connect(options: { socketPath?: string; agent?: string } =
         ? refusal(answer.blockReason, answer.reason)
         : refusal('unavailable', answer.reason);
     }
+    const [first] = shared.waiting;
     // Every guard on it gave up as the allow came: nobody wants it run.
-    if (givenUp.aborted) return aborted();
-    started();
+    if (!first) return aborted();
+    shared.running = true;
     // Frozen only now: V8 writes a frozen object's JSON on a slower path, nested 3,000 deep past
     // the stack. Until now the copy was this guard's alone.
-    return { ok: true, value: await run(deepFreeze(call.input)) };
+    return { ok: true, value: await first.run(deepFreeze(call.input)) };
   };
   const guard = <T>(call: GuardCall, run: (input: unknown) => T | Promise<T>): Promise<GuardResult<T>> => {
     const sent = sendable(call, agent);
@@ -263,19 +280,14 @@ export async function connect(options: { socketPath?: string; agent?: string } =
     const key =
       sent.joinKey === undefined ? undefined : JSON.stringify([options.socketPath ?? '', sent.joinKey]);
     const joined = key === undefined ? undefined : inFlight.get(key);
-    if (joined) return waitOn(joined, sent.signal);
+    if (joined) return waitOn(joined, run, sent.signal);
+    const calling = { givenUp: new AbortController(), waiting: new Set<Waiter>(), running: false };
     // Given up by all, or ended, it is no call for a later guard to join.
     const leave = () => key !== undefined && inFlight.get(key) === shared && inFlight.delete(key);
-    const givenUp = new AbortController();
-    givenUp.signal.addEventListener('abort', leave, { once: true });
-    const shared: SharedCall = {
-      givenUp,
-      waiting: 0,
-      running: false,
-      result: judgeAndRun(sent, run, givenUp.signal, () => (shared.running = true)).finally(leave),
-    };
+    calling.givenUp.signal.addEventListener('abort', leave, { once: true });
+    const shared: SharedCall = Object.assign(calling, { result: judgeAndRun(sent, calling).finally(leave) });
     if (key !== undefined) inFlight.set(key, shared);
-    return waitOn(shared, sent.signal);
+    return waitOn(shared, run, sent.signal);
   };
   return {
     guard,

@@ -299,21 +299,28 @@ describe('the SDK guard', () => {
     expect(relay.requests.length).toBe(before);
   });
 
-  it('keeps a joined call waiting for the guards that did not give up, and runs it once for them', async () => {
-    let runs = 0;
+  it('keeps a joined call waiting for the guards that did not give up, and runs the function of one of them, once', async () => {
+    const ran: string[] = [];
     const call = { tool: 'transfer', input: { amount: 5 }, session: 'sdk-abort-join', callId: 'call-1' };
     const before = relay.requests.length;
     const giveUp = new AbortController();
-    const leaving = latch.guard({ ...call, signal: giveUp.signal }, () => ++runs);
+    const leaving = latch.guard({ ...call, signal: giveUp.signal }, () => ran.push('the guard that gave up'));
     const request = await relay.nextRequest(before);
-    const staying = latch.guard(call, () => ++runs);
+    const staying = latch.guard(call, () => ran.push('the guard that waited'));
     giveUp.abort();
     expect(await leaving).toMatchObject({ ok: false, reason: 'aborted' });
     const { token } = await phoneApproves(phone, request, relay.origin);
     relay.sendApproval(request.requestId, token);
     expect(await staying).toEqual({ ok: true, value: 1 });
-    expect(runs).toBe(1);
+    expect(ran).toEqual(['the guard that waited']);
     expect(relay.withdrawals).not.toContain(request.requestId);
+  });
+
+  it('rejects with the function’s own error when a guard with a signal runs a function that throws', async () => {
+    const guarded = latch.guard({ tool: 'read_report', signal: new AbortController().signal }, () => {
+      throw new Error('the report is gone');
+    });
+    await expect(guarded).rejects.toThrow('the report is gone');
   });
 
   it('refuses a session or call id over 256 bytes or with invisible characters, which would be cut or cleaned into another call’s', async () => {
