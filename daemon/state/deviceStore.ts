@@ -30,6 +30,22 @@ function toDevice(row: DeviceRow): StoredDevice {
   };
 }
 
+const deviceValues = (device: PairedDevice) =>
+  [
+    device.id,
+    device.name,
+    device.deviceKey,
+    device.ecdhKey,
+    device.credential.id,
+    device.credential.publicKey,
+    device.credential.counter,
+  ] as const;
+
+/** The columns that make a phone kept awaiting confirmation the one `latch pair` checked. */
+const SAME_KEYS = 'id = ? AND ecdh_key = ? AND credential_id = ? AND credential_key = ?';
+const sameKeys = (device: PairedDevice) =>
+  [device.id, device.ecdhKey, device.credential.id, device.credential.publicKey] as const;
+
 /** The paired phones: their keys, their credential's counter, and whether they were revoked. */
 export class DeviceStore {
   readonly #statements: PreparedStatements;
@@ -44,87 +60,77 @@ export class DeviceStore {
    * paired later. A second add of an id throws (its PRIMARY KEY).
    */
   add(device: PairedDevice, now: number): void {
-    this.#insert(device, now, null);
+    this.#statements
+      .get(
+        `INSERT INTO devices (id, name, device_key, ecdh_key, credential_id, credential_key, counter, paired_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(...deviceValues(device), now);
   }
 
   /**
-   * Stores a phone a paired phone approved adding, not yet trusted: `latch pair` confirms it once
-   * the relay has taken its pairing, so a pairing refused by the relay, or given up (Ctrl-C, a
-   * `latch pair` killed), leaves no phone trusted. Every list and look-up here leaves it out.
-   * One left from a pairing given up makes way for the next pairing of its id.
+   * Keeps a phone a paired phone approved adding, apart from the trusted ones: `latch pair`
+   * confirms it once the relay has taken its pairing, so a pairing the relay refused, or that was
+   * given up (Ctrl-C, a `latch pair` killed), leaves no phone trusted. One left by a pairing of
+   * its id or credential given up makes way.
    */
   addAwaitingConfirmation(device: PairedDevice, now: number): void {
-    this.forgetAwaiting(device.id);
-    this.#insert(device, now, now);
+    this.#statements
+      .get(
+        `INSERT OR REPLACE INTO awaiting_devices
+           (id, name, device_key, ecdh_key, credential_id, credential_key, counter, approved_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(...deviceValues(device), now);
   }
 
   /**
-   * Trusts the phone stored awaiting confirmation with these very keys: false when there is none
-   * (forgotten, revoked, or replaced by another pairing of its id meanwhile).
+   * Trusts the phone kept awaiting confirmation with these very keys, in the caller's
+   * transaction: false when there is none (forgotten, replaced by another pairing of its id), or
+   * when its id or credential is stored already.
    */
   confirm(device: PairedDevice, now: number): boolean {
-    return (
-      this.#statements
-        .get(
-          `UPDATE devices SET awaiting_since = NULL, paired_at = ?
-           WHERE id = ? AND ecdh_key = ? AND credential_id = ? AND credential_key = ?
-             AND awaiting_since IS NOT NULL AND revoked_at IS NULL`,
-        )
-        .run(now, device.id, device.ecdhKey, device.credential.id, device.credential.publicKey).changes === 1
-    );
+    const moved = this.#statements
+      .get(
+        `INSERT OR IGNORE INTO devices
+           (id, name, device_key, ecdh_key, credential_id, credential_key, counter, paired_at)
+         SELECT id, name, device_key, ecdh_key, credential_id, credential_key, counter, ?
+         FROM awaiting_devices WHERE ${SAME_KEYS}`,
+      )
+      .run(now, ...sameKeys(device)).changes;
+    this.forgetAwaiting(device);
+    return moved === 1;
   }
 
-  /** Removes a phone stored awaiting confirmation, as if never added: false when there is none. */
-  forgetAwaiting(id: string): boolean {
+  /** Forgets the phone kept awaiting confirmation with these very keys: false when there is none. */
+  forgetAwaiting(device: PairedDevice): boolean {
     return (
-      this.#statements.get('DELETE FROM devices WHERE id = ? AND awaiting_since IS NOT NULL').run(id)
+      this.#statements.get(`DELETE FROM awaiting_devices WHERE ${SAME_KEYS}`).run(...sameKeys(device))
         .changes === 1
     );
   }
 
   /** Forgets phones whose pairing was given up before `before`. */
   pruneAwaiting(before: number): void {
-    this.#statements.get('DELETE FROM devices WHERE awaiting_since < ?').run(before);
-  }
-
-  #insert(device: PairedDevice, now: number, awaitingSince: number | null): void {
-    this.#statements
-      .get(
-        `INSERT INTO devices (id, name, device_key, ecdh_key, credential_id, credential_key, counter, paired_at, awaiting_since)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        device.id,
-        device.name,
-        device.deviceKey,
-        device.ecdhKey,
-        device.credential.id,
-        device.credential.publicKey,
-        device.credential.counter,
-        now,
-        awaitingSince,
-      );
+    this.#statements.get('DELETE FROM awaiting_devices WHERE approved_at < ?').run(before);
   }
 
   list(options: { includeRevoked?: boolean } = {}): StoredDevice[] {
-    const revoked = options.includeRevoked ? '' : 'AND revoked_at IS NULL';
+    const where = options.includeRevoked ? '' : 'WHERE revoked_at IS NULL';
     return (
-      this.#statements
-        .get(`SELECT * FROM devices WHERE awaiting_since IS NULL ${revoked} ORDER BY paired_at`)
-        .all() as DeviceRow[]
+      this.#statements.get(`SELECT * FROM devices ${where} ORDER BY paired_at`).all() as DeviceRow[]
     ).map(toDevice);
   }
 
   active(id: string): PairedDevice | undefined {
-    const row = this.#statements
-      .get('SELECT * FROM devices WHERE id = ? AND revoked_at IS NULL AND awaiting_since IS NULL')
-      .get(id) as DeviceRow | undefined;
+    const row = this.#statements.get('SELECT * FROM devices WHERE id = ? AND revoked_at IS NULL').get(id) as
+      DeviceRow | undefined;
     return row ? toDevice(row) : undefined;
   }
 
   byCredential(credentialId: string): PairedDevice | undefined {
     const row = this.#statements
-      .get('SELECT * FROM devices WHERE credential_id = ? AND revoked_at IS NULL AND awaiting_since IS NULL')
+      .get('SELECT * FROM devices WHERE credential_id = ? AND revoked_at IS NULL')
       .get(credentialId) as DeviceRow | undefined;
     return row ? toDevice(row) : undefined;
   }
@@ -144,9 +150,7 @@ export class DeviceStore {
   /** Keeps the last revoke asked by a phone not paired here: one per trusted phone, however many come. */
   noteRevokeAsked(id: string, by: string, now: number): void {
     this.#statements
-      .get(
-        'UPDATE devices SET revoke_asked_by = ?, revoke_asked_at = ? WHERE id = ? AND revoked_at IS NULL AND awaiting_since IS NULL',
-      )
+      .get('UPDATE devices SET revoke_asked_by = ?, revoke_asked_at = ? WHERE id = ? AND revoked_at IS NULL')
       .run(by, now, id);
   }
 
@@ -167,9 +171,7 @@ export class DeviceStore {
   revoke(id: string, now: number): boolean {
     return (
       this.#statements
-        .get(
-          'UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL AND awaiting_since IS NULL',
-        )
+        .get('UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
         .run(now, id).changes === 1
     );
   }

@@ -9,6 +9,11 @@ CREATE TABLE IF NOT EXISTS devices (${PAIRED_DEVICE_COLUMNS}
   paired_at INTEGER NOT NULL,
   revoked_at INTEGER
 );
+-- Phones a paired phone approved adding, until latch pair has the relay's confirmation: apart
+-- from devices, so that no version of Latch, an older one run again included, trusts them.
+CREATE TABLE IF NOT EXISTS awaiting_devices (${PAIRED_DEVICE_COLUMNS}
+  approved_at INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS used_tokens (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS requests (
   request_id TEXT PRIMARY KEY,
@@ -66,9 +71,6 @@ const ADDED_COLUMNS: readonly { table: string; column: string; type: string; fil
   // `latch devices` shows it until the person revokes the phone here (pairing/revokeDevice).
   { table: 'devices', column: 'revoke_asked_by', type: 'TEXT' },
   { table: 'devices', column: 'revoke_asked_at', type: 'INTEGER' },
-  // When a paired phone approved adding this one, until `latch pair` has the relay's confirmation
-  // of its pairing: not trusted meanwhile (deviceStore.ts). Earlier rows were trusted: NULL.
-  { table: 'devices', column: 'awaiting_since', type: 'INTEGER' },
 ];
 
 /** Creates what is missing: the tables of a new file, the columns an older version lacked. */

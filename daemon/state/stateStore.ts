@@ -95,11 +95,11 @@ export class StateStore implements SingleUseStore {
   }
 
   confirmDevice(device: PairedDevice, now: number): boolean {
-    return this.#devices.confirm(device, now);
+    return this.db.transaction(() => this.#devices.confirm(device, now));
   }
 
-  forgetAwaitingDevice(id: string): boolean {
-    return this.#devices.forgetAwaiting(id);
+  forgetAwaitingDevice(device: PairedDevice): boolean {
+    return this.#devices.forgetAwaiting(device);
   }
 
   devices(options: { includeRevoked?: boolean } = {}): StoredDevice[] {

@@ -83,7 +83,7 @@ async function admit(
       // Forgotten, not revoked: a phone revoked here never pairs again (pairedBefore), and a
       // relay's refusal must not keep it out for good.
       forget: () => {
-        const forgotten = store.forgetAwaitingDevice(device.id);
+        const forgotten = store.forgetAwaitingDevice(device);
         audit.append({
           event: 'pairing_refused',
           device: device.id,
