@@ -76,12 +76,12 @@ export function watchDaemon(watcher: DaemonWatcher, options: DaemonCallOptions =
       if (response.statusCode !== 200) {
         // A busy daemon says so in its body: running, but it will not tell this run of a freeze.
         const refused = `the daemon answered ${response.statusCode} to /v1/watch`;
-        const deadline = setTimeout(() => broke(refused), REFUSAL_BODY_MS);
+        const deadline = setTimeout(() => broke(`${refused}, and did not say why in time`), REFUSAL_BODY_MS);
         const chunks: Buffer[] = [];
         let size = 0;
         response.on('data', (chunk: Buffer) => {
           size += chunk.length;
-          if (size > MAX_LINE_BYTES) return broke(refused);
+          if (size > MAX_LINE_BYTES) return broke(`${refused}, with more than a line`);
           chunks.push(chunk);
         });
         response.on('error', () => {});

@@ -307,9 +307,12 @@ describe("the daemon's socket", () => {
           { socketPath },
         );
       });
-    expect(await lostWatch()).toEqual(['the daemon answered 503 to /v1/watch', false]);
+    expect(await lostWatch()).toEqual([
+      'the daemon answered 503 to /v1/watch, and did not say why in time',
+      false,
+    ]);
     body = 'floods';
-    expect(await lostWatch()).toEqual(['the daemon answered 503 to /v1/watch', false]);
+    expect(await lostWatch()).toEqual(['the daemon answered 503 to /v1/watch, with more than a line', false]);
   });
 
   it('keeps places for status and panic that gate calls cannot take (review hb F3)', async () => {

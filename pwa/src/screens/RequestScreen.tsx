@@ -318,6 +318,7 @@ function Review({
       {/* What runs or changes first, then where it comes from. A one-line command, the detail's
           first line, is its own title. */}
       <h1
+        data-title="Request"
         class={
           `${details.detail}\n`.startsWith(`${details.title}\n`) ? 'request-title command' : 'request-title'
         }
