@@ -23,8 +23,11 @@ const WITHDRAW_ON_STOP_MS = 3000;
 
 export interface RunningDaemon {
   socketPath: string;
-  /** Settles once callers can no longer reach this daemon through its socket file (localServer). */
-  unreachable: Promise<{ why: string; replaced: boolean }>;
+  /**
+   * Settles once callers can no longer reach this daemon through its socket file (localServer),
+   * after the audit log has a `socket_lost` line saying why.
+   */
+  unreachable: Promise<{ why: string }>;
   stop(): Promise<void>;
 }
 
@@ -148,7 +151,14 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
 
   return {
     socketPath: server.socketPath,
-    unreachable: server.lost,
+    unreachable: server.lost.then((lost) => {
+      try {
+        audit.append({ event: 'socket_lost', socket: server.socketPath, why: lost.why });
+      } catch (error) {
+        log(`could not write the audit line for a lost socket: ${(error as Error).message}`);
+      }
+      return lost;
+    }),
     stop: async () => {
       everyRun.stop();
       await gatekeeper.withdrawAll(WITHDRAW_ON_STOP_MS);

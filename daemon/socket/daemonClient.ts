@@ -27,7 +27,8 @@ const PLAIN_CALL_TIMEOUT_MS = 10_000;
  * One call to the daemon's local API over its Unix socket, after walking the socket's path.
  * Rejects with InsecurePathError, DaemonBusyError (an HTTP 503 `daemon_busy`) or
  * DaemonUnreachableError (no answer, a cut answer, not JSON, no answer in time); callers turn
- * each into a deny.
+ * each into a deny. `timeoutMs` is one deadline for the whole call, its answer's head and body:
+ * a peer that trickles its answer a byte at a time does not hold the caller past it.
  */
 export function callDaemon<T>(
   method: string,
@@ -45,6 +46,7 @@ export function callDaemon<T>(
   return new Promise<T>((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const fail = (message: string, Fault = DaemonUnreachableError) => {
+      clearTimeout(deadline);
       call.destroy();
       reject(new Fault(message));
     };
@@ -68,15 +70,17 @@ export function callDaemon<T>(
             return fail('the daemon answered something that is not JSON');
           }
           const busy = response.statusCode === 503 ? busyMessage(body) : undefined;
-          if (busy) fail(busy, DaemonBusyError);
-          else resolve(body as T);
+          if (busy) return fail(busy, DaemonBusyError);
+          clearTimeout(deadline);
+          resolve(body as T);
         });
         response.on('aborted', () => fail('the daemon closed the connection mid-answer'));
         response.on('error', () => fail('the daemon closed the connection mid-answer'));
       },
     );
     call.on('error', (error) => fail(`the daemon cannot be reached: ${error.message}`));
-    call.setTimeout(timeoutMs, () => fail(`no answer within ${Math.round(timeoutMs / 1000)} s`));
+    // Not the socket's idle timeout, which every byte would start again.
+    const deadline = setTimeout(() => fail(`no answer within ${Math.round(timeoutMs / 1000)} s`), timeoutMs);
     call.end(payload);
   });
 }

@@ -6,6 +6,7 @@ import type { Conversation } from '../gate/conversation.ts';
 import { daemonLog as log } from '../output/daemonLog.ts';
 import { FIRST_LINE_WITHIN_MS, serveGateConversation, UnfinishedLines } from './gateConversation.ts';
 import { DAEMON_BUSY, type DaemonStatus, type GateAnswer, type GateRequest } from './localApi.ts';
+import { otherDaemonOf, pidFileOf, removeOwnPidFile, writePidFile } from './daemonPidFile.ts';
 import { checkSocketPathLength, InsecurePathError } from './securePath.ts';
 import type { SwitchView } from './watchDaemon.ts';
 
@@ -31,9 +32,9 @@ export interface LocalServer {
   notifyWatchers(): void;
   /**
    * Settles once the socket file is no longer the one this server made (removed, or another in
-   * its place): no caller can reach this daemon any more. `replaced`: another daemon answers there.
+   * its place, another daemon's when the pid file names one): no caller can reach this daemon.
    */
-  lost: Promise<{ why: string; replaced: boolean }>;
+  lost: Promise<{ why: string }>;
   /** Stops serving; removes the socket file only while it is still this server's. */
   close(): Promise<void>;
 }
@@ -84,23 +85,46 @@ function send(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-/** Whether something accepts a connection on the socket at `path`. */
-function answersOn(path: string): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
+/** How long a starting daemon waits for a connection to the socket to be taken or refused. */
+const PROBE_WITHIN_MS = 2000;
+
+/**
+ * What connecting to the socket at `path` says: `answers` (something accepts), `none` (no file),
+ * `nobody` (ECONNREFUSED: a socket file nothing listens on, as a crash leaves it), or any other
+ * error's code (EAGAIN: a full backlog; ETIMEDOUT: no word in time), which says nothing either way.
+ */
+function probeSocket(path: string): Promise<string> {
+  return new Promise<string>((resolve) => {
     const probe = connect(path);
-    probe.once('connect', () => {
+    const late = setTimeout(() => {
       probe.destroy();
-      resolve(true);
+      resolve('ETIMEDOUT');
+    }, PROBE_WITHIN_MS);
+    probe.once('connect', () => {
+      clearTimeout(late);
+      probe.destroy();
+      resolve('answers');
     });
-    probe.once('error', () => resolve(false));
+    probe.once('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(late);
+      resolve(
+        error.code === 'ECONNREFUSED'
+          ? 'nobody'
+          : error.code === 'ENOENT'
+            ? 'none'
+            : (error.code ?? error.message),
+      );
+    });
   });
 }
 
 /**
  * Makes the socket's directory (0700) and clears a dead socket file. Refuses a path too long to
- * bind, a directory that exists with a wider mode, and a socket another daemon still answers on.
+ * bind, a directory that exists with a wider mode, and a place another daemon still holds: one its
+ * pid file names as running (answering or not), or a socket that does not say nobody listens. Only
+ * a socket file that refuses connections (ECONNREFUSED) is removed.
  */
-async function prepareSocket(path: string): Promise<void> {
+async function prepareSocket(path: string, pidFile: string): Promise<void> {
   checkSocketPathLength(path);
   const directory = dirname(path);
   if (!existsSync(directory)) mkdirSync(directory, { recursive: true, mode: 0o700 });
@@ -112,8 +136,27 @@ async function prepareSocket(path: string): Promise<void> {
   const me = process.getuid?.();
   if (me !== undefined && uid !== me)
     throw new InsecurePathError(`${directory} is owned by another user (uid ${uid}); it must be yours`);
-  if (!existsSync(path)) return;
-  if (await answersOn(path)) throw new Error(`another daemon is already listening on ${path}`);
+  const other = otherDaemonOf(pidFile);
+  const found = existsSync(path) ? await probeSocket(path) : 'none';
+  // Without a start time to go by, a live pid whose socket nobody holds is taken for a pid reused.
+  const answering = found === 'answers';
+  if (other && (other.sure || (found !== 'none' && found !== 'nobody')))
+    throw new Error(
+      answering
+        ? `another daemon is already listening on ${path} (pid ${other.pid})`
+        : `another daemon (pid ${other.pid}) runs on ${path} but ${
+            found === 'none' || found === 'nobody'
+              ? `has lost its socket: it stops by itself within seconds while it runs (kill ${other.pid} if it does not), then start this one again`
+              : `does not take connections now (${found}: busy, or stopped): stop it first (kill ${other.pid}; under systemd, systemctl --user stop latch), or start this one with another XDG_RUNTIME_DIR`
+          }`,
+    );
+  if (found === 'none') return;
+  if (found === 'answers') throw new Error(`another daemon is already listening on ${path}`);
+  if (found !== 'nobody')
+    throw new Error(
+      `a daemon may run on ${path} but does not take connections (${found}: busy, or stopped), so its socket is left in place: ` +
+        `stop that daemon first, or remove ${path} once none runs`,
+    );
   unlinkSync(path);
   log(`removed a dead socket file at ${path}`);
 }
@@ -220,18 +263,28 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
     });
   });
   server.maxConnections = MOST_OPEN;
-  await prepareSocket(socketPath);
+  const pidFile = pidFileOf(socketPath);
+  await prepareSocket(socketPath, pidFile);
   // The socket is created 0600 from the start (no window with a wider mode), then checked.
   const previousUmask = process.umask(0o177);
   try {
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (error: NodeJS.ErrnoException) =>
+        // Bound in between by a daemon started at the same moment: only one can bind.
+        reject(
+          error.code === 'EADDRINUSE'
+            ? new Error(`another daemon is already listening on ${socketPath}`)
+            : error,
+        ),
+      );
       server.listen(socketPath, resolve);
     });
   } finally {
     process.umask(previousUmask);
   }
   chmodSync(socketPath, 0o600);
+  // Written once the socket is this daemon's: a daemon starting later finds it running, answering or not.
+  writePidFile(pidFile);
   log(`listening on ${socketPath}`);
 
   // A socket file removed while the daemon runs leaves it unreachable, and then closing the server
@@ -247,17 +300,23 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
     }
   };
   let checking: NodeJS.Timeout | undefined;
-  const lost = new Promise<{ why: string; replaced: boolean }>((resolve) => {
+  const lost = new Promise<{ why: string }>((resolve) => {
     checking = setInterval(() => {
       if (stillOurs()) return;
       clearInterval(checking);
-      const gone = !existsSync(socketPath);
-      void (gone ? Promise.resolve(false) : answersOn(socketPath)).then((replaced) =>
-        resolve({
-          why: `its socket ${socketPath} ${gone ? 'is gone' : replaced ? 'was taken by another daemon' : 'was replaced'}`,
-          replaced,
-        }),
-      );
+      // Who holds the socket now is told by the pid file, not by connecting: a daemon may be busy.
+      let other;
+      try {
+        other = otherDaemonOf(pidFile);
+      } catch {
+        other = undefined;
+      }
+      const taken = existsSync(socketPath)
+        ? other
+          ? `was taken by another daemon (pid ${other.pid})`
+          : 'was replaced by another process'
+        : 'is gone';
+      resolve({ why: `its socket ${socketPath} ${taken}` });
     }, OWN_SOCKET_CHECK_MS).unref();
   });
 
@@ -272,6 +331,7 @@ export async function serveLocalApi(socketPath: string, routes: LocalRoutes): Pr
       clearInterval(checking);
       for (const watcher of watchers) watcher.end();
       for (const connection of connections) connection.destroy();
+      removeOwnPidFile(pidFile);
       if (!stillOurs()) return void server.unref();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

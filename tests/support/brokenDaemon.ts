@@ -12,6 +12,7 @@ export type BrokenBehaviour =
   | 'pending-then-silence' // a phone is being asked (deadline in 1 s)… then nothing
   | 'refused' // the daemon cannot read the request
   | 'http' // an HTTP answer, as a daemon from before the gate spoke NDJSON would give
+  | 'http-trickle' // an HTTP 200 whose body comes a byte a second, and never ends
   | 'noisy-deny'; // a deny whose reason holds terminal escapes, a newline and 100 kB
 
 const PENDING = (exp: number) => `${JSON.stringify({ pending: { requestId: 'r-broken', exp } })}\n`;
@@ -24,6 +25,7 @@ export class BrokenDaemon {
   behaviour: BrokenBehaviour = 'hang';
   readonly #server: Server;
   readonly #sockets = new Set<Socket>();
+  readonly #timers = new Set<NodeJS.Timeout>();
   readonly socketPath: string;
 
   private constructor(socketPath: string) {
@@ -78,10 +80,23 @@ export class BrokenDaemon {
       case 'http':
         socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
         return;
+      case 'http-trickle': {
+        socket.write(
+          'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n1\r\n{\r\n',
+        );
+        const trickle = setInterval(() => socket.write('1\r\n \r\n'), 1000);
+        this.#timers.add(trickle);
+        socket.once('close', () => {
+          clearInterval(trickle);
+          this.#timers.delete(trickle);
+        });
+        return;
+      }
     }
   }
 
   async stop(): Promise<void> {
+    for (const timer of this.#timers) clearInterval(timer);
     for (const socket of this.#sockets) socket.destroy();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }

@@ -18,10 +18,11 @@ export async function run(): Promise<void> {
   };
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
-  // Unreachable, it would serve nobody: it stops, and a service manager starts it again (exit 1,
-  // which makes the socket anew), unless another daemon answers there now (exit 0: that one serves).
-  void daemon.unreachable.then(({ why, replaced }) => {
-    log(`${why}: no caller can reach this daemon, so it stops`);
-    return stop(replaced ? 0 : 1);
+  // Unreachable, it would serve nobody: it stops with 1, a failure a service manager sees and
+  // restarts (making the socket anew, or refusing while another daemon holds it), whoever has the
+  // socket now: a daemon that yielded with 0 left whatever took its place to answer its callers.
+  void daemon.unreachable.then(({ why }) => {
+    log(`${why}: no caller can reach this daemon, so it stops (exit 1)`);
+    return stop(1);
   });
 }

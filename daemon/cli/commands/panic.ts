@@ -25,8 +25,10 @@ export async function run(words: string[]): Promise<void> {
   try {
     outcome = await callDaemon<PanicOutcome>('POST', '/v1/panic', { reason }, { timeoutMs: 15_000 });
   } catch (error) {
-    // No daemon, or a busy one: the same panic, from here.
+    // No daemon, a busy one, or one that does not answer in time: the same panic, from here.
     if (error instanceof DaemonBusyError) notAnswered = error.message;
+    else if ((error as Error).message.startsWith('no answer within'))
+      notAnswered = `the daemon did not answer: ${(error as Error).message}`;
   }
   if (outcome) report(outcome, 'The daemon tells it as soon as the relay answers again.');
 
