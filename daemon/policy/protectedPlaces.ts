@@ -96,7 +96,7 @@ function startupFiles(
     // The other shells a person may name in SHELL, which Codex runs as `$SHELL -lc` (review kc):
     // xonsh's rc files and `rc.d/`, nushell's `env.nu`, `config.nu`, `login.nu` and autoload
     // folders (in its config and data folders, and macOS's), ksh's and mksh's `ENV` files,
-    // elvish's `rc.elv` and its modules, and csh's and tcsh's.
+    // elvish's `rc.elv` and its modules, csh's and tcsh's, and PowerShell's profiles.
     ...['.xonshrc', '.kshrc', '.mkshrc', '.elvish', '.cshrc', '.tcshrc', '.login'].map((file) =>
       join(home, file),
     ),
@@ -111,7 +111,7 @@ function startupFiles(
     ),
   ];
   const whole = [
-    ...['xonsh', 'nushell', 'elvish'].map((shell) => join(config, shell)),
+    ...['xonsh', 'nushell', 'elvish', 'powershell'].map((shell) => join(config, shell)),
     ...['nushell', 'elvish'].map((shell) => join(data, shell)),
     join(home, 'Library', 'Application Support', 'nushell'),
     // A shell Latch does not know, by SHELL: its rc file and its config folder, by its name.
@@ -129,7 +129,7 @@ function startupFiles(
 /** The shells whose start-up files startupFiles names. */
 const KNOWN_SHELLS = new Set([
   ...['sh', 'dash', 'bash', 'zsh', 'fish', 'xonsh', 'nu'],
-  ...['ksh', 'ksh93', 'mksh', 'elvish', 'csh', 'tcsh'],
+  ...['ksh', 'ksh93', 'mksh', 'elvish', 'csh', 'tcsh', 'pwsh'],
 ]);
 
 /** For a shell by another name (`/usr/bin/oil`): `~/.oilrc` and `~/.config/oil`. */

@@ -123,6 +123,7 @@ describe('self-protection by who may write a place', () => {
     ['ksh’s ~/.kshrc', () => join(user, '.kshrc')],
     ['mksh’s ~/.mkshrc', () => join(user, '.mkshrc')],
     ['elvish’s rc.elv', () => join(config, 'elvish', 'rc.elv')],
+    ['PowerShell’s profile', () => join(config, 'powershell', 'Microsoft.PowerShell_profile.ps1')],
     ['the rc file of the shell SHELL names, one Latch does not know', () => join(user, '.oshrc')],
   ])('asks a phone at critical risk before a Write of %s', async (_name, path) => {
     expect(await judgedWrite(path())).toEqual({ asked: 'critical' });
