@@ -1,4 +1,4 @@
-import { accessSync, constants, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
   namesOne,
@@ -8,6 +8,7 @@ import {
   type PathSegment,
 } from './pathPattern.ts';
 import { sameName, type Place, type ProtectedPlaces } from './protectedPlaces.ts';
+import { userMayWrite } from './userMayWrite.ts';
 
 /** How a path stands to a place: it is the place, inside it, or a folder above it. */
 export interface Touch {
@@ -85,7 +86,7 @@ const ONLY_WHERE_THEY_ARE = new Set<Place['kind']>(['program', 'program-folder']
 function placesEndingIn(path: PathSegment[], places: ProtectedPlaces): Touch[] {
   return places.places.flatMap((place): Touch[] => {
     const offset = place.parts.length - path.length;
-    if (ONLY_WHERE_THEY_ARE.has(place.kind) || path.length === 0 || offset < 0) return [];
+    if (ONLY_WHERE_THEY_ARE.has(place.kind) || place.whole || path.length === 0 || offset < 0) return [];
     return path.every((segment, i) => segmentMatches(segment, place.parts[offset + i]!))
       ? [{ place, relation: 'at' }]
       : [];
@@ -103,19 +104,7 @@ function movable(place: Place, depth: number, places: ProtectedPlaces): { movabl
   const folder = `/${place.path.split('/').filter(Boolean).slice(0, depth).join('/')}`;
   const home = places.variables['HOME'];
   if (home !== undefined && (home === folder || home.startsWith(`${folder}/`))) return {};
-  return writable(dirname(folder)) ? { movable: true } : {};
-}
-
-/** Whether the user may write in a folder, or in the nearest one above it that is there. */
-function writable(folder: string): boolean {
-  for (let current = folder; ; current = dirname(current)) {
-    try {
-      accessSync(current, constants.W_OK);
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || current === '/') return false;
-    }
-  }
+  return userMayWrite(dirname(folder)) ? { movable: true } : {};
 }
 
 /**

@@ -4,9 +4,11 @@ import { escapeRegExp } from '../../shared/text/escapeRegExp.ts';
 import { homeFolder, latchFiles, latchHome, socketPath } from '../config/paths.ts';
 import { AGENTS, type Agent } from '../install/agents.ts';
 import { agentConfigDir } from '../install/settingsPath.ts';
+import { gitConfigFiles } from './gitConfigFiles.ts';
 import { latchProgram } from './latchProgram.ts';
 import { realPath } from './realPath.ts';
 import { sourcedStartupFiles, ZSH_FILES } from './sourcedStartupFiles.ts';
+import { userMayWrite } from './userMayWrite.ts';
 
 /**
  * What a place is to Latch: a secret (never read), its home, its socket's folder or a file of
@@ -25,6 +27,11 @@ export interface Place {
   path?: string;
   /** What a person types to approve a change to it. */
   target: string;
+  /**
+   * Found only by its whole path, never by its last names from an unknown folder: they are
+   * everyday words (`git/config`, `/etc/codex`, `~/.config/xonsh`, which `xonsh -c …` names).
+   */
+  whole?: true;
 }
 
 /** Latch's own places, fixed when the daemon starts, from the environment it runs in. */
@@ -57,16 +64,22 @@ const PROJECT_MCP_FILE = '.mcp.json';
 /**
  * The shell start-up files that run before a hook command does, as the same user: Codex runs
  * hooks with the user's `$SHELL -lc`, a login shell (sh's and bash's profiles, zsh's `.zshenv`,
- * `.zprofile` and `.zlogin`, fish's config), and most profiles read the rc files; and what they
- * source in turn. Edited, an `exit 0` in one lets every tool run before Latch's hook starts.
- * And the files a login or a session runs as the user, outside any gate.
+ * `.zprofile` and `.zlogin`, fish's config, xonsh's and nushell's rc files, ksh's, mksh's and
+ * elvish's), and most profiles read the rc files; and what they source in turn. Edited, an
+ * `exit 0` in one lets every tool run before Latch's hook starts. And the files a login or a
+ * session runs as the user, outside any gate. The system's (`/etc/profile`, `/etc/zsh/`), where
+ * the user may write them (root may).
  */
-function startupFiles(env: NodeJS.ProcessEnv): { files: string[]; frameworks: string[] } {
+function startupFiles(
+  env: NodeJS.ProcessEnv,
+  systemRoot: string,
+): { files: string[]; frameworks: string[]; whole: Set<string> } {
   const home = homeFolder(env);
   const zsh = env['ZDOTDIR'] || home;
   const config = env['XDG_CONFIG_HOME'] || join(home, '.config');
+  const data = env['XDG_DATA_HOME'] || join(home, '.local', 'share');
   const fish = join(config, 'fish');
-  const fishData = join(env['XDG_DATA_HOME'] || join(home, '.local', 'share'), 'fish');
+  const fishData = join(data, 'fish');
   const files = [
     ...['.profile', '.bash_profile', '.bash_login', '.bashrc'].map((file) => join(home, file)),
     // zsh runs a file's compiled twin (`.zshenv.zwc`) in its stead when it is newer.
@@ -80,6 +93,13 @@ function startupFiles(env: NodeJS.ProcessEnv): { files: string[]; frameworks: st
     // Where fish also looks for start-up scripts and functions, in the user's data folder.
     join(fishData, 'vendor_conf.d'),
     join(fishData, 'vendor_functions.d'),
+    // The other shells a person may name in SHELL, which Codex runs as `$SHELL -lc` (review kc):
+    // xonsh's rc files and `rc.d/`, nushell's `env.nu`, `config.nu`, `login.nu` and autoload
+    // folders (in its config and data folders, and macOS's), ksh's and mksh's `ENV` files,
+    // elvish's `rc.elv` and its modules, csh's and tcsh's, and PowerShell's profiles.
+    ...['.xonshrc', '.kshrc', '.mkshrc', '.elvish', '.cshrc', '.tcshrc', '.login'].map((file) =>
+      join(home, file),
+    ),
     // A graphical session's environment, which the agent and its hooks inherit at the next login.
     ...['.xsessionrc', '.xprofile', '.pam_environment'].map((file) => join(home, file)),
     // What a login or a session runs as the user later, outside any gate (review O): at its
@@ -90,9 +110,72 @@ function startupFiles(env: NodeJS.ProcessEnv): { files: string[]; frameworks: st
       join(config, folder),
     ),
   ];
-  const sourced = sourcedStartupFiles(files, home);
-  return { files: [...files, ...sourced.files], frameworks: sourced.frameworks };
+  const whole = [
+    ...['xonsh', 'nushell', 'elvish', 'powershell'].map((shell) => join(config, shell)),
+    ...['nushell', 'elvish'].map((shell) => join(data, shell)),
+    join(home, 'Library', 'Application Support', 'nushell'),
+    // A shell Latch does not know, by SHELL: its rc file and its config folder, by its name.
+    ...otherShellFiles(env['SHELL'], home, config),
+    ...SYSTEM_STARTUP_FILES.map((path) => join(systemRoot, path)).filter(userMayWrite),
+  ];
+  const sourced = sourcedStartupFiles([...files, ...whole], home);
+  return {
+    files: [...files, ...whole, ...sourced.files],
+    frameworks: sourced.frameworks,
+    whole: new Set(whole),
+  };
 }
+
+/** The shells whose start-up files startupFiles names. */
+const KNOWN_SHELLS = new Set([
+  ...['sh', 'dash', 'bash', 'zsh', 'fish', 'xonsh', 'nu'],
+  ...['ksh', 'ksh93', 'mksh', 'elvish', 'csh', 'tcsh', 'pwsh'],
+]);
+
+/** For a shell by another name (`/usr/bin/oil`): `~/.oilrc` and `~/.config/oil`. */
+function otherShellFiles(shell: string | undefined, home: string, config: string): string[] {
+  const name = shell ? basename(shell) : '';
+  if (!/^[\w.+-]{1,64}$/.test(name) || KNOWN_SHELLS.has(name)) return [];
+  return [join(home, `.${name}rc`), join(config, name)];
+}
+
+/**
+ * The system's shell start-up files, every user's login runs them (root's too): guarded where
+ * the daemon's user may write them.
+ */
+const SYSTEM_STARTUP_FILES = [
+  ...['profile', 'profile.d', 'bash.bashrc', 'bashrc', 'bash.bash_logout', 'environment'],
+  ...['zsh', 'zshenv', 'zprofile', 'zshrc', 'zlogin', 'zlogout', 'fish', 'xonsh', 'xonshrc'],
+  ...['ksh.kshrc', 'mkshrc', 'shinit', 'csh.cshrc', 'csh.login', 'security/pam_env.conf'],
+].map((path) => join('etc', path));
+
+/**
+ * The system's places an agent's own settings or code are read from, which outrank or reach
+ * every user's: Claude Code's managed settings and MCP servers (`disableAllHooks` there turns
+ * Latch's hook off), Codex's system config and requirements; what every program loads first
+ * (`/etc/ld.so.preload`); the units every user's systemd starts, and launchd's agents. Guarded
+ * where the daemon's user may write them: as root, always.
+ */
+const SYSTEM_AGENT_DIRS = [
+  join('etc', 'claude-code'),
+  join('Library', 'Application Support', 'ClaudeCode'),
+  join('etc', 'codex'),
+];
+const SYSTEM_PROGRAMS = [
+  join('etc', 'ld.so.preload'),
+  join('etc', 'systemd', 'user'),
+  join('etc', 'systemd', 'user.conf'),
+  join('etc', 'xdg', 'systemd', 'user'),
+  join('usr', 'lib', 'systemd', 'user'),
+  join('Library', 'LaunchAgents'),
+  join('Library', 'LaunchDaemons'),
+];
+
+/** The folders of programs where a user-writable one is common outside the home folder, on another PATH than the daemon's. */
+const COMMON_PROGRAM_FOLDERS = [
+  ...['opt/homebrew/bin', 'opt/homebrew/sbin', 'usr/local/bin', 'usr/local/sbin'],
+  ...['home/linuxbrew/.linuxbrew/bin', 'home/linuxbrew/.linuxbrew/sbin'],
+];
 
 /**
  * Where the user's service manager reads how to start the daemon, and the environment it starts
@@ -127,12 +210,13 @@ const anywhere = (names: string[]) =>
   new RegExp(`(?<![\\w.-])(${names.map(escapeRegExp).join('|')})(?![\\w.-])`, 'i');
 
 /** A place as configured and as the file system resolves it: ~/.claude may be a link into dotfiles. */
-function placeForms(kind: PlaceKind, path: string): Place[] {
+function placeForms(kind: PlaceKind, path: string, whole = false): Place[] {
   return [...new Set([path, realPath(path)])].map((form) => ({
     kind,
     parts: pathParts(form),
     path: form,
     target: basename(path),
+    ...(whole ? { whole: true as const } : {}),
   }));
 }
 
@@ -183,6 +267,8 @@ export function protectedPlaces(
   env: NodeJS.ProcessEnv = process.env,
   daemonPid: number = process.pid,
   program: readonly string[] = latchProgram(),
+  /** Where the system's places are: `/`, another folder in tests. */
+  systemRoot = '/',
 ): ProtectedPlaces {
   const home = resolve(latchHome(env));
   const files = latchFiles(home);
@@ -202,19 +288,35 @@ export function protectedPlaces(
   };
 
   const places: Place[] = [];
-  const add = (kind: PlaceKind, path: string) => places.push(...placeForms(kind, path));
+  const add = (kind: PlaceKind, path: string, whole = false) => places.push(...placeForms(kind, path, whole));
   for (const secret of secrets) add('secret', secret);
   // The daemon's own /proc folder: its memory and environment, and its open files (state.db).
   add('secret', `/proc/${daemonPid}`);
   add('home', home);
   add('socket', dirname(socket));
-  for (const path of [...program, ...serviceFiles(env), ...agentPrograms(env)]) add('program', path);
-  const startup = startupFiles(env);
-  for (const folder of [...programFolders(env), ...startup.frameworks]) add('program-folder', folder);
+  const system = (paths: string[]) => paths.map((path) => join(systemRoot, path)).filter(userMayWrite);
+  const folders = programFolders(env, systemRoot);
+  for (const path of [
+    ...program,
+    ...serviceFiles(env),
+    ...agentPrograms(env, folders),
+    ...system(SYSTEM_PROGRAMS),
+  ])
+    add('program', path);
+  const startup = startupFiles(env, systemRoot);
+  for (const folder of [...folders, ...startup.frameworks]) add('program-folder', folder);
   for (const agent of AGENTS) places.push(...agentPlaces(agent, agentDirs[agent]));
+  for (const folder of system(SYSTEM_AGENT_DIRS)) add('agent-dir', folder, true);
   // Claude Code's user-wide MCP servers, which it starts outside any gate, live beside ~/.claude.
   add('hook-file', join(homeFolder(env), '.claude.json'));
-  for (const file of startup.files) add('hook-file', file);
+  for (const file of startup.files) add('hook-file', file, startup.whole.has(file));
+  // The git config git reads everywhere: code it names runs on the allowed `git status`.
+  const pathFolders = [
+    ...(env['PATH'] ?? '').split(':').filter((folder) => folder.startsWith('/')),
+    ...folders,
+  ];
+  for (const file of gitConfigFiles(env, homeFolder(env), pathFolders, systemRoot))
+    add('hook-file', file, true);
   const tails = [
     ...AGENTS.flatMap((agent): Place[] => {
       const { folder, files } = AGENT_FILES[agent];
@@ -251,24 +353,28 @@ export function protectedPlaces(
 }
 
 /**
- * The folders of the daemon's PATH in the home folder, and the user's own that login profiles put
- * first (`~/.local/bin`, `~/bin`): a program put there runs in place of the one its name meant,
- * as the user, outside any gate. A login shell runs some before Codex's hook (Debian's
- * /etc/profile runs `id`, a profile evals `pyenv init`), an allowed `ls` or `git status` runs it,
- * and `#!/usr/bin/env node` starts the agents with it. Not the home folder itself, nor the
- * system's folders, which the user cannot write, nor a project's (a checkout, its packages' or a
- * virtual environment's `bin`).
+ * The folders of programs the daemon's user may write: of the daemon's PATH, and the user's own
+ * that login profiles put first (`~/.local/bin`, `~/bin`), and those where another PATH commonly
+ * has one (Homebrew's, a chowned `/usr/local/bin`, Linuxbrew's): a program put there runs in place
+ * of the one its name meant, as the user, outside any gate. A login shell runs some before
+ * Codex's hook (Debian's /etc/profile runs `id`, a profile evals `pyenv init` or `brew shellenv`),
+ * an allowed `ls` or `git status` runs it, and `#!/usr/bin/env node` starts the agents with it.
+ * Judged by who may write them, not where they are (review kc): as root, every one. Not the home
+ * folder itself, nor a project's (a checkout, its packages' or a virtual environment's `bin`).
  */
-function programFolders(env: NodeJS.ProcessEnv): string[] {
+function programFolders(env: NodeJS.ProcessEnv, systemRoot: string): string[] {
   const home = homeFolder(env);
-  const folders = [
+  const onPath = [
     ...(env['PATH'] ?? '').split(':').filter((folder) => folder.startsWith('/')),
     join(home, '.local', 'bin'),
     join(home, 'bin'),
   ].map((folder) => resolve(folder));
-  return [...new Set(folders)].filter(
+  const common = COMMON_PROGRAM_FOLDERS.map((folder) => join(systemRoot, folder)).filter(existsSync);
+  return [...new Set([...onPath, ...common])].filter(
     (folder) =>
-      folder.startsWith(`${home}/`) &&
+      // Not the home folder, nor one that holds it: every file tool's write would ask.
+      !`${home}/`.startsWith(`${folder}/`) &&
+      (folder.startsWith(`${home}/`) || userMayWrite(folder)) &&
       // A project's, or a project's packages': its files are the agent's work, not the login's.
       !folder.split('/').includes('node_modules') &&
       !['pyvenv.cfg', 'conda-meta'].some((made) => existsSync(join(dirname(folder), made))) &&
@@ -289,11 +395,11 @@ const AGENT_PACKAGE = /^(.*\/node_modules\/@(?:anthropic-ai\/claude-code|openai\
  * `~/.local/share/claude/versions/`), which a daemon started by a service may not have on its
  * PATH.
  */
-function agentPrograms(env: NodeJS.ProcessEnv): string[] {
+function agentPrograms(env: NodeJS.ProcessEnv, programFolders: readonly string[]): string[] {
   const home = homeFolder(env);
   const folders = [
     ...(env['PATH'] ?? '').split(':').filter((folder) => folder.startsWith('/')),
-    ...programFolders(env),
+    ...programFolders,
   ];
   const programs = folders.flatMap((folder) => ['claude', 'codex'].map((name) => join(folder, name)));
   const followed = programs.flatMap((path) => {

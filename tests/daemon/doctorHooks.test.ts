@@ -9,16 +9,38 @@ import { latchGroup, newHost, type Host } from '../support/agentHooks.ts';
 /** `latch doctor`'s lines by check name. */
 async function doctor(host: Host, env?: NodeJS.ProcessEnv) {
   const ran = await host.run(['doctor'], env);
-  const lines = new Map<string, { ok: boolean; detail: string; fix?: string }>();
+  const lines = new Map<string, { ok: boolean; warning?: true; detail: string; fix?: string }>();
   const text = ran.stdout.split('\n');
   for (const [index, line] of text.entries()) {
-    const match = /^([✓✗]) ([^:]+): (.*)$/.exec(line);
+    const match = /^([✓✗!]) ([^:]+): (.*)$/.exec(line);
     if (!match) continue;
     const fix = /^ {2}fix: (.*)$/.exec(text[index + 1] ?? '')?.[1];
-    lines.set(match[2]!, { ok: match[1] === '✓', detail: match[3]!, ...(fix ? { fix } : {}) });
+    lines.set(match[2]!, {
+      ok: match[1] !== '✗',
+      ...(match[1] === '!' ? { warning: true } : {}),
+      detail: match[3]!,
+      ...(fix ? { fix } : {}),
+    });
   }
   return { ran, lines };
 }
+
+describe('latch doctor run as root', () => {
+  it('warns, in one line that fails no check, that an agent running as root can change system places Latch cannot all know (review kc)', async () => {
+    const host = await newHost();
+    const { ran, lines } = await doctor(host);
+    const warning = lines.get('running as root');
+    if (process.geteuid?.() !== 0) return expect(warning).toBeUndefined();
+    expect(warning).toEqual({
+      ok: true,
+      warning: true,
+      detail: expect.stringMatching(
+        /^an agent running as root can change system places Latch cannot all know/,
+      ),
+    });
+    expect(ran.stdout.split('\n').filter((line) => line.includes('running as root'))).toHaveLength(1);
+  });
+});
 
 describe('latch doctor checks the agents’ hooks', () => {
   it('names a missing hook, for an agent whose folder exists', async () => {

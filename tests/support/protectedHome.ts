@@ -68,12 +68,18 @@ export function makeProtectedHome(): void {
   // Links to where a file would be: writing through one creates it.
   symlinkSync(join(home, '.latch/state.db-wal'), join(project, 'wal'));
   symlinkSync(join(home, '.latch/policy.toml.new'), join(project, 'new-policy'));
-  places = protectedPlaces({ HOME: home }, DAEMON_PID, [
-    join(home, NODE_IN_HOME),
-    ...['daemon/bin/latch.cjs', 'dist/latch', 'node_modules/better-sqlite3'].map((path) =>
-      join(home, LATCH_IN_HOME, path),
-    ),
-  ]);
+  places = protectedPlaces(
+    { HOME: home },
+    DAEMON_PID,
+    [
+      join(home, NODE_IN_HOME),
+      ...['daemon/bin/latch.cjs', 'dist/latch', 'node_modules/better-sqlite3'].map((path) =>
+        join(home, LATCH_IN_HOME, path),
+      ),
+    ],
+    // The system's places in a folder of the test's, not this machine's: as root, /etc's are guarded.
+    join(root, 'system'),
+  );
 }
 
 export function removeProtectedHome(): void {

@@ -204,6 +204,16 @@ export async function runChecks(): Promise<Check[]> {
     });
   }
   checks.push(...(await hookChecks(config && policy ? neededHookTimeout(config, policy) : undefined)));
+  // Self-protection guards the system's places it knows, where the daemon's user may write them;
+  // an agent running as root may write every other one too.
+  if (process.geteuid?.() === 0)
+    checks.push({
+      name: 'running as root',
+      ok: true,
+      warning: true,
+      detail:
+        'an agent running as root can change system places Latch cannot all know (the agents’ managed settings, start-up files, libraries); run agents as a user of their own',
+    });
   return checks;
 }
 
@@ -219,7 +229,7 @@ export async function run(options: { json?: boolean }): Promise<void> {
   }
   for (const check of checks) {
     process.stdout.write(
-      `${check.ok ? '✓' : '✗'} ${check.name}: ${check.detail}\n${check.ok || !check.fix ? '' : `  fix: ${check.fix}\n`}`,
+      `${check.warning ? '!' : check.ok ? '✓' : '✗'} ${check.name}: ${check.detail}\n${check.ok || !check.fix ? '' : `  fix: ${check.fix}\n`}`,
     );
   }
   process.exit(ok ? 0 : 1);
