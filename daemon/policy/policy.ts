@@ -1,10 +1,13 @@
+import { isAbsolute, posix } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { utf8Length } from '../../shared/encoding/bytes.ts';
 import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
 import { LIMITS } from '../../shared/messages/limits.ts';
+import { homeFolder } from '../config/paths.ts';
 import { tomlKeyLine } from '../config/tomlKeyLine.ts';
 import { globToRegExp } from './glob.ts';
 import { needsSimpleCommand } from './needsSimpleCommand.ts';
+import { asWalked, realPath, type PathWalk } from './realPath.ts';
 import { scanSimpleCommand } from './scanSimpleCommand.ts';
 
 /**
@@ -13,6 +16,8 @@ import { scanSimpleCommand } from './scanSimpleCommand.ts';
  */
 export const ACTIONS = ['allow', 'deny', 'ask', 'defer'] as const;
 export type Action = (typeof ACTIONS)[number];
+/** From loosest to strictest. `defer` is looser than `ask`: the agent's own prompt may auto-allow. */
+export const STRICTNESS: Record<Action, number> = { allow: 0, defer: 1, ask: 2, deny: 3 };
 
 export interface PolicyRule {
   name: string;
@@ -191,9 +196,14 @@ const LONG_COMMAND = `command over ${LONG_COMMAND_BYTES} bytes, more than a phon
 // Patterns are compiled once and found by the list that holds them, not by their text: keying a
 // cache by the text hashed every long pattern on every call (most of a 5 µs decision).
 const compiled = new WeakMap<readonly string[], RegExp[]>();
-function compiledOnce(sources: readonly string[], compile: (source: string) => RegExp): RegExp[] {
-  let regexes = compiled.get(sources);
-  if (!regexes) compiled.set(sources, (regexes = sources.map(compile)));
+const compiledFolded = new WeakMap<readonly string[], RegExp[]>();
+function compiledOnce(
+  sources: readonly string[],
+  compile: (source: string) => RegExp,
+  cache = compiled,
+): RegExp[] {
+  let regexes = cache.get(sources);
+  if (!regexes) cache.set(sources, (regexes = sources.map(compile)));
   return regexes;
 }
 const commandRegexes = (rule: PolicyRule & { commandRegex: string[] }) =>
@@ -201,29 +211,85 @@ const commandRegexes = (rule: PolicyRule & { commandRegex: string[] }) =>
 
 const matchesGlob = (globs: string[], value: string) =>
   compiledOnce(globs, globToRegExp).some((regex) => regex.test(value));
+const matchesGlobFolded = (globs: string[], value: string) =>
+  compiledOnce(globs, (glob) => new RegExp(globToRegExp(glob).source, 'si'), compiledFolded).some((regex) =>
+    regex.test(value),
+  );
 
-/** One call, with what is worked out about its command at most once per evaluation. */
-interface Evaluated extends GatedCall {
-  simple?: boolean;
+/** One way of spelling a call's paths and folder; `folded`: its globs ignore case. */
+interface Spelling {
+  paths: readonly string[];
+  cwd: string | undefined;
+  folded: boolean;
 }
 
-function commandMatches(rule: PolicyRule, call: Evaluated, command: string): boolean {
+/** What is worked out about a call's command, at most once per evaluation. */
+interface Facts {
+  simple?: boolean;
+  /** Whether a rule's tool and command hold, kept when the call has more than one spelling. */
+  held?: Map<PolicyRule, boolean>;
+}
+
+function commandMatches(rule: PolicyRule, facts: Facts, command: string): boolean {
   if (rule.command !== undefined && !matchesGlob(rule.command, command)) return false;
   if (
     rule.commandRegex !== undefined &&
     !commandRegexes(rule as PolicyRule & { commandRegex: string[] }).some((regex) => regex.test(command))
   )
     return false;
-  return !needsSimpleCommand(rule) || (call.simple ??= scanSimpleCommand(command).simple);
+  return !needsSimpleCommand(rule) || (facts.simple ??= scanSimpleCommand(command).simple);
 }
 
-function matches(rule: PolicyRule, call: Evaluated): boolean {
+function toolAndCommandMatch(rule: PolicyRule, call: GatedCall, facts: Facts): boolean {
   if (rule.tool !== undefined && !matchesGlob(rule.tool, call.tool)) return false;
-  if (call.command !== undefined) {
-    if (!commandMatches(rule, call, call.command)) return false;
-  } else if (rule.command !== undefined || rule.commandRegex !== undefined) return false;
-  if (rule.path !== undefined && !call.paths.some((path) => matchesGlob(rule.path!, path))) return false;
-  return rule.cwd === undefined || (call.cwd !== undefined && matchesGlob(rule.cwd, call.cwd));
+  if (call.command !== undefined) return commandMatches(rule, facts, call.command);
+  return rule.command === undefined && rule.commandRegex === undefined;
+}
+
+function matches(rule: PolicyRule, call: GatedCall, spelling: Spelling, facts: Facts): boolean {
+  let held = facts.held?.get(rule);
+  if (held === undefined) {
+    held = toolAndCommandMatch(rule, call, facts);
+    facts.held?.set(rule, held);
+  }
+  if (!held) return false;
+  const place = spelling.folded ? matchesGlobFolded : matchesGlob;
+  if (rule.path !== undefined && !spelling.paths.some((path) => place(rule.path!, path))) return false;
+  return rule.cwd === undefined || (spelling.cwd !== undefined && place(rule.cwd, spelling.cwd));
+}
+
+/**
+ * The spellings a call's paths and folder are judged under: as sent, and as the files they are
+ * (walked through their links as the kernel walks them, as self-protection does), each with its
+ * globs ignoring case too, since macOS's file system usually does: `.GIT/config`, and `g/config`
+ * where `g` links to `.git`, are `.git/config`. Only the spelling as sent when no rule that may
+ * apply to the tool names a path or folder: nothing else could differ, and no file is looked at.
+ */
+function spellings(policy: Policy, call: GatedCall): Spelling[] {
+  const sent: Spelling = { paths: call.paths, cwd: call.cwd, folded: false };
+  let byPath = false;
+  let byFolder = false;
+  for (const rule of policy.rules) {
+    if ((rule.path || rule.cwd) && (rule.tool === undefined || matchesGlob(rule.tool, call.tool))) {
+      byPath ||= rule.path !== undefined && call.paths.length > 0;
+      byFolder ||= rule.cwd !== undefined && call.cwd !== undefined;
+    }
+  }
+  if (!byPath && !byFolder) return [sent];
+  const folder = call.cwd !== undefined && isAbsolute(call.cwd) ? call.cwd : undefined;
+  const walk = { looks: new Map(), ...(folder !== undefined ? { processFolder: folder } : {}) };
+  const paths = byPath ? call.paths.map((path) => walked(path, folder, walk)) : call.paths;
+  const cwd = byFolder && folder !== undefined ? realPath(folder, walk) : call.cwd;
+  const same = cwd === call.cwd && paths.every((path, index) => path === call.paths[index]);
+  const folded: Spelling = { ...sent, folded: true };
+  return same ? [sent, folded] : [sent, folded, { paths, cwd, folded: false }, { paths, cwd, folded: true }];
+}
+
+/** A path as the file it is; a relative one with no folder to walk it from, only taken out as text. */
+function walked(path: string, folder: string | undefined, walk: PathWalk): string {
+  const named = path.replace(/^~(?=\/|$)/, () => homeFolder());
+  if (isAbsolute(named)) return realPath(named, walk);
+  return folder !== undefined ? realPath(asWalked(folder, named), walk) : posix.normalize(named);
 }
 
 const verdictOf = (rule: PolicyRule): Verdict => ({
@@ -234,22 +300,39 @@ const verdictOf = (rule: PolicyRule): Verdict => ({
   ...(rule.target ? { target: rule.target } : {}),
 });
 
+const riskRank = (risk: RiskLevel) => RISK_LEVELS.indexOf(risk);
+/** The stricter of two verdicts: by action, then by risk; the first on a tie. */
+const stricter = (a: Verdict, b: Verdict): Verdict =>
+  STRICTNESS[b.action] > STRICTNESS[a.action] ||
+  (STRICTNESS[b.action] === STRICTNESS[a.action] && riskRank(b.risk) > riskRank(a.risk))
+    ? b
+    : a;
+
+function firstMatch(policy: Policy, call: GatedCall, spelling: Spelling, facts: Facts): Verdict {
+  const rule = policy.rules.find((candidate) => matches(candidate, call, spelling, facts));
+  return rule ? verdictOf(rule) : { action: policy.defaultAction, risk: policy.defaultRisk, rule: 'default' };
+}
+
 /**
  * The first rule whose every condition holds decides; none holding, the default does. Rules see
  * the whole command as the agent sent it. A rule that could let it run without a phone matches
  * only one simple command (needsSimpleCommand), and no rule allows a command over
- * LONG_COMMAND_BYTES.
+ * LONG_COMMAND_BYTES. Paths and the folder are judged under each of their spellings, and the
+ * strictest verdict holds: a link or another case can only tighten what a path rule says.
  */
 export function evaluatePolicy(policy: Policy, call: GatedCall): Verdict {
-  const evaluated: Evaluated = { ...call };
+  const spelt = spellings(policy, call);
+  // Under more than one spelling, a rule's command patterns run once, not once for each.
+  const facts: Facts = spelt.length > 1 ? { held: new Map() } : {};
   if (call.command !== undefined && utf8Length(call.command) > LONG_COMMAND_BYTES) {
     // Asked at critical risk, whatever rule would match, unless a deny rule or a default of deny
     // refuses it: only deny rules are tried (refusing is always safe, and the other rules'
     // patterns need not run over up to 1 MiB of command).
-    const deny = policy.rules.find((rule) => rule.action === 'deny' && matches(rule, evaluated));
+    const deny = policy.rules.find(
+      (rule) => rule.action === 'deny' && spelt.some((spelling) => matches(rule, call, spelling, facts)),
+    );
     if (deny) return verdictOf(deny);
     return { action: policy.defaultAction === 'deny' ? 'deny' : 'ask', risk: 'critical', rule: LONG_COMMAND };
   }
-  const rule = policy.rules.find((candidate) => matches(candidate, evaluated));
-  return rule ? verdictOf(rule) : { action: policy.defaultAction, risk: policy.defaultRisk, rule: 'default' };
+  return spelt.map((spelling) => firstMatch(policy, call, spelling, facts)).reduce(stricter);
 }

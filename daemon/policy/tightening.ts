@@ -1,9 +1,7 @@
-import type { Action, Policy, PolicyRule } from './policy.ts';
+import { STRICTNESS, type Policy, type PolicyRule } from './policy.ts';
 import { RISK_LEVELS, type RiskLevel } from '../../shared/messages/common.ts';
 import { needsSimpleCommand } from './needsSimpleCommand.ts';
 
-/** From loosest to strictest. `defer` is looser than `ask`: the agent's own prompt may auto-allow. */
-const STRICTNESS: Record<Action, number> = { allow: 0, defer: 1, ask: 2, deny: 3 };
 const riskRank = (risk: RiskLevel) => RISK_LEVELS.indexOf(risk);
 
 function conditions(rule: PolicyRule): string {
