@@ -88,7 +88,12 @@ function filesInside(places: readonly Place[]): Map<string, Place> {
   const known = filesInsideKnown;
   if (known?.places === key && [...known.folders].every(([folder, stamp]) => changeStamp(folder) === stamp))
     return known.files;
-  filesInsideKnown = { places: key, ...listed(folders) };
+  // Folders of programs last: as root they are the system's (`/usr/bin`), and their thousands of
+  // files must not crowd out the deeper ones of Latch's and the agents' folders.
+  const programs = folders.filter(({ place }) => place.kind === 'program-folder');
+  const listing = listed(folders.filter(({ place }) => place.kind !== 'program-folder'));
+  listed(programs, listing);
+  filesInsideKnown = { places: key, ...listing };
   return filesInsideKnown.files;
 }
 
@@ -105,12 +110,13 @@ function changeStamp(folder: string): string {
   }
 }
 
-function listed(places: { folder: string; place: Place }[]): {
-  folders: Map<string, string>;
-  files: Map<string, Place>;
-} {
-  const files = new Map<string, Place>();
-  const stamps = new Map<string, string>();
+/** Adds the files inside `places`, nearest first, to `listing` until it holds MOST_FILES_INSIDE. */
+function listed(
+  places: { folder: string; place: Place }[],
+  listing = { folders: new Map<string, string>(), files: new Map<string, Place>() },
+): { folders: Map<string, string>; files: Map<string, Place> } {
+  const { files, folders: stamps } = listing;
+  if (files.size >= MOST_FILES_INSIDE) return listing;
   let folders = places;
   for (let depth = 0; depth < DEEPEST_INSIDE && folders.length > 0; depth++) {
     const deeper: typeof folders = [];
@@ -132,11 +138,11 @@ function listed(places: { folder: string; place: Place }[]): {
         } else if (entry.isFile()) {
           const id = identity(path);
           if (id !== undefined && !files.has(id)) files.set(id, place);
-          if (files.size >= MOST_FILES_INSIDE) return { folders: stamps, files };
+          if (files.size >= MOST_FILES_INSIDE) return listing;
         }
       }
     }
     folders = deeper;
   }
-  return { folders: stamps, files };
+  return listing;
 }

@@ -10,6 +10,7 @@ import { selfProtection, type Guard, type ProtectedCall } from '../../daemon/pol
 import {
   at,
   bash,
+  DAEMON_PID,
   expected,
   home,
   judged,
@@ -19,6 +20,7 @@ import {
   places,
   project,
   removeProtectedHome,
+  root,
   tool,
 } from '../support/protectedHome.ts';
 
@@ -275,6 +277,20 @@ describe('self-protection: a `..` after a link, as the kernel walks it, and hard
     ],
   ])('%s', (_name, call, guard) => {
     expect(judged(call())).toEqual(expected(guard));
+  });
+});
+
+describe('self-protection: a hard link into the agents’ folders, beside a folder of programs with thousands of files', () => {
+  it('is still seen: the files of folders of programs (as root, /usr/bin’s) are compared last', () => {
+    const programs = join(root, 'many-programs');
+    mkdirSync(programs);
+    for (let i = 0; i < 9000; i++) writeFileSync(join(programs, `program-${i}`), '');
+    mkdirSync(at('H/.claude/skills/lint/scripts'), { recursive: true });
+    writeFileSync(at('H/.claude/skills/lint/scripts/check.sh'), 'true');
+    linkSync(at('H/.claude/skills/lint/scripts/check.sh'), at('P/lint-check.sh'));
+    const crowded = protectedPlaces({ HOME: home, PATH: programs }, DAEMON_PID, [], join(root, 'system'));
+    expect(crowded.places.some(({ path }) => path === programs)).toBe(true);
+    expect(selfProtection(tool('Write', 'P/lint-check.sh'), crowded)).toMatchObject({ action: 'ask' });
   });
 });
 
