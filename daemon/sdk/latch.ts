@@ -176,7 +176,7 @@ async function decide(
 
 /**
  * The guards in flight in this process that the daemon would join (same socket, session, call id
- * and content: see gate/dedupKey): a joined one runs nothing and resolves with the first's result,
+ * and content: see gate/callIds): a joined one runs nothing and resolves with the first's result,
  * so one approval runs the function once, not once per caller that asked.
  */
 const inFlight = new Map<string, Promise<GuardResult<unknown>>>();
