@@ -12,9 +12,9 @@ import type { BlockReason, GateAnswer, GateRequest } from '../socket/localApi.ts
 import type { StateStore } from '../state/stateStore.ts';
 import type { Callers } from './callers.ts';
 import type { Conversation } from './conversation.ts';
+import { CallIds } from './callIds.ts';
 import { conversationId } from './conversationId.ts';
 import { forAudit } from './deciding.ts';
-import { dedupKey } from './dedupKey.ts';
 import { deny, frozenDeny, reportedDeny } from './deny.ts';
 import type { PushFatigue } from './pushFatigue.ts';
 import { requestDetails, type AskTerms } from './requestDetails.ts';
@@ -47,10 +47,15 @@ export class Asking {
     this.#options = options;
   }
 
-  /** One request per call: a duplicate (same ids, same content: see dedupKey) joins the pending one. */
+  /** Read at each call: a damaged key (StateStore.callKey) then denies the call, not the daemon's start. */
+  get #ids(): CallIds {
+    return CallIds.of(this.#options.store);
+  }
+
+  /** One request per call: a duplicate (same ids, same content: see CallIds.dedupKey) joins the pending one. */
   askOnce(request: GateRequest, terms: AskTerms, conversation: Conversation = {}): Promise<GateAnswer> {
     const { waiting } = this.#options;
-    const key = dedupKey(request) ?? toBase64url(randomBytes(18));
+    const key = this.#ids.dedupKey(request) ?? toBase64url(randomBytes(18));
     const requestId = toBase64url(randomBytes(12));
     return waiting.once(key, conversation, (callers) =>
       // An answer that came early, on a path that then did not wait for it, is not kept.
@@ -135,7 +140,7 @@ export class Asking {
       fleet: details.fleet,
       host: details.host,
       requestId,
-      conversation: conversationId(request.session),
+      conversation: this.#ids.conversation(request.session),
       dedupKey,
       risk: details.risk,
       createdAt: details.createdAt,

@@ -3,7 +3,7 @@ import type { Conversation } from './conversation.ts';
 type Pending = { requestId: string; exp: number };
 
 /**
- * The callers waiting on one ask: the first, and every duplicate that joined it (see dedupKey).
+ * The callers waiting on one ask: the first, and every duplicate that joined it (see CallIds.dedupKey).
  * Each hears the request id and deadline once the phones are asked, whenever it joined. Each may
  * hang up; once the last one has, `onAllGone` hears the request they waited on, as soon as there
  * is one. A caller without a `gone` signal (Latch asking for itself) never leaves.

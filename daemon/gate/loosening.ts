@@ -8,7 +8,7 @@ import type { GateAnswer, GateRequest } from '../socket/localApi.ts';
 import { RESERVED_AGENT } from '../socket/reservedAgent.ts';
 import type { StateStore } from '../state/stateStore.ts';
 import type { Asking } from './asking.ts';
-import { dedupKey } from './dedupKey.ts';
+import { CallIds } from './callIds.ts';
 import { deny } from './deny.ts';
 
 /** A change to Latch itself, which only a phone approves: see Loosening.approveChange. */
@@ -71,7 +71,11 @@ export class Loosening {
     });
     if (answer.decision !== 'allow') return answer;
     const record = answer.requestId ? store.request(answer.requestId) : undefined;
-    if (answer.via === 'phone' && record?.state === 'approved' && record.dedupKey === dedupKey(request))
+    if (
+      answer.via === 'phone' &&
+      record?.state === 'approved' &&
+      record.dedupKey === CallIds.of(store).dedupKey(request)
+    )
       return answer;
     audit.append({
       event: 'change_refused',

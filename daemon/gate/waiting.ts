@@ -72,7 +72,7 @@ export class Waiting {
     return this.#listening.has(requestId) || this.#waiting.has(requestId);
   }
 
-  /** One ask per key: a duplicate (same ids, same content: see dedupKey) joins the pending one. */
+  /** One ask per key: a duplicate (same ids, same content: see CallIds.dedupKey) joins the pending one. */
   once(
     key: string,
     conversation: Conversation,

@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
-import { hostFrameSchema, type HostFrame } from '../../shared/messages/events.ts';
-import { MAX_BODY_BYTES, parseJson } from '../../shared/schema/parse.ts';
+import type { HostFrame } from '../../shared/messages/events.ts';
+import { MAX_BODY_BYTES } from '../../shared/schema/parse.ts';
+import { parseHostFrame } from './parseHostFrame.ts';
 import type { RelayClient } from './relayClient.ts';
 
 export type ConnectionStatus = 'connecting' | 'connected' | 'disconnected';
@@ -122,7 +123,7 @@ export class RelayConnection {
       heard = true;
       const text = data.toString();
       if (text === 'pong') return;
-      const frame = parseJson(hostFrameSchema, text);
+      const frame = parseHostFrame(text);
       if (!frame.ok) {
         this.#logMalformed(frame.error.code);
         return;

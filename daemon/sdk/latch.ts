@@ -198,7 +198,7 @@ interface Waiter {
 
 /**
  * One call to the daemon and the guards waiting on it: several when the daemon would join them
- * (same socket, session, call id and content: see gate/dedupKey), so that one approval runs one
+ * (same socket, session, call id and content: see gate/callIds), so that one approval runs one
  * function, the first still waiting, not one per caller that asked. The call is given up only
  * once every guard waiting on it was (a guard without a signal never is).
  */

@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { fromBase64url, toBase64url } from '../../shared/encoding/base64url.ts';
 import type { SingleUseStore } from '../../shared/approvals/singleUseStore.ts';
 import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
 import { DeviceStore, type StoredDevice } from './deviceStore.ts';
@@ -11,6 +13,9 @@ import { SwitchStore, type SwitchState } from './switchStore.ts';
 export type { RequestRecord } from './requestStore.ts';
 export type { SwitchState } from './switchStore.ts';
 
+/** In meta: the secret that keys the ids the relay sees of this host's calls (callKey). */
+const CALL_KEY = 'call_key';
+
 /**
  * The daemon's durable state, in SQLite (WAL, synchronous FULL): paired phones (deviceStore),
  * used tokens, its own requests (requestStore), the kill switch and every freeze it applied
@@ -22,6 +27,7 @@ export class StateStore implements SingleUseStore {
   readonly #devices: DeviceStore;
   readonly #requests: RequestStore;
   readonly #switch: SwitchStore;
+  #callKey: Uint8Array | undefined;
 
   constructor(path: string) {
     if (!existsSync(path)) writeFileSync(path, '', { mode: 0o600 });
@@ -56,6 +62,23 @@ export class StateStore implements SingleUseStore {
 
   deleteMeta(key: string): void {
     this.#statements.get('DELETE FROM meta WHERE key = ?').run(key);
+  }
+
+  /**
+   * This host's secret for the ids of its calls that the relay sees (gate/callIds): 32 random
+   * bytes made at the first need and kept here, never sent anywhere. The daemon and the CLI may
+   * both make one at once: the first INSERT wins, and both read that one.
+   */
+  callKey(): Uint8Array {
+    if (this.#callKey) return this.#callKey;
+    this.#statements
+      .get('INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)')
+      .run(CALL_KEY, toBase64url(randomBytes(32)));
+    const key = this.meta(CALL_KEY)!;
+    // Damaged, it keys nothing: refused, never used short (the calls are then denied, not_recorded).
+    if (!/^[A-Za-z0-9_-]{43}$/.test(key)) throw new Error(`state.db's ${CALL_KEY} is damaged`);
+    this.#callKey = fromBase64url(key);
+    return this.#callKey;
   }
 
   // Single use (shared/approvals/singleUseStore): an INSERT is atomic across processes.

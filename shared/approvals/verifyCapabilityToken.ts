@@ -30,6 +30,20 @@ export function verifyCapabilityToken(
   store: SingleUseStore,
 ): Promise<Result<VerifiedToken>> {
   return attempt(async () => {
+    // The token's own members name what it answers: each must be what the signature is checked
+    // against (built from this side's record), or the token says one thing and does another.
+    if (
+      token.fleet !== expected.fleet ||
+      token.host !== expected.host ||
+      token.requestId !== expected.requestId
+    ) {
+      throw new LatchError('context_mismatch', 'the token names another request');
+    }
+    // A token only approves: a refusal is a deny envelope, signed by the device key.
+    if (token.decision !== expected.decision) {
+      throw new LatchError('invalid_field', 'the token names another decision');
+    }
+
     const challenge = await approvalChallenge(expected);
     const { counter } = await verifyAssertion(
       token.assertion,

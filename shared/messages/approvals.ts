@@ -95,6 +95,8 @@ export type SealedForDevice = Infer<typeof sealedForDeviceSchema>;
 /**
  * Daemon → relay. The relay sees ids, times, a risk level and ciphertext; never the command.
  * Requests with the same `dedupKey` (one agent session and tool call) join the pending one.
+ * `dedupKey` and `conversation` are keyed hashes under a secret of the host (HMAC-SHA-256): the
+ * relay can tell that two are equal, and not test a guess of what they hash.
  */
 export const approvalRequestSchema = /* @__PURE__ */ f.object({
   v: f.version(),

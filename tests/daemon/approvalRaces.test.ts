@@ -6,7 +6,7 @@ import { AuditLog } from '../../daemon/audit/auditLog.ts';
 import { parseConfig } from '../../daemon/config/config.ts';
 import { configTemplate } from '../../daemon/config/configTemplate.ts';
 import { Asking } from '../../daemon/gate/asking.ts';
-import { dedupKey } from '../../daemon/gate/dedupKey.ts';
+import { CallIds } from '../../daemon/gate/callIds.ts';
 import { deny } from '../../daemon/gate/deny.ts';
 import { PushFatigue } from '../../daemon/gate/pushFatigue.ts';
 import { RelayAnswers } from '../../daemon/gate/relayAnswers.ts';
@@ -220,7 +220,7 @@ it('refuses a relay’s “joined” for a request a phone approved early: one t
   store.saveRequest(
     {
       requestId: left.requestId,
-      dedupKey: dedupKey(call)!,
+      dedupKey: CallIds.of(store).dedupKey(call)!,
       details: left,
       binding: await detailsBinding(left),
       state: 'pending',

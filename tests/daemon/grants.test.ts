@@ -5,6 +5,7 @@ import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import { revokeChallenge } from '../../shared/device-auth/revokeChallenge.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import type { DevicesJson } from '../../daemon/cli/commands/devices.ts';
+import { conversationId } from '../../daemon/gate/conversationId.ts';
 import type { DoctorJson } from '../../daemon/cli/commands/doctor.ts';
 import type { GrantsJson } from '../../daemon/cli/commands/policyGrants.ts';
 import {
@@ -95,8 +96,10 @@ describe('allow calls like this', () => {
       thenAnyName: true,
       folder: '/home/dev/project',
       policyRule: 'network writes and publishing',
-      conversation: asked.request.conversation,
+      // The host's own id for the session, sealed; the relay sees another, keyed (callIds).
+      conversation: conversationId('session-1'),
     });
+    expect(asked.request.conversation).not.toBe(conversationId('session-1'));
     await expire(asked);
   });
 

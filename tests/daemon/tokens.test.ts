@@ -13,7 +13,7 @@ import {
 } from '../support/latchMachine.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
 import type { TestPhone } from '../../scripts/lib/softwarePhone.ts';
-import { startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+import { framesHandled, startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 let relay: StandInRelay;
 let machine: LatchMachine;
@@ -102,6 +102,26 @@ describe('the daemon verifies every decision itself', () => {
         code: 'challenge_mismatch',
       }),
     );
+  });
+
+  it('refuses a genuine approval whose unsigned members the relay rewrote (a deny, another host or fleet), before its signature is checked', async () => {
+    const before = relay.requests.length;
+    const hook = startHook(machine, hookInput('PreToolUse', 'Bash', { command: 'rm -rf dist' }));
+    const request = await relay.nextRequest(before);
+    const { token } = await phoneApproves(phone, request, relay.origin);
+    relay.sendApproval(request.requestId, { ...token, decision: 'deny' });
+    relay.sendApproval(request.requestId, { ...token, host: 'another-host' });
+    relay.sendApproval(request.requestId, { ...token, fleet: 'another-fleet' });
+    await framesHandled(machine, relay);
+    const lines = auditLines(machine).filter((line) => line['requestId'] === request.requestId);
+    expect(lines.map((line) => line['event'])).not.toContain('approved');
+    expect(lines).toContainEqual(expect.objectContaining({ event: 'token_refused', code: 'invalid_field' }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ event: 'token_refused', code: 'context_mismatch' }),
+    );
+    // None of them used the approval up: the token as the phone made it still approves.
+    relay.sendApproval(request.requestId, token);
+    expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
   });
 
   it('refuses a token replayed after a daemon restart', async () => {

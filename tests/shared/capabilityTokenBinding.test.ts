@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ApprovalBinding } from '../../shared/approvals/approvalChallenge.ts';
+import type { CapabilityToken } from '../../shared/messages/approvals.ts';
 import { verifyCapabilityToken } from '../../shared/approvals/verifyCapabilityToken.ts';
 import { fromBase64url, toBase64url } from '../../shared/encoding/base64url.ts';
 import {
@@ -37,6 +38,20 @@ describe('verifyCapabilityToken', () => {
     expect(result.ok && result.value.counter).toBe(0);
   });
 
+  describe('the token’s own members', () => {
+    it.each<[string, Partial<CapabilityToken>, 'context_mismatch' | 'invalid_field']>([
+      ['another fleet', { fleet: 'another-fleet' }, 'context_mismatch'],
+      ['another host', { host: 'another-host' }, 'context_mismatch'],
+      ['another request', { requestId: 'another-request' }, 'context_mismatch'],
+      ['a deny', { decision: 'deny' }, 'invalid_field'],
+    ])('refuses a genuine approval whose token a relay rewrote to name %s', async (_what, rewrite, code) => {
+      const genuine = await signToken(rig.fleet.phone, rig.binding);
+      expectRefused(await rig.verify({ ...genuine, ...rewrite }), code);
+      // Refused before its signature was checked: it used nothing, and the genuine token still counts.
+      expect((await rig.verify(genuine)).ok).toBe(true);
+    });
+  });
+
   describe('type', () => {
     it.each(['webauthn.create', 'payment.get', ''])('refuses clientData.type %j', async (type) => {
       expectRefused(await rig.verify(await signToken(rig.fleet.phone, rig.binding, { type })), 'wrong_type');
@@ -55,10 +70,10 @@ describe('verifyCapabilityToken', () => {
       // An approve-once is no grant, and one grant is not another (docs/protocol.md).
       ['a grant, when the host expects an approve-once', () => ({ grant: 'half_hour' })],
     ])('refuses a token issued for %s', async (_what, change) => {
-      expectRefused(
-        await rig.verify(await signToken(rig.fleet.phone, { ...rig.binding, ...change(rig.binding) })),
-        'challenge_mismatch',
-      );
+      const issued = await signToken(rig.fleet.phone, { ...rig.binding, ...change(rig.binding) });
+      // Its members relabelled to this request's by a relay: only the signature tells.
+      const { fleet, host, requestId, decision } = rig.binding;
+      expectRefused(await rig.verify({ ...issued, fleet, host, requestId, decision }), 'challenge_mismatch');
     });
 
     it('accepts a grant only as signed: another grant, or none, is another challenge', async () => {
@@ -75,7 +90,8 @@ describe('verifyCapabilityToken', () => {
         new TextDecoder().decode(fromBase64url(right.assertion.clientDataJSON)),
       ).challenge;
       const forged = withClientData(forOther, (clientData) => (clientData['challenge'] = rightChallenge));
-      expectRefused(await rig.verify(forged), 'bad_signature');
+      // Relabelled as this request's, as the relay would have to.
+      expectRefused(await rig.verify({ ...forged, requestId: rig.binding.requestId }), 'bad_signature');
     });
   });
 
