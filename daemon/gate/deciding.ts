@@ -230,7 +230,11 @@ export class Deciding {
     // The policy sets how long a phone may take; an agent may ask for less, never for more.
     const longest = verdict.timeoutSeconds ?? this.#config.approvals.timeoutSeconds;
     const timeoutSeconds = Math.min(request.timeoutSeconds ?? longest, longest);
-    const target = verdict.target ?? request.target ?? defaultTarget(request);
+    // A caller's target is typed only where the call itself spells it: one of its own choosing
+    // ("staging" for a call whose input says production) would have a person confirm its claim.
+    const callersTarget =
+      request.target !== undefined && spells(request, request.target) ? request.target : undefined;
+    const target = verdict.target ?? callersTarget ?? defaultTarget(request);
     // Latch's own rule says so on the card, and what it guards there: the word to type may be a
     // folder's name the command itself does not spell (`rm -rf ~` reaches ~/.config/systemd).
     const ownRule = asked.guarded
@@ -241,6 +245,12 @@ export class Deciding {
       terms: { risk, timeoutSeconds, target, scripts, ...ownRule, ...(similar ? { similar } : {}) },
     };
   }
+}
+
+/** Whether what a call runs or acts on (its command, input or paths, as shown) holds this word. */
+function spells(request: GateRequest, word: string): boolean {
+  if (word.trim() === '') return false;
+  return [request.command, request.input, ...request.paths].some((text) => text?.includes(word));
 }
 
 /**

@@ -2,8 +2,10 @@ import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { revealHidden } from '../../shared/text/revealHidden.ts';
 import { realPath } from '../policy/realPath.ts';
 import type { RunScript } from '../policy/scriptsRun.ts';
+import { PATCH_TOOL } from '../policy/selfProtection.ts';
 import type { GateRequest } from '../socket/localApi.ts';
 import { RESERVED_AGENT } from '../socket/reservedAgent.ts';
+import { shellReadingNotes } from './shellReadingNotes.ts';
 
 /** The texts of a request's card, before cleaning: what the notification, the list and the screen show. */
 export interface RequestCard {
@@ -45,22 +47,88 @@ export function requestCard(request: GateRequest, scripts: readonly RunScript[] 
     const others = lines.length - 1;
     const more = others > 0 ? ` (+${others} more line${others > 1 ? 's' : ''})` : '';
     // Runs of spaces are one in a title: `ls` and 400 spaces would push `; rm -rf ~` out of it.
-    const title = `${leading.replace(/\s+/g, ' ') || request.tool}${more}`;
+    const title = patchTitle(request) ?? `${leading.replace(/\s+/g, ' ') || request.tool}${more}`;
     const description = request.title && request.title !== title ? { description: request.title } : {};
     const rest = inputBesidesCommand(request);
-    const detail = [
-      request.command,
-      ...(request.detail && request.detail !== request.command ? [request.detail] : []),
-    ].join('\n\n');
-    const notes = [...(rest ? [`${ALSO_IN_INPUT}\n${rest}`] : []), ...scripts.map(scriptShown)];
-    return { title, detail, ...(notes.length > 0 ? { notes } : {}), ...description, ...context };
+    // The command's box holds the command alone: a caller's detail beside it, unlabelled, read
+    // as the command's own comment ("# dry run: nothing is deleted"). It is a note, said to be
+    // the agent's.
+    const notes = [
+      ...(rest ? [`${ALSO_IN_INPUT}\n${rest}`] : []),
+      ...shellReadingNotes(request.command),
+      ...scripts.map(scriptShown),
+      ...callerDetail(request),
+    ];
+    return {
+      title,
+      detail: request.command,
+      ...(notes.length > 0 ? { notes } : {}),
+      ...description,
+      ...context,
+    };
   }
+  // Latch's own change (a loosening of its policy or config, no socket caller may ask as Latch):
+  // its title and detail are Latch's words.
+  if (request.agent === RESERVED_AGENT) {
+    const own = { title: request.title ?? request.tool, detail: request.detail ?? request.paths.join('\n') };
+    return { ...own, ...(request.diff !== undefined ? { diff: request.diff } : {}), ...context };
+  }
+  // What the call is, in Latch's words: its tool and what it acts on (a path, else its input on
+  // one line). A caller's title is its own claim ("Transfer $10 to Alice" for a million to
+  // mallory): shown as the agent's words, never as the heading or the notification.
   const path = request.paths[0];
-  const title =
-    request.title ?? (path ? `${request.tool} ${shownPathAndLink(path, request.cwd)}` : request.tool);
+  const title = path
+    ? `${toolShown(request.tool)} ${shownPathAndLink(path, request.cwd)}`
+    : request.input !== undefined && request.input.trim() !== ''
+      ? `${toolShown(request.tool)} ${request.input.replace(/\s+/g, ' ').trim()}`
+      : // A call that carries nothing but its title (`latch request --title …`): Latch has nothing
+        // of its own to show, and the title stands in for nothing that runs.
+        (request.title ?? toolShown(request.tool));
+  const description = request.title && request.title !== title ? { description: request.title } : {};
+  const notes = callerDetail(request);
+  const said = { ...description, ...(notes.length > 0 ? { notes } : {}), ...context };
+  // What runs is on the card whole: the input, or the paths; a caller's detail never stands in for it.
   if (request.diff !== undefined)
-    return { title, detail: request.detail ?? request.paths.join('\n'), diff: request.diff, ...context };
-  return { title, detail: request.detail ?? request.input ?? request.paths.join('\n'), ...context };
+    return { title, detail: request.paths.join('\n'), diff: request.diff, ...said };
+  return { title, detail: request.input ?? request.paths.join('\n'), ...said };
+}
+
+/** A patch's file headers, as Codex reads them (each line trimmed): what it adds, updates, moves, deletes. */
+const PATCH_HEADER = /^\*\*\* (Add File|Update File|Delete File|Move to): (.+)$/;
+
+/**
+ * A Codex patch's title: the files it changes, from its headers (`Update src/a.ts → ../b.sh;
+ * Add README.md`), since every patch's first line is `*** Begin Patch`. The whole patch is the
+ * card's detail.
+ */
+function patchTitle(request: GateRequest): string | undefined {
+  if (request.tool !== PATCH_TOOL || request.command === undefined) return undefined;
+  if (!request.command.trimStart().startsWith('*** Begin Patch')) return undefined;
+  const changes: string[] = [];
+  for (const line of request.command.split('\n')) {
+    const header = PATCH_HEADER.exec(line.trim());
+    if (!header) continue;
+    const [, kind, path] = header;
+    if (kind === 'Move to' && changes.length > 0) changes[changes.length - 1] += ` → ${path!.trim()}`;
+    else changes.push(`${kind!.split(' ')[0]} ${path!.trim()}`);
+  }
+  return changes.length > 0 ? `Patch: ${changes.join('; ')}` : undefined;
+}
+
+/** Heads a caller's own detail on a card: drawn apart from what runs, said to be the agent's. */
+const CALLER_DETAIL = 'The agent adds (its own words, not what runs):';
+
+/** A caller's `detail`, as a note of its own, unless it is the command itself (`latch request --detail`). */
+function callerDetail(request: GateRequest): string[] {
+  const { detail } = request;
+  if (detail === undefined || detail.trim() === '' || detail === request.command) return [];
+  return [`${CALLER_DETAIL}\n${detail}`];
+}
+
+/** An MCP server's tool by its server and name (`mcp__notes__delete_note`: "notes: delete_note"). */
+function toolShown(tool: string): string {
+  const mcp = /^mcp__(.+?)__(.+)$/.exec(tool);
+  return mcp ? `${mcp[1]}: ${mcp[2]}` : tool;
 }
 
 /** Heads what a command's tool input holds besides the command on a phone. */

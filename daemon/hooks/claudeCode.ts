@@ -1,4 +1,5 @@
 import { shellCommand } from '../install/shellWords.ts';
+import { PATCH_TOOL } from '../policy/selfProtection.ts';
 import type { GateQuestion } from '../socket/askDaemon.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
 import { toolInputText } from '../socket/toolInputText.ts';
@@ -52,7 +53,7 @@ export function parseClaudeCodeHookInput(text: string): ClaudeCodeHookInput | { 
   const input = given as Record<string, unknown>;
   const inputText = toolInputText(input);
   if ('error' in inputText) return inputText;
-  const command = commandOf(input['command']);
+  const command = patchOf(tool, input['command']) ?? commandOf(input['command']);
   const paths = [
     ...['file_path', 'path', 'notebook_path']
       .map((key) => asString(input[key]))
@@ -101,6 +102,18 @@ function commandOf(value: unknown): string | undefined {
   if (Array.isArray(value) && value.length > 0 && value.every((word) => typeof word === 'string'))
     return shellCommand(value);
   return undefined;
+}
+
+/**
+ * A Codex patch given as an argv, `["apply_patch", patch]`: Codex applies the patch, which runs no
+ * shell; read as one (`apply_patch '*** Begin Patch…'`) its headers were globs matching anything,
+ * Latch's secrets included. Its command is then the patch, as when given whole.
+ */
+function patchOf(tool: string, value: unknown): string | undefined {
+  if (tool !== PATCH_TOOL || !Array.isArray(value) || value.length !== 2) return undefined;
+  const [program, patch] = value as unknown[];
+  if ((program !== 'apply_patch' && program !== 'applypatch') || typeof patch !== 'string') return undefined;
+  return patch.trimStart().startsWith('*** Begin Patch') ? patch : undefined;
 }
 
 /** A patch's file headers, as Codex's `apply_patch` reads them (each line trimmed). */

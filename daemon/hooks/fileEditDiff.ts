@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { cutToStartAndEnd } from '../../shared/text/keepStartAndEnd.ts';
+import { revealHidden } from '../../shared/text/revealHidden.ts';
 import { unifiedDiff, type DiffLabels } from '../diff/unifiedDiff.ts';
 import { servedFileSystem } from './servedFileSystem.ts';
 
@@ -46,7 +47,9 @@ export function fileEditDiff(
   const absolute = resolve(cwd ?? '/', path);
   const fromCwd = cwd === undefined ? undefined : relative(cwd, absolute);
   const inside = fromCwd !== undefined && fromCwd !== '' && !fromCwd.startsWith('..') && !isAbsolute(fromCwd);
-  const name = inside ? fromCwd : absolute;
+  // On one line, its line breaks written out: a path is the diff's labels and notes, where a
+  // newline in it (`a.txt\n+++ b/README.md`) drew rows of a file the tool does not write.
+  const name = revealHidden(inside ? fromCwd : absolute, { multiline: false });
   const labels: DiffLabels = inside ? { from: `a/${name}`, to: `b/${name}` } : { from: name, to: name };
   // Not looked at where a process serves it: its answer may never come (servedFileSystem).
   const served = servedFileSystem(absolute);

@@ -394,7 +394,6 @@ async function decide(serverName: string, call: HeldCall, cancelled: AbortSignal
     () => ({
       agent: 'mcp',
       tool,
-      title: `${serverName}: ${call.tool}`,
       input: call.inputText,
       // The server runs in this folder: a relative path in the input is read from here.
       cwd: currentFolder(),

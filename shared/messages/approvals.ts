@@ -46,14 +46,15 @@ export const requestDetailsSchema = /* @__PURE__ */ f.object({
   title: f.text(LIMITS.titleBytes),
   detail: f.text(LIMITS.detailBytes, { multiline: true }),
   /**
-   * Latch's own words on a command, each drawn in a box of its own apart from `detail`: a line of
-   * the command, which the agent writes, can then never pass for one.
+   * Latch's own words on a call, each drawn in a box of its own apart from `detail`: a line of
+   * the command, which the agent writes, can then never pass for one. A caller's own `detail` is
+   * one too, headed as the agent's words.
    */
   notes: f.optional(f.array(f.text(LIMITS.notesBytes, { multiline: true }), LIMITS.notesPerRequest)),
   cwd: f.optional(f.text(LIMITS.cwdBytes)),
   /** The name a person types to approve a critical request, e.g. the branch or the database. */
   target: f.optional(f.text(LIMITS.targetBytes)),
-  /** The agent's own words for a command, shown under it: never instead of it (the title). */
+  /** The agent's own words for the call (a command's description, an SDK call's title), shown under the title: never as it. */
   description: f.optional(f.text(LIMITS.titleBytes)),
   /** The folder name of `cwd`, and a short label of the agent session: the card's "project · session". */
   project: f.optional(f.text(LIMITS.nameBytes)),

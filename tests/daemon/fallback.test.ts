@@ -52,7 +52,7 @@ function ask(
   machine: LatchMachine,
   answer: (offer: FallbackOffer) => string | undefined | Promise<string | undefined>,
   offers: FallbackOffer[] = [],
-  call: Pick<GateRequest, 'risk' | 'target'> = {},
+  call: Pick<GateRequest, 'risk' | 'target' | 'input'> = {},
 ) {
   return gateCall(
     { agent: 'test', tool: 'deploy', title: 'deploy to prod', interactive: true, canDefer: false, ...call },
@@ -109,7 +109,12 @@ describe('the local challenge', () => {
 
   it('refuses the right answer typed before the review time of a high-risk call is over', async () => {
     const offers: FallbackOffer[] = [];
-    const answer = await ask(host.machine, () => 'prod-db', offers, { risk: 'high', target: 'prod-db' });
+    // The call spells its target: one it does not is not what a person types (review kd F1).
+    const answer = await ask(host.machine, () => 'prod-db', offers, {
+      risk: 'high',
+      target: 'prod-db',
+      input: '{"db":"prod-db"}',
+    });
     expect(offers[0]!.prompt).toBe('Review the request above for 10 s, then type "prod-db" to approve.');
     expect(answer).toEqual({
       decision: 'deny',

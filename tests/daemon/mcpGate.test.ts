@@ -185,8 +185,9 @@ describe('latch mcp', () => {
     expect(details).toMatchObject({
       tool: 'mcp__notes__delete_note',
       agent: 'mcp',
-      title: 'notes: delete_note',
     });
+    // Headed by the server, the tool and its input on one line (review kd: the input is what runs).
+    expect(details.title).toMatch(/^notes: delete_note \{.*"id": ?"1".*\}$/);
     expect(details.detail).toContain('"why": "x⟨U+202E⟩evil"');
     relay.sendApproval(second.requestId, token);
     expect(result(await again)).toEqual({ content: [{ type: 'text', text: 'deleted 1' }] });
@@ -358,7 +359,8 @@ describe('latch mcp', () => {
       const answer = gated.request(method, params);
       const request = await relay.nextRequest(before);
       const { details } = await phoneApproves(phone, request, relay.origin);
-      expect(details).toMatchObject({ tool: `mcp__files__${method}`, title: `files: ${method}` });
+      expect(details).toMatchObject({ tool: `mcp__files__${method}` });
+      expect(details.title.startsWith(`files: ${method} `)).toBe(true);
       expect(JSON.parse(details.detail!)).toEqual(shown);
       await relay.sendDenial(phone, request);
       expect(JSON.parse(await answer)).toMatchObject({ error: refusedByPhone });

@@ -178,7 +178,10 @@ describe('the SDK guard', () => {
     options.target = 'production';
     options.steps.push('drop the database');
     const { token, details } = await phoneApproves(phone, request, relay.origin);
-    expect(details.title).toBe('Deploy staging');
+    // The caller's title is its words (review kd); the input the function runs on is what the card shows.
+    expect(details.description).toBe('Deploy staging');
+    expect(details.detail).toContain('"staging"');
+    expect(details.detail).not.toMatch(/production|drop the database/);
     relay.sendApproval(request.requestId, token);
     expect(await result).toEqual({ ok: true, value: 'staging' });
     expect(described).toEqual([true, true]);

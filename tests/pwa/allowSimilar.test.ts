@@ -52,8 +52,10 @@ describe('approve, and allow calls like this', () => {
     await page.getByRole('button', { name: 'Allow calls like this…' }).click();
     const rule = page.getByRole('group', { name: 'Approve, and allow calls like this' });
     await rule.waitFor();
-    // Tool, command pattern, folder, the policy rule it stands in for, and how long.
+    // Which agents (any: a grant names none, review kd F8), tool, command pattern, folder, the
+    // policy rule it stands in for, and how long.
     for (const shown of [
+      'any agent on this host, not only this one',
       'Bash',
       'git push origin ‹name›',
       '/home/dev/project',

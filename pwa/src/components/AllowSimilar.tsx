@@ -33,6 +33,9 @@ export function AllowSimilar({
       <legend>Approve, and allow calls like this</legend>
       <p class="muted">Without asking again, this host would also run:</p>
       <dl class="similar-rule">
+        {/* A grant names no agent: one approved on an SDK card covers Claude Code's same call. */}
+        <dt>Agent</dt>
+        <dd>any agent on this host, not only this one</dd>
         <dt>Tool</dt>
         <dd>{similar.tool}</dd>
         <dt>Command</dt>
@@ -52,7 +55,7 @@ export function AllowSimilar({
         <dd>the policy rule “{similar.policyRule}” is what asks, at no higher risk</dd>
         <dt>Until</dt>
         <dd>
-          30 minutes from now, for any agent session
+          30 minutes from now, for any agent's session
           {grants.includes('session') ? ', or the end of this session alone (12 hours at most)' : ''}: you
           choose below. Revoke it any time under Devices.
         </dd>
