@@ -1,6 +1,7 @@
-import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { userMayWrite } from './userMayWrite.ts';
+import { readSmallFile } from './readSmallFile.ts';
 
 /** Git follows includes ten deep; enough files and bytes for the config people keep. */
 const MOST_DEPTH = 10;
@@ -50,7 +51,7 @@ export function gitConfigFiles(
   for (let read = 0; read < toRead.length; read++) {
     const [file, depth] = toRead[read]!;
     if (depth >= MOST_DEPTH) continue;
-    for (const included of includedPaths(readConfigFile(file), file, home)) {
+    for (const included of includedPaths(readSmallFile(file, MOST_BYTES), file, home)) {
       if (found.has(included) || found.size >= MOST_FILES) continue;
       found.add(included);
       toRead.push([included, depth + 1]);
@@ -98,25 +99,4 @@ function configValue(text: string): string {
     else value += char;
   }
   return value.trim();
-}
-
-/** A config file's text, or nothing for what is no regular file, is too large, or is not there. */
-function readConfigFile(path: string): string {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch {
-    return '';
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile() || stat.size > MOST_BYTES) return '';
-    const buffer = Buffer.alloc(stat.size);
-    const length = readSync(fd, buffer, 0, stat.size, 0);
-    return buffer.subarray(0, length).toString('utf8');
-  } catch {
-    return '';
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -1,7 +1,8 @@
-import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import { commandWords, literalText } from './commandWords.ts';
 import { pathPattern, segmentMatches } from './pathPattern.ts';
+import { readSmallFile } from './readSmallFile.ts';
 
 /** zsh's start-up files, read from `$ZDOTDIR` once `.zshenv` sets it. */
 export const ZSH_FILES = ['.zshenv', '.zprofile', '.zlogin', '.zshrc'];
@@ -53,7 +54,7 @@ export function sourcedStartupFiles(
   };
   let budget = MOST_BYTES_IN_ALL;
   for (let read = 0; read < toRead.length; read++) {
-    const text = readStartupFile(toRead[read]!, budget);
+    const text = readSmallFile(toRead[read]!, Math.min(MOST_BYTES, budget));
     budget -= text.length;
     let loop: (string | undefined)[] | undefined;
     for (const command of commandWords(text, { HOME: home })) {
@@ -111,29 +112,4 @@ function loopFiles(word: string | undefined, home: string): string[] {
     }
   }
   return [folder];
-}
-
-/**
- * A start-up file's text, or nothing for what is no regular file (a FIFO would hold the daemon's
- * start), is too large, or is not there. Opened without waiting, then looked at.
- */
-function readStartupFile(path: string, budget: number): string {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch {
-    return '';
-  }
-  try {
-    const stat = fstatSync(fd);
-    const size = stat.size;
-    if (!stat.isFile() || size > Math.min(MOST_BYTES, budget)) return '';
-    const buffer = Buffer.alloc(size);
-    const length = readSync(fd, buffer, 0, size, 0);
-    return buffer.subarray(0, length).toString('utf8');
-  } catch {
-    return '';
-  } finally {
-    closeSync(fd);
-  }
 }
