@@ -13,9 +13,10 @@ const MOST_BYTES = 256 * 1024;
  * starts: the user's (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/` and `~/.config/git/`,
  * `$GIT_CONFIG_GLOBAL`), the system's where the user may write it (`/etc/gitconfig`,
  * `$GIT_CONFIG_SYSTEM`, the `etc/gitconfig` of each git on PATH, as Homebrew's), and every file
- * they pull in by `[include] path` or `[includeIf …] path`, each read in turn, whatever its
- * condition. Edited, any of them runs code on the allowed `git status` (`core.fsmonitor`).
- * A path git only knows when it runs (`%(prefix)/`) is not guessed at.
+ * any of them pulls in by `[include] path` or `[includeIf …] path` (a system file the user may
+ * not write too), each read in turn, whatever its condition. Edited, any of them runs code on the
+ * allowed `git status` (`core.fsmonitor`). A path git only knows when it runs (`%(prefix)/`) is
+ * not guessed at.
  */
 export function gitConfigFiles(
   env: NodeJS.ProcessEnv,
@@ -41,7 +42,7 @@ export function gitConfigFiles(
     join(systemRoot, 'etc', 'gitconfig'),
     ...(env['GIT_CONFIG_SYSTEM'] ? [resolve(env['GIT_CONFIG_SYSTEM'])] : []),
     ...gits.map((prefix) => join(prefix, 'etc', 'gitconfig')),
-  ].filter(userMayWrite);
+  ];
   const found = new Set([...global, ...system]);
   // A folder of git's (`~/.config/git/`) is read for its `config`.
   const toRead = [...found].map((path): [string, number] => [
@@ -57,7 +58,9 @@ export function gitConfigFiles(
       toRead.push([included, depth + 1]);
     }
   }
-  return [...found];
+  // A system file the user may not write is read for its includes (one the user may write can
+  // run code as well), not guarded itself.
+  return [...found].filter((path) => !system.includes(path) || userMayWrite(path));
 }
 
 /** The paths of a config file's `include.path` and `includeIf.<condition>.path` keys. */

@@ -372,7 +372,8 @@ function programFolders(env: NodeJS.ProcessEnv, systemRoot: string): string[] {
   const common = COMMON_PROGRAM_FOLDERS.map((folder) => join(systemRoot, folder)).filter(existsSync);
   return [...new Set([...onPath, ...common])].filter(
     (folder) =>
-      // Not the home folder, nor one that holds it: every file tool's write would ask.
+      // Not the home folder, nor one that holds it, nor `/`: every file tool's write would ask.
+      folder !== '/' &&
       !`${home}/`.startsWith(`${folder}/`) &&
       (folder.startsWith(`${home}/`) || userMayWrite(folder)) &&
       // A project's, or a project's packages': its files are the agent's work, not the login's.

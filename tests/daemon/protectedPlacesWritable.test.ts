@@ -87,6 +87,31 @@ describe('the system’s places, where the daemon’s user may write them', () =
     expect(at('etc/claude-code/managed-settings.json')).toBeUndefined();
     expect(at('opt/homebrew/bin/git')).toBeUndefined();
   });
+
+  it.runIf(process.geteuid?.() !== 0)(
+    'follows the includes of a system git config the user cannot write to a file the user can (not as root)',
+    () => {
+      const locked = join(root, 'locked-git');
+      mkdirSync(join(locked, 'etc'), { recursive: true });
+      const site = join(home, 'site.inc');
+      writeFileSync(join(locked, 'etc', 'gitconfig'), `[include]\n\tpath = ${site}\n`);
+      chmodSync(join(locked, 'etc', 'gitconfig'), 0o444);
+      chmodSync(join(locked, 'etc'), 0o555);
+      const lockedPlaces = protectedPlaces({ HOME: home, PATH: '/usr/bin:/bin' }, 4242, [], locked);
+      expect(selfProtection({ tool: 'Write', paths: [site], cwd: home }, lockedPlaces)).toMatchObject({
+        action: 'ask',
+        risk: 'critical',
+      });
+    },
+  );
+
+  it('takes no `/` on PATH for a folder of programs: every file tool’s write would ask', () => {
+    const withRoot = protectedPlaces({ HOME: home, PATH: '/:/usr/bin' }, 4242, [], system);
+    expect(withRoot.places.some(({ path }) => path === '/')).toBe(false);
+    expect(
+      selfProtection({ tool: 'Write', paths: ['/srv/app/notes.md'], cwd: home }, withRoot),
+    ).toBeUndefined();
+  });
 });
 
 describe('places found by their whole path only', () => {
