@@ -247,10 +247,21 @@ export class Deciding {
   }
 }
 
-/** Whether what a call runs or acts on (its command, input or paths, as shown) holds this word. */
+/** The fewest letters a caller's target may have: one letter is no reading of the call. */
+const FEWEST_TARGET_LETTERS = 3;
+
+/**
+ * Whether what a call runs or acts on spells this word whole: a word of its command, a whole
+ * string of its input (a key or a value), a path or a path's last name. Part of a word is no
+ * reading of it (`e` in `deploy`, `stag` in `staging`).
+ */
 function spells(request: GateRequest, word: string): boolean {
-  if (word.trim() === '') return false;
-  return [request.command, request.input, ...request.paths].some((text) => text?.includes(word));
+  if (word.trim().length < FEWEST_TARGET_LETTERS) return false;
+  return (
+    request.paths.some((path) => path === word || basename(path) === word) ||
+    (request.input?.includes(JSON.stringify(word)) ?? false) ||
+    (request.command?.split(/[\s'"`;|&()<>=,]+/).includes(word) ?? false)
+  );
 }
 
 /**

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { readProcessStat } from '../exec/processStat.ts';
 import { InsecurePathError } from './securePath.ts';
@@ -20,17 +21,19 @@ export function pidFileOf(socketPath: string): string {
 export interface OtherDaemon {
   pid: number;
   /**
-   * Known by its start time (Linux). Without /proc only its pid is known alive, which after a
-   * restart of the machine may be another process's: the socket then tells (docs/daemon.md).
+   * Known by its start time (Linux), or by the command its pid runs (`ps`, without /proc). When
+   * neither can be read, only its pid is known alive, which after a restart of the machine may
+   * be another process's: the socket then tells (docs/daemon.md).
    */
   sure: boolean;
 }
 
 /**
  * The daemon the pid file at `path` names, if it still runs: the same pid with the same start time
- * (Linux), or on a system without /proc a pid that is alive and ours to signal. Undefined when
- * there is no file, it names this process, or its process is gone (a pid reused by another
- * process since has another start time). A file that is not a regular file is refused.
+ * (Linux, not a zombie), or on a system without /proc a pid that is alive, ours to signal, and
+ * runs Latch. Undefined when there is no file, it names this process, or its process is gone (a
+ * pid reused by another process since has another start time, or runs another program). A file
+ * that is not a regular file is refused.
  */
 export function otherDaemonOf(path: string): OtherDaemon | undefined {
   const stat = lstatSync(path, { throwIfNoEntry: false });
@@ -47,16 +50,22 @@ export function otherDaemonOf(path: string): OtherDaemon | undefined {
   if (!/^\d+$/.test(pidWord) || !Number.isSafeInteger(pid) || pid <= 1 || pid === process.pid)
     return undefined;
   if (existsSync('/proc/self/stat')) {
-    const start = readProcessStat(pid)?.start;
-    return start !== undefined && String(start) === startWord ? { pid, sure: true } : undefined;
+    const stat = readProcessStat(pid);
+    // A zombie (killed, not yet reaped by a parent that never reaps) keeps its start time.
+    const running = stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';
+    return running && String(stat.start) === startWord ? { pid, sure: true } : undefined;
   }
   try {
     // Signal 0 only asks: ESRCH, gone; EPERM, another user's process, which no daemon of ours is.
     process.kill(pid, 0);
-    return { pid, sure: false };
   } catch {
     return undefined;
   }
+  // Without /proc (macOS), what the pid runs tells a daemon from a pid reused after a restart of
+  // the machine: a connection cannot, since a full backlog there refuses as nobody listening does.
+  const command = spawnSync('ps', ['-o', 'command=', '-p', String(pid)], { encoding: 'utf8', timeout: 2000 });
+  if (command.status !== 0 || command.error) return { pid, sure: false };
+  return /\blatch\b/.test(command.stdout) ? { pid, sure: true } : undefined;
 }
 
 /** Marks this process as the daemon of the socket: the file written aside, then renamed in place. */

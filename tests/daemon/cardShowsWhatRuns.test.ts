@@ -95,6 +95,13 @@ describe('an SDK call with no command', () => {
       latch.guard({ tool: 'drop_table', input: { name: 'users' }, risk: 'critical', target: 'users' }, never),
     );
     expect(spelled.target).toBe('users');
+    // Part of a word, or one letter, is no reading of the call (review rv9b).
+    for (const target of ['prod', 'e'])
+      expect(
+        await cardOf(() =>
+          latch.guard({ tool: 'deploy', input: { env: 'production' }, risk: 'critical', target }, never),
+        ),
+      ).toMatchObject({ target: 'deploy' });
   });
 });
 
