@@ -6,6 +6,7 @@ import { PATCH_TOOL } from '../policy/selfProtection.ts';
 import type { GateRequest } from '../socket/localApi.ts';
 import { RESERVED_AGENT } from '../socket/reservedAgent.ts';
 import { shellReadingNotes } from './shellReadingNotes.ts';
+import { patchHeaders } from './patchHeaders.ts';
 
 /** The texts of a request's card, before cleaning: what the notification, the list and the screen show. */
 export interface RequestCard {
@@ -93,9 +94,6 @@ export function requestCard(request: GateRequest, scripts: readonly RunScript[] 
   return { title, detail: request.input ?? request.paths.join('\n'), ...said };
 }
 
-/** A patch's file headers, as Codex reads them (each line trimmed): what it adds, updates, moves, deletes. */
-const PATCH_HEADER = /^\*\*\* (Add File|Update File|Delete File|Move to): (.+)$/;
-
 /**
  * A Codex patch's title: the files it changes, from its headers (`Update src/a.ts → ../b.sh;
  * Add README.md`), since every patch's first line is `*** Begin Patch`. The whole patch is the
@@ -105,12 +103,9 @@ function patchTitle(request: GateRequest): string | undefined {
   if (request.tool !== PATCH_TOOL || request.command === undefined) return undefined;
   if (!request.command.trimStart().startsWith('*** Begin Patch')) return undefined;
   const changes: string[] = [];
-  for (const line of request.command.split('\n')) {
-    const header = PATCH_HEADER.exec(line.trim());
-    if (!header) continue;
-    const [, kind, path] = header;
-    if (kind === 'Move to' && changes.length > 0) changes[changes.length - 1] += ` → ${path!.trim()}`;
-    else changes.push(`${kind!.split(' ')[0]} ${path!.trim()}`);
+  for (const { kind, path } of patchHeaders(request.command)) {
+    if (kind === 'Move to' && changes.length > 0) changes[changes.length - 1] += ` → ${path}`;
+    else changes.push(`${kind.split(' ')[0]} ${path}`);
   }
   return changes.length > 0 ? `Patch: ${changes.join('; ')}` : undefined;
 }

@@ -4,6 +4,7 @@ import type { GateQuestion } from '../socket/askDaemon.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
 import { toolInputText } from '../socket/toolInputText.ts';
 import { fileEditDiff } from './fileEditDiff.ts';
+import { patchHeaders } from '../gate/patchHeaders.ts';
 
 export const CLAUDE_CODE_EVENTS = ['PreToolUse', 'PermissionRequest'] as const;
 export type ClaudeCodeEvent = (typeof CLAUDE_CODE_EVENTS)[number];
@@ -116,21 +117,12 @@ function patchOf(tool: string, value: unknown): string | undefined {
   return patch.trimStart().startsWith('*** Begin Patch') ? patch : undefined;
 }
 
-/** A patch's file headers, as Codex's `apply_patch` reads them (each line trimmed). */
-const PATCH_HEADER = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/;
-/** What Rust's `trim`, which Codex's patch parser uses, takes off that JavaScript's keeps: NEL. */
-const trimmedAsCodex = (line: string) => line.replace(/^[\s\u0085]+|[\s\u0085]+$/g, '');
-
 /**
  * The files a Codex patch writes (`apply_patch`, or a command that runs one): each is judged as
  * a file tool's path is, so that a project's agent folders are guarded as for Claude Code's Write.
  */
 function patchPaths(command: string): string[] {
-  if (!command.includes('*** Begin Patch')) return [];
-  return command.split('\n').flatMap((line) => {
-    const header = PATCH_HEADER.exec(trimmedAsCodex(line));
-    return header ? [trimmedAsCodex(header[1]!)] : [];
-  });
+  return patchHeaders(command).map(({ path }) => path);
 }
 
 /** What the hook does with an answer: print `stdout` (if any) and exit 0, or block (exit 2). */
