@@ -76,6 +76,22 @@ function converse(socketPath: string, text: string, keepOpen = false): Promise<s
   });
 }
 
+/** What a run's watch of the switch hears first at `socketPath`: why it was lost, and whether busy. */
+const lostWatch = (socketPath: string) =>
+  new Promise<[string, boolean]>((resolve) => {
+    const stop = watchDaemon(
+      {
+        onState: () => {},
+        onLost: (reason, busy) => {
+          stop();
+          resolve([reason, busy]);
+        },
+        onBack: () => {},
+      },
+      { socketPath },
+    );
+  });
+
 /** Once the connections that held the daemon are let go, a call is served again. */
 const servedOnceLetGo = (server: LocalServer) =>
   expect.poll(() => gateCall({ tool: 'Read', paths: [] }, { socketPath: server.socketPath })).toEqual(ALLOW);
@@ -251,20 +267,10 @@ describe("the daemon's socket", () => {
       }),
     );
     // A run's watcher hears why, and that the daemon is busy rather than gone (runUnderSwitch).
-    const lost = await new Promise<[string, boolean]>((resolve) => {
-      const stop = watchDaemon(
-        {
-          onState: () => {},
-          onLost: (reason, busy) => {
-            stop();
-            resolve([reason, busy]);
-          },
-          onBack: () => {},
-        },
-        { socketPath: server.socketPath },
-      );
-    });
-    expect(lost).toEqual(['the daemon is busy (256 watch connections held)', true]);
+    expect(await lostWatch(server.socketPath)).toEqual([
+      'the daemon is busy (256 watch connections held)',
+      true,
+    ]);
     expect(await gateCall({ tool: 'Read', paths: [] }, { socketPath: server.socketPath })).toEqual(ALLOW);
     expect(await callDaemon('GET', '/v1/status', undefined, { socketPath: server.socketPath })).toEqual(
       STATUS,
@@ -293,26 +299,15 @@ describe("the daemon's socket", () => {
       for (const connection of connections) connection.destroy();
       return new Promise((resolve) => stranger.close(resolve));
     });
-    const lostWatch = () =>
-      new Promise<[string, boolean]>((resolve) => {
-        const stop = watchDaemon(
-          {
-            onState: () => {},
-            onLost: (reason, busy) => {
-              stop();
-              resolve([reason, busy]);
-            },
-            onBack: () => {},
-          },
-          { socketPath },
-        );
-      });
-    expect(await lostWatch()).toEqual([
+    expect(await lostWatch(socketPath)).toEqual([
       'the daemon answered 503 to /v1/watch, and did not say why in time',
       false,
     ]);
     body = 'floods';
-    expect(await lostWatch()).toEqual(['the daemon answered 503 to /v1/watch, with more than a line', false]);
+    expect(await lostWatch(socketPath)).toEqual([
+      'the daemon answered 503 to /v1/watch, with more than a line',
+      false,
+    ]);
   });
 
   it('keeps places for status and panic that gate calls cannot take (review hb F3)', async () => {
