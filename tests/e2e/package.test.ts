@@ -240,7 +240,14 @@ if (result.ok) {
   const answer: number = result.value;
   console.log(answer);
 } else {
-  const why: 'denied' | 'expired' | 'kill_switch' | 'policy_violation' | 'relay_unreachable' | 'unavailable' = result.reason;
+  const why:
+    | 'aborted'
+    | 'denied'
+    | 'expired'
+    | 'kill_switch'
+    | 'policy_violation'
+    | 'relay_unreachable'
+    | 'unavailable' = result.reason;
   console.log(why, result.code, result.message);
 }
 const deploy = latch.gated((target: string) => target.length, (target) => ({ tool: 'deploy', target }));
