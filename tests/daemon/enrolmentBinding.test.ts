@@ -49,6 +49,10 @@ describe('adding a phone through a paired phone’s approval', () => {
     await relay.sendDenial(approver, askedSecond);
     expect(await second).toMatchObject({ decision: 'deny' });
 
+    // Kept apart until `latch pair` has the relay's confirmation; then trusted by these keys only.
+    expect(withStore(machine, (store) => store.activeDevice(newPhone.id))).toBeUndefined();
+    expect(withStore(machine, (store) => store.confirmDevice(forged.device, Date.now()))).toBe(false);
+    expect(withStore(machine, (store) => store.confirmDevice(genuine.device, Date.now()))).toBe(true);
     const stored = withStore(machine, (store) => store.activeDevice(newPhone.id));
     expect(stored?.credential.id).toBe(genuine.device.credential.id);
   });
@@ -94,6 +98,8 @@ describe('a phone revoked on this host', () => {
     const asked = await relay.nextRequest(0);
     relay.sendApproval(asked.requestId, (await phoneApproves(approver, asked, relay.origin)).token);
     expect(await added).toMatchObject({ decision: 'allow' });
+    // `latch pair` trusts it once the relay has taken its pairing.
+    expect(withStore(machine, (store) => store.confirmDevice(enrolment.device, Date.now()))).toBe(true);
 
     // Revoked in the app: the relay passes on the approver's Face ID assertion, and may keep it.
     const revoke = {
