@@ -30,6 +30,7 @@ import {
   stopsTheDaemon,
   writesControlGroup,
 } from './stopsTheDaemon.ts';
+import { urlReadings } from './urlReadings.ts';
 import { mayWrite, wordsTouch } from './wordsTouch.ts';
 
 /** A gated call as self-protection sees it. */
@@ -88,7 +89,8 @@ export const runsInAShell = <Call extends { tool: string; command?: string | und
 const KNOWN = new Set([
   ...READS,
   ...['Edit', 'MultiEdit', 'Write', 'NotebookEdit', 'Bash', 'exec', PATCH_TOOL],
-  // These touch no file on this machine; a subagent's (Task) own calls are gated one by one.
+  // These touch no file on this machine (but a `file:` URL WebFetch is given: URL_MEMBERS); a
+  // subagent's (Task) own calls are gated one by one.
   ...['WebFetch', 'WebSearch', 'TodoWrite', 'TodoRead', 'Task', 'BashOutput', 'KillShell', 'ExitPlanMode'],
 ]);
 
@@ -172,6 +174,9 @@ function guardedAt(call: ProtectedCall, places: ProtectedPlaces): Verdict | unde
   // Grep without a path searches the folder it runs in, every file below it.
   const paths = call.tool === 'Grep' && call.paths.length === 0 && cwd ? [cwd] : call.paths;
   pathsTouch(paths, call.tool, reading);
+  // A known tool's URL may be a `file:` URL, whose file it reads (`WebFetch`): read as an MCP
+  // input's URI is, and judged as Read judges that path.
+  pathsTouch(urlFiles(call), 'Read', reading);
   if (runsInAShell(call)) commandTouches(call.command, LONG_COMMAND_BYTES, reading);
   // What a script the command runs holds runs too (`bash deploy.sh`): a shell's script is read
   // as commands of its own, another language's as code, for what it names in quotes, and a
@@ -188,7 +193,10 @@ function guardedAt(call: ProtectedCall, places: ProtectedPlaces): Verdict | unde
   // input is more than can be read so in time (16 kB built to be slow takes 0.3 s): like a long
   // command, it is searched for Latch's names and asked about.
   if (actsUnknown(call)) {
-    const strings = inputStrings(call.input!).flatMap(readings);
+    const strings = inputStrings(call.input!).flatMap((text) => {
+      const { texts, files } = urlReadings(text);
+      return [...texts, ...files];
+    });
     if (utf8Length(call.input!) > MOST_INPUT_READ_AS_WORDS) {
       namesTouch(searchedAsText(strings.join('\n')), places, note);
       note('files', `an input over ${MOST_INPUT_READ_AS_WORDS} bytes, more than Latch reads`);
@@ -486,6 +494,27 @@ function mayActBelow(tool: string, input: string): boolean {
   return !onlyLooks || RECURSIVE_INPUT.test(input);
 }
 
+/** The members of a known tool's input that hold a URL. */
+const URL_MEMBERS: Readonly<Record<string, readonly string[]>> = { WebFetch: ['url'] };
+
+/** The files a known tool's URLs name as `file:` URLs. */
+function urlFiles(call: ProtectedCall): string[] {
+  const members = URL_MEMBERS[call.tool];
+  if (members === undefined || call.input === undefined) return [];
+  let input: unknown;
+  try {
+    input = JSON.parse(call.input);
+  } catch {
+    // Cut short, or not JSON: each `file:` in it, to the next quote, may start its URL.
+    return [...call.input.matchAll(/file:[^"]*/gi)].flatMap(([url]) => urlReadings(url).files);
+  }
+  if (typeof input !== 'object' || input === null) return [];
+  return members.flatMap((member) => {
+    const url = (input as Record<string, unknown>)[member];
+    return typeof url === 'string' ? urlReadings(url).files : [];
+  });
+}
+
 /** A tool Latch does not know, with an input: what its strings do is its server's to say. */
 const actsUnknown = (call: ProtectedCall) => call.input !== undefined && !KNOWN.has(call.tool);
 
@@ -529,51 +558,6 @@ function inputStrings(input: string): string[] {
       }
   }
   return strings;
-}
-
-/**
- * A string of a tool's input as its server may read it: as a URL parser reads it (WHATWG's, which
- * the MCP SDKs use, and Python's drop tabs and line breaks anywhere and trim spaces and controls
- * at the ends), with percent escapes decoded (twice encoded too), and a `file:` URL as its path.
- * Resources, fetch tools and file servers take URLs, so `file:///home/me/%2Ela\ttch/totp.json`
- * names Latch's secret as plainly as its path does.
- */
-function readings(text: string): string[] {
-  let current = asUrlParsersRead(text);
-  const found = new Set([text, current]);
-  for (let round = 0; round < 3 && /%[0-9a-f]{2}/i.test(current); round++) {
-    current = asUrlParsersRead(percentDecoded(current));
-    found.add(current);
-  }
-  for (const reading of [...found]) {
-    const path = fileUrlPath(reading);
-    if (path !== undefined) found.add(path);
-  }
-  return [...found];
-}
-
-const asUrlParsersRead = (text: string) =>
-  text.replace(/[\t\n\r]/g, '').replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '');
-
-/** The path a `file:` URL names, whatever its host, as WHATWG's parser reads it (`\` is `/`). */
-function fileUrlPath(text: string): string | undefined {
-  if (!/^file:/i.test(text)) return undefined;
-  try {
-    return percentDecoded(new URL(text).pathname);
-  } catch {
-    return undefined;
-  }
-}
-
-/** `decodeURIComponent`, or where it refuses (an escape that is not UTF-8) the ASCII escapes alone. */
-function percentDecoded(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text.replace(/%([0-7][0-9a-f])/gi, (_escape, hex: string) =>
-      String.fromCharCode(parseInt(hex, 16)),
-    );
-  }
 }
 
 /** A text too long to read as shell words, as sent and with its quotes and backslashes taken out. */

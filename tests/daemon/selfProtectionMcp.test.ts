@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Guard, ProtectedCall } from '../../daemon/policy/selfProtection.ts';
+import { selfProtection, type Guard, type ProtectedCall } from '../../daemon/policy/selfProtection.ts';
 import {
   at,
   expected,
@@ -7,6 +7,7 @@ import {
   judged,
   makeProtectedHome,
   mcp,
+  places,
   removeProtectedHome,
   tool,
 } from '../support/protectedHome.ts';
@@ -260,5 +261,49 @@ describe('self-protection: MCP and unknown tools', () => {
     ],
   ])('%s', (_name, call, guard) => {
     expect(judged(call())).toEqual(expected(guard));
+  });
+});
+
+/** A known tool's call with a URL (WebFetch's `url`), from the project. */
+const fetched = (url: string, name = 'WebFetch'): ProtectedCall => ({
+  ...mcp(name, { url, prompt: 'summarise it' }),
+  cwd: at('P'),
+});
+
+describe('self-protection: a known tool’s URL that names a file here (review kc)', () => {
+  it.each<[string, () => ProtectedCall, Guard | undefined]>([
+    ['a file URL of the secret', () => fetched('file://H/.latch/totp.json'), 'secrets'],
+    ['a percent-encoded file URL', () => fetched('file://H/%2Elatch%2F%74otp.json'), 'secrets'],
+    [
+      'a twice-encoded file URL with a host',
+      () => fetched('file://localhost/H/%252elatch%252Fhost-token'),
+      'secrets',
+    ],
+    [
+      'a file URL with a tab and a leading space',
+      () => fetched(' FILE://H/.la\ttch/host-key.json'),
+      'secrets',
+    ],
+    ['a file URL through a link to the secret', () => fetched(`file://${at('P/x')}`), 'secrets'],
+    // Read as Read reads a path: Latch's other files are the policy's to judge.
+    ['a file URL of Latch’s config', () => fetched('file://H/.latch/config.toml'), undefined],
+    ['a web page', () => fetched('https://docs.example.com/guide'), undefined],
+    [
+      'a web page whose path spells a secret’s name',
+      () => fetched('https://example.com/.latch/totp.json'),
+      undefined,
+    ],
+  ])('%s', (_name, call, guard) => {
+    expect(judged(call())).toEqual(expected(guard));
+  });
+
+  it('refuses it with the secret’s name as its target', () => {
+    expect(selfProtection(fetched('file://H/%2Elatch/totp.json'), places)).toEqual({
+      action: 'deny',
+      risk: 'critical',
+      rule: 'latch: its secrets',
+      target: 'totp.json',
+      reaches: `${home}/.latch/totp.json`,
+    });
   });
 });
