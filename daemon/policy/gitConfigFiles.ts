@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { userMayWrite } from './userMayWrite.ts';
@@ -52,7 +53,8 @@ export function gitConfigFiles(
   for (let read = 0; read < toRead.length; read++) {
     const [file, depth] = toRead[read]!;
     if (depth >= MOST_DEPTH) continue;
-    for (const included of includedPaths(readSmallFile(file, MOST_BYTES), file, home)) {
+    const text = readSmallFile(file, MOST_BYTES);
+    for (const included of includedPaths(text, file, home, (user) => userHome(user, systemRoot, home))) {
       if (found.has(included) || found.size >= MOST_FILES) continue;
       found.add(included);
       toRead.push([included, depth + 1]);
@@ -63,43 +65,139 @@ export function gitConfigFiles(
   return [...found].filter((path) => !system.includes(path) || userMayWrite(path));
 }
 
-/** The paths of a config file's `include.path` and `includeIf.<condition>.path` keys. */
-export function includedPaths(text: string, file: string, home: string): string[] {
+/**
+ * The paths of a config file's `include.path` and `includeIf.<condition>.path` keys, as git reads
+ * them: `~/` is the home folder and `~user/` that user's (`homeOf`, getpwnam's answer), and a
+ * relative path is read from the folder of the file that includes it.
+ */
+export function includedPaths(
+  text: string,
+  file: string,
+  home: string,
+  homeOf: (user: string) => string | undefined = (user) => userHome(user, '/', home),
+): string[] {
   const paths: string[] = [];
-  let including = false;
-  for (const raw of text.split(/\r?\n/)) {
-    let line = raw.trim();
-    // `[include]`, `[includeIf "gitdir:~/work/"]`, the old `[include.sub]`: a key may follow on its line.
-    const header = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"(?:[^"\\]|\\.)*")?\s*\](.*)$/.exec(line);
-    if (header) {
-      const section = header[1]!.toLowerCase().split('.')[0]!;
-      including = section === 'include' || section === 'includeif';
-      line = header[2]!.trim();
-    }
-    if (!including) continue;
-    const key = /^path\s*=\s*(.*)$/i.exec(line);
-    if (!key) continue;
-    const value = configValue(key[1]!);
-    if (value === '') continue;
-    const expanded = value.startsWith('~/') ? join(home, value.slice(2)) : value;
-    // A relative path is read from the folder of the file that includes it.
+  for (const { section, key, value } of configEntries(text)) {
+    // `[include]`, `[includeIf "gitdir:~/work/"]`, and the old `[include.sub]`.
+    const name = section.split('.')[0];
+    if ((name !== 'include' && name !== 'includeif') || key !== 'path' || !value) continue;
+    const expanded = withUserHome(value, home, homeOf);
+    if (expanded === undefined) continue; // git cannot expand it either: it includes nothing
     paths.push(isAbsolute(expanded) ? resolve(expanded) : resolve(dirname(file), expanded));
   }
   return paths;
 }
 
-/** A value as git reads it: quotes taken out, a comment (`#`, `;`) outside them cut, escapes read. */
-function configValue(text: string): string {
+/** `~` or `~/…` from the home folder, `~user` or `~user/…` from that user's, as git's interpolate_path. */
+function withUserHome(
+  value: string,
+  home: string,
+  homeOf: (user: string) => string | undefined,
+): string | undefined {
+  if (!value.startsWith('~')) return value;
+  const slash = value.indexOf('/');
+  const user = value.slice(1, slash < 0 ? undefined : slash);
+  const rest = slash < 0 ? '' : value.slice(slash);
+  const folder = user === '' ? home : homeOf(user);
+  return folder === undefined ? undefined : folder + rest;
+}
+
+/**
+ * A user's home folder, as getpwnam finds it for git: in the system's passwd file, else (on this
+ * system's root) from `getent` (a directory service's users). Unsure, the folder by that name
+ * beside the home folder, where macOS (`/Users/<name>`) and Linux (`/home/<name>`) put one:
+ * guarding a file that is no config costs nothing.
+ */
+function userHome(user: string, systemRoot: string, home: string): string | undefined {
+  const entry = (text: string) =>
+    text
+      .split('\n')
+      .map((line) => line.split(':'))
+      .find((fields) => fields[0] === user && fields.length >= 7)?.[5];
+  const listed = entry(readSmallFile(join(systemRoot, 'etc', 'passwd'), MOST_BYTES));
+  if (listed) return listed;
+  if (systemRoot === '/') {
+    const found = spawnSync('getent', ['passwd', user], { encoding: 'utf8', timeout: 2000 });
+    const known = found.status === 0 ? entry(found.stdout) : undefined;
+    if (known) return known;
+  }
+  return user === '.' || user === '..' ? undefined : join(dirname(home), user);
+}
+
+/**
+ * A config file's entries, as git's parser reads them: sections (`[name]`, `[name "sub"]`, lower
+ * case), keys (lower case) and values, quotes taken out, a comment (`#`, `;`) outside them cut,
+ * escapes read, and a backslash at a line's end joining the next line to the value. What git
+ * refuses (an unknown escape, a broken line) is read on, not stopped at: a file is guarded for
+ * what it may include.
+ */
+function* configEntries(text: string): Generator<{ section: string; key: string; value: string }> {
+  const source = text.replace(/\r\n/g, '\n');
+  let section = '';
+  let i = 0;
+  while (i < source.length) {
+    const char = source[i]!;
+    if (/\s/.test(char)) i++;
+    else if (char === '#' || char === ';') i = lineEnd(source, i);
+    else if (char === '[') {
+      const header = /\[\s*([A-Za-z0-9.-]*)(?:\s+"(?:[^"\\\n]|\\.)*")?\s*\]/y;
+      header.lastIndex = i;
+      const found = header.exec(source);
+      section = found ? found[1]!.toLowerCase() : '';
+      i = found ? header.lastIndex : lineEnd(source, i);
+    } else if (/[A-Za-z]/.test(char)) {
+      const name = /[A-Za-z][A-Za-z0-9-]*[ \t]*/y;
+      name.lastIndex = i;
+      const key = name.exec(source)![0].trimEnd().toLowerCase();
+      i = name.lastIndex;
+      if (source[i] !== '=') {
+        // A key alone is true; anything else on its line is a broken line.
+        i = lineEnd(source, i);
+        continue;
+      }
+      const [value, end] = configValue(source, i + 1);
+      yield { section, key, value };
+      i = end;
+    } else i = lineEnd(source, i);
+  }
+}
+
+const lineEnd = (text: string, from: number) => {
+  const end = text.indexOf('\n', from);
+  return end < 0 ? text.length : end;
+};
+
+const ESCAPES: Record<string, string> = { n: '\n', t: '\t', b: '\b' };
+
+/**
+ * From just after a `=`: the value as git's parse_value reads it, and the index of the line's end.
+ * Spaces around it go, those inside stay; a backslash and a line break are left out.
+ */
+function configValue(text: string, from: number): [string, number] {
   let value = '';
   let quoted = false;
-  for (let i = 0; i < text.length; i++) {
+  let comment = false;
+  let trimAt: number | undefined;
+  let i = from;
+  for (; i < text.length && text[i] !== '\n'; i++) {
     const char = text[i]!;
-    if (char === '\\' && i + 1 < text.length) {
-      const next = text[++i]!;
-      value += next === 'n' ? '\n' : next === 't' ? '\t' : next;
+    if (comment) continue;
+    if (/\s/.test(char) && !quoted) {
+      trimAt ??= value.length;
+      if (value.length > 0) value += char;
+      continue;
+    }
+    if (!quoted && (char === '#' || char === ';')) {
+      comment = true;
+      continue;
+    }
+    trimAt = undefined;
+    if (char === '\\') {
+      const next = text[++i];
+      if (next === undefined || next === '\n') continue;
+      value += ESCAPES[next] ?? next;
     } else if (char === '"') quoted = !quoted;
-    else if (!quoted && (char === '#' || char === ';')) break;
     else value += char;
   }
-  return value.trim();
+  return [trimAt === undefined ? value : value.slice(0, trimAt), i];
 }

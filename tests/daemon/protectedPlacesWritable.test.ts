@@ -105,6 +105,33 @@ describe('the system’s places, where the daemon’s user may write them', () =
     },
   );
 
+  it('guards a file ~user/ names in an include, the user’s home read from the system’s passwd', () => {
+    const other = join(root, 'users', 'dev');
+    const withUser = join(root, 'with-user');
+    mkdirSync(join(withUser, 'etc'), { recursive: true });
+    writeFileSync(
+      join(withUser, 'etc', 'passwd'),
+      `root:x:0:0:root:/root:/bin/sh\ndev:x:1001:1001::${other}:/bin/sh\n`,
+    );
+    const userHome = join(root, 'user-home');
+    mkdirSync(userHome);
+    writeFileSync(
+      join(userHome, '.gitconfig'),
+      '[include]\n\tpath = ~dev/shared.inc\n\tpath = /etc/\\\ncontinued.inc\n',
+    );
+    const on = protectedPlaces({ HOME: userHome, PATH: '/usr/bin:/bin' }, 4242, [], withUser);
+    for (const path of [join(other, 'shared.inc'), '/etc/continued.inc'])
+      expect(selfProtection({ tool: 'Write', paths: [path], cwd: userHome }, on), path).toMatchObject({
+        action: 'ask',
+        risk: 'critical',
+        rule: 'latch: agent hook settings',
+      });
+    // A file beside it is nothing of git's.
+    expect(
+      selfProtection({ tool: 'Write', paths: [join(other, 'notes.md')], cwd: userHome }, on),
+    ).toBeUndefined();
+  });
+
   it('takes no `/` on PATH for a folder of programs: every file tool’s write would ask', () => {
     const withRoot = protectedPlaces({ HOME: home, PATH: '/:/usr/bin' }, 4242, [], system);
     expect(withRoot.places.some(({ path }) => path === '/')).toBe(false);
@@ -156,6 +183,37 @@ describe('the files a git config includes', () => {
       '/home/me/dotfiles/with space.inc',
       '/home/me/shared/work.inc',
       '/same/line.inc',
+    ]);
+  });
+
+  it('reads ~user/ as that user’s home folder, as git does (getpwnam)', () => {
+    const text = '[include]\n\tpath = ~dev/.gitconfig.dev\n\tpath = ~root\n\tpath = ~/x.inc\n';
+    const homes: Record<string, string> = { dev: '/srv/users/dev', root: '/var/root' };
+    expect(includedPaths(text, '/home/me/.gitconfig', '/home/me', (user) => homes[user])).toEqual([
+      '/srv/users/dev/.gitconfig.dev',
+      '/var/root',
+      '/home/me/x.inc',
+    ]);
+  });
+
+  it('joins a value a backslash continues on the next line, as git does', () => {
+    const text = [
+      '[include]',
+      '\tpath = /some/\\',
+      '  file.inc',
+      '\tpath = /a/\\',
+      'b.inc ; a comment',
+      '[includeIf "gitdir:~/work/"]',
+      '\tpath = "/quoted/\\',
+      'c.inc"',
+      '[core]',
+      '\tpath = /not/\\',
+      'an/include',
+    ].join('\n');
+    expect(includedPaths(text, '/home/me/.gitconfig', '/home/me')).toEqual([
+      '/some/  file.inc',
+      '/a/b.inc',
+      '/quoted/c.inc',
     ]);
   });
 });
