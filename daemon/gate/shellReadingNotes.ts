@@ -1,8 +1,13 @@
+import { revealHidden } from '../../shared/text/revealHidden.ts';
+import { decodeAnsiC } from '../policy/shellSpans.ts';
+
 /**
  * Where a shell reads a command otherwise than its lines read to a person (review kd F3): a line
  * ending in a backslash joins the next one to it, so a next line that looks like a comment
  * (`npm run build\` then `#; npm publish`) runs; a `<<-` here-document ends at its word indented
- * with tabs, so lines that look like the document's content run. Latch's notes say so on the card.
+ * with tabs, so lines that look like the document's content run; a `$'…'` string is what its
+ * escapes spell (`$'\x72\x6d -rf x'` is `rm -rf x`), and its `\'` is no closing quote. Latch's
+ * notes say so on the card.
  *
  * A reading for the card only, never for the policy (which reads the command whole, as a shell
  * does): it follows quotes, comments and here-documents line by line, and says nothing it is not
@@ -11,15 +16,33 @@
 export function shellReadingNotes(command: string): string[] {
   const lines = command.split('\n');
   const notes: string[] = [];
-  let quote: "'" | '"' | undefined;
+  let quote: "'" | '"' | "$'" | undefined;
+  // The `$'…'` being read: its text so far and the line it began on.
+  let ansiC: { text: string; line: number } | undefined;
   // The line before ended in a backslash outside quotes: this one's start is inside its last word.
   let continued = false;
   for (let n = 0; n < lines.length; n++) {
     const line = lines[n]!;
     const pending: { word: string; tabs: boolean }[] = [];
     let joins = false;
+    if (ansiC) ansiC.text += '\n';
     for (let i = 0; i < line.length; i++) {
       const character = line[i]!;
+      if (quote === "$'") {
+        // As bash reads it: a backslash escapes the next character, a quote too (`$'it\'s'`).
+        if (character === "'") {
+          const { text, line: begun } = ansiC!;
+          if (text.includes('\\'))
+            notes.push(
+              `Bash reads $'${text}' (line ${begun + 1}) as: ${revealHidden(decodeAnsiC(text), { multiline: false, shell: true })}`,
+            );
+          quote = ansiC = undefined;
+        } else if (character === '\\') {
+          ansiC!.text += line.slice(i, i + 2);
+          i++;
+        } else ansiC!.text += character;
+        continue;
+      }
       if (quote === "'") {
         if (character === "'") quote = undefined;
         continue;
@@ -33,7 +56,11 @@ export function shellReadingNotes(command: string): string[] {
         if (character === '"') quote = undefined;
         continue;
       }
-      if (character === "'" || character === '"') quote = character;
+      if (character === '$' && line[i + 1] === "'") {
+        quote = "$'";
+        ansiC = { text: '', line: n };
+        i++;
+      } else if (character === "'" || character === '"') quote = character;
       else if (character === '#' && startsWord(line, i, continued)) break;
       else if (character === '<' && line[i + 1] === '<' && line[i + 2] !== '<' && line[i - 1] !== '<') {
         const start = HERE_DOCUMENT.exec(line.slice(i));

@@ -37,20 +37,41 @@ const ANSI_C: Record<string, string> = {
   '?': '?',
 };
 
-/** The text of `$'…'`, as bash decodes it: `$'\x2elatch'` is `.latch`. */
+/**
+ * The text of `$'…'`, as bash decodes it: `$'\x2elatch'` is `.latch`. As bash, each escape is
+ * bytes, read with the rest as UTF-8 (`\xc3\xa9` is `é`); an octal escape is one byte (`\543`
+ * is `c`, 0o543 & 0xff); `\uHHHH` and `\UHHHHHHHH` are a character's UTF-8; `\c?` is DEL and
+ * `\c\\` one escape; and a NUL (`\0`, `\c@`) ends the string, what follows it in the quotes
+ * dropped.
+ */
 export function decodeAnsiC(text: string): string {
-  return text.replace(
-    /\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{1,4})|U([0-9a-fA-F]{1,8})|c(.)|(.))/gs,
-    (escape, octal?: string, hex?: string, u4?: string, u8?: string, control?: string, other?: string) => {
-      const code = octal
-        ? parseInt(octal, 8)
-        : (hex ?? u4 ?? u8)
-          ? parseInt((hex ?? u4 ?? u8)!, 16)
-          : control
-            ? control.charCodeAt(0) & 0x1f
-            : undefined;
-      if (code !== undefined) return code <= 0x10ffff ? String.fromCodePoint(code) : escape;
-      return ANSI_C[other!] ?? escape;
-    },
-  );
+  const bytes: number[] = [];
+  const add = (part: string) => bytes.push(...Buffer.from(part, 'utf8'));
+  let from = 0;
+  for (const match of text.matchAll(ANSI_C_ESCAPE)) {
+    add(text.slice(from, match.index));
+    from = match.index + match[0].length;
+    const [escape, octal, hex, u4, u8, control, other] = match;
+    const code = octal
+      ? parseInt(octal, 8) & 0xff
+      : hex
+        ? parseInt(hex, 16)
+        : control
+          ? control === '?'
+            ? 0x7f
+            : control[0]!.toUpperCase().charCodeAt(0) & 0x1f
+          : undefined;
+    const character = (u4 ?? u8) === undefined ? undefined : parseInt((u4 ?? u8)!, 16);
+    // A NUL ends the string there.
+    if (code === 0 || character === 0) return Buffer.from(bytes).toString('utf8');
+    if (code !== undefined) bytes.push(code);
+    else if (character !== undefined) add(character <= 0x10ffff ? String.fromCodePoint(character) : escape);
+    else add(ANSI_C[other!] ?? escape);
+  }
+  add(text.slice(from));
+  return Buffer.from(bytes).toString('utf8');
 }
+
+/** `\NNN`, `\xHH`, `\uHHHH`, `\UHHHHHHHH`, `\cX` (`\c\\` whole), or any other escaped character. */
+const ANSI_C_ESCAPE =
+  /\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{1,4})|U([0-9a-fA-F]{1,8})|c(\\\\|.)|(.))/gs;

@@ -204,4 +204,19 @@ describe('a command a shell reads otherwise than its lines read', () => {
     ]);
     expect((await cardOf(bash('cat > a.md <<-EOF\n\tnotes\n\tEOF', 'Write notes'))).notes).toBeUndefined();
   });
+
+  it("says what a $'…' word is to bash, its escapes read as bash reads them", async () => {
+    const details = await cardOf(bash("bash -c $'\\x72\\x6d -rf \\056/build'", 'Clean'));
+    expect(details.notes).toEqual(["Bash reads $'\\x72\\x6d -rf \\056/build' (line 1) as: rm -rf ./build"]);
+    // A $'…' without escapes is what it reads as; a plain printf is no news.
+    expect((await cardOf(bash("echo $'done' && printf '%s\\n' x", 'Say done'))).notes).toBeUndefined();
+  });
+
+  it("reads a quote a backslash escapes inside $'…' as bash does: the backslash after it joins the next line", async () => {
+    const details = await cardOf(bash("echo $'it\\'s' \\\n#; npm publish", 'Say it'));
+    expect(details.notes).toEqual([
+      "Bash reads $'it\\'s' (line 1) as: it's",
+      'Line 2 continues line 1, whose backslash joins them: its # is no comment, and what follows it runs.',
+    ]);
+  });
 });

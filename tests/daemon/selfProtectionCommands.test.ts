@@ -43,6 +43,10 @@ describe('self-protection: commands', () => {
     ['cat ~/.latch/*', 'secrets'],
     ['cat ~/.latch/{totp,config}.json', 'secrets'],
     ["cd ~ && cat $'\\x2el\\141tch'/t*", 'secrets'],
+    // $'…' as bash reads it: a NUL ends it, an octal escape is one byte (0o541 is `a`).
+    ["echo 'exit 0' >> ~/$'.bashrc\\0junk'", 'hooks'],
+    ["cd ~ && rm -rf $'.l\\541tch'", 'files'],
+    ["cd ~ && rm -rf $'.lat\\0x'ch", 'files'],
     ['d=~/.latch; cat $d/t*', 'secrets'],
     ['cat ~/.latch/tot$x.json', 'secrets'],
     ['cat $(echo ~/.latch/totp.json)', 'secrets'],
@@ -464,6 +468,13 @@ describe('self-protection: commands', () => {
     ['sort -k2 -t, data.csv', undefined],
   ])('%s', (command, guard) => {
     expect(judged(bash(command))).toEqual(expected(guard));
+  });
+
+  it("refuses a secret $'…' spells, from the home folder", () => {
+    expect(judged({ ...bash("rm $'\\x2elatch'/state.db"), cwd: home })).toEqual(expected('secrets'));
+    expect(judged({ ...bash("sqlite3 $'\\056l\\x61tch/st\\u0061te.db' .dump"), cwd: home })).toEqual(
+      expected('secrets'),
+    );
   });
 
   it('reads words built to be slow or deep, and answers', () => {

@@ -58,6 +58,14 @@ describe("what $'…' decodes to, as bash does", () => {
     ['\\q\\z', '\\q\\z'],
     ['\\U0010FFFF', '\u{10FFFF}'],
     ['\\U00110000', '\\U00110000'],
+    // As bash: a NUL ends the string, an octal escape is one byte (`\543` is `c`), escapes
+    // are bytes read as UTF-8 (`\xc3\xa9` is `é`), `\c?` is DEL and `\c\\` one escape.
+    ['ab\\0cd', 'ab'],
+    ['a\\c@b', 'a'],
+    ['.lat\\543h', '.latch'],
+    ['\\xc3\\xa9t\\303\\251', 'été'],
+    ['\\c?', '\x7f'],
+    ['\\c\\\\x', '\x1cx'],
     ['no escapes', 'no escapes'],
   ])('%j is %j', (text, decoded) => {
     expect(decodeAnsiC(text)).toBe(decoded);
