@@ -123,7 +123,10 @@ function closeAfterLastLine(connection: Socket): void {
   const watch = () => {
     if (connection.writableFinished || connection.destroyed) return;
     // Nothing of the line read since the last look: the caller has stopped reading.
-    if (connection.writableLength >= waiting) return cut();
+    if (connection.writableLength >= waiting) {
+      cut();
+      return;
+    }
     waiting = connection.writableLength;
     timers.push(setTimeout(watch, LAST_LINE_STALLED_MS).unref());
   };

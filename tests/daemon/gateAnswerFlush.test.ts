@@ -20,7 +20,7 @@ async function gateAnswering(reasonBytes: number): Promise<{ path: string; serve
     served.push(connection);
     void serveGateConversation(
       connection,
-      async () => ({ decision: 'deny', reason: 'x'.repeat(reasonBytes), blockReason: 'policy' }),
+      async () => ({ decision: 'deny', reason: 'x'.repeat(reasonBytes), blockReason: 'denied' }),
       new UnfinishedLines(),
     );
   });
