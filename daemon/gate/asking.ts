@@ -134,15 +134,17 @@ export class Asking {
     // Every caller gone while the relay takes the request: no phone's answer to it is taken, and
     // an approval that came early is undone, with its rule: nobody will run the call.
     let goneBeforeAsked = false;
+    let relayAnswered = false;
     callers.whileAsking(() => {
+      // Past the POST, the phones were asked (Callers.asked then withdraws), or the answer is
+      // another's: the terminal's, or a deny.
+      if (relayAnswered) return;
       goneBeforeAsked = true;
       this.#nobodyWaitsYet(requestId);
     });
     const sealed = await sealing;
-    if (goneBeforeAsked) {
-      fatigue.settled(requestId);
-      return deny('denied', NOBODY_WAITS, requestId);
-    }
+    // Gone before the relay was given it: it is not.
+    if (goneBeforeAsked) return deny('denied', NOBODY_WAITS, requestId);
     // Noted before the relay can answer: a phone's deny may come ahead of the POST's reply, and
     // it must still mark the same call asked again.
     fatigue.asked(requestId, request);
@@ -160,6 +162,7 @@ export class Asking {
       nonce: details.nonce,
       sealed,
     });
+    relayAnswered = true;
     if (goneBeforeAsked) {
       fatigue.settled(requestId);
       // Withdrawn here meanwhile: the relay hears it now that it has the request (or may have it).

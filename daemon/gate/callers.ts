@@ -6,7 +6,8 @@ type Pending = { requestId: string; exp: number };
  * The callers waiting on one ask: the first, and every duplicate that joined it (see CallIds.dedupKey).
  * Each hears the request id and deadline once the phones are asked, whenever it joined. Each may
  * hang up; once the last one has, `onAllGone` hears the request they waited on, as soon as there
- * is one (and `whileAsking`'s, while the relay still holds it). A caller without a `gone` signal (Latch asking for itself) never leaves.
+ * is one (and `whileAsking`'s, while the relay still holds it). A caller without a `gone` signal
+ * (Latch asking for itself) never leaves.
  */
 export class Callers {
   readonly #onAllGone: (requestId: string) => void;
