@@ -20,7 +20,7 @@ import type { PushFatigue } from './pushFatigue.ts';
 import { requestDetails, type AskTerms } from './requestDetails.ts';
 import { terminalFallbackOr } from './terminalFallback.ts';
 import type { Waiting } from './waiting.ts';
-import { recordWithdrawal, type WithdrawalReason } from './withdrawal.ts';
+import { NOBODY_WAITS, recordWithdrawal, type WithdrawalReason } from './withdrawal.ts';
 
 export interface AskingOptions {
   store: StateStore;
@@ -131,7 +131,20 @@ export class Asking {
         'no phone is paired with this host; run latch pair',
       );
     }
+    // Every caller gone while the relay takes the request: no phone's answer to it is taken, and
+    // an approval that came early is undone, with its rule: nobody will run the call.
+    let goneBeforeAsked = false;
+    let relayAnswered = false;
+    callers.whileAsking(() => {
+      // Past the POST, the phones were asked (Callers.asked then withdraws), or the answer is
+      // another's: the terminal's, or a deny.
+      if (relayAnswered) return;
+      goneBeforeAsked = true;
+      this.#nobodyWaitsYet(requestId);
+    });
     const sealed = await sealing;
+    // Gone before the relay was given it: it is not.
+    if (goneBeforeAsked) return deny('denied', NOBODY_WAITS, requestId);
     // Noted before the relay can answer: a phone's deny may come ahead of the POST's reply, and
     // it must still mark the same call asked again.
     fatigue.asked(requestId, request);
@@ -149,6 +162,13 @@ export class Asking {
       nonce: details.nonce,
       sealed,
     });
+    relayAnswered = true;
+    if (goneBeforeAsked) {
+      fatigue.settled(requestId);
+      // Withdrawn here meanwhile: the relay hears it now that it has the request (or may have it).
+      if (store.request(requestId)?.state === 'withdrawn') void relay.withdrawRequest(requestId);
+      return deny('denied', NOBODY_WAITS, requestId);
+    }
     if (!created.ok) {
       fatigue.settled(requestId);
       // The relay may have taken it all the same (too late to answer, or its reply lost) and show
@@ -221,6 +241,18 @@ export class Asking {
     const revoked = grants.store.revoke({ requestId }, Date.now());
     if (revoked.length > 0) audit.append({ event: 'grant_revoked', grants: revoked, by: 'host', requestId });
     audit.append({ event: 'decided', requestId, decision: 'deny', reason });
+  }
+
+  /**
+   * Every caller of a request hung up before the relay answered its POST: withdrawn here if still
+   * pending, so that no approval of it counts (the relay is told once it has answered); one a
+   * phone gave early is not given (waiting.drop) and its rule is revoked.
+   */
+  #nobodyWaitsYet(requestId: string): void {
+    const { store, audit, waiting } = this.#options;
+    waiting.drop(requestId);
+    if (!recordWithdrawal(store, audit, requestId, 'caller_gone'))
+      this.#voidEarlyApproval(requestId, NOBODY_WAITS);
   }
 
   /** What refuses a request asked in `askedInEpoch` now: a freeze since, or its session reported. */

@@ -184,6 +184,8 @@ export class RelayAnswers {
         expiresAt: grant.expiresAt,
       });
     }
+    // Who approved it: a phone added with this approval is trusted only while that phone is.
+    store.noteRequestApprover(requestId, verified.device);
     waiting.settle(requestId, {
       decision: 'allow',
       reason: `approved on ${device.name}`,

@@ -4,6 +4,9 @@ import type { StateStore } from '../state/stateStore.ts';
 /** Why nobody here waits for a request any more (docs/daemon.md). */
 export type WithdrawalReason = 'caller_gone' | 'frozen' | 'reported' | 'daemon_stopped' | 'daemon_restarted';
 
+/** What the callers of a request hear, and the audit says, once every one of them hung up. */
+export const NOBODY_WAITS = 'withdrawn: every caller stopped waiting';
+
 /**
  * Withdraws a request nobody here waits for: from now on this host refuses any answer to it
  * (code `withdrawn`), and the audit says why. Only a pending request is withdrawn; true if this

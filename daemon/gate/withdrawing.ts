@@ -5,7 +5,7 @@ import type { StateStore } from '../state/stateStore.ts';
 import type { GateAnswer } from '../socket/localApi.ts';
 import { deny, frozenDeny, reportedDeny } from './deny.ts';
 import type { Waiting } from './waiting.ts';
-import { recordWithdrawal, type WithdrawalReason } from './withdrawal.ts';
+import { NOBODY_WAITS, recordWithdrawal, type WithdrawalReason } from './withdrawal.ts';
 
 export interface WithdrawingOptions {
   store: StateStore;
@@ -49,7 +49,7 @@ export class Withdrawing {
     const { waiting } = this.#options;
     if (!waiting.isWaiting(requestId)) return;
     void this.#withdraw(requestId, 'caller_gone');
-    waiting.settle(requestId, deny('denied', 'withdrawn: every caller stopped waiting', requestId));
+    waiting.settle(requestId, deny('denied', NOBODY_WAITS, requestId));
   }
 
   /**

@@ -52,7 +52,9 @@ export async function enrol(
       return { status: 409, body: { error: refused } };
     }
     // Trusted once `latch pair` has the relay's confirmation: a pairing it gives up adds no phone.
-    deps.store.addDeviceAwaitingConfirmation(enrolment.device, Date.now());
+    // With the phone that approved it: one revoked before `latch pair` confirms leaves it untrusted.
+    const approvedBy = answer.requestId ? deps.store.request(answer.requestId)?.approvedBy : undefined;
+    deps.store.addDeviceAwaitingConfirmation(enrolment.device, Date.now(), approvedBy);
     deps.audit.append({
       event: 'pairing_approved',
       device: enrolment.device.id,

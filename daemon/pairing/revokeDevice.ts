@@ -52,8 +52,11 @@ export class RevokesFromApp {
 
   async onDeviceRevoked({ device, by, assertion }: DeviceRevokedEvent): Promise<void> {
     const { store, audit, fleet, relying } = this.#options;
+    // One approved here and awaiting `latch pair`'s confirmation is ended too: it must not become
+    // trusted after a revoke that came first.
+    const awaiting = !store.activeDevice(device) && store.awaitingDevice(device);
     // Not paired with this host, or revoked here already: nothing to end.
-    if (!store.activeDevice(device)) return;
+    if (!store.activeDevice(device) && !awaiting) return;
     const revoker = store.activeDevice(by)?.credential;
     try {
       await verifyAssertion(
@@ -71,6 +74,13 @@ export class RevokesFromApp {
         code: error.code,
       });
       const now = Date.now();
+      // One not trusted yet is not trusted at all: forgotten, not revoked (a relay's word alone
+      // must not keep it out for good), its pairing is to be made again.
+      if (awaiting) {
+        if (store.forgetAwaitingDeviceId(device))
+          audit.append({ event: 'pairing_refused', device, code: 'revoke_unverified', forgotten: true });
+        return;
+      }
       // Its rules end all the same: ending a rule only tightens, as an unverified grant revoke
       // does (grants/revokeFromPhone). Each ends once, so the lines a relay can cause are few.
       const grants = new GrantStore(store.db).revoke({ device }, now);

@@ -6,13 +6,27 @@ import { InsecurePathError } from './securePath.ts';
 /**
  * The running daemon's mark beside its socket (`daemon.sock` → `daemon.pid`, 0600 in the socket's
  * 0700 folder): one line, its pid and, on Linux, its start time (field 22 of /proc/<pid>/stat,
- * clock ticks since boot). A daemon starting reads it to learn whether another still runs there,
+ * clock ticks since boot) and the boot's id (`/proc/sys/kernel/random/boot_id`): the file, in
+ * `~/.latch/run` when there is no runtime folder, outlives a restart of the machine, after which
+ * another process may have the same pid and start time. A daemon starting reads it to learn whether another still runs there,
  * which a connection cannot tell: a daemon stopped (SIGSTOP) or flooded does not accept, and
  * connecting to it fails as if nobody listened (EAGAIN, a full backlog). Node has no flock: the
  * bind of the socket itself is the step only one daemon can win (EADDRINUSE for the other), and
  * the file is written after it, whole (written aside, then renamed in place), so a reader never
  * sees half of it (docs/daemon.md, "The local socket").
  */
+const BOOT_ID_FILE = '/proc/sys/kernel/random/boot_id';
+
+/** This boot's id (Linux), or undefined where the kernel does not tell it. */
+function bootId(): string | undefined {
+  try {
+    const id = readFileSync(BOOT_ID_FILE, 'utf8').trim();
+    return /^[0-9a-f-]+$/i.test(id) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function pidFileOf(socketPath: string): string {
   return `${socketPath.replace(/\.sock$/, '')}.pid`;
 }
@@ -30,10 +44,11 @@ export interface OtherDaemon {
 
 /**
  * The daemon the pid file at `path` names, if it still runs: the same pid with the same start time
- * (Linux, not a zombie), or on a system without /proc a pid that is alive, ours to signal, and
+ * (Linux, not a zombie) in this boot, or on a system without /proc a pid that is alive, ours to signal, and
  * runs Latch. Undefined when there is no file, it names this process, or its process is gone (a
- * pid reused by another process since has another start time, or runs another program). A file
- * that is not a regular file is refused.
+ * pid reused by another process since has another start time, or runs another program; a file
+ * from another boot names no process of this one). A file written before the boot id was (pid
+ * and start time only) is read by them alone. A file that is not a regular file is refused.
  */
 export function otherDaemonOf(path: string): OtherDaemon | undefined {
   const stat = lstatSync(path, { throwIfNoEntry: false });
@@ -45,11 +60,12 @@ export function otherDaemonOf(path: string): OtherDaemon | undefined {
   } catch {
     return undefined;
   }
-  const [pidWord = '', startWord = ''] = text.trim().split(/\s+/);
+  const [pidWord = '', startWord = '', bootWord] = text.trim().split(/\s+/);
   const pid = Number(pidWord);
   if (!/^\d+$/.test(pidWord) || !Number.isSafeInteger(pid) || pid <= 1 || pid === process.pid)
     return undefined;
   if (existsSync('/proc/self/stat')) {
+    if (bootWord !== undefined && bootWord !== bootId()) return undefined;
     const stat = readProcessStat(pid);
     // A zombie (killed, not yet reaped by a parent that never reaps) keeps its start time.
     const running = stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';
@@ -72,7 +88,9 @@ export function otherDaemonOf(path: string): OtherDaemon | undefined {
 export function writePidFile(path: string): void {
   const aside = `${path}.${process.pid}.new`;
   rmSync(aside, { force: true });
-  writeFileSync(aside, `${process.pid} ${readProcessStat(process.pid)?.start ?? ''}\n`, {
+  const start = readProcessStat(process.pid)?.start;
+  const boot = start === undefined ? undefined : bootId();
+  writeFileSync(aside, `${process.pid} ${start ?? ''}${boot === undefined ? '' : ` ${boot}`}\n`, {
     mode: 0o600,
     flag: 'wx',
   });

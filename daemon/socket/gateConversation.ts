@@ -15,8 +15,15 @@ export const FIRST_LINE_WITHIN_MS = 10_000;
 const MAX_LATER_LINE_BYTES = 4096;
 /** Unread lines a caller can have sent: its call, then the one answer it may be asked for. */
 const MAX_WAITING_LINES = 2;
-/** How long a caller has to read the conversation's last line, before its connection is closed. */
+/**
+ * How long a caller keeps its connection once the conversation's last line is all handed to the
+ * system (the socket's buffers), which keeps it for the caller after the daemon's end is closed.
+ */
 const CUT_GRACE_MS = 2000;
+/** How long a caller may read nothing of its last line while part of it still waits in the daemon. */
+const LAST_LINE_STALLED_MS = 10_000;
+/** The most a caller reading its last line, however slowly, holds its connection open. */
+const LAST_LINE_WITHIN_MS = 60_000;
 /**
  * The most of unfinished lines the daemon holds for all its callers at once (UTF-16 code units):
  * a call is a few kB, and thousands of callers each holding a line just under the cap open would
@@ -50,9 +57,7 @@ export async function serveGateConversation(
     if (said) return;
     said = true;
     write(line);
-    connection.end();
-    // A caller that keeps its end open after the last line holds nothing of the daemon's for long.
-    setTimeout(() => connection.destroy(), CUT_GRACE_MS).unref();
+    closeAfterLastLine(connection);
   };
   const refuse = (why: string) => sayLast({ refused: { code: 'invalid_request', message: why } });
   const hungUp = new AbortController();
@@ -93,6 +98,39 @@ export async function serveGateConversation(
   });
   answered = true;
   sayLast({ answer });
+}
+
+/**
+ * Ends the connection once its last line is written, and closes it when the caller keeps its end
+ * open: CUT_GRACE_MS after the whole line is handed to the system (which keeps it for the caller
+ * once the daemon's end is closed), never while part of it still waits in the daemon for a caller
+ * that reads. A caller that reads nothing of it for LAST_LINE_STALLED_MS, or has not read it all within
+ * LAST_LINE_WITHIN_MS, is cut off: a connection is never held for ever.
+ */
+function closeAfterLastLine(connection: Socket): void {
+  const timers: NodeJS.Timeout[] = [];
+  const cut = () => connection.destroy();
+  const stop = () => timers.forEach((timer) => clearTimeout(timer));
+  connection.once('close', stop);
+  const graceAfterFlush = () => {
+    stop();
+    timers.push(setTimeout(cut, CUT_GRACE_MS).unref());
+  };
+  connection.end(graceAfterFlush);
+  if (connection.writableFinished || connection.destroyed) return graceAfterFlush();
+  timers.push(setTimeout(cut, LAST_LINE_WITHIN_MS).unref());
+  let waiting = connection.writableLength;
+  const watch = () => {
+    if (connection.writableFinished || connection.destroyed) return;
+    // Nothing of the line read since the last look: the caller has stopped reading.
+    if (connection.writableLength >= waiting) {
+      cut();
+      return;
+    }
+    waiting = connection.writableLength;
+    timers.push(setTimeout(watch, LAST_LINE_STALLED_MS).unref());
+  };
+  timers.push(setTimeout(watch, LAST_LINE_STALLED_MS).unref());
 }
 
 /** The caller's lines, each capped; `next` resolves undefined once the caller's end is closed. */

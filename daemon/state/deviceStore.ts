@@ -46,6 +46,13 @@ const SAME_KEYS = 'id = ? AND ecdh_key = ? AND credential_id = ? AND credential_
 const sameKeys = (device: PairedDevice) =>
   [device.id, device.ecdhKey, device.credential.id, device.credential.publicKey] as const;
 
+/**
+ * What came of `latch pair`'s confirmation of a phone kept awaiting it: trusted, or why not (none
+ * awaits with these keys; its id is stored already, revoked here meanwhile or paired anew; the
+ * phone whose approval added it was revoked here meanwhile).
+ */
+export type ConfirmOutcome = 'confirmed' | 'not_awaiting' | 'paired_before' | 'approver_revoked';
+
 /** The paired phones: their keys, their credential's counter, and whether they were revoked. */
 export class DeviceStore {
   readonly #statements: PreparedStatements;
@@ -74,22 +81,38 @@ export class DeviceStore {
    * given up (Ctrl-C, a `latch pair` killed), leaves no phone trusted. One left by a pairing of
    * its id or credential given up makes way.
    */
-  addAwaitingConfirmation(device: PairedDevice, now: number): void {
+  addAwaitingConfirmation(device: PairedDevice, now: number, approvedBy: string | undefined): void {
     this.#statements
       .get(
         `INSERT OR REPLACE INTO awaiting_devices
-           (id, name, device_key, ecdh_key, credential_id, credential_key, counter, approved_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+           (id, name, device_key, ecdh_key, credential_id, credential_key, counter, approved_at, approved_by)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(...deviceValues(device), now);
+      .run(...deviceValues(device), now, approvedBy ?? null);
   }
 
   /**
    * Trusts the phone kept awaiting confirmation with these very keys, in the caller's
-   * transaction: false when there is none (forgotten, replaced by another pairing of its id), or
-   * when its id or credential is stored already.
+   * transaction. Not when there is none (forgotten, replaced by another pairing of its id), when
+   * its id or credential is stored already (a revoke of it since the approval stores it revoked),
+   * or when the phone that approved it is no longer trusted here (revoked meanwhile): the
+   * strictest reading, since that approval is all this host had for the new phone. One kept by
+   * an earlier version, which did not note its approver, is judged without it. Either way it is
+   * no longer kept.
    */
-  confirm(device: PairedDevice, now: number): boolean {
+  confirm(device: PairedDevice, now: number): ConfirmOutcome {
+    const awaiting = this.#statements
+      .get(`SELECT approved_by FROM awaiting_devices WHERE ${SAME_KEYS}`)
+      .get(...sameKeys(device)) as { approved_by: string | null } | undefined;
+    if (!awaiting) {
+      // Revoked here meanwhile (stored revoked, see revoke), or paired anew under its id.
+      const stored = this.#statements.get('SELECT 1 FROM devices WHERE id = ?').get(device.id);
+      return stored === undefined ? 'not_awaiting' : 'paired_before';
+    }
+    if (awaiting.approved_by !== null && !this.active(awaiting.approved_by)) {
+      this.forgetAwaiting(device);
+      return 'approver_revoked';
+    }
     const moved = this.#statements
       .get(
         `INSERT OR IGNORE INTO devices
@@ -99,7 +122,17 @@ export class DeviceStore {
       )
       .run(now, ...sameKeys(device)).changes;
     this.forgetAwaiting(device);
-    return moved === 1;
+    return moved === 1 ? 'confirmed' : 'paired_before';
+  }
+
+  /** Whether a phone with this id is kept awaiting `latch pair`'s confirmation. */
+  isAwaiting(id: string): boolean {
+    return this.#statements.get('SELECT 1 FROM awaiting_devices WHERE id = ?').get(id) !== undefined;
+  }
+
+  /** Forgets every phone kept awaiting confirmation under this id: false when there is none. */
+  forgetAwaitingId(id: string): boolean {
+    return this.#statements.get('DELETE FROM awaiting_devices WHERE id = ?').run(id).changes > 0;
   }
 
   /** Forgets the phone kept awaiting confirmation with these very keys: false when there is none. */
@@ -168,11 +201,29 @@ export class DeviceStore {
     );
   }
 
+  /**
+   * Ends the trust in a phone, in the caller's transaction: false when no phone with that id is
+   * trusted or awaiting confirmation. One awaiting `latch pair`'s confirmation (approved, the
+   * relay's confirmation perhaps taken already) is stored revoked, so that the confirmation finds
+   * its id taken and never trusts it, and it never pairs here again (pairing/pairedBefore).
+   */
   revoke(id: string, now: number): boolean {
-    return (
+    if (
       this.#statements
         .get('UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
         .run(now, id).changes === 1
-    );
+    )
+      return true;
+    // The latest approved under the id, should a given-up pairing of it have left another.
+    const stored = this.#statements
+      .get(
+        `INSERT OR IGNORE INTO devices
+           (id, name, device_key, ecdh_key, credential_id, credential_key, counter, paired_at, revoked_at)
+         SELECT id, name, device_key, ecdh_key, credential_id, credential_key, counter, approved_at, ?
+         FROM awaiting_devices WHERE id = ? ORDER BY approved_at DESC LIMIT 1`,
+      )
+      .run(now, id).changes;
+    this.forgetAwaitingId(id);
+    return stored === 1;
   }
 }

@@ -11,6 +11,8 @@ export interface RequestRecord {
   state: 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn';
   /** The agent session's conversation id (gate/conversationId); absent when the call named none. */
   conversation?: string;
+  /** The phone whose verified approval settled it (gate/relayAnswers), once one has. */
+  approvedBy?: string;
 }
 
 interface RequestRow {
@@ -20,6 +22,7 @@ interface RequestRow {
   binding: string;
   state: RequestRecord['state'];
   conversation: string | null;
+  approved_by: string | null;
 }
 
 /** The daemon's own requests: what it verifies decisions against. */
@@ -57,7 +60,13 @@ export class RequestStore {
       binding: JSON.parse(row.binding) as ApprovalBinding,
       state: row.state,
       ...(row.conversation === null ? {} : { conversation: row.conversation }),
+      ...(row.approved_by === null || row.approved_by === undefined ? {} : { approvedBy: row.approved_by }),
     };
+  }
+
+  /** Notes the phone whose verified approval settles the request, in the caller's transaction. */
+  noteApprover(requestId: string, device: string): void {
+    this.#statements.get('UPDATE requests SET approved_by = ? WHERE request_id = ?').run(device, requestId);
   }
 
   settle(requestId: string, state: Exclude<RequestRecord['state'], 'pending'>): boolean {

@@ -71,6 +71,10 @@ const ADDED_COLUMNS: readonly { table: string; column: string; type: string; fil
   // `latch devices` shows it until the person revokes the phone here (pairing/revokeDevice).
   { table: 'devices', column: 'revoke_asked_by', type: 'TEXT' },
   { table: 'devices', column: 'revoke_asked_at', type: 'INTEGER' },
+  // The phone whose approval settled a request: the one that approved adding a phone must still
+  // be trusted when `latch pair` confirms it (state/deviceStore.ts).
+  { table: 'requests', column: 'approved_by', type: 'TEXT' },
+  { table: 'awaiting_devices', column: 'approved_by', type: 'TEXT' },
 ];
 
 /** Creates what is missing: the tables of a new file, the columns an older version lacked. */

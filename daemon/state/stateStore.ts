@@ -3,7 +3,7 @@ import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { fromBase64url, toBase64url } from '../../shared/encoding/base64url.ts';
 import type { SingleUseStore } from '../../shared/approvals/singleUseStore.ts';
 import type { PairedDevice } from '../../shared/pairing/verifyPairingCompletion.ts';
-import { DeviceStore, type StoredDevice } from './deviceStore.ts';
+import { DeviceStore, type ConfirmOutcome, type StoredDevice } from './deviceStore.ts';
 import { PreparedStatements } from './preparedStatements.ts';
 import { RequestStore, type RequestRecord } from './requestStore.ts';
 import { SqliteDatabase } from './sqlite.ts';
@@ -113,12 +113,20 @@ export class StateStore implements SingleUseStore {
     this.#devices.add(device, now);
   }
 
-  addDeviceAwaitingConfirmation(device: PairedDevice, now: number): void {
-    this.#devices.addAwaitingConfirmation(device, now);
+  addDeviceAwaitingConfirmation(device: PairedDevice, now: number, approvedBy: string | undefined): void {
+    this.#devices.addAwaitingConfirmation(device, now, approvedBy);
   }
 
-  confirmDevice(device: PairedDevice, now: number): boolean {
-    return this.db.transaction(() => this.#devices.confirm(device, now));
+  confirmDevice(device: PairedDevice, now: number): ConfirmOutcome {
+    return this.db.transaction(() => this.#devices.confirm(device, now), { immediate: true });
+  }
+
+  awaitingDevice(id: string): boolean {
+    return this.#devices.isAwaiting(id);
+  }
+
+  forgetAwaitingDeviceId(id: string): boolean {
+    return this.#devices.forgetAwaitingId(id);
   }
 
   forgetAwaitingDevice(device: PairedDevice): boolean {
@@ -161,6 +169,10 @@ export class StateStore implements SingleUseStore {
 
   request(requestId: string): RequestRecord | undefined {
     return this.#requests.get(requestId);
+  }
+
+  noteRequestApprover(requestId: string, device: string): void {
+    this.#requests.noteApprover(requestId, device);
   }
 
   settleRequest(requestId: string, state: Exclude<RequestRecord['state'], 'pending'>): boolean {

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { readProcessStat } from '../../daemon/exec/processStat.ts';
-import { otherDaemonOf } from '../../daemon/socket/daemonPidFile.ts';
+import { otherDaemonOf, writePidFile } from '../../daemon/socket/daemonPidFile.ts';
 
 let cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -45,3 +45,31 @@ it.runIf(process.platform === 'linux')(
     expect(otherDaemonOf(pidFileFor(parent.pid!))).toEqual({ pid: parent.pid, sure: true });
   },
 );
+
+it.runIf(process.platform === 'linux')(
+  'takes a record from another boot for no daemon: the same pid and start time after a restart are another process',
+  () => {
+    const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const otherBoot = bootId.replace(/^./, (first) => (first === '0' ? '1' : '0'));
+    // A live process with its pid and start time, as the daemon of the boot before wrote them.
+    const stale = pidFileFor(process.ppid);
+    writeFileSync(stale, `${readFileSync(stale, 'utf8').trim()} ${otherBoot}\n`);
+    expect(otherDaemonOf(stale)).toBeUndefined();
+    // The same record from this boot is a daemon still running.
+    const current = pidFileFor(process.ppid);
+    writeFileSync(current, `${readFileSync(current, 'utf8').trim()} ${bootId}\n`);
+    expect(otherDaemonOf(current)).toEqual({ pid: process.ppid, sure: true });
+    // A record written before the boot id was (pid and start time only) is read as it was.
+    expect(otherDaemonOf(pidFileFor(process.ppid))).toEqual({ pid: process.ppid, sure: true });
+  },
+);
+
+it.runIf(process.platform === 'linux')('writes the boot id after the pid and start time', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'latch-pid-'));
+  cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
+  const path = join(folder, 'daemon.pid');
+  writePidFile(path);
+  expect(readFileSync(path, 'utf8')).toBe(
+    `${process.pid} ${readProcessStat(process.pid)!.start} ${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()}\n`,
+  );
+});

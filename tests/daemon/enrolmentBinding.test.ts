@@ -1,6 +1,7 @@
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { approvedTotpSecret } from '../../daemon/fallback/totpSecret.ts';
+import { revokeDevice } from '../../daemon/pairing/revokeDevice.ts';
 import { callDaemon } from '../../daemon/socket/daemonClient.ts';
 import type { GateAnswer } from '../../daemon/socket/localApi.ts';
 import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
@@ -51,8 +52,10 @@ describe('adding a phone through a paired phone’s approval', () => {
 
     // Kept apart until `latch pair` has the relay's confirmation; then trusted by these keys only.
     expect(withStore(machine, (store) => store.activeDevice(newPhone.id))).toBeUndefined();
-    expect(withStore(machine, (store) => store.confirmDevice(forged.device, Date.now()))).toBe(false);
-    expect(withStore(machine, (store) => store.confirmDevice(genuine.device, Date.now()))).toBe(true);
+    expect(withStore(machine, (store) => store.confirmDevice(forged.device, Date.now()))).toBe(
+      'not_awaiting',
+    );
+    expect(withStore(machine, (store) => store.confirmDevice(genuine.device, Date.now()))).toBe('confirmed');
     const stored = withStore(machine, (store) => store.activeDevice(newPhone.id));
     expect(stored?.credential.id).toBe(genuine.device.credential.id);
   });
@@ -99,7 +102,9 @@ describe('a phone revoked on this host', () => {
     relay.sendApproval(asked.requestId, (await phoneApproves(approver, asked, relay.origin)).token);
     expect(await added).toMatchObject({ decision: 'allow' });
     // `latch pair` trusts it once the relay has taken its pairing.
-    expect(withStore(machine, (store) => store.confirmDevice(enrolment.device, Date.now()))).toBe(true);
+    expect(withStore(machine, (store) => store.confirmDevice(enrolment.device, Date.now()))).toBe(
+      'confirmed',
+    );
 
     // Revoked in the app: the relay passes on the approver's Face ID assertion, and may keep it.
     const revoke = {
@@ -134,6 +139,101 @@ describe('a phone revoked on this host', () => {
     relay.send({ ...revoke, at: Date.now() });
     await framesHandled(machine, relay);
     expect(auditLines(machine).filter(({ event }) => event === 'device_revoked')).toHaveLength(1);
+  });
+});
+
+describe('a phone revoked after its approval, before latch pair confirms it', () => {
+  /** A further phone a paired phone approved, kept awaiting `latch pair`'s confirmation. */
+  async function approvedAwaiting(name: string) {
+    const { relay, machine } = paired;
+    const [approver] = paired.phones;
+    const phone = await createPhone(name);
+    const enrolment = await enrolmentOf(phone, phone, relay.origin);
+    const asked = relay.requests.length;
+    const added = callDaemon<GateAnswer>('POST', '/v1/enrol', enrolment, {
+      socketPath: machine.socket,
+      timeoutMs: 60_000,
+    });
+    const request = await relay.nextRequest(asked);
+    relay.sendApproval(request.requestId, (await phoneApproves(approver, request, relay.origin)).token);
+    expect(await added).toMatchObject({ decision: 'allow' });
+    expect(withStore(machine, (store) => store.awaitingDevice(phone.id))).toBe(true);
+    return { phone, enrolment };
+  }
+  /** A revoke of `device` made in the app by `by`, with its Face ID assertion, as the relay passes it on. */
+  const revokedInApp = async (device: string, by: TestPhone) =>
+    ({
+      v: PROTOCOL_VERSION,
+      type: 'device_revoked',
+      device,
+      by: by.id,
+      assertion: await by.authenticator.assert({
+        rpId: new URL(paired.relay.origin).hostname,
+        origin: paired.relay.origin,
+        challenge: await revokeChallenge({ fleet: fleetOf(paired.machine), device }),
+      }),
+      at: Date.now(),
+    }) as const;
+
+  it('is never trusted when revoked in the app meanwhile: stored revoked, it never pairs here again', async () => {
+    const { relay, machine } = paired;
+    const [approver] = paired.phones;
+    const { phone, enrolment } = await approvedAwaiting('Pixel 9');
+    relay.send(await revokedInApp(phone.id, approver!));
+    await framesHandled(machine, relay);
+
+    expect(withStore(machine, (store) => store.confirmDevice(enrolment.device, Date.now()))).toBe(
+      'paired_before',
+    );
+    expect(withStore(machine, (store) => store.activeDevice(phone.id))).toBeUndefined();
+    expect(withStore(machine, (store) => store.devices({ includeRevoked: true }))).toContainEqual(
+      expect.objectContaining({ id: phone.id, revoked: true }),
+    );
+    expect(auditLines(machine).at(-1)).toMatchObject({
+      event: 'device_revoked',
+      device: phone.id,
+      by: 'phone',
+      phone: approver!.id,
+    });
+    const again = await callDaemon('POST', '/v1/enrol', enrolment, {
+      socketPath: machine.socket,
+      timeoutMs: 60_000,
+    });
+    expect(again).toMatchObject({ error: { code: 'revoked_here' } });
+  });
+
+  it('is forgotten, not trusted, when a revoke of it in the app does not verify', async () => {
+    const { relay, machine } = paired;
+    const { phone, enrolment } = await approvedAwaiting('Pixel 9');
+    const stranger = await createPhone('not paired here');
+    relay.send(await revokedInApp(phone.id, stranger));
+    await framesHandled(machine, relay);
+
+    expect(withStore(machine, (store) => store.confirmDevice(enrolment.device, Date.now()))).toBe(
+      'not_awaiting',
+    );
+    expect(withStore(machine, (store) => store.activeDevice(phone.id))).toBeUndefined();
+    expect(auditLines(machine).at(-1)).toMatchObject({
+      event: 'pairing_refused',
+      device: phone.id,
+      code: 'revoke_unverified',
+      forgotten: true,
+    });
+  });
+
+  it('is not trusted when the phone that approved it was revoked here meanwhile (approver_revoked)', async () => {
+    const { machine } = paired;
+    const [approver] = paired.phones;
+    const { phone, enrolment } = await approvedAwaiting('Pixel 9');
+    expect(
+      withStore(machine, (store, audit) => revokeDevice(store, audit, approver!.id, { by: 'host' })),
+    ).toBe(true);
+
+    expect(withStore(machine, (store) => store.confirmDevice(enrolment.device, Date.now()))).toBe(
+      'approver_revoked',
+    );
+    expect(withStore(machine, (store) => store.activeDevice(phone.id))).toBeUndefined();
+    expect(withStore(machine, (store) => store.awaitingDevice(phone.id))).toBe(false);
   });
 });
 

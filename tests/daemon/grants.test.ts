@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
 import type { ApprovalRequest, RequestDetails } from '../../shared/messages/approvals.ts';
@@ -17,6 +18,7 @@ import {
   type LatchMachine,
 } from '../support/latchMachine.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
+import { LATCH_BIN } from '../support/latchCli.ts';
 import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import type { Ceremony } from '../../scripts/lib/softwareAuthenticator.ts';
 import {
@@ -343,6 +345,74 @@ describe('what a freeze or a report ends, whatever the order the relay delivers 
     held.reply();
     expect((await other.hook).output).toMatchObject(deniedWith(/^latch: reported: /));
     expect((await reported.hook).output).toMatchObject(deniedWith(/^latch: denied on /));
+  });
+});
+
+describe('every caller gone while the relay still holds the POST', () => {
+  const hooks: ChildProcess[] = [];
+  afterEach(() => {
+    relay.answerRequest = undefined;
+    for (const hook of hooks.splice(0)) hook.kill('SIGKILL');
+  });
+
+  /** `latch hook claude-code` asking the phones, and the request it sent, for the test to kill. */
+  async function hookToKill(input: string): Promise<{ request: ApprovalRequest; hook: ChildProcess }> {
+    const before = relay.requests.length;
+    const hook = spawn(process.execPath, [LATCH_BIN, 'hook', 'claude-code'], {
+      env: machine.env,
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    hooks.push(hook);
+    hook.stdin!.end(input);
+    return { request: await relay.nextRequest(before), hook };
+  }
+  const linesOf = (requestId: string) =>
+    auditLines(machine).filter((line) => line['requestId'] === requestId);
+
+  it('withdraws the request at once: an approval that comes after adds no rule, refused as withdrawn', async () => {
+    const held = relay.holdReplies();
+    const { request, hook } = await hookToKill(bash('git push origin main', 'session-40'));
+    hook.kill('SIGKILL');
+    await expect
+      .poll(() => linesOf(request.requestId).filter((line) => line['event'] === 'withdrawn'))
+      .toEqual([expect.objectContaining({ why: 'caller_gone' })]);
+    const { token } = await phoneApproves(phone, request, relay.origin, { grant: 'half_hour' });
+    relay.sendApproval(request.requestId, token);
+    await framesHandled(machine, relay);
+    expect(linesOf(request.requestId)).toContainEqual(
+      expect.objectContaining({ event: 'token_refused', code: 'withdrawn' }),
+    );
+    expect((await grantsJson()).grants).toEqual([]);
+    held.reply();
+    // The relay hears of it once it has answered the POST.
+    await relay.waitFor(() => relay.withdrawals.includes(request.requestId));
+    const events = linesOf(request.requestId).map((line) => line['event']);
+    expect(events).not.toContain('approved');
+    expect(events).not.toContain('grant_added');
+  });
+
+  it('undoes an approval a phone gave early: its rule is revoked, and the same call later asks again', async () => {
+    const held = relay.holdReplies();
+    const input = bash('git push origin main', 'session-41');
+    const { request, hook } = await hookToKill(input);
+    const { token } = await phoneApproves(phone, request, relay.origin, { grant: 'half_hour' });
+    relay.sendApproval(request.requestId, token);
+    await expect.poll(async () => (await grantsJson()).grants).toHaveLength(1);
+    hook.kill('SIGKILL');
+    // At once, long before the relay's POST would time out.
+    await expect.poll(async () => (await grantsJson()).grants, { timeout: 3000 }).toEqual([]);
+    held.reply();
+    relay.answerRequest = undefined;
+    const lines = linesOf(request.requestId);
+    expect(lines).toContainEqual(expect.objectContaining({ event: 'grant_revoked', by: 'host' }));
+    const undone = lines.findIndex((line) => line['event'] === 'decided');
+    expect(undone).toBeGreaterThan(lines.findIndex((line) => line['event'] === 'approved'));
+    expect(lines[undone]).toMatchObject({
+      decision: 'deny',
+      reason: 'withdrawn: every caller stopped waiting',
+    });
+    // Nothing of the approval is left to allow the call: made again, it asks the phones.
+    await expire(await asking(input));
   });
 });
 

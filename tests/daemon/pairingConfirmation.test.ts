@@ -124,6 +124,43 @@ describe('latch pair, once a phone is paired', () => {
     },
   );
 
+  it.each([
+    [
+      'it',
+      'paired_before',
+      (phone: TestPhone) => phone.id,
+      'Second phone was revoked or paired anew on this host while it paired: Second phone was not added here; revoke it in the app (paired_before)',
+    ],
+    [
+      'the phone that approved it',
+      'approver_revoked',
+      () => paired.phones[0]!.id,
+      'the phone that approved adding Second phone was revoked on this host while it paired: Second phone was not added here; revoke it in the app, and run latch pair again to have a phone still paired approve it (approver_revoked)',
+    ],
+  ])(
+    'is not trusted when %s is revoked here after the approval, before latch pair confirms it (%s)',
+    async (_, code, revoked, said) => {
+      const { relay, machine } = paired;
+      const phone = await createPhone('Second phone');
+      let revoke: Awaited<ReturnType<typeof runLatch>> | undefined;
+      relay.beforeConfirming = async () => {
+        revoke = await runLatch(machine, ['devices', '--revoke', revoked(phone)]);
+      };
+      const result = await pairFurtherPhone(phone);
+      relay.beforeConfirming = undefined;
+
+      expect(revoke).toMatchObject({
+        code: 0,
+        stdout: `revoked ${revoked(phone)} on this host (revoke it in the app too)\n`,
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`latch: ${said}`);
+      expect(withStore(machine, (store) => store.activeDevice(phone.id))).toBeUndefined();
+      expect(withStore(machine, (store) => store.awaitingDevice(phone.id))).toBe(false);
+      expect(auditLines(machine).at(-1)).toMatchObject({ event: 'pairing_refused', device: phone.id, code });
+    },
+  );
+
   it('is refused, before any phone is asked, when it was revoked here (revoked_here)', async () => {
     const { relay, machine } = paired;
     const lost = (await pairPhoneDirectly(machine, relay.origin, { name: 'Lost phone' })).phone;

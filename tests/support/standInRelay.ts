@@ -73,6 +73,8 @@ export class StandInRelay {
   refuseConfirmation: { status: number; code: string } | undefined;
   /** When set, the relay never answers a pairing confirmation. */
   holdConfirmation = false;
+  /** When set, what happens once a pairing confirmation is asked, before the relay takes it. */
+  beforeConfirming: (() => Promise<void>) | undefined;
   /** When set, each daemon connection is accepted and dropped at once (a relay that hangs up). */
   hangUpOnConnect = false;
   state: FleetState = { v: PROTOCOL_VERSION, fleet: 'unset', frozen: false, epoch: 0, votes: [], needed: 1 };
@@ -277,10 +279,15 @@ export class StandInRelay {
     }
     held.confirmationsAsked = (held.confirmationsAsked ?? 0) + 1;
     if (this.holdConfirmation) return;
-    const refusal = this.refuseConfirmation;
-    if (refusal) return json(refusal.status, { error: { code: refusal.code, message: 'stand-in refusal' } });
-    held.state = 'confirmed';
-    json(200, { v: PROTOCOL_VERSION });
+    const answer = () => {
+      const refusal = this.refuseConfirmation;
+      if (refusal)
+        return json(refusal.status, { error: { code: refusal.code, message: 'stand-in refusal' } });
+      held.state = 'confirmed';
+      json(200, { v: PROTOCOL_VERSION });
+    };
+    if (this.beforeConfirming) return void this.beforeConfirming().then(answer);
+    answer();
   }
 
   async stop(): Promise<void> {

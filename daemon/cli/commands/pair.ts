@@ -24,6 +24,7 @@ import { pairingScreen } from '../../pairing/pairingScreen.ts';
 import { totpScreen } from '../../pairing/totpScreen.ts';
 import { callDaemon } from '../../socket/daemonClient.ts';
 import type { GateAnswer } from '../../socket/localApi.ts';
+import type { ConfirmOutcome } from '../../state/deviceStore.ts';
 import type { StateStore } from '../../state/stateStore.ts';
 import type { PairedDevice } from '../../../shared/pairing/verifyPairingCompletion.ts';
 import { fail, openHome } from '../home.ts';
@@ -74,10 +75,11 @@ async function admit(
     const approvedIn = await askDaemonToEnrol(enrolment, context.approvalSeconds);
     return {
       trust: () => {
-        if (!store.confirmDevice(device, Date.now()))
-          throw new NotAdded(
-            `${device.name} was revoked or paired anew on this host while it paired: it was not added here; revoke it in the app and run latch pair again`,
-          );
+        const outcome = store.confirmDevice(device, Date.now());
+        if (outcome !== 'confirmed') {
+          audit.append({ event: 'pairing_refused', device: device.id, code: outcome });
+          throw new NotAdded(notConfirmedText(device, outcome));
+        }
         audit.append({ event: 'paired', device: device.id, name: device.name, approvedIn });
       },
       // Forgotten, not revoked: a phone revoked here never pairs again (pairedBefore), and a
@@ -123,6 +125,19 @@ async function admit(
       audit.append({ event: 'paired', device: device.id, name: device.name, codeTyped: typedOnTerminal });
     },
   };
+}
+
+/** Why a further phone the relay took is not trusted here after all, for the terminal. */
+function notConfirmedText(device: PairedDevice, outcome: Exclude<ConfirmOutcome, 'confirmed'>): string {
+  const notAdded = `${device.name} was not added here; revoke it in the app`;
+  switch (outcome) {
+    case 'approver_revoked':
+      return `the phone that approved adding ${device.name} was revoked on this host while it paired: ${notAdded}, and run latch pair again to have a phone still paired approve it (${outcome})`;
+    case 'paired_before':
+      return `${device.name} was revoked or paired anew on this host while it paired: ${notAdded} (${outcome})`;
+    case 'not_awaiting':
+      return `${device.name} was forgotten or paired anew on this host while it paired: ${notAdded} and run latch pair again (${outcome})`;
+  }
 }
 
 /** The code for a person to compare with the phone's, and what to do if they differ. */
