@@ -31,9 +31,8 @@ const MOST_FOLDERS = 8;
  * it stands in is one of a program that takes files (TAKES_FILES), nothing in the command is
  * computed (a variable, `$(…)`, `~user`, `cd -`), no word of it (a glob too) is at, in or above
  * Latch's home or a secret from the folder it runs in or any folder it names or moves to, nor is
- * that folder, nor names Latch's home or its other files by name (`.latch`); and the word, from
- * each of those folders, is no secret by its real path nor by another name (a hard link). See
- * docs/policy.md, "What Latch always protects".
+ * that folder, nor names Latch's home or its other files by name (`.latch`); and the word, from each of those folders, is no secret by its real path nor by
+ * another name (a hard link). See docs/policy.md, "What Latch always protects".
  */
 export function plainlyElsewhere(
   commands: SimpleCommand[],
@@ -114,11 +113,8 @@ const forms = (text: string) => [
   ...(/^-[A-Za-z]./.test(text) ? [text.slice(2)] : []),
 ];
 
-/** The program a command runs by its bare name: one run by a path (`./cat`) is the project's own. */
-const programOf = (command: SimpleCommand) => {
-  const name = command[0] && literalText(command[0]);
-  return name && !name.includes('/') ? name.toLowerCase() : undefined;
-};
+const programOf = (command: SimpleCommand) =>
+  command[0] && literalText(command[0])?.split('/').at(-1)?.toLowerCase();
 
 function isFolder(path: string): boolean {
   try {

@@ -499,7 +499,6 @@ describe('self-protection: commands', () => {
     // A link's target is read from its own folder: `src/../../.latch` is Latch's home.
     ['ln -s ../../.latch src/l && cat src/l/state.db', 'secrets'],
     ['sudo ls data/state.db', 'secrets'],
-    ['./cat data/state.db', 'secrets'],
   ])('%s', (command, guard, cwd) => {
     expect(judged({ ...bash(command), ...(cwd ? { cwd: at(cwd) } : {}) })).toEqual(expected(guard));
   });
