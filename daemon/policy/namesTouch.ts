@@ -6,25 +6,18 @@ import { mayWrite } from './wordsTouch.ts';
 
 /**
  * Latch's names in words, wherever the command runs and however the word is built: a secret's
- * (`totp.json`, also inside `open(".latch/totp.json")`; not in a word that plainly names a file
- * elsewhere, `ls data/state.db`), its home's (`.latch`, or a custom
+ * (`totp.json`, also inside `open(".latch/totp.json")`), its home's (`.latch`, or a custom
  * LATCH_HOME's last part), its socket's, and a project's hook settings (`.claude/settings.json`);
  * and any of its places by its whole path, inside a word too, as a program's own code names it
  * (`python3 -c "open('/home/me/.cargo/env', 'w')"`, `'~/.config/systemd/user/x'`).
  */
-export function namesTouch(
-  words: Iterable<Word>,
-  places: ProtectedPlaces,
-  note: Note,
-  /** Words that plainly name a file elsewhere, where a secret's name is not the secret (plainlyElsewhere). */
-  elsewhere: (word: Word) => boolean = () => false,
-): void {
+export function namesTouch(words: Iterable<Word>, places: ProtectedPlaces, note: Note): void {
   const { pattern, byPath } = wholePaths(places);
   for (const word of words) {
     const text = wordText(word);
     for (const guard of ['secrets', 'files', 'hooks'] as const) {
       const named = places.names[guard].exec(text);
-      if (named && !(guard === 'secrets' && elsewhere(word))) note(guard, named[1]!);
+      if (named) note(guard, named[1]!);
     }
     for (const [path] of text.matchAll(pattern)) {
       const place = byPath.get(sameName(path))!;

@@ -17,7 +17,6 @@ import { pathTouches, type Touch } from './pathTouches.ts';
 import { namesTouch } from './namesTouch.ts';
 import { LONG_COMMAND_BYTES, type Verdict } from './policy.ts';
 import { gluedValues, valueAfterEquals } from './optionValues.ts';
-import { plainlyElsewhere } from './plainlyElsewhere.ts';
 import { placesFrom, type ProtectedPlaces } from './protectedPlaces.ts';
 import { asWalked, PATH_MAX, realPath } from './realPath.ts';
 import { replacesGlobalPackages } from './replacesGlobalPackages.ts';
@@ -171,14 +170,7 @@ function guardedAt(call: ProtectedCall, places: ProtectedPlaces): Verdict | unde
     if (!found.has(guard)) found.set(guard, { target, ...(reaches ? { reaches } : {}) });
   };
   const variables = { ...places.variables, ...(cwd ? { PWD: cwd } : {}) };
-  const reading: Reading = {
-    cwd,
-    variables,
-    places,
-    real,
-    note,
-    ...(call.folderUnsure ? { folderUnsure: true } : {}),
-  };
+  const reading: Reading = { cwd, variables, places, real, note };
   // Grep without a path searches the folder it runs in, every file below it.
   const paths = call.tool === 'Grep' && call.paths.length === 0 && cwd ? [cwd] : call.paths;
   pathsTouch(paths, call.tool, reading);
@@ -254,8 +246,6 @@ interface Reading {
   places: ProtectedPlaces;
   real: (path: string) => string;
   note: Note;
-  /** The command may run in another folder than `cwd` (ProtectedCall's folderUnsure). */
-  folderUnsure?: boolean;
 }
 
 /** A file tool writes the one path it names: a program put in a folder of them is written so. */
@@ -289,7 +279,7 @@ function pathsTouch(paths: readonly string[], tool: string, { cwd, places, real,
 function commandTouches(
   command: string,
   readAsWordsUpTo: number,
-  { cwd, variables, places, real, note, folderUnsure }: Reading,
+  { cwd, variables, places, real, note }: Reading,
 ): void {
   if (utf8Length(command) > readAsWordsUpTo) {
     // Longer than a phone shows, a command is asked at critical risk by the policy whatever it
@@ -320,10 +310,7 @@ function commandTouches(
     const below = actsBelow(commands, cwd, places.variables['HOME']);
     words.push(...below.implicit);
     if (below.unsure) note('files', below.unsure);
-    // A secret's name in a word that plainly names a file elsewhere is no secret (`ls data/state.db`):
-    // from a folder known to be the one it runs in.
-    const elsewhere = plainlyElsewhere(commands, folderUnsure ? undefined : cwd, places, real);
-    namesTouch(words, places, note, elsewhere);
+    namesTouch(words, places, note);
     // Each is a guess, read as a path at a cost: past what a person types, the command is asked
     // about (as one too long to read), not slowed for every other call.
     const guessed = glued.length > MOST_GLUED_VALUES ? [] : glued;

@@ -59,7 +59,7 @@ describe('self-protection: commands', () => {
     ["node -e \"require('fs').readFileSync(require('os').homedir() + '/.latch/host-key.json')\"", 'secrets'],
     ['cat x', 'secrets'],
     ['cp conf/totp.json /tmp/t', 'secrets'],
-    ['cd ~/.latch && sqlite3 state.db .dump', 'secrets'],
+    ['sqlite3 state.db .dump', 'secrets'],
     // Spellings a shell reads and a plain reading did not: sequences, braces over a slash,
     // POSIX classes, another user's ~, an operator on HOME, cd through folders it cannot follow.
     ['cat ~/.lat{c..c}h/host-ke{y..y}.json', 'secrets'],
@@ -468,43 +468,6 @@ describe('self-protection: commands', () => {
     ['sort -k2 -t, data.csv', undefined],
   ])('%s', (command, guard) => {
     expect(judged(bash(command))).toEqual(expected(guard));
-  });
-
-  // Review kc: a secret's name in a word that plainly names another file (a project's own
-  // SQLite file) is no secret; every spelling that may reach Latch's still is.
-  it.each<[string, Guard | undefined, string?]>([
-    ['ls data/state.db', undefined],
-    ['sqlite3 state.db .dump', undefined],
-    ['sqlite3 data/state.db "select name from users"', undefined],
-    ['cp data/state.db backup/state.db && git add data/state.db', undefined],
-    ['ls -la /srv/app/data/state.db ./totp.json', undefined],
-    ['ls $HOME/.latch/state.db', 'secrets'],
-    ['ls ~/.latch/state.db', 'secrets'],
-    ['ls ../../.latch/state.db', 'secrets', 'P/src'],
-    ['ls ../.latch/state.db', 'secrets'],
-    ['ls conf/state.db', 'secrets'],
-    ['ls */state.db', 'secrets'],
-    ['ls ../*/state.db', 'secrets'],
-    ['ls $(echo data)/state.db', 'secrets'],
-    ['ls "$D"/state.db', 'secrets'],
-    ['cd "$D" && ls data/state.db', 'secrets'],
-    ['cd .. && ls .latch/state.db', 'secrets'],
-    ['cd - && ls state.db', 'secrets'],
-    ['ls data/.latch/state.db', 'secrets'],
-    ['locate tch/state.db | xargs cat', 'secrets'],
-    ['find . .. -name state.db -exec cat {} +', 'secrets'],
-    ['tar -C .. -cf - data/state.db', 'secrets'],
-    ['ls data/state.db', 'secrets', 'H'],
-    ['ls data/state.db; ln -s ~/.latch data', 'secrets'],
-    // A link's target is read from its own folder: `src/../../.latch` is Latch's home.
-    ['ln -s ../../.latch src/l && cat src/l/state.db', 'secrets'],
-    ['sudo ls data/state.db', 'secrets'],
-  ])('%s', (command, guard, cwd) => {
-    expect(judged({ ...bash(command), ...(cwd ? { cwd: at(cwd) } : {}) })).toEqual(expected(guard));
-  });
-
-  it('refuses a plain path to a project file that is another name of a secret (a hard link)', () => {
-    expect(judged(bash('ls key-copy.json data/state.db'))).toEqual(expected('secrets'));
   });
 
   it("refuses a secret $'…' spells, from the home folder", () => {
