@@ -45,6 +45,12 @@ export function gitConfigFiles(
     ...gits.map((prefix) => join(prefix, 'etc', 'gitconfig')),
   ];
   const found = new Set([...global, ...system]);
+  // One look per user (a look may run getent), however many includes name them.
+  const homes = new Map<string, string | undefined>();
+  const homeOf = (user: string) => {
+    if (!homes.has(user)) homes.set(user, userHome(user, systemRoot, home));
+    return homes.get(user);
+  };
   // A folder of git's (`~/.config/git/`) is read for its `config`.
   const toRead = [...found].map((path): [string, number] => [
     global.includes(path) && path.endsWith('/git') ? join(path, 'config') : path,
@@ -54,7 +60,7 @@ export function gitConfigFiles(
     const [file, depth] = toRead[read]!;
     if (depth >= MOST_DEPTH) continue;
     const text = readSmallFile(file, MOST_BYTES);
-    for (const included of includedPaths(text, file, home, (user) => userHome(user, systemRoot, home))) {
+    for (const included of includedPaths(text, file, home, homeOf)) {
       if (found.has(included) || found.size >= MOST_FILES) continue;
       found.add(included);
       toRead.push([included, depth + 1]);
@@ -80,8 +86,10 @@ export function includedPaths(
   for (const { section, key, value } of configEntries(text)) {
     // `[include]`, `[includeIf "gitdir:~/work/"]`, and the old `[include.sub]`.
     const name = section.split('.')[0];
-    if ((name !== 'include' && name !== 'includeif') || key !== 'path' || !value) continue;
-    const expanded = withUserHome(value, home, homeOf);
+    // Git uses the value as a C string: a NUL in it ends the path.
+    const path = value.split('\0')[0]!;
+    if ((name !== 'include' && name !== 'includeif') || key !== 'path' || !path) continue;
+    const expanded = withUserHome(path, home, homeOf);
     if (expanded === undefined) continue; // git cannot expand it either: it includes nothing
     paths.push(isAbsolute(expanded) ? resolve(expanded) : resolve(dirname(file), expanded));
   }
@@ -140,10 +148,9 @@ function* configEntries(text: string): Generator<{ section: string; key: string;
     if (/\s/.test(char)) i++;
     else if (char === '#' || char === ';') i = lineEnd(source, i);
     else if (char === '[') {
-      const header = /\[\s*([A-Za-z0-9.-]*)(?:\s+"(?:[^"\\\n]|\\.)*")?\s*\]/y;
       header.lastIndex = i;
       const found = header.exec(source);
-      section = found ? found[1]!.toLowerCase() : '';
+      section = found ? found[2]!.toLowerCase() : '';
       i = found ? header.lastIndex : lineEnd(source, i);
     } else if (/[A-Za-z]/.test(char)) {
       const name = /[A-Za-z][A-Za-z0-9-]*[ \t]*/y;
@@ -161,6 +168,14 @@ function* configEntries(text: string): Generator<{ section: string; key: string;
     } else i = lineEnd(source, i);
   }
 }
+
+/**
+ * `[name]` or `[name "sub"]` on one line. Each run of spaces or name characters is taken whole
+ * (a lookahead's group matched again: what it took is not given back), so a `[` followed by a long
+ * run that never closes is read in linear time, not tried at every split of the run.
+ */
+const header =
+  /\[(?=([ \t]*))\1(?=([A-Za-z0-9.-]*))\2(?:(?=([ \t]+))\3"(?:[^"\\\n]|\\.)*")?(?=([ \t]*))\4\]/y;
 
 const lineEnd = (text: string, from: number) => {
   const end = text.indexOf('\n', from);

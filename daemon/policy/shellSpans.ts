@@ -46,7 +46,10 @@ const ANSI_C: Record<string, string> = {
  */
 export function decodeAnsiC(text: string): string {
   const bytes: number[] = [];
-  const add = (part: string) => bytes.push(...Buffer.from(part, 'utf8'));
+  // Byte by byte: spread into push, a long literal run passes the arguments' limit (RangeError).
+  const add = (part: string) => {
+    for (const byte of Buffer.from(part, 'utf8')) bytes.push(byte);
+  };
   let from = 0;
   for (const match of text.matchAll(ANSI_C_ESCAPE)) {
     add(text.slice(from, match.index));

@@ -20,10 +20,12 @@ const MAX_WAITING_LINES = 2;
  * system (the socket's buffers), which keeps it for the caller after the daemon's end is closed.
  */
 const CUT_GRACE_MS = 2000;
-/** How long a caller may read nothing of its last line while part of it still waits in the daemon. */
-const LAST_LINE_STALLED_MS = 10_000;
-/** The most a caller reading its last line, however slowly, holds its connection open. */
-const LAST_LINE_WITHIN_MS = 60_000;
+/**
+ * The most a caller reading its last line, however slowly, holds its connection open. Node tells
+ * when the whole line has gone to the system, not how much of it a caller has read, so a caller
+ * that stopped reading cannot be told apart sooner (review rv10b).
+ */
+const LAST_LINE_WITHIN_MS = 30_000;
 /**
  * The most of unfinished lines the daemon holds for all its callers at once (UTF-16 code units):
  * a call is a few kB, and thousands of callers each holding a line just under the cap open would
@@ -103,34 +105,17 @@ export async function serveGateConversation(
 /**
  * Ends the connection once its last line is written, and closes it when the caller keeps its end
  * open: CUT_GRACE_MS after the whole line is handed to the system (which keeps it for the caller
- * once the daemon's end is closed), never while part of it still waits in the daemon for a caller
- * that reads. A caller that reads nothing of it for LAST_LINE_STALLED_MS, or has not read it all within
- * LAST_LINE_WITHIN_MS, is cut off: a connection is never held for ever.
+ * once the daemon's end is closed), never while part of it still waits in the daemon, unless the
+ * caller has not read it all within LAST_LINE_WITHIN_MS: a connection is never held for ever.
  */
 function closeAfterLastLine(connection: Socket): void {
-  const timers: NodeJS.Timeout[] = [];
   const cut = () => connection.destroy();
-  const stop = () => timers.forEach((timer) => clearTimeout(timer));
-  connection.once('close', stop);
-  const graceAfterFlush = () => {
-    stop();
-    timers.push(setTimeout(cut, CUT_GRACE_MS).unref());
-  };
-  connection.end(graceAfterFlush);
-  if (connection.writableFinished || connection.destroyed) return graceAfterFlush();
-  timers.push(setTimeout(cut, LAST_LINE_WITHIN_MS).unref());
-  let waiting = connection.writableLength;
-  const watch = () => {
-    if (connection.writableFinished || connection.destroyed) return;
-    // Nothing of the line read since the last look: the caller has stopped reading.
-    if (connection.writableLength >= waiting) {
-      cut();
-      return;
-    }
-    waiting = connection.writableLength;
-    timers.push(setTimeout(watch, LAST_LINE_STALLED_MS).unref());
-  };
-  timers.push(setTimeout(watch, LAST_LINE_STALLED_MS).unref());
+  let timer = setTimeout(cut, LAST_LINE_WITHIN_MS).unref();
+  connection.once('close', () => clearTimeout(timer));
+  connection.end(() => {
+    clearTimeout(timer);
+    timer = setTimeout(cut, CUT_GRACE_MS).unref();
+  });
 }
 
 /** The caller's lines, each capped; `next` resolves undefined once the caller's end is closed. */

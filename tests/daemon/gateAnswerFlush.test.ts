@@ -68,5 +68,25 @@ it('still closes the connection of a caller that never reads its answer', async 
   caller.pause();
   caller.write('{"tool":"Bash","command":"ls"}\n');
   await expect.poll(() => served.length).toBe(1);
-  await expect.poll(() => served[0]!.destroyed, { timeout: 20_000, interval: 200 }).toBe(true);
-}, 30_000);
+  await expect.poll(() => served[0]!.destroyed, { timeout: 40_000, interval: 200 }).toBe(true);
+}, 50_000);
+
+it('delivers a long answer whole to a caller that reads it slowly but steadily (review rv10b)', async () => {
+  const { path } = await gateAnswering(8 * 1024 * 1024);
+  const caller = createConnection(path);
+  cleanups.push(() => caller.destroy());
+  caller.write('{"tool":"Bash","command":"ls"}\n');
+  // 16 KiB every 25 ms: the 8 MiB line takes some 13 s to read, which a daemon cutting callers
+  // that do not finish within 10 s cut short (review rv10b).
+  const chunks: Buffer[] = [];
+  const reading = setInterval(() => {
+    const chunk = caller.read(16 * 1024) as Buffer | null;
+    if (chunk) chunks.push(chunk);
+  }, 25);
+  cleanups.push(() => clearInterval(reading));
+  await new Promise<void>((resolve) => caller.on('end', resolve).on('close', () => resolve()));
+  clearInterval(reading);
+  for (let chunk: Buffer | null; (chunk = caller.read() as Buffer | null) !== null;) chunks.push(chunk);
+  const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { answer: { reason: string } };
+  expect(answer.answer.reason).toHaveLength(8 * 1024 * 1024);
+}, 50_000);

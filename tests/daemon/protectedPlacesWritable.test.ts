@@ -216,4 +216,22 @@ describe('the files a git config includes', () => {
       '/quoted/c.inc',
     ]);
   });
+
+  it('ends an include path at a NUL, as git’s C strings do, not failing on it (review rv10a)', () => {
+    const text = '[include]\n\tpath = ~dev/a.inc\0/../x\n\tpath = ~d\0ev/b.inc\n\tpath = \0\n';
+    const homes: Record<string, string> = { dev: '/srv/dev', d: '/srv/d' };
+    expect(includedPaths(text, '/home/me/.gitconfig', '/home/me', (user) => homes[user])).toEqual([
+      '/srv/dev/a.inc',
+      '/srv/d',
+    ]);
+  });
+
+  it('reads a header that never closes, after a long run of spaces or name characters, in linear time (review rv10a)', () => {
+    // Each was seconds to a minute with a pattern that tried every split of the run; a test may
+    // not time it, so the runs are long enough to hang the test's own timeout were it so.
+    const spaces = `[${' '.repeat(200_000)}\n[include]\n\tpath = /after/spaces.inc\n`;
+    const name = `[${'a'.repeat(100_000)}${' '.repeat(100_000)}\n[include]\n\tpath = /after/name.inc\n`;
+    expect(includedPaths(spaces, '/home/me/.gitconfig', '/home/me')).toEqual(['/after/spaces.inc']);
+    expect(includedPaths(name, '/home/me/.gitconfig', '/home/me')).toEqual(['/after/name.inc']);
+  });
 });

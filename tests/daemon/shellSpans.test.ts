@@ -70,6 +70,11 @@ describe("what $'…' decodes to, as bash does", () => {
   ])('%j is %j', (text, decoded) => {
     expect(decodeAnsiC(text)).toBe(decoded);
   });
+
+  it("decodes a $'…' of any length: a long literal run is no RangeError (review rv10a)", () => {
+    const long = 'x'.repeat(300_000);
+    expect(decodeAnsiC(`${long}\\x2e`)).toBe(`${long}.`);
+  });
 });
 
 describe('a plain command, which a grant may compare word for word', () => {
