@@ -8,6 +8,7 @@ import type { Assertion } from '../../shared/messages/common.ts';
 import type { ReportScope } from '../../shared/messages/envelopes.ts';
 import { fleetStateSchema, type FleetState } from '../../shared/messages/killSwitch.ts';
 import {
+  MOST_LISTED,
   REQUEST_STATES,
   requestListSchema,
   requestViewSchema,
@@ -27,7 +28,7 @@ import {
   type DeviceIdentity,
 } from './keystore.ts';
 import { closeNotifications } from './notifications.ts';
-import { fleetPath, relayCall, type ApiResult } from './relayApi.ts';
+import { fleetPath, MOST_ANSWER_BYTES, relayCall, type ApiResult } from './relayApi.ts';
 import { relayNow } from './relayClock.ts';
 
 /** A request opened on this phone: what the relay says, what the host sealed, what we would sign. */
@@ -69,7 +70,7 @@ async function keptRead<T>(
   }
   if (result.code !== 'offline') return { result };
   const last = await loadLastKnown(path).catch(() => undefined);
-  const parsed = last && parseJson(schema, last.json);
+  const parsed = last && parseJson(schema, last.json, MOST_ANSWER_BYTES);
   if (!last || !parsed?.ok) return { result };
   showingLastKnown(last.at);
   return { result: parsed, knownAt: last.at };
@@ -77,8 +78,9 @@ async function keptRead<T>(
 
 /**
  * The pending or recent requests of a fleet. Offline, the last list known, less what has expired
- * since. A fresh pending list also closes the notifications of requests no longer in it: the way
- * an iPhone, which gets no close push, loses a stale one.
+ * since. A fresh pending list that is not full (every pending request of the phone's hosts) also
+ * closes the notifications of requests no longer in it: the way an iPhone, which gets no close
+ * push, loses a stale one.
  */
 export async function listRequests(
   identity: DeviceIdentity,
@@ -99,9 +101,11 @@ export async function listRequests(
       value: { ...result.value, requests: result.value.requests.filter((r) => r.exp > now) },
     };
   }
-  const pending = new Set(result.value.requests.map((request) => request.requestId));
+  const { requests } = result.value;
+  const pending = new Set(requests.map((request) => request.requestId));
   const registration = await navigator.serviceWorker?.getRegistration().catch(() => undefined);
-  if (registration)
+  // A full list left requests out that still wait (a host's flood, review rh): it closes nothing.
+  if (registration && requests.length < MOST_LISTED)
     await closeNotifications(registration, fleet, (id) => pending.has(id), { shownBefore: askedAt }).catch(
       () => {},
     );
