@@ -31,7 +31,10 @@ import { closeNotifications } from './notifications.ts';
 import { fleetPath, MOST_ANSWER_BYTES, relayCall, type ApiResult } from './relayApi.ts';
 import { relayNow } from './relayClock.ts';
 
-/** A request opened on this phone: what the relay says, what the host sealed, what we would sign. */
+/**
+ * A request opened on this phone: what the relay says, what the host sealed (its host named as
+ * this phone learned it at pairing, openRequest), what we would sign.
+ */
 export interface OpenedRequest {
   fleet: string;
   view: RequestView;
@@ -127,9 +130,15 @@ export const fetchState = async (identity: DeviceIdentity, fleet: string): Promi
 
 // Nothing here asks for a passkey, so the service worker can use it too (deny from a notification).
 
+/** The hosts of `fleet` this phone paired with, under the names it learned then. */
+const knownHosts = async (fleet: string) =>
+  (await loadMemberships()).find((membership) => membership.fleet === fleet)?.hosts ?? [];
+
 /**
  * Opens the sealed details with this phone's key, and derives what an approval signs: the hash of
- * exactly these details, so the text shown is the text approved.
+ * exactly these details, so the text shown is the text approved. The host is shown by the name
+ * this phone learned for its id at pairing, not the one its daemon sealed (review rh: a host of
+ * the fleet could name another); a host this phone did not pair with opens nothing.
  */
 export async function openRequest(
   identity: DeviceIdentity,
@@ -137,6 +146,8 @@ export async function openRequest(
   view: RequestView,
 ): Promise<OpenedRequest | { error: string }> {
   if (!view.box) return { error: 'This request was not sealed for this phone.' };
+  const host = (await knownHosts(fleet)).find(({ id }) => id === view.host);
+  if (!host) return { error: 'Its computer is not paired with this phone.' };
   const context = { fleet, host: view.host, requestId: view.requestId, device: identity.id };
   const opened = await openRequestDetails(
     view.box,
@@ -145,8 +156,14 @@ export async function openRequest(
   );
   if (!opened.ok) return { error: `Its details cannot be opened here (${opened.error.code}).` };
   const details = opened.value;
-  // The box opened only for this fleet, host and request, so the details name them.
-  return { fleet, view, details, binding: await detailsBinding(details) };
+  // The box opened only for this fleet, host and request, so the details name them. The binding
+  // is of the details as sealed (the daemon's hash), whatever name is shown.
+  return {
+    fleet,
+    view,
+    details: { ...details, hostName: host.name },
+    binding: await detailsBinding(details),
+  };
 }
 
 /**
@@ -161,8 +178,7 @@ export async function openPushedBox(
   requestId: string,
   box: string,
 ): Promise<OpenedRequest | undefined> {
-  const hosts = (await loadMemberships()).find((membership) => membership.fleet === fleet)?.hosts ?? [];
-  for (const { id: host } of hosts) {
+  for (const { id: host } of await knownHosts(fleet)) {
     const view: RequestView = {
       requestId,
       host,
