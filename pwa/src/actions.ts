@@ -8,6 +8,7 @@ import type { Assertion } from '../../shared/messages/common.ts';
 import type { ReportScope } from '../../shared/messages/envelopes.ts';
 import { fleetStateSchema, type FleetState } from '../../shared/messages/killSwitch.ts';
 import {
+  MOST_LISTED,
   REQUEST_STATES,
   requestListSchema,
   requestViewSchema,
@@ -27,10 +28,13 @@ import {
   type DeviceIdentity,
 } from './keystore.ts';
 import { closeNotifications } from './notifications.ts';
-import { fleetPath, relayCall, type ApiResult } from './relayApi.ts';
+import { fleetPath, MOST_ANSWER_BYTES, relayCall, type ApiResult } from './relayApi.ts';
 import { relayNow } from './relayClock.ts';
 
-/** A request opened on this phone: what the relay says, what the host sealed, what we would sign. */
+/**
+ * A request opened on this phone: what the relay says, what the host sealed (its host named as
+ * this phone learned it at pairing, openRequest), what we would sign.
+ */
 export interface OpenedRequest {
   fleet: string;
   view: RequestView;
@@ -69,7 +73,7 @@ async function keptRead<T>(
   }
   if (result.code !== 'offline') return { result };
   const last = await loadLastKnown(path).catch(() => undefined);
-  const parsed = last && parseJson(schema, last.json);
+  const parsed = last && parseJson(schema, last.json, MOST_ANSWER_BYTES);
   if (!last || !parsed?.ok) return { result };
   showingLastKnown(last.at);
   return { result: parsed, knownAt: last.at };
@@ -77,8 +81,9 @@ async function keptRead<T>(
 
 /**
  * The pending or recent requests of a fleet. Offline, the last list known, less what has expired
- * since. A fresh pending list also closes the notifications of requests no longer in it: the way
- * an iPhone, which gets no close push, loses a stale one.
+ * since. A fresh pending list that is not full (every pending request of the phone's hosts) also
+ * closes the notifications of requests no longer in it: the way an iPhone, which gets no close
+ * push, loses a stale one.
  */
 export async function listRequests(
   identity: DeviceIdentity,
@@ -99,9 +104,11 @@ export async function listRequests(
       value: { ...result.value, requests: result.value.requests.filter((r) => r.exp > now) },
     };
   }
-  const pending = new Set(result.value.requests.map((request) => request.requestId));
+  const { requests } = result.value;
+  const pending = new Set(requests.map((request) => request.requestId));
   const registration = await navigator.serviceWorker?.getRegistration().catch(() => undefined);
-  if (registration)
+  // A full list left requests out that still wait (a host's flood, review rh): it closes nothing.
+  if (registration && requests.length < MOST_LISTED)
     await closeNotifications(registration, fleet, (id) => pending.has(id), { shownBefore: askedAt }).catch(
       () => {},
     );
@@ -123,9 +130,15 @@ export const fetchState = async (identity: DeviceIdentity, fleet: string): Promi
 
 // Nothing here asks for a passkey, so the service worker can use it too (deny from a notification).
 
+/** The hosts of `fleet` this phone paired with, under the names it learned then. */
+const knownHosts = async (fleet: string) =>
+  (await loadMemberships()).find((membership) => membership.fleet === fleet)?.hosts ?? [];
+
 /**
  * Opens the sealed details with this phone's key, and derives what an approval signs: the hash of
- * exactly these details, so the text shown is the text approved.
+ * exactly these details, so the text shown is the text approved. The host is shown by the name
+ * this phone learned for its id at pairing, not the one its daemon sealed (review rh: a host of
+ * the fleet could name another); a host this phone did not pair with opens nothing.
  */
 export async function openRequest(
   identity: DeviceIdentity,
@@ -133,6 +146,8 @@ export async function openRequest(
   view: RequestView,
 ): Promise<OpenedRequest | { error: string }> {
   if (!view.box) return { error: 'This request was not sealed for this phone.' };
+  const host = (await knownHosts(fleet)).find(({ id }) => id === view.host);
+  if (!host) return { error: 'Its computer is not paired with this phone.' };
   const context = { fleet, host: view.host, requestId: view.requestId, device: identity.id };
   const opened = await openRequestDetails(
     view.box,
@@ -141,8 +156,14 @@ export async function openRequest(
   );
   if (!opened.ok) return { error: `Its details cannot be opened here (${opened.error.code}).` };
   const details = opened.value;
-  // The box opened only for this fleet, host and request, so the details name them.
-  return { fleet, view, details, binding: await detailsBinding(details) };
+  // The box opened only for this fleet, host and request, so the details name them. The binding
+  // is of the details as sealed (the daemon's hash), whatever name is shown.
+  return {
+    fleet,
+    view,
+    details: { ...details, hostName: host.name },
+    binding: await detailsBinding(details),
+  };
 }
 
 /**
@@ -157,8 +178,7 @@ export async function openPushedBox(
   requestId: string,
   box: string,
 ): Promise<OpenedRequest | undefined> {
-  const hosts = (await loadMemberships()).find((membership) => membership.fleet === fleet)?.hosts ?? [];
-  for (const { id: host } of hosts) {
+  for (const { id: host } of await knownHosts(fleet)) {
     const view: RequestView = {
       requestId,
       host,

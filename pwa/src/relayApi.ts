@@ -25,6 +25,14 @@ export interface CallOptions {
 }
 
 /**
+ * The most an answer of the relay may weigh: a full list (1000 requests, each with a box of up to
+ * 8 KB) and then some. MAX_BODY_BYTES (64 KB) bounds what the relay takes, not what it answers: a
+ * list of more than a few dozen requests was refused as too large, and its fleet then showed
+ * nothing waiting (review rh, a host's flood).
+ */
+export const MOST_ANSWER_BYTES = 12 << 20;
+
+/**
  * One call to the relay (this page's own origin). Answers are parsed like any untrusted input.
  * A signed call refused for its time is signed again once with the relay's time, which the
  * refusal carries (relayClock.ts); a second refusal is the answer, so a call never loops.
@@ -40,7 +48,7 @@ export async function relayCall<T>(
   if (signsTime && !answer.ok && answer.code === 'stale_timestamp')
     answer = await exchange(method, path, options);
   if (!answer.ok) return answer;
-  const parsed = parseJson(schema, answer.value);
+  const parsed = parseJson(schema, answer.value, MOST_ANSWER_BYTES);
   return parsed.ok
     ? parsed
     : { ok: false, status: answer.status, code: parsed.error.code, message: parsed.error.message };

@@ -4,11 +4,12 @@ import { fromBase64url } from '../../shared/encoding/base64url.ts';
 import { verifyEnvelope } from '../../shared/envelopes/verifyEnvelope.ts';
 import type { ApprovalRequest, CapabilityToken, Decision } from '../../shared/messages/approvals.ts';
 import type { DenyEnvelope } from '../../shared/messages/envelopes.ts';
-import type {
-  RequestCreated,
-  RequestList,
-  RequestState,
-  RequestView,
+import {
+  MOST_LISTED,
+  type RequestCreated,
+  type RequestList,
+  type RequestState,
+  type RequestView,
 } from '../../shared/messages/relayViews.ts';
 import type { RiskLevel } from '../../shared/messages/common.ts';
 import { credentialOfRow } from '../../shared/pairing/storedDevice.ts';
@@ -30,8 +31,8 @@ import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 /** A request may wait at most a day; the daemon's default is five minutes. */
 const MAX_REQUEST_TTL_MS = 24 * 3600_000;
 /**
- * Pending requests a host may hold at once: as many as a phone lists (the newest 1000), far more
- * than a person answers; a host (a stranger's, or one gone rogue) cannot store more.
+ * Pending requests a host may hold at once: as many as a phone lists (MOST_LISTED), far more than
+ * a person answers; a host (a stranger's, or one gone rogue) cannot store more.
  */
 export const MOST_PENDING_PER_HOST = 1000;
 /** Decided and expired requests stay listed this long under "recent". */
@@ -151,14 +152,18 @@ function view(stored: RequestRow & { box: string | null }): RequestView {
 }
 
 const VISIBLE_TO_DEVICE = `
-  SELECT r.*, b.box FROM requests r
+  SELECT r.*, r.rowid AS seq, b.box FROM requests r
     JOIN pairings p ON p.host = r.host AND p.device = ?
     LEFT JOIN sealed_boxes b ON b.request_id = r.request_id AND b.device = p.device`;
 
 /**
- * What a phone lists: every pending request of its hosts (pushed or not), oldest first (a new
+ * What a phone lists: the pending requests of its hosts (pushed or not), oldest first (a new
  * request goes below, so the list does not shift under a finger about to tap); or the recent
- * past, newest first.
+ * past, newest first. Past MOST_LISTED pending, the list is shared out among the hosts: each
+ * host's newest first, one of each host in turn (the ROW_NUMBER per host), so that every host has
+ * its newest MOST_LISTED / hosts listed at least (its share; what a host leaves unused goes to the
+ * others), and one host's flood (review rh: a compromised host's 1000 pending) cannot push
+ * another's newest requests out of the list. What is left out is each host's oldest.
  */
 export function listRequests(
   ctx: FleetContext,
@@ -170,9 +175,14 @@ export function listRequests(
     which === 'pending'
       ? rows<RequestRow & { box: string | null }>(
           ctx.sql,
-          `${VISIBLE_TO_DEVICE} WHERE r.state = 'pending' AND r.exp > ? ORDER BY r.created_at, r.rowid LIMIT 1000`,
+          `SELECT * FROM (
+             SELECT *, ROW_NUMBER() OVER (PARTITION BY host ORDER BY created_at DESC, seq DESC) AS turn
+               FROM (${VISIBLE_TO_DEVICE} WHERE r.state = 'pending' AND r.exp > ?)
+             ORDER BY turn, created_at DESC, seq DESC LIMIT ?)
+           ORDER BY created_at, seq`,
           device,
           now,
+          MOST_LISTED,
         )
       : rows<RequestRow & { box: string | null }>(
           ctx.sql,

@@ -27,9 +27,15 @@ export const requestViewSchema = /* @__PURE__ */ f.object({
 });
 export type RequestView = Infer<typeof requestViewSchema>;
 
+/**
+ * The most requests one list holds. A full pending list leaves out requests still pending (each
+ * host's oldest, the relay's listRequests), so what it lacks is not known to have ended.
+ */
+export const MOST_LISTED = 1000;
+
 export const requestListSchema = /* @__PURE__ */ f.object({
   v: f.version(),
-  requests: f.array(requestViewSchema, 1000),
+  requests: f.array(requestViewSchema, MOST_LISTED),
 });
 export type RequestList = Infer<typeof requestListSchema>;
 

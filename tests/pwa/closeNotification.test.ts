@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MOST_LISTED, type RequestList } from '../../shared/messages/relayViews.ts';
 import type { PairedBrowserPhone } from '../support/browserFlows.ts';
 import { deliverPush } from '../support/browserPhone.ts';
 import { runLatch, type LatchMachine } from '../support/latchMachine.ts';
@@ -118,5 +119,48 @@ describe('closing a notification when its request stops waiting', () => {
     await a.browser.page.goto(origin);
     await a.browser.page.getByRole('heading', { name: /Waiting for you/ }).waitFor();
     await expect.poll(() => notificationsOf(a.browser, requestId)).toEqual([]);
+  });
+
+  it('keeps it when the list is full: a list of 1000 leaves out requests that still wait (review rh: a host’s flood)', async () => {
+    const { answer, requestId } = await askBoth('helm uninstall api');
+    const { page } = a.browser;
+    const listOf = (length: number): RequestList => ({
+      v: 1,
+      requests: Array.from({ length }, (_, i) => ({
+        requestId: `flood-${i}`,
+        host: 'another-host',
+        conversation: 'flood',
+        risk: 'low',
+        createdAt: Date.now(),
+        exp: Date.now() + 3600_000,
+        state: 'pending',
+      })),
+    });
+    // The relay's list, full of another host's requests, not this one.
+    let answered = 0;
+    const withList = async (length: number) => {
+      const asked = answered;
+      await page.route('**/requests?state=pending', (route) => {
+        answered++;
+        return route.fulfill({
+          status: 200,
+          contentType: 'application/json',
+          body: JSON.stringify(listOf(length)),
+        });
+      });
+      await page.goto(origin);
+      await expect.poll(() => answered).toBeGreaterThan(asked);
+    };
+    await withList(MOST_LISTED);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await notificationsOf(a.browser, requestId)).toHaveLength(1);
+    // One short of full, the same absence closes it: nothing left out, so it no longer waits.
+    await page.unrouteAll();
+    await withList(MOST_LISTED - 1);
+    await expect.poll(() => notificationsOf(a.browser, requestId)).toEqual([]);
+    await page.unrouteAll();
+
+    await tapNotification(b.browser, requestId, 'deny');
+    expect(await answer).toMatchObject({ permissionDecision: 'deny' });
   });
 });

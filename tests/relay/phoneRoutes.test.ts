@@ -3,21 +3,25 @@ import { signDeviceRequest } from '../../shared/device-auth/deviceRequest.ts';
 import { fromBase64url, toBase64url } from '../../shared/encoding/base64url.ts';
 import { fromUtf8, utf8 } from '../../shared/encoding/bytes.ts';
 import { MAX_BODY_BYTES } from '../../shared/schema/parse.ts';
+import { MOST_PENDING_PER_HOST } from '../../relay/fleet/requests.ts';
 import { expectRefusedReply } from '../support/expectRefused.ts';
-import { createPhone, TEST_RP_ID, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
+import { createHost, createPhone, TEST_RP_ID, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import type { Ceremony } from '../../scripts/lib/softwareAuthenticator.ts';
 import { revokeChallenge } from '../../shared/device-auth/revokeChallenge.ts';
-import type { Members, RequestList } from '../../shared/messages/relayViews.ts';
+import { MOST_LISTED, type Members, type RequestList } from '../../shared/messages/relayViews.ts';
 import {
   bearer,
   call,
   DaemonSocket,
   fleetForTheseTests,
+  fleetStub,
   newFleet,
   ORIGIN,
+  pairPhone,
   phoneCall,
   revokeAs,
   submitRequest,
+  type TestFleet,
 } from './harness.ts';
 
 const { fleet, phone, path } = fleetForTheseTests();
@@ -115,6 +119,47 @@ describe('phone routes', () => {
       made.map(({ details }) => details.requestId),
     );
   });
+
+  it('shares a full pending list among the hosts: one host’s 1000 pending push out none of another’s newest', async () => {
+    // Review rh: a compromised host B filled the list with its oldest 1000, and host A's new
+    // request, on the same phone, was not listed.
+    const a = await newFleet({ push: false });
+    const { phone: listing } = a.phones[0]!;
+    const hostB = await createHost();
+    const pairedB = await pairPhone(a.fleet, hostB, { phone: listing, push: false });
+    const b: TestFleet = {
+      fleet: a.fleet,
+      host: hostB,
+      hostToken: pairedB.hostToken!,
+      phones: [{ phone: listing, device: pairedB.paired.device }],
+    };
+    const older = await submitRequest(a);
+    const { request } = await submitRequest(b);
+    const flood = [request.requestId];
+    for (let i = 1; i < MOST_PENDING_PER_HOST; i++) {
+      const requestId = `flood-${i}`;
+      const created = await fleetStub(a.fleet).createRequest(a.fleet, b.hostToken, {
+        ...request,
+        requestId,
+        dedupKey: requestId,
+      });
+      expect(created.ok).toBe(true);
+      flood.push(requestId);
+    }
+    const newer = await submitRequest(a);
+    const listed = await phoneCall<RequestList>(
+      listing,
+      'GET',
+      `/v1/fleets/${a.fleet}/requests?state=pending`,
+    );
+    // B's two oldest make room for A's two; still oldest first.
+    expect(listed.body.requests.map(({ requestId }) => requestId)).toEqual([
+      older.details.requestId,
+      ...flood.slice(2),
+      newer.details.requestId,
+    ]);
+    expect(listed.body.requests).toHaveLength(MOST_LISTED);
+  }, 120_000);
 
   it('answers an unknown request with 404', async () => {
     expectRefusedReply(await phoneCall(phone(), 'GET', path('/requests/nope')), 404, 'not_found');
