@@ -4,7 +4,13 @@ import type { ApprovalRequest } from '../../shared/messages/approvals.ts';
 import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { auditLines, hookInput, runLatch, startHook } from '../support/latchMachine.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
-import { framesHandled, startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+import { movedClock } from '../support/movedClock.ts';
+import {
+  framesHandled,
+  restartDaemon,
+  startPairedDaemon,
+  type PairedDaemon,
+} from '../support/pairedDaemon.ts';
 
 const POLICY = `
 default = "ask"
@@ -275,6 +281,44 @@ describe('push-fatigue defences, against the real daemon', () => {
     expect(paired.relay.freezes.length).toBe(freezesAfter);
     const next = await decisionOf(startHook(paired.machine, call('ls', 'a new session')));
     expect(next.permissionDecisionReason).toContain('kill_switch');
+  });
+});
+
+describe('the review hold across a host clock set ahead (review rt)', () => {
+  let paired: PairedDaemon;
+
+  beforeAll(async () => {
+    paired = await startPairedDaemon({ policy: POLICY, pushFatigue: true, config: fatigueConfig(600) });
+  });
+  afterAll(() => paired.stop());
+
+  it('is measured on the monotonic clock too: a jump past its end refuses an early approval (too_soon)', async () => {
+    const clock = movedClock(paired.machine);
+    paired.daemon = await restartDaemon(paired.daemon, paired.machine, paired.relay);
+    for (const name of ['one', 'two']) {
+      const { hook, request } = await ask(paired, `touch ${name}`, 'jump');
+      await approveNow(paired, request);
+      expect((await decisionOf(hook)).permissionDecision).toBe('allow');
+    }
+    const held = await ask(paired, 'touch three', 'jump');
+    expect(held.details.reviewSeconds).toBe(2);
+    // The wall clock passes the hold's end at once; the hold has not passed.
+    await clock.move(3000);
+    await approveNow(paired, held.request);
+    expect(await decisionOf(held.hook)).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: expect.stringContaining('too_soon'),
+    });
+    expect(auditOf(paired, 'token_refused', held.request.requestId)).toEqual([
+      expect.objectContaining({ code: 'too_soon' }),
+    ]);
+
+    // Once the hold has passed on both clocks, the approval counts.
+    const waited = await ask(paired, 'touch four', 'jump');
+    expect(waited.details.reviewSeconds).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    await approveNow(paired, waited.request);
+    expect((await decisionOf(waited.hook)).permissionDecision).toBe('allow');
   });
 });
 
