@@ -222,6 +222,28 @@ describe('audit lines the relay can cause at will', () => {
     ]);
     expect(lines()[before]).not.toContain('leftOutSince');
   });
+
+  it('write the next line at once after the clock is set back, with the count left out (review rt)', () => {
+    const t0 = Date.now();
+    const before = lines().length;
+    withStore(machine, (_store, audit) => {
+      const noise = new RelayNoise(audit);
+      const refused = (requestId: string) => ({ event: 'token_refused', requestId, code: 'unknown_request' });
+      noise.append('unknown_request', refused('before'), t0);
+      noise.append('unknown_request', refused('left out'), t0 + 1000);
+      // The clock is set back an hour: the kind's minute does not last the hour.
+      noise.append('unknown_request', refused('an hour back'), t0 + 2000 - 3_600_000);
+      noise.append('unknown_request', refused('left out again'), t0 + 3000 - 3_600_000);
+    });
+    expect(
+      lines()
+        .slice(before)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    ).toEqual([
+      expect.objectContaining({ requestId: 'before' }),
+      expect.objectContaining({ requestId: 'an hour back', leftOutSince: 1 }),
+    ]);
+  });
 });
 
 describe('an agent’s flood of calls and the kept audit history (review rt)', () => {
