@@ -1,3 +1,4 @@
+import { filesOverBudget } from './audit/auditRotation.ts';
 import { RelayNoise } from './audit/relayNoise.ts';
 import { ownerOnlyPlaces, tightenToOwnerOnly } from './config/fileModes.ts';
 import { latchFiles, socketPath as defaultSocketPath } from './config/paths.ts';
@@ -127,6 +128,7 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
       pending: gatekeeper.pending,
       policy: !view.ok ? 'invalid' : view.loosening ? 'loosening_pending' : 'ok',
       config: !configView.ok ? 'invalid' : configView.loosening ? 'loosening_pending' : 'ok',
+      auditOverBudget: filesOverBudget(files.audit, store, inForce().audit),
     };
   };
   const server = await serveLocalApi(options.socketPath ?? defaultSocketPath(), {

@@ -55,7 +55,13 @@ export class AuditLog {
         const seq = Number(this.#store.meta('audit_seq') ?? 0) + 1;
         const prev = this.#store.meta('audit_hash') ?? GENESIS;
         const line = `${JSON.stringify({ seq, at: now.toISOString(), ...fields, prev })}\n`;
-        const rotatedNow = rotateIfFull(this.#path, this.#store, Buffer.byteLength(line), this.#rotation());
+        const rotatedNow = rotateIfFull(
+          this.#path,
+          this.#store,
+          Buffer.byteLength(line),
+          this.#rotation(),
+          now.getTime(),
+        );
         endBefore = lstatSync(this.#path, { throwIfNoEntry: false })?.size ?? 0;
         appendWholeLine(this.#path, line);
         this.#store.setMeta('audit_seq', String(seq));

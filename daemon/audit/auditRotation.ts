@@ -1,14 +1,55 @@
 import { renameSync, rmSync, statSync } from 'node:fs';
 import type { StateStore } from '../state/stateStore.ts';
-import { firstKeptSeq, rotatedFiles, rotatedPath } from './auditFiles.ts';
+import {
+  edgeLines,
+  firstKeptSeq,
+  keptAuditFiles,
+  rotatedFiles,
+  rotatedPath,
+  type RotatedFile,
+} from './auditFiles.ts';
 
-/** `[audit] rotate_bytes` and `keep_files` (docs/daemon.md). */
+/** `[audit] rotate_bytes`, `keep_files` and `keep_hours` (docs/daemon.md). */
 export interface AuditRotation {
   rotateBytes: number;
   keepFiles: number;
+  /** Absent (a test's rotation): no minimum age. The config always sets it. */
+  keepHours?: number;
 }
 
-export const AUDIT_ROTATION_DEFAULTS: AuditRotation = { rotateBytes: 10 * 1024 * 1024, keepFiles: 10 };
+export const AUDIT_ROTATION_DEFAULTS: AuditRotation = {
+  rotateBytes: 10 * 1024 * 1024,
+  keepFiles: 10,
+  keepHours: 24,
+};
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * When a rotated file's last line was written: its `at`, or, if that cannot be read, the file's
+ * modification time (written with its last line).
+ */
+function lastWritten(file: RotatedFile): number {
+  try {
+    const at = Date.parse(
+      (JSON.parse(edgeLines(file.path, 'end').at(-1) ?? '') as { at?: unknown }).at as string,
+    );
+    if (Number.isFinite(at)) return at;
+  } catch {
+    // Read from the file's time below.
+  }
+  return statSync(file.path, { throwIfNoEntry: false })?.mtimeMs ?? Number.POSITIVE_INFINITY;
+}
+
+/**
+ * How many of the kept rotated files are beyond `keep_files`, kept because their last line is
+ * younger than `keep_hours`: an agent's many calls (or anything else) wrote more in that time
+ * than the budget holds. `latch doctor` and `latch status` say so.
+ */
+export function filesOverBudget(path: string, store: StateStore, rotation: AuditRotation): number {
+  const rotated = keptAuditFiles(path, firstKeptSeq(store)).length - 1;
+  return Math.max(0, rotated - rotation.keepFiles);
+}
 
 /**
  * Run in the append's write transaction, before a line of `lineBytes` is written: when the line
@@ -22,13 +63,19 @@ export function rotateIfFull(
   store: StateStore,
   lineBytes: number,
   rotation: AuditRotation,
+  now: number = Date.now(),
 ): boolean {
   const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
   // Stryker disable next-line BooleanLiteral: true only runs deleteBeyondRetention after an append that did not rotate (see auditLog.ts)
   if (size === 0 || size + lineBytes <= rotation.rotateBytes) return false;
   renameSync(path, rotatedPath(path, Number(store.meta('audit_seq') ?? 0)));
   const rotated = rotatedFiles(path);
-  const beyond = rotated.slice(0, Math.max(0, rotated.length - rotation.keepFiles));
+  // Beyond keep_files, and old enough: a file whose last line is younger than keep_hours is
+  // kept, and every later one with it, so a flood of lines cannot push out what came just before.
+  const overCount = rotated.slice(0, Math.max(0, rotated.length - rotation.keepFiles));
+  const keepMs = (rotation.keepHours ?? 0) * HOUR_MS;
+  const young = keepMs > 0 ? overCount.findIndex((file) => lastWritten(file) > now - keepMs) : -1;
+  const beyond = young === -1 ? overCount : overCount.slice(0, young);
   const firstKept = (beyond.at(-1)?.lastSeq ?? 0) + 1;
   // Never lowered: a writer that keeps more files (a CLI on the defaults) cannot claim back
   // lines another writer has already let go.

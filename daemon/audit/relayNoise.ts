@@ -5,6 +5,13 @@ const ONE_LINE_EVERY_MS = 60_000;
 const MOST_KINDS_KEPT = 1000;
 
 /**
+ * Whether a line written at `at` still stands for the kind at `now`: within the minute after it.
+ * A clock set back before `at` ends it (review rt): the next line is written at once, not an
+ * hour later for a clock set back an hour.
+ */
+const stillStands = (at: number, now: number) => now >= at && now - at < ONE_LINE_EVERY_MS;
+
+/**
  * Audit lines a relay can cause as often as it likes: a decision for a request this host never
  * sent, a forged token, a freeze this host will not put in force. Each kind is written at most
  * once a minute, with how many like it were left out since the last: 5,000 made-up frames would
@@ -29,7 +36,7 @@ export class RelayNoise {
    */
   appendOfKinds(kinds: readonly string[], entry: AuditEvent, now: number = Date.now()): void {
     const lasts = kinds.map((kind) => this.#lastByKind.get(kind));
-    if (lasts.every((last) => last && now - last.at < ONE_LINE_EVERY_MS)) {
+    if (lasts.every((last) => last && stillStands(last.at, now))) {
       for (const last of lasts) last!.leftOut++;
       return;
     }
@@ -38,7 +45,6 @@ export class RelayNoise {
     for (const kind of kinds) this.#lastByKind.set(kind, { at: now, leftOut: 0 });
     // Kinds name requests too: forget those whose minute is over, once there are many.
     if (this.#lastByKind.size > MOST_KINDS_KEPT)
-      for (const [each, { at }] of this.#lastByKind)
-        if (now - at >= ONE_LINE_EVERY_MS) this.#lastByKind.delete(each);
+      for (const [each, { at }] of this.#lastByKind) if (!stillStands(at, now)) this.#lastByKind.delete(each);
   }
 }

@@ -27,6 +27,8 @@ export interface LatchConfig {
     rotateBytes: number;
     /** How many rotated audit files are kept; the oldest beyond them are deleted. */
     keepFiles: number;
+    /** A rotated file whose last line is younger than this is kept, beyond keepFiles too. */
+    keepHours: number;
   };
   /** How long settled requests and other finished records are kept in state.db. */
   retention: { requestsDays: number };
@@ -53,7 +55,7 @@ const SETTINGS = new Map<string, readonly string[]>([
   ],
   ['kill_switch', ['quorum', 'strict', 'grace_seconds', 'on_freeze']],
   ['fallback', ['mode']],
-  ['audit', ['content', 'rotate_bytes', 'keep_files']],
+  ['audit', ['content', 'rotate_bytes', 'keep_files', 'keep_hours']],
   ['retention', ['requests_days']],
 ]);
 
@@ -268,6 +270,14 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
         AUDIT_ROTATION_DEFAULTS.keepFiles,
         isCount(0, 1000),
         'a whole number from 0 to 1000',
+      ),
+      keepHours: pick(
+        audit,
+        'keep_hours',
+        'audit',
+        AUDIT_ROTATION_DEFAULTS.keepHours,
+        isBetween(0, 8760),
+        'a number of hours from 0 to 8760',
       ),
     },
     retention: {

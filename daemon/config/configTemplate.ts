@@ -52,9 +52,12 @@ mode = "none"
 # LATCH_AUDIT_CONTENT=none overrides this.
 content = "full"
 # audit.log is renamed audit.log.<its last line's number> once it would pass rotate_bytes;
-# the newest keep_files of those are kept. Keeping less needs a phone's approval.
+# the newest keep_files of those are kept, and beyond them every one whose last line is younger
+# than keep_hours (so that a flood of calls cannot push a day's record out). Keeping less needs a
+# phone's approval.
 rotate_bytes = 10485760
 keep_files = 10
+keep_hours = 24
 
 [retention]
 # Days a settled request (approved, denied, expired, withdrawn) is kept in state.db; a pending

@@ -57,6 +57,7 @@ export function configChanges(approved: LatchConfig, next: LatchConfig): ConfigC
   // would let an agent shorten its own trail, so it waits for a phone.
   number('audit.rotate_bytes', (config) => config.audit.rotateBytes, 'more');
   number('audit.keep_files', (config) => config.audit.keepFiles, 'more');
+  number('audit.keep_hours', (config) => config.audit.keepHours, 'more');
   number('retention.requests_days', (config) => config.retention.requestsDays, 'more');
   return changes;
 }

@@ -31,6 +31,12 @@ export class PushFatigue {
   readonly #denied = new Map<string, number>();
   /** What each request this daemon is waiting on asked (askKey), to know what a deny refers to. */
   readonly #asked = new Map<string, string>();
+  /**
+   * When each request this daemon is waiting on went to the phones, on the monotonic clock
+   * (performance.now): its review hold is measured on it too, so a wall clock set ahead during
+   * the hold does not end it (review rt).
+   */
+  readonly #askedAtMonotonic = new Map<string, number>();
 
   constructor(store: StateStore) {
     this.#store = store;
@@ -70,12 +76,14 @@ export class PushFatigue {
   /** A request went to the phones. */
   asked(requestId: string, request: GateRequest): void {
     this.#asked.set(requestId, askKey(request));
+    this.#askedAtMonotonic.set(requestId, performance.now());
   }
 
   /** The request was decided or given up: nothing more to remember of it but a deny. */
   settled(requestId: string, deniedByPhoneAt?: number): void {
     const asked = this.#asked.get(requestId);
     this.#asked.delete(requestId);
+    this.#askedAtMonotonic.delete(requestId);
     if (asked && deniedByPhoneAt !== undefined) this.#denied.set(asked, deniedByPhoneAt);
   }
 
@@ -84,9 +92,19 @@ export class PushFatigue {
     this.#approvals.push(now);
   }
 
-  /** Whether an approval at `now` comes before the request's hold ended (measured on this host's clock). */
-  tooSoon(details: RequestDetails, now: number): boolean {
-    return details.reviewSeconds !== undefined && now < details.createdAt + details.reviewSeconds * 1000;
+  /**
+   * Whether an approval at `now` comes before the request's hold ended, measured on this host's
+   * clocks: the hold ends once it has passed on both the wall clock (from `createdAt`, sealed)
+   * and the monotonic clock (from when the request went to the phones), so a clock set ahead
+   * during the hold does not end it.
+   */
+  tooSoon(requestId: string, details: RequestDetails, now: number): boolean {
+    if (details.reviewSeconds === undefined) return false;
+    const holdMs = details.reviewSeconds * 1000;
+    const askedAt = this.#askedAtMonotonic.get(requestId);
+    return (
+      now < details.createdAt + holdMs || (askedAt !== undefined && performance.now() - askedAt < holdMs)
+    );
   }
 
   /**

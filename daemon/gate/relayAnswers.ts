@@ -156,7 +156,7 @@ export class RelayAnswers {
     }
     // The review hold, timed on this host's clock: a phone app that skips it is refused, and the
     // request denied, since the person did not take the moment it asked for.
-    if (fatigue.tooSoon(record.details, Date.now())) {
+    if (fatigue.tooSoon(requestId, record.details, Date.now())) {
       audit.append({ event: 'token_refused', requestId, code: 'too_soon', device: verified.device });
       waiting.settle(
         requestId,

@@ -46,6 +46,8 @@ export async function terminalFallbackOr(
     audit.append({ event: 'refused', requestId, blockReason, reason });
     return deny(blockReason, reason, requestId);
   }
+  // When the challenge is shown, on the monotonic clock (checkChallenge).
+  const shownAt = performance.now();
   const challenge =
     mode === 'challenge'
       ? localChallenge(details.risk, details.target ?? details.tool, Date.now())
@@ -61,7 +63,7 @@ export async function terminalFallbackOr(
     typed === undefined
       ? deny(blockReason, `${reason}; the terminal fallback was not answered`, requestId)
       : challenge
-        ? checkChallenge(typed, challenge, requestId)
+        ? checkChallenge(typed, challenge, shownAt, requestId)
         : checkTotp(typed, requestId, context);
   return store.db.transaction(
     () => {
@@ -133,8 +135,15 @@ function checkTotp(typed: string, requestId: string, context: FallbackContext): 
 }
 
 /** The local challenge proves an answer, not a person: see docs/security.md. */
-function checkChallenge(typed: string, challenge: LocalChallenge, requestId: string): GateAnswer {
-  if (Date.now() < challenge.notBefore)
+function checkChallenge(
+  typed: string,
+  challenge: LocalChallenge,
+  shownAt: number,
+  requestId: string,
+): GateAnswer {
+  // Both clocks: the wall clock set ahead, or the monotonic one (which a clock change leaves
+  // alone), cannot end the review time alone.
+  if (Date.now() < challenge.notBefore || performance.now() - shownAt < challenge.reviewMs)
     return deny('fallback_failed', 'answered before the review time was over', requestId);
   if (typed.trim() !== challenge.answer) return deny('fallback_failed', 'the answer is wrong', requestId);
   return {

@@ -120,11 +120,20 @@ export class GrantStore {
     );
   }
 
-  /** The grants in force at `now`, oldest first. */
+  /**
+   * The grants in force at `now`, oldest first: not revoked, not expired, allowed by a phone this
+   * host still trusts, and added after every grant last ended at once (`grants_ended_at`). The
+   * last two hold even when a revoke missed a grant (docs/security.md, review rt).
+   */
   live(now: number): StoredGrant[] {
     return (
       this.#statement(
-        'SELECT * FROM grants WHERE revoked_at IS NULL AND expires_at > ? ORDER BY created_at',
+        `SELECT * FROM grants
+           WHERE revoked_at IS NULL AND expires_at > ?
+             AND EXISTS (SELECT 1 FROM devices WHERE devices.id = grants.device AND devices.revoked_at IS NULL)
+             AND created_at > COALESCE(
+               (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'grants_ended_at'), -1)
+           ORDER BY created_at`,
       ).all(now) as GrantRow[]
     ).map(toGrant);
   }
@@ -140,8 +149,10 @@ export class GrantStore {
   }
 
   /**
-   * Revokes the grants in force with this id, from this request, allowed by this phone, approved
-   * in this agent session (`conversation`), or all; returns the ids revoked.
+   * Revokes the grants with this id, from this request, allowed by this phone, approved in this
+   * agent session (`conversation`), or all; returns the ids revoked. Every one not yet revoked,
+   * whatever its expiry: one that looks expired by a clock run ahead is still in its real life,
+   * and would cover calls again once the clock is set back.
    */
   revoke(
     which: { id: string } | { requestId: string } | { device: string } | { conversation: string } | 'all',
@@ -153,7 +164,10 @@ export class GrantStore {
       ('requestId' in which && grant.requestId === which.requestId) ||
       ('device' in which && grant.device === which.device) ||
       ('conversation' in which && grant.similar.conversation === which.conversation);
-    const ids = this.live(now)
+    const ids = (
+      this.#statement('SELECT * FROM grants WHERE revoked_at IS NULL ORDER BY created_at').all() as GrantRow[]
+    )
+      .map(toGrant)
       .filter(chosen)
       .map(({ id }) => id);
     const revoke = this.#statement('UPDATE grants SET revoked_at = ? WHERE id = ?');

@@ -334,4 +334,9 @@ export interface DaemonStatus {
   pending: number;
   policy: 'ok' | 'invalid' | 'loosening_pending';
   config: 'ok' | 'invalid' | 'loosening_pending';
+  /**
+   * Rotated audit files kept beyond `audit.keep_files` because their last line is younger than
+   * `audit.keep_hours` (audit/auditRotation.ts): something wrote a lot lately. 0 within budget.
+   */
+  auditOverBudget: number;
 }

@@ -9,14 +9,18 @@ import { initMachine, newMachine, type LatchMachine } from '../support/latchMach
 // last, as the rest of the daemon does, never to the defaults, which keep fewer rotated files
 // and record agent text the approved config may leave out.
 
-/** A machine whose approved config rotates at 1 KiB, keeps 50 files and records no agent text. */
+/**
+ * A machine whose approved config rotates at 1 KiB, keeps 50 files (with no minimum age, so the
+ * count alone decides) and records no agent text.
+ */
 async function strictAuditMachine(): Promise<LatchMachine> {
   const machine = newMachine();
   await initMachine(machine, { relay: 'http://127.0.0.1:9' });
   const text = readFileSync(machine.files.config, 'utf8')
     .replace(/^content = "full"$/m, 'content = "none"')
     .replace(/^rotate_bytes = .*$/m, 'rotate_bytes = 1024')
-    .replace(/^keep_files = .*$/m, 'keep_files = 50');
+    .replace(/^keep_files = .*$/m, 'keep_files = 50')
+    .replace(/^keep_hours = .*$/m, 'keep_hours = 0');
   writeFileSync(machine.files.config, text);
   // As if a phone had approved it (a loosening of rotate_bytes waits for one).
   const store = new StateStore(machine.files.state);

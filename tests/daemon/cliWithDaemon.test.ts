@@ -62,6 +62,7 @@ describe('latch against a running daemon', () => {
       pending: 0,
       policy: 'ok',
       config: 'ok',
+      auditOverBudget: 0,
     });
   });
 

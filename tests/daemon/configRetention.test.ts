@@ -3,7 +3,7 @@ import { ConfigError, parseConfig } from '../../daemon/config/config.ts';
 import { configTemplate } from '../../daemon/config/configTemplate.ts';
 import { configChanges } from '../../daemon/config/configTightening.ts';
 
-// `[audit] rotate_bytes`, `keep_files` and `[retention] requests_days`: read, checked, and
+// `[audit] rotate_bytes`, `keep_files`, `keep_hours` and `[retention] requests_days`: read, checked, and
 // judged as a tightening or a loosening.
 
 const template = configTemplate({
@@ -21,7 +21,7 @@ const withSetting = (from: string, to: string) => {
 describe('the retention settings', () => {
   it('are in the template latch init writes, at their defaults', () => {
     const config = parse(template);
-    expect(config.audit).toEqual({ content: 'full', rotateBytes: 10_485_760, keepFiles: 10 });
+    expect(config.audit).toEqual({ content: 'full', rotateBytes: 10_485_760, keepFiles: 10, keepHours: 24 });
     expect(config.retention).toEqual({ requestsDays: 30 });
   });
 
@@ -29,6 +29,7 @@ describe('the retention settings', () => {
     const older = template
       .replace(/^rotate_bytes = .*$/m, '')
       .replace(/^keep_files = .*$/m, '')
+      .replace(/^keep_hours = .*$/m, '')
       .replace(/^\[retention\]$/m, '')
       .replace(/^requests_days = .*$/m, '');
     expect(parse(older)).toMatchObject(parse(template));
@@ -59,6 +60,10 @@ describe('the retention settings', () => {
     ],
     ['keep_files = 10', 'keep_files = -1', 'audit.keep_files must be a whole number from 0 to 1000'],
     ['keep_files = 10', 'keep_files = "10"', 'audit.keep_files must be a whole number from 0 to 1000'],
+    ['keep_hours = 24', 'keep_hours = -1', 'audit.keep_hours must be a number of hours from 0 to 8760'],
+    ['keep_hours = 24', 'keep_hours = 8761', 'audit.keep_hours must be a number of hours from 0 to 8760'],
+    ['keep_hours = 24', 'keep_hours = "24"', 'audit.keep_hours must be a number of hours from 0 to 8760'],
+    ['keep_hours = 24', 'keep_hours = nan', 'audit.keep_hours must be a number of hours from 0 to 8760'],
     [
       'requests_days = 30',
       'requests_days = 0',
@@ -110,6 +115,7 @@ describe('changing how long Latch keeps its history', () => {
   it.each([
     ['audit.rotate_bytes', 'rotate_bytes = ', 10_485_760, 20_971_520, 5_242_880],
     ['audit.keep_files', 'keep_files = ', 10, 20, 5],
+    ['audit.keep_hours', 'keep_hours = ', 24, 48, 0],
     ['retention.requests_days', 'requests_days = ', 30, 90, 0.5],
   ])('counts %s raised as a tightening, lowered as a loosening', (setting, key, from, more, less) => {
     expect(configChanges(approved, changedTo(`${key}${from}`, `${key}${more}`))).toEqual([

@@ -19,6 +19,7 @@ import {
   withStore,
 } from '../support/latchMachine.ts';
 import { startLatch } from '../support/latchRun.ts';
+import { movedClock } from '../support/movedClock.ts';
 import { framesHandled, startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
 
@@ -121,6 +122,28 @@ describe('the local challenge', () => {
       blockReason: 'fallback_failed',
       reason: 'answered before the review time was over',
       requestId: offers[0]!.requestId,
+    });
+  });
+
+  it('refuses it too when the host clock is set ahead past the review time meanwhile (review rt)', async () => {
+    const own = await startFallbackHost('challenge');
+    onTestFinished(() => own.daemon.stop());
+    const clock = movedClock(own.machine);
+    await own.daemon.stop();
+    own.daemon = await startDaemon(own.machine);
+    const answer = await ask(
+      own.machine,
+      async () => {
+        await clock.move(11_000);
+        return 'prod-db';
+      },
+      [],
+      { risk: 'high', target: 'prod-db', input: '{"db":"prod-db"}' },
+    );
+    expect(answer).toMatchObject({
+      decision: 'deny',
+      blockReason: 'fallback_failed',
+      reason: 'answered before the review time was over',
     });
   });
 

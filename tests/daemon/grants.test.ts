@@ -30,7 +30,13 @@ import {
   statusCode,
   vote,
 } from '../support/killSwitchRelay.ts';
-import { framesHandled, startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+import { movedClock } from '../support/movedClock.ts';
+import {
+  framesHandled,
+  restartDaemon,
+  startPairedDaemon,
+  type PairedDaemon,
+} from '../support/pairedDaemon.ts';
 import type { RequestAnswer, StandInRelay } from '../support/standInRelay.ts';
 
 let paired: PairedDaemon;
@@ -699,5 +705,101 @@ describe('a grant is honoured only as the phone signed it', () => {
     expect(details.similar).toBeUndefined();
     await expire(asked);
     await runLatch(machine, ['policy', 'revoke', '--all']);
+  });
+});
+
+describe('a revoke while the host clock is ahead (review rt)', () => {
+  const HOUR_MS = 3_600_000;
+  let own: PairedDaemon | undefined;
+  afterEach(async () => {
+    await own?.stop();
+    own = undefined;
+  });
+
+  /** A daemon of its own, its host clock moved by `move`, with a half-hour grant for `git push`. */
+  async function grantedWithMovedClock(options: { phones: number; by: number }) {
+    own = await startPairedDaemon({ phones: options.phones });
+    const clock = movedClock(own.machine);
+    own.daemon = await restartDaemon(own.daemon, own.machine, own.relay);
+    const p = own;
+    const before = p.relay.requests.length;
+    const hook = startHook(p.machine, bash('git push origin main'));
+    const request = await p.relay.nextRequest(before);
+    const { token } = await phoneApproves(p.phones[options.by]!, request, p.relay.origin, {
+      grant: 'half_hour',
+    });
+    p.relay.sendApproval(request.requestId, token);
+    expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+    return { p, clock };
+  }
+
+  /** Once the clock is back: the grant covers nothing, `latch policy grants` lists none, the call asks. */
+  async function grantCoversNothing(p: PairedDaemon) {
+    const grants = JSON.parse(
+      (await runLatch(p.machine, ['policy', 'grants', '--json'])).stdout,
+    ) as GrantsJson;
+    expect(grants.grants).toEqual([]);
+    const before = p.relay.requests.length;
+    const hook = startHook(p.machine, bash('git push origin feature/y', 'session-7'));
+    const request = await p.relay.nextRequest(before);
+    p.relay.send({ v: PROTOCOL_VERSION, type: 'expired', requestId: request.requestId, at: Date.now() });
+    expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
+    expect(auditLines(p.machine)).not.toContainEqual(
+      expect.objectContaining({ event: 'allowed', via: 'grant', command: 'git push origin feature/y' }),
+    );
+  }
+
+  it('latch policy revoke --all ends the grant, which covers nothing once the clock is back', async () => {
+    const { p, clock } = await grantedWithMovedClock({ phones: 1, by: 0 });
+    await clock.move(HOUR_MS);
+    const revoked = await runLatch(p.machine, ['policy', 'revoke', '--all', '--json']);
+    expect(JSON.parse(revoked.stdout)).toMatchObject({ revoked: [expect.any(String)] });
+    await clock.move(0);
+    await grantCoversNothing(p);
+  });
+
+  it('latch devices --revoke of the phone that granted it ends the grant', async () => {
+    const { p, clock } = await grantedWithMovedClock({ phones: 2, by: 1 });
+    await clock.move(HOUR_MS);
+    expect((await runLatch(p.machine, ['devices', '--revoke', p.phones[1]!.id])).code).toBe(0);
+    expect(audited(p.machine, 'grant_revoked')).toHaveLength(1);
+    await clock.move(0);
+    await grantCoversNothing(p);
+  });
+
+  it('a freeze ends the grant, and the resume once the clock is back brings none back', async () => {
+    const { p, clock } = await grantedWithMovedClock({ phones: 1, by: 0 });
+    await clock.move(HOUR_MS);
+    const envelope = await signFreeze(p.machine, p.phones[0]);
+    const id = await freezeId(envelope);
+    sendFreeze(p.relay, envelope, 1);
+    await expect.poll(() => audited(p.machine, 'freeze', id)).toHaveLength(1);
+    expect(audited(p.machine, 'grant_revoked')).toContainEqual(
+      expect.objectContaining({ grants: [expect.any(String)], by: 'freeze' }),
+    );
+    await clock.move(0);
+    sendVotes(p.relay, id, [await vote(p.machine, p.relay, p.phones[0], id)]);
+    await expect.poll(() => audited(p.machine, 'resume', id)).toHaveLength(1);
+    await grantCoversNothing(p);
+  });
+
+  it('a grant a revoke missed still covers nothing: its phone is no longer trusted, or it came before every grant ended', async () => {
+    const { p } = await grantedWithMovedClock({ phones: 2, by: 1 });
+    const before = p.relay.requests.length;
+    expect((await startHook(p.machine, bash('git push origin feature/x', 'session-7'))).output).toMatchObject(
+      {
+        hookSpecificOutput: { permissionDecision: 'allow' },
+      },
+    );
+    expect(p.relay.requests.length).toBe(before);
+    // As a revoke that missed it would leave it: the phone revoked, the grant not.
+    withStore(p.machine, (store) => store.revokeDevice(p.phones[1]!.id, Date.now()));
+    await grantCoversNothing(p);
+    withStore(p.machine, (store) => {
+      store.db.prepare('UPDATE devices SET revoked_at = NULL').run();
+      store.db.prepare('UPDATE grants SET revoked_at = NULL').run();
+      store.setMeta('grants_ended_at', String(Date.now()));
+    });
+    await grantCoversNothing(p);
   });
 });

@@ -27,6 +27,7 @@ const STATUS: DaemonStatus = {
   pending: 0,
   policy: 'ok',
   config: 'ok',
+  auditOverBudget: 0,
 };
 
 const ALLOW: GateAnswer = { decision: 'allow', reason: 'allowed by policy rule "reads"', via: 'policy' };

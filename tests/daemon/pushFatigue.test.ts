@@ -4,7 +4,13 @@ import type { ApprovalRequest } from '../../shared/messages/approvals.ts';
 import { createPhone, type TestPhone } from '../../scripts/lib/softwarePhone.ts';
 import { auditLines, hookInput, runLatch, startHook } from '../support/latchMachine.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
-import { framesHandled, startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
+import { movedClock } from '../support/movedClock.ts';
+import {
+  framesHandled,
+  restartDaemon,
+  startPairedDaemon,
+  type PairedDaemon,
+} from '../support/pairedDaemon.ts';
 
 const POLICY = `
 default = "ask"
@@ -53,6 +59,28 @@ const auditOf = (paired: PairedDaemon, event: string, requestId?: string) =>
     (line) => line['event'] === event && (requestId === undefined || line['requestId'] === requestId),
   );
 
+/** Two approvals in `session`, each allowed: with burst_approvals = 2, the next request is held. */
+async function burstOfTwo(paired: PairedDaemon, session: string): Promise<void> {
+  for (const name of ['one', 'two']) {
+    const { hook, request, details } = await ask(paired, `touch ${name}`, session);
+    expect(details.reviewSeconds).toBeUndefined();
+    await approveNow(paired, request);
+    expect((await decisionOf(hook)).permissionDecision).toBe('allow');
+  }
+}
+
+/** An approval of `held` now, before its hold ended: refused as too_soon, the call denied. */
+async function refusedTooSoon(paired: PairedDaemon, held: Awaited<ReturnType<typeof ask>>): Promise<void> {
+  await approveNow(paired, held.request);
+  expect(await decisionOf(held.hook)).toMatchObject({
+    permissionDecision: 'deny',
+    permissionDecisionReason: expect.stringContaining('too_soon'),
+  });
+  expect(auditOf(paired, 'token_refused', held.request.requestId)).toEqual([
+    expect.objectContaining({ code: 'too_soon' }),
+  ]);
+}
+
 describe('push-fatigue defences, against the real daemon', () => {
   let paired: PairedDaemon;
   let phone: TestPhone;
@@ -64,12 +92,7 @@ describe('push-fatigue defences, against the real daemon', () => {
   afterAll(() => paired.stop());
 
   it('after a burst of approvals, holds the next request and refuses an approval before the hold ends (too_soon)', async () => {
-    for (const name of ['one', 'two']) {
-      const { hook, request, details } = await ask(paired, `touch ${name}`, 'burst');
-      expect(details.reviewSeconds).toBeUndefined();
-      await approveNow(paired, request);
-      expect((await decisionOf(hook)).permissionDecision).toBe('allow');
-    }
+    await burstOfTwo(paired, 'burst');
 
     const held = await ask(paired, 'touch three', 'burst');
     expect(held.details).toMatchObject({
@@ -78,14 +101,7 @@ describe('push-fatigue defences, against the real daemon', () => {
     });
     expect(held.details.askedAgainAfterDeny).toBeUndefined();
     // A phone app that skips the hold: the daemon times it on its own clock.
-    await approveNow(paired, held.request);
-    expect(await decisionOf(held.hook)).toMatchObject({
-      permissionDecision: 'deny',
-      permissionDecisionReason: expect.stringContaining('too_soon'),
-    });
-    expect(auditOf(paired, 'token_refused', held.request.requestId)).toEqual([
-      expect.objectContaining({ code: 'too_soon' }),
-    ]);
+    await refusedTooSoon(paired, held);
 
     const waited = await ask(paired, 'touch four', 'burst');
     expect(waited.details.reviewSeconds).toBe(2);
@@ -275,6 +291,33 @@ describe('push-fatigue defences, against the real daemon', () => {
     expect(paired.relay.freezes.length).toBe(freezesAfter);
     const next = await decisionOf(startHook(paired.machine, call('ls', 'a new session')));
     expect(next.permissionDecisionReason).toContain('kill_switch');
+  });
+});
+
+describe('the review hold across a host clock set ahead (review rt)', () => {
+  let paired: PairedDaemon;
+
+  beforeAll(async () => {
+    paired = await startPairedDaemon({ policy: POLICY, pushFatigue: true, config: fatigueConfig(600) });
+  });
+  afterAll(() => paired.stop());
+
+  it('is measured on the monotonic clock too: a jump past its end refuses an early approval (too_soon)', async () => {
+    const clock = movedClock(paired.machine);
+    paired.daemon = await restartDaemon(paired.daemon, paired.machine, paired.relay);
+    await burstOfTwo(paired, 'jump');
+    const held = await ask(paired, 'touch three', 'jump');
+    expect(held.details.reviewSeconds).toBe(2);
+    // The wall clock passes the hold's end at once; the hold has not passed.
+    await clock.move(3000);
+    await refusedTooSoon(paired, held);
+
+    // Once the hold has passed on both clocks, the approval counts.
+    const waited = await ask(paired, 'touch four', 'jump');
+    expect(waited.details.reviewSeconds).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    await approveNow(paired, waited.request);
+    expect((await decisionOf(waited.hook)).permissionDecision).toBe('allow');
   });
 });
 

@@ -102,6 +102,13 @@ describe('request retention', () => {
 
   it('forgets grants that expired or were revoked before the retention, never one in force', () => {
     const grants = new GrantStore(store.db);
+    // A grant is in force only while the phone that allowed it is trusted here.
+    store.db
+      .prepare(
+        `INSERT INTO devices (id, name, device_key, ecdh_key, credential_id, credential_key, counter, paired_at)
+           VALUES ('phone-1', 'Phone', 'k', 'e', 'c', 'ck', 0, ?)`,
+      )
+      .run(NOW - RETENTION_MS - 3 * DAY_MS);
     const grant = (id: string, expiresAt: number): StoredGrant => ({
       id,
       kind: 'session',

@@ -67,6 +67,7 @@ describe('the local challenge', () => {
       prompt: expect.stringContaining('"main"'),
       answer: 'main',
       notBefore: 11_000,
+      reviewMs: 10_000,
     });
     expect(localChallenge('critical', 'prod-db', 0).notBefore).toBe(30_000);
   });

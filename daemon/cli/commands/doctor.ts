@@ -13,6 +13,8 @@ import { checkSocketPathLength, SocketPathTooLongError } from '../../socket/secu
 import { openState, StateError } from '../../state/openState.ts';
 import { printJson } from '../printJson.ts';
 import { revokeAskedText } from './devices.ts';
+import { overBudgetText } from './status.ts';
+import { filesOverBudget } from '../../audit/auditRotation.ts';
 
 /** `latch doctor --json`'s one object (docs/daemon.md#for-scripts): `ok` when every check passes. */
 export interface DoctorJson {
@@ -46,6 +48,7 @@ export async function runChecks(): Promise<Check[]> {
   let phones: number | undefined;
   let revokesAsked: { id: string; name: string; by: string }[] = [];
   let inForce: LatchConfig | undefined;
+  let overBudget = 0;
   if (config) {
     try {
       const state = openState(files);
@@ -55,8 +58,11 @@ export async function runChecks(): Promise<Check[]> {
         revokeAsked ? [{ id, name, by: revokeAsked.by }] : [],
       );
       inForce = state.config;
+      overBudget = filesOverBudget(files.audit, state.store, state.config.audit);
       state.store.close();
       checks.push({ name: 'state', ok: true, detail: `${files.state} matches ${files.audit}` });
+      if (overBudget > 0)
+        checks.push({ name: 'audit history', ok: true, warning: true, detail: overBudgetText(overBudget) });
     } catch (error) {
       checks.push({
         name: 'state',

@@ -22,11 +22,14 @@ export type StatusJson =
       pending: number;
       policy: DaemonStatus['policy'];
       config: DaemonStatus['config'];
+      auditOverBudget: number;
     }
   | { state: 'unreachable'; error: string };
 
 function asJson(status: DaemonStatus): StatusJson {
   const { frozen, reason, epoch, relay, devices, revokesAsked, quorum, pending, policy, config } = status;
+  // A daemon of an older version does not say.
+  const auditOverBudget = status.auditOverBudget ?? 0;
   return {
     state: frozen ? 'frozen' : 'armed',
     reason,
@@ -38,7 +41,13 @@ function asJson(status: DaemonStatus): StatusJson {
     pending,
     policy,
     config,
+    auditOverBudget,
   };
+}
+
+/** What `latch status` and `latch doctor` say when the audit history is kept beyond its budget. */
+export function overBudgetText(files: number): string {
+  return `the audit history is over its budget: ${files} rotated file${files === 1 ? '' : 's'} beyond audit.keep_files, kept because their last line is younger than audit.keep_hours; something wrote a lot lately: see who in audit.log (latch audit verify still checks every kept file)`;
 }
 
 function asText(status: DaemonStatus): string {
@@ -46,12 +55,14 @@ function asText(status: DaemonStatus): string {
     ? ` (a revoke of ${status.revokesAsked} asked in the app, not checked here: see latch devices)`
     : '';
   const relay = `relay ${status.relay}, ${status.devices} phone${status.devices === 1 ? '' : 's'}${asked}, quorum ${status.quorum}`;
-  if (status.frozen) return `frozen: ${status.reason ?? 'no reason given'} (epoch ${status.epoch}; ${relay})`;
+  const over = status.auditOverBudget ? `\nwarning: ${overBudgetText(status.auditOverBudget)}` : '';
+  if (status.frozen)
+    return `frozen: ${status.reason ?? 'no reason given'} (epoch ${status.epoch}; ${relay})${over}`;
   const pending = (['policy', 'config'] as const)
     .filter((file) => status[file] !== 'ok')
     .map((file) => `, ${file} ${status[file].replace('_', ' ')}`)
     .join('');
-  return `running: armed (${relay}, ${status.pending} waiting${pending})`;
+  return `running: armed (${relay}, ${status.pending} waiting${pending})${over}`;
 }
 
 export async function run(options: { json?: boolean }): Promise<void> {
