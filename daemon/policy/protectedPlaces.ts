@@ -206,6 +206,22 @@ export const sameName = (name: string) => name.toLowerCase();
 const pathParts = (path: string) => path.split('/').filter(Boolean).map(sameName);
 
 // A name counts where it stands alone: `~/.latch/x`, `open(".latch")`, not `my.latch` or `.latchrc`.
+/**
+ * Copies of the state database in Latch's home (`state.db.replaced-…`, which `latch init --reset`
+ * keeps, or one the person made): each holds the key that makes the ids the relay saw readable, so
+ * each is a secret like the database itself. Read when the daemon starts, as a reset needs.
+ */
+function stateCopies(home: string): string[] {
+  const state = basename(latchFiles(home).state);
+  try {
+    return readdirSync(home)
+      .filter((name) => name.startsWith(`${state}.`) || name.startsWith(`${state}-`))
+      .map((name) => join(home, name));
+  } catch {
+    return []; // No home yet: nothing to copy.
+  }
+}
+
 const anywhere = (names: string[]) =>
   new RegExp(`(?<![\\w.-])(${names.map(escapeRegExp).join('|')})(?![\\w.-])`, 'i');
 
@@ -273,7 +289,7 @@ export function protectedPlaces(
   const home = resolve(latchHome(env));
   const files = latchFiles(home);
   const socket = resolve(socketPath(env));
-  const secrets = [
+  const secrets = new Set([
     files.hostKey,
     files.hostToken,
     files.totp,
@@ -281,7 +297,8 @@ export function protectedPlaces(
     `${files.state}-wal`,
     `${files.state}-shm`,
     files.relaySecrets,
-  ];
+    ...stateCopies(home),
+  ]);
   const agentDirs = {
     'claude-code': resolve(agentConfigDir('claude-code', env)),
     codex: resolve(agentConfigDir('codex', env)),
@@ -338,7 +355,7 @@ export function protectedPlaces(
       ...(env['XDG_RUNTIME_DIR'] ? { XDG_RUNTIME_DIR: env['XDG_RUNTIME_DIR'] } : {}),
     },
     names: {
-      secrets: anywhere(secrets.map((path) => basename(path))),
+      secrets: anywhere([...secrets].map((path) => basename(path))),
       files: anywhere([basename(home), basename(socket)]),
       hooks: anywhere([
         ...AGENTS.flatMap((agent) =>

@@ -19,6 +19,7 @@ import {
   places,
   project,
   removeProtectedHome,
+  STATE_COPY,
   tool,
 } from '../support/protectedHome.ts';
 
@@ -60,6 +61,10 @@ describe('self-protection: commands', () => {
     ['cat x', 'secrets'],
     ['cp conf/totp.json /tmp/t', 'secrets'],
     ['sqlite3 state.db .dump', 'secrets'],
+    // The state a reset kept: by a glob, and by its name from any folder.
+    ['cat H/.latch/*.replaced-*', 'secrets'],
+    ['cat H/.latch/state.db.rep*', 'secrets'],
+    [`sqlite3 /tmp/x/${STATE_COPY} .dump`, 'secrets'],
     // Spellings a shell reads and a plain reading did not: sequences, braces over a slash,
     // POSIX classes, another user's ~, an operator on HOME, cd through folders it cannot follow.
     ['cat ~/.lat{c..c}h/host-ke{y..y}.json', 'secrets'],

@@ -21,6 +21,7 @@ import {
   project,
   removeProtectedHome,
   root,
+  STATE_COPY,
   tool,
 } from '../support/protectedHome.ts';
 
@@ -35,6 +36,7 @@ describe('self-protection: tools that read', () => {
     ['Read of the host token, relative to the cwd', () => tool('Read', '../.latch/host-token'), 'secrets'],
     ['Read of the state database’s WAL', () => tool('Read', 'H/.latch/state.db-wal'), 'secrets'],
     ['Read of ~/.latch/state.db, ~ expanded', () => tool('Read', '~/.latch/state.db'), 'secrets'],
+    ['Read of the state a reset kept', () => tool('Read', `H/.latch/${STATE_COPY}`), 'secrets'],
     ['Read of $HOME/.latch/totp.json', () => tool('Read', '$HOME/.latch/totp.json'), 'secrets'],
     ['Read of ${HOME}/.latch/totp.json', () => tool('Read', '${HOME}/.latch/totp.json'), 'secrets'],
     ['Read of the secret in another case', () => tool('Read', 'H/.LATCH/TOTP.JSON'), 'secrets'],

@@ -29,6 +29,9 @@ export let home: string;
 export let project: string;
 export let places: ProtectedPlaces;
 
+/** The name `latch init --reset` gives the state it moves aside. */
+export const STATE_COPY = 'state.db.replaced-2026-12-07T22-00-00-000Z';
+
 export function makeProtectedHome(): void {
   root = mkdtempSync(join(tmpdir(), 'latch-self-protection-'));
   home = join(root, 'home');
@@ -43,6 +46,8 @@ export function makeProtectedHome(): void {
     '.latch/host-key.json': '{}',
     '.latch/host-token': 'x',
     '.latch/state.db': '',
+    // The copy `latch init --reset` keeps, with the old state's key.
+    [`.latch/${STATE_COPY}`]: '',
     '.latch/run/.keep': '',
     '.claude/settings.json': '{}',
     '.claude/commands/review.md': '',
