@@ -142,6 +142,9 @@ const MIGRATIONS: readonly string[] = [
   // 4. Who may take an offer from a host the fleet does not know is judged when it is answered
   // and confirmed (pairing.ts, strangerRefused), no longer recorded when it is filed.
   `ALTER TABLE offers DROP COLUMN member_only;`,
+  // 5. A phone's pending list reads each host's pending requests newest first, and stops at what
+  // it lists (requests.ts, pendingListed), instead of ranking every pending request it can see.
+  `CREATE INDEX IF NOT EXISTS requests_pending_by_host ON requests (host, created_at) WHERE state = 'pending';`,
 ];
 
 /** Brings the object's storage to the current tables: SCHEMA, then the steps it has not run. */
