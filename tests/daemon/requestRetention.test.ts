@@ -194,6 +194,16 @@ describe('request retention', () => {
     expect(settledIds()).toHaveLength(120);
   });
 
+  it('takes the deadline of a request an earlier version saved from its details, at the next open', async () => {
+    save(store, await pendingRequest('from-before', NOW - 600_000), 'denied');
+    store.db.prepare('UPDATE requests SET expires_at = NULL').run();
+    store.close();
+    store = new StateStore(join(dir, 'state.db'));
+    expect(store.db.prepare('SELECT expires_at FROM requests').all()).toEqual([
+      { expires_at: NOW - 300_000 },
+    ]);
+  });
+
   it('applies max_requests as requests are saved, after each hundredth of it', async () => {
     const settleMany = async (prefix: string, count: number, from: number) => {
       for (let index = 0; index < count; index++) {
