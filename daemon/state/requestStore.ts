@@ -112,9 +112,10 @@ export class RequestStore {
   /**
    * Keeps at most `max` settled requests, those with the latest deadlines (`[retention]
    * max_requests`). One whose deadline has not passed stays, however many there are: its call may
-   * still be in flight (an early approval to undo, a report on it), and a token for it could still
-   * verify. A pending one always stays. Each check walks `max` entries of an index, so saving
-   * checks only after every hundredth of `max` saves (capSettledWhenDue): up to 1% more between.
+   * still be in flight (a phone's report on it, the phone that approved a pairing, each read when
+   * its answer comes). A pending one always stays. Each check walks `max` entries of an index, so
+   * saving checks only after every hundredth of `max` saves (capSettledWhenDue): up to 1% more
+   * between.
    */
   capSettled(max: number, now: number): void {
     this.#savedSinceCapped = 0;
