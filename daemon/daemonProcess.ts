@@ -65,8 +65,9 @@ export async function runDaemon(home: string, options: { socketPath?: string } =
   });
 
   const leftBehind = withdrawLeftBehind(store, audit);
-  // Finished records past `[retention] requests_days` are forgotten at start and then regularly.
-  const pruning = schedulePrune(store, () => inForce().retention.requestsDays * 86_400_000, log);
+  // Finished records past `[retention] requests_days` or `max_requests` are forgotten at start and
+  // then regularly (and past max_requests as calls are saved: gate/asking).
+  const pruning = schedulePrune(store, () => inForce().retention, log);
 
   const revokesFromApp = new RevokesFromApp({ store, audit, fleet, relying });
   const grantRevokeNoise = new RelayNoise(audit);

@@ -30,8 +30,11 @@ export interface LatchConfig {
     /** A rotated file whose last line is younger than this is kept, beyond keepFiles too. */
     keepHours: number;
   };
-  /** How long settled requests and other finished records are kept in state.db. */
-  retention: { requestsDays: number };
+  /**
+   * How long settled requests and other finished records are kept in state.db, and how many
+   * settled requests at most (state/requestStore.capSettled).
+   */
+  retention: { requestsDays: number; maxRequests: number };
 }
 
 /** Why the configuration cannot be used. Every one of these makes gated calls deny, never allow. */
@@ -56,7 +59,7 @@ const SETTINGS = new Map<string, readonly string[]>([
   ['kill_switch', ['quorum', 'strict', 'grace_seconds', 'on_freeze']],
   ['fallback', ['mode']],
   ['audit', ['content', 'rotate_bytes', 'keep_files', 'keep_hours']],
-  ['retention', ['requests_days']],
+  ['retention', ['requests_days', 'max_requests']],
 ]);
 
 /** The first table or setting the config holds that Latch has not: a typo, whose value would be ignored. */
@@ -288,6 +291,14 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
         30,
         isBetween(0.001, 36_500),
         'a number of days from 0.001 to 36500',
+      ),
+      maxRequests: pick(
+        retention,
+        'max_requests',
+        'retention',
+        10_000,
+        isCount(100, 10_000_000),
+        'a whole number from 100 to 10000000',
       ),
     },
   };

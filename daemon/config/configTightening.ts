@@ -59,5 +59,6 @@ export function configChanges(approved: LatchConfig, next: LatchConfig): ConfigC
   number('audit.keep_files', (config) => config.audit.keepFiles, 'more');
   number('audit.keep_hours', (config) => config.audit.keepHours, 'more');
   number('retention.requests_days', (config) => config.retention.requestsDays, 'more');
+  number('retention.max_requests', (config) => config.retention.maxRequests, 'more');
   return changes;
 }

@@ -105,6 +105,8 @@ export class Asking {
           },
           details.createdAt,
         );
+        // Bounded by count as well as by age: a flood of calls cannot fill the disk (pruneState).
+        store.capSettledRequestsWhenDue(this.#options.config().retention.maxRequests, details.createdAt);
         audit.append({
           event: 'asked',
           requestId,
@@ -237,10 +239,14 @@ export class Asking {
    */
   #voidEarlyApproval(requestId: string, reason: string): void {
     const { store, audit, grants } = this.#options;
-    if (store.request(requestId)?.state !== 'approved') return;
+    const state = store.request(requestId)?.state;
+    // A request pruned meanwhile (past its deadline, by age or by count) may have been approved:
+    // the rule it brought is looked for all the same.
+    if (state !== 'approved' && state !== undefined) return;
     const revoked = grants.store.revoke({ requestId }, Date.now());
     if (revoked.length > 0) audit.append({ event: 'grant_revoked', grants: revoked, by: 'host', requestId });
-    audit.append({ event: 'decided', requestId, decision: 'deny', reason });
+    if (state === 'approved' || revoked.length > 0)
+      audit.append({ event: 'decided', requestId, decision: 'deny', reason });
   }
 
   /**

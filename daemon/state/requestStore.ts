@@ -28,6 +28,8 @@ interface RequestRow {
 /** The daemon's own requests: what it verifies decisions against. */
 export class RequestStore {
   readonly #statements: PreparedStatements;
+  /** Requests this process saved since it last applied the count cap (capSettled). */
+  #savedSinceCapped = 0;
 
   constructor(statements: PreparedStatements) {
     this.#statements = statements;
@@ -36,7 +38,7 @@ export class RequestStore {
   save(record: RequestRecord, now: number): void {
     this.#statements
       .get(
-        'INSERT INTO requests (request_id, dedup_key, details, binding, state, created_at, conversation) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO requests (request_id, dedup_key, details, binding, state, created_at, conversation, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       )
       .run(
         record.requestId,
@@ -46,7 +48,9 @@ export class RequestStore {
         record.state,
         now,
         record.conversation ?? null,
+        record.details.exp,
       );
+    this.#savedSinceCapped++;
   }
 
   get(requestId: string): RequestRecord | undefined {
@@ -103,5 +107,31 @@ export class RequestStore {
    */
   prune(before: number): void {
     this.#statements.get("DELETE FROM requests WHERE created_at < ? AND state != 'pending'").run(before);
+  }
+
+  /**
+   * Keeps at most `max` settled requests, those with the latest deadlines (`[retention]
+   * max_requests`). One whose deadline has not passed stays, however many there are: its call may
+   * still be in flight (a phone's report on it, the phone that approved a pairing, each read when
+   * its answer comes). A pending one always stays. Each check walks `max` entries of an index, so
+   * saving checks only after every hundredth of `max` saves (capSettledWhenDue): up to 1% more
+   * between.
+   */
+  capSettled(max: number, now: number): void {
+    this.#savedSinceCapped = 0;
+    const newestDropped = this.#statements
+      .get(
+        "SELECT expires_at FROM requests WHERE state != 'pending' ORDER BY expires_at DESC LIMIT 1 OFFSET ?",
+      )
+      .get(max) as { expires_at: number } | undefined;
+    if (!newestDropped) return;
+    this.#statements
+      .get("DELETE FROM requests WHERE state != 'pending' AND expires_at <= ? AND expires_at < ?")
+      .run(newestDropped.expires_at, now);
+  }
+
+  /** capSettled, once this process has saved a hundredth of `max` requests since it last ran. */
+  capSettledWhenDue(max: number, now: number): void {
+    if (this.#savedSinceCapped >= max / 100) this.capSettled(max, now);
   }
 }

@@ -75,7 +75,20 @@ const ADDED_COLUMNS: readonly { table: string; column: string; type: string; fil
   // be trusted when `latch pair` confirms it (state/deviceStore.ts).
   { table: 'requests', column: 'approved_by', type: 'TEXT' },
   { table: 'awaiting_devices', column: 'approved_by', type: 'TEXT' },
+  // A request's deadline (its details' exp): `[retention] max_requests` keeps the latest settled
+  // ones by it, and never one whose deadline has not passed (requestStore.capSettled).
+  {
+    table: 'requests',
+    column: 'expires_at',
+    type: 'INTEGER',
+    fill: "UPDATE requests SET expires_at = COALESCE(json_extract(details, '$.exp'), ?) WHERE expires_at IS NULL",
+  },
 ];
+
+/** Made once the columns they index exist. */
+const INDEXES = `
+CREATE INDEX IF NOT EXISTS requests_settled_by_deadline ON requests (expires_at) WHERE state != 'pending';
+`;
 
 /** Creates what is missing: the tables of a new file, the columns an older version lacked. */
 export function migrateState(db: SqliteDatabase): void {
@@ -89,6 +102,7 @@ export function migrateState(db: SqliteDatabase): void {
           db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
         if (fill) db.prepare(fill).run(Date.now());
       }
+      db.exec(INDEXES);
     },
     { immediate: true },
   );

@@ -191,6 +191,14 @@ export class StateStore implements SingleUseStore {
     this.#requests.prune(before);
   }
 
+  capSettledRequests(max: number, now: number): void {
+    this.#requests.capSettled(max, now);
+  }
+
+  capSettledRequestsWhenDue(max: number, now: number): void {
+    this.#requests.capSettledWhenDue(max, now);
+  }
+
   // The kill switch (switchStore.ts)
 
   switchState(): SwitchState {

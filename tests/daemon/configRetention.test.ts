@@ -3,7 +3,7 @@ import { ConfigError, parseConfig } from '../../daemon/config/config.ts';
 import { configTemplate } from '../../daemon/config/configTemplate.ts';
 import { configChanges } from '../../daemon/config/configTightening.ts';
 
-// `[audit] rotate_bytes`, `keep_files`, `keep_hours` and `[retention] requests_days`: read, checked, and
+// `[audit] rotate_bytes`, `keep_files`, `keep_hours` and `[retention] requests_days`, `max_requests`: read, checked, and
 // judged as a tightening or a loosening.
 
 const template = configTemplate({
@@ -22,7 +22,7 @@ describe('the retention settings', () => {
   it('are in the template latch init writes, at their defaults', () => {
     const config = parse(template);
     expect(config.audit).toEqual({ content: 'full', rotateBytes: 10_485_760, keepFiles: 10, keepHours: 24 });
-    expect(config.retention).toEqual({ requestsDays: 30 });
+    expect(config.retention).toEqual({ requestsDays: 30, maxRequests: 10_000 });
   });
 
   it('take the same defaults in a config written before they existed', () => {
@@ -31,7 +31,8 @@ describe('the retention settings', () => {
       .replace(/^keep_files = .*$/m, '')
       .replace(/^keep_hours = .*$/m, '')
       .replace(/^\[retention\]$/m, '')
-      .replace(/^requests_days = .*$/m, '');
+      .replace(/^requests_days = .*$/m, '')
+      .replace(/^max_requests = .*$/m, '');
     expect(parse(older)).toMatchObject(parse(template));
   });
 
@@ -89,6 +90,13 @@ describe('the retention settings', () => {
       'requests_days = inf',
       'retention.requests_days must be a number of days from 0.001 to 36500',
     ],
+    ...['max_requests = 99', 'max_requests = 100.5', 'max_requests = 10000001', 'max_requests = "10000"'].map(
+      (to) => [
+        'max_requests = 10000',
+        to,
+        'retention.max_requests must be a whole number from 100 to 10000000',
+      ],
+    ),
   ])('refuses %s changed to %s', (from, to, message) => {
     const text = withSetting(from, to);
     expect(() => parse(text)).toThrow(new ConfigError('config_invalid', message));
@@ -117,6 +125,7 @@ describe('changing how long Latch keeps its history', () => {
     ['audit.keep_files', 'keep_files = ', 10, 20, 5],
     ['audit.keep_hours', 'keep_hours = ', 24, 48, 0],
     ['retention.requests_days', 'requests_days = ', 30, 90, 0.5],
+    ['retention.max_requests', 'max_requests = ', 10_000, 100_000, 1000],
   ])('counts %s raised as a tightening, lowered as a loosening', (setting, key, from, more, less) => {
     expect(configChanges(approved, changedTo(`${key}${from}`, `${key}${more}`))).toEqual([
       { setting, from, to: more, tightens: true },

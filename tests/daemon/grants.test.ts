@@ -320,6 +320,27 @@ describe('what a freeze or a report ends, whatever the order the relay delivers 
     },
   );
 
+  it('an early approval whose request is pruned before the relay answers the POST: its rule is revoked all the same', async () => {
+    let answerThePost = () => {};
+    relay.answerRequest = () =>
+      new Promise((resolve) => (answerThePost = () => resolve({} as RequestAnswer)));
+    const asked = await asking(bash('git push origin main', 'session-26'));
+    const { requestId } = asked.request;
+    const { token } = await phoneApproves(phone, asked.request, relay.origin, { grant: 'half_hour' });
+    relay.sendApproval(requestId, token);
+    await expect.poll(async () => (await grantsJson()).grants).toHaveLength(1);
+    // As `[retention]` does once its deadline has passed (requests_days, max_requests).
+    withStore(machine, (store) =>
+      store.db.prepare('DELETE FROM requests WHERE request_id = ?').run(requestId),
+    );
+    answerThePost();
+    expect((await asked.hook).output).toMatchObject(deniedWith(/^latch: relay_unreachable: /));
+    expect((await grantsJson()).grants).toEqual([]);
+    expect(auditLines(machine)).toContainEqual(
+      expect.objectContaining({ event: 'grant_revoked', requestId, by: 'host' }),
+    );
+  });
+
   it('a report of a session refuses its other request still waiting: the approval that follows adds no rule', async () => {
     const reported = await asking(bash('git push origin main', 'session-22'));
     const other = await asking(bash('git push origin feature/z', 'session-22'));

@@ -26,6 +26,8 @@ const NOW = Date.UTC(2026, 5, 1);
 const DAY_MS = 86_400_000;
 /** The default `[retention] requests_days`. */
 const RETENTION_MS = 30 * DAY_MS;
+/** The default `[retention]`. */
+const RETENTION = { requestsDays: 30, maxRequests: 10_000 };
 
 let dir: string;
 let store: StateStore;
@@ -82,7 +84,7 @@ describe('request retention', () => {
       save(store, await pendingRequest(`recent-${state}`, recent), state);
     }
 
-    pruneState(store, RETENTION_MS, NOW);
+    pruneState(store, RETENTION, NOW);
 
     for (const state of ['approved', 'denied', 'expired', 'withdrawn'] as const) {
       expect(store.request(`old-${state}`)).toBeUndefined();
@@ -95,7 +97,7 @@ describe('request retention', () => {
   it('takes a fractional retention as it is: 0.001 days is 86.4 s', async () => {
     save(store, await pendingRequest('87-s-ago', NOW - 87_000), 'denied');
     save(store, await pendingRequest('86-s-ago', NOW - 86_000), 'denied');
-    pruneState(store, 0.001 * DAY_MS, NOW);
+    pruneState(store, { ...RETENTION, requestsDays: 0.001 }, NOW);
     expect(store.request('87-s-ago')).toBeUndefined();
     expect(store.request('86-s-ago')?.state).toBe('denied');
   });
@@ -126,7 +128,7 @@ describe('request retention', () => {
     grants.add(grant('in-force', NOW + DAY_MS));
     grants.revoke({ id: 'revoked-long-ago' }, NOW - RETENTION_MS - DAY_MS);
 
-    pruneState(store, RETENTION_MS, NOW);
+    pruneState(store, RETENTION, NOW);
 
     const left = store.db.prepare('SELECT id FROM grants ORDER BY id').all() as { id: string }[];
     expect(left.map(({ id }) => id)).toEqual(['expired-lately', 'in-force']);
@@ -140,7 +142,7 @@ describe('request retention', () => {
     store.applyFreeze({ id: 'freeze-in-force', reason: 'r', cause: 'relay', signedAt: longAgo }, longAgo);
     store.countResumeVote('freeze-in-force', 'phone-1', longAgo);
 
-    pruneState(store, RETENTION_MS, NOW);
+    pruneState(store, RETENTION, NOW);
 
     const votes = store.db.prepare('SELECT freeze FROM resume_votes').all() as { freeze: string }[];
     expect(votes.map(({ freeze }) => freeze)).toEqual(['freeze-in-force']);
@@ -156,6 +158,67 @@ describe('request retention', () => {
     // the token verifier refuses it as `expired` before it ever asks; the second may not.
     expect(store.consume('token-within-its-day', now - DAY_MS + 60_000)).toBe(false);
     expect(store.consume('token-past-its-day', now - DAY_MS - 60_000)).toBe(true);
+  });
+
+  /** The ids of the settled requests kept, by deadline. */
+  const settledIds = () =>
+    (
+      store.db
+        .prepare("SELECT request_id FROM requests WHERE state != 'pending' ORDER BY expires_at, request_id")
+        .all() as { request_id: string }[]
+    ).map(({ request_id }) => request_id);
+
+  it('keeps the max_requests settled requests with the latest deadlines, every pending one and every one whose deadline has not passed', async () => {
+    const ids = (prefix: string, count: number) =>
+      Array.from({ length: count }, (_, index) => `${prefix}-${String(index).padStart(3, '0')}`);
+    // 150 settled and past their deadlines (created 10 min before NOW, 5 min to answer), in order.
+    const past = ids('past', 150);
+    for (const [index, id] of past.entries())
+      save(store, await pendingRequest(id, NOW - 600_000 + index), index % 2 ? 'denied' : 'withdrawn');
+    // One pending since long ago; one settled whose deadline is still to come.
+    save(store, await pendingRequest('pending-long-ago', NOW - DAY_MS), 'pending');
+    save(store, await pendingRequest('in-flight', NOW - 299_000), 'approved');
+
+    pruneState(store, { ...RETENTION, maxRequests: 100 }, NOW);
+
+    // A hundred settled in all, the one in flight among them.
+    expect(settledIds()).toEqual([...past.slice(51), 'in-flight']);
+    expect(store.pendingRequestIds()).toEqual(['pending-long-ago']);
+  });
+
+  it('prunes by max_requests no settled request whose deadline has not passed, however many', async () => {
+    // Its call may still be in flight: an early approval to undo, a report on it to take.
+    for (let index = 0; index < 120; index++)
+      save(store, await pendingRequest(`in-flight-${String(index)}`, NOW - 299_000 + index), 'withdrawn');
+    pruneState(store, { ...RETENTION, maxRequests: 100 }, NOW);
+    expect(settledIds()).toHaveLength(120);
+  });
+
+  it('takes the deadline of a request an earlier version saved from its details, at the next open', async () => {
+    save(store, await pendingRequest('from-before', NOW - 600_000), 'denied');
+    store.db.prepare('UPDATE requests SET expires_at = NULL').run();
+    store.close();
+    store = new StateStore(join(dir, 'state.db'));
+    expect(store.db.prepare('SELECT expires_at FROM requests').all()).toEqual([
+      { expires_at: NOW - 300_000 },
+    ]);
+  });
+
+  it('applies max_requests as requests are saved, after each hundredth of it', async () => {
+    const settleMany = async (prefix: string, count: number, from: number) => {
+      for (let index = 0; index < count; index++) {
+        save(store, await pendingRequest(`${prefix}-${String(index)}`, from + index), 'denied');
+        store.capSettledRequestsWhenDue(1000, NOW);
+      }
+    };
+    await settleMany('first', 1009, NOW - 600_000);
+    // 1009 saves: pruned at the 1000th (none beyond the cap yet), not since.
+    expect(settledIds()).toHaveLength(1009);
+    await settleMany('next', 1, NOW - 500_000);
+    const left = settledIds();
+    expect(left).toHaveLength(1000);
+    expect(left.at(0)).toBe('first-10');
+    expect(left.at(-1)).toBe('next-0');
   });
 
   it('prunes when the daemon starts', async () => {
@@ -178,7 +241,7 @@ describe('request retention', () => {
   }, 60_000);
 });
 
-describe('[retention] requests_days in a running daemon', () => {
+describe('[retention] in a running daemon', () => {
   const rmCall = () =>
     hookInput('PreToolUse', 'Bash', { command: 'rm -rf build', description: 'Clean the build' });
   /** Makes a request look `ageMs` old, as if the clock had run on. */
@@ -219,6 +282,62 @@ describe('[retention] requests_days in a running daemon', () => {
           ),
         )
         .toEqual([expect.objectContaining({ code: 'unknown_request' })]);
+    } finally {
+      await daemon.stop();
+      await relay.stop();
+    }
+  }, 120_000);
+
+  it('prunes by max_requests as calls are saved, and a token for a request pruned so is refused as unknown_request', async () => {
+    const paired = await startPairedDaemon({
+      config: (text) => text.replace('max_requests = 10000', 'max_requests = 100'),
+    });
+    const { relay, machine } = paired;
+    const daemon = paired.daemon;
+    try {
+      const hook = startHook(machine, rmCall());
+      const request = await relay.nextRequest();
+      const { token } = await phoneApproves(paired.phones[0], request, relay.origin);
+      relay.sendApproval(request.requestId, token);
+      expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+
+      // Past its deadline, and a hundred settled requests with later deadlines saved after it.
+      withStore(machine, (machineStore) => {
+        machineStore.db
+          .prepare('UPDATE requests SET expires_at = ? WHERE request_id = ?')
+          .run(Date.now() - 3_600_000, request.requestId);
+      });
+      const later = await Promise.all(
+        Array.from({ length: 100 }, (_, index) =>
+          pendingRequest(`later-${String(index)}`, Date.now() - 900_000),
+        ),
+      );
+      withStore(machine, (machineStore) => later.forEach((record) => save(machineStore, record, 'denied')));
+      expect(withStore(machine, (machineStore) => machineStore.request(request.requestId))?.state).toBe(
+        'approved',
+      );
+
+      // The next call the daemon saves prunes it.
+      const next = startHook(
+        machine,
+        hookInput('PreToolUse', 'Bash', { command: 'rm -rf dist', description: 'Clean the output' }),
+      );
+      const nextRequest = await relay.nextRequest();
+      expect(withStore(machine, (machineStore) => machineStore.request(request.requestId))).toBeUndefined();
+      expect(withStore(machine, (machineStore) => machineStore.request(nextRequest.requestId))?.state).toBe(
+        'pending',
+      );
+
+      relay.sendApproval(request.requestId, token);
+      await expect
+        .poll(() =>
+          auditLines(machine).filter(
+            (line) => line['event'] === 'token_refused' && line['requestId'] === request.requestId,
+          ),
+        )
+        .toEqual([expect.objectContaining({ code: 'unknown_request' })]);
+      await relay.sendDenial(paired.phones[0], nextRequest);
+      expect((await next).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
     } finally {
       await daemon.stop();
       await relay.stop();
