@@ -111,23 +111,31 @@ export class RequestStore {
 
   /**
    * Keeps at most `max` settled requests, those with the latest deadlines (`[retention]
-   * max_requests`). One whose deadline has not passed stays, however many there are: its call may
-   * still be in flight (a phone's report on it, the phone that approved a pairing, each read when
-   * its answer comes). A pending one always stays. Each check walks `max` entries of an index, so
-   * saving checks only after every hundredth of `max` saves (capSettledWhenDue): up to 1% more
-   * between.
+   * max_requests`). One whose deadline has not passed stays while it is among the latest `2 × max`:
+   * its call may still be in flight (a phone's report on it, the phone that approved a pairing,
+   * each read when its answer comes), but a flood of calls settled at once under a rule's long
+   * timeout (up to a day) must not fill the disk either. A pending one always stays. Each check
+   * walks up to `2 × max` entries of an index, so saving checks only after every hundredth of
+   * `max` saves (capSettledWhenDue): up to 1% more between.
    */
   capSettled(max: number, now: number): void {
     this.#savedSinceCapped = 0;
-    const newestDropped = this.#statements
-      .get(
-        "SELECT expires_at FROM requests WHERE state != 'pending' ORDER BY expires_at DESC LIMIT 1 OFFSET ?",
-      )
-      .get(max) as { expires_at: number } | undefined;
-    if (!newestDropped) return;
+    const latestBeyond = (kept: number) =>
+      this.#statements
+        .get(
+          "SELECT expires_at FROM requests WHERE state != 'pending' ORDER BY expires_at DESC LIMIT 1 OFFSET ?",
+        )
+        .get(kept) as { expires_at: number } | undefined;
+    const pastDeadline = latestBeyond(max);
+    if (!pastDeadline) return;
     this.#statements
       .get("DELETE FROM requests WHERE state != 'pending' AND expires_at <= ? AND expires_at < ?")
-      .run(newestDropped.expires_at, now);
+      .run(pastDeadline.expires_at, now);
+    const anyDeadline = latestBeyond(2 * max);
+    if (anyDeadline)
+      this.#statements
+        .get("DELETE FROM requests WHERE state != 'pending' AND expires_at <= ?")
+        .run(anyDeadline.expires_at);
   }
 
   /** capSettled, once this process has saved a hundredth of `max` requests since it last ran. */

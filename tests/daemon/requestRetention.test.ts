@@ -186,12 +186,22 @@ describe('request retention', () => {
     expect(store.pendingRequestIds()).toEqual(['pending-long-ago']);
   });
 
-  it('prunes by max_requests no settled request whose deadline has not passed, however many', async () => {
+  it('prunes by max_requests no settled request whose deadline has not passed, up to twice the cap', async () => {
     // Its call may still be in flight: an early approval to undo, a report on it to take.
     for (let index = 0; index < 120; index++)
       save(store, await pendingRequest(`in-flight-${String(index)}`, NOW - 299_000 + index), 'withdrawn');
     pruneState(store, { ...RETENTION, maxRequests: 100 }, NOW);
     expect(settledIds()).toHaveLength(120);
+  });
+
+  it('keeps no more than twice max_requests settled, deadlines still to come or not', async () => {
+    // A flood of calls settled at once (relay unreachable, say), each with a day to run.
+    const flood = Array.from({ length: 250 }, (_, index) => `flood-${String(index).padStart(3, '0')}`);
+    for (const [index, id] of flood.entries())
+      save(store, await pendingRequest(id, NOW - 1000 + index), 'denied');
+    store.db.prepare('UPDATE requests SET expires_at = expires_at + ?').run(DAY_MS);
+    pruneState(store, { ...RETENTION, maxRequests: 100 }, NOW);
+    expect(settledIds()).toEqual(flood.slice(50));
   });
 
   it('takes the deadline of a request an earlier version saved from its details, at the next open', async () => {
