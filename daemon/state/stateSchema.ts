@@ -75,6 +75,15 @@ const ADDED_COLUMNS: readonly { table: string; column: string; type: string; fil
   // be trusted when `latch pair` confirms it (state/deviceStore.ts).
   { table: 'requests', column: 'approved_by', type: 'TEXT' },
   { table: 'awaiting_devices', column: 'approved_by', type: 'TEXT' },
+  // When a phone's report of the request was acted on: once only, for as long as the record is
+  // kept (gate/relayAnswers). Earlier versions marked it in used_tokens, forgot by the clock.
+  {
+    table: 'requests',
+    column: 'reported_at',
+    type: 'INTEGER',
+    fill: `UPDATE requests SET reported_at = ? WHERE reported_at IS NULL
+             AND request_id IN (SELECT substr(key, 8) FROM used_tokens WHERE key LIKE 'report:%')`,
+  },
 ];
 
 /** Creates what is missing: the tables of a new file, the columns an older version lacked. */
