@@ -818,6 +818,10 @@ describe('a revoke while the host clock is ahead (review rt)', () => {
     expect((await approval.hook).output).toMatchObject({
       hookSpecificOutput: { permissionDecision: 'allow' },
     });
+    const listed = JSON.parse(
+      (await runLatch(p.machine, ['policy', 'grants', '--json'])).stdout,
+    ) as GrantsJson;
+    expect(listed.grants).toHaveLength(1);
     const before = p.relay.requests.length;
     expect((await startHook(p.machine, bash('git push origin feature/z', 'session-8'))).output).toMatchObject(
       { hookSpecificOutput: { permissionDecision: 'allow' } },
