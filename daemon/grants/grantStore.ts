@@ -83,11 +83,6 @@ export function grantCovers(grant: StoredGrant, call: GrantedCall): boolean {
   );
 }
 
-/** Marks a waiting request whose rule was revoked before it came (in `used_tokens`, by request id). */
-const REVOKED_MARK = 'grant-revoked:';
-/** The longest a request waits (`timeout_seconds` at most a day): its approval cannot come later. */
-const MOST_REQUEST_LIFETIME_MS = 86_400_000;
-
 /**
  * The temporary rules phones granted on this host, in the state database the CLI shares: a
  * revoke from `latch policy revoke` takes effect at the daemon's next call.
@@ -179,17 +174,16 @@ export class GrantStore {
         const revoke = this.#statement('UPDATE grants SET revoked_at = ? WHERE id = ?');
         for (const id of ids) revoke.run(now, id);
         // A rule revoked before it came (the relay holds the approval that brings it, or delivers
-        // the revoke first) must not come after: the waiting requests it could come with are
-        // marked, by the order of the writes and not by a clock (one set ahead at `--all` would
-        // refuse rules approved after it is set back). The marks are as many as the requests
-        // waiting, whatever a relay sends.
+        // the revoke first) must not come after: the records of the waiting requests it could
+        // come with are marked. By the order of the writes, not by a clock (one set ahead at
+        // `--all` would refuse rules approved after it is set back), and kept with the record,
+        // so no clock jump forgets them; whatever a relay sends, only waiting requests are marked.
         if (which === 'all' || 'requestId' in which) {
           const onlyRequest = which === 'all' ? null : which.requestId;
           this.#statement(
-            `INSERT OR IGNORE INTO used_tokens (key, expires_at)
-               SELECT ? || request_id, ? FROM requests
-                 WHERE state = 'pending' AND (? IS NULL OR request_id = ?)`,
-          ).run(REVOKED_MARK, now + MOST_REQUEST_LIFETIME_MS, onlyRequest, onlyRequest);
+            `UPDATE requests SET rule_revoked_at = ?
+               WHERE state = 'pending' AND (? IS NULL OR request_id = ?)`,
+          ).run(now, onlyRequest, onlyRequest);
         }
         return ids;
       },
@@ -200,7 +194,9 @@ export class GrantStore {
   /** Whether the rule a request brings was revoked while the request waited. */
   revokedBeforeItCame(requestId: string): boolean {
     return (
-      this.#statement('SELECT 1 FROM used_tokens WHERE key = ?').get(REVOKED_MARK + requestId) !== undefined
+      this.#statement('SELECT 1 FROM requests WHERE request_id = ? AND rule_revoked_at IS NOT NULL').get(
+        requestId,
+      ) !== undefined
     );
   }
 }

@@ -75,6 +75,16 @@ const ADDED_COLUMNS: readonly { table: string; column: string; type: string; fil
   // be trusted when `latch pair` confirms it (state/deviceStore.ts).
   { table: 'requests', column: 'approved_by', type: 'TEXT' },
   { table: 'awaiting_devices', column: 'approved_by', type: 'TEXT' },
+  // When the rule a waiting request may bring was revoked (`latch policy revoke --all`, a freeze,
+  // a phone's revoke): its approval then adds none (grants/grantStore). Earlier versions marked it
+  // in used_tokens, forgot by the clock.
+  {
+    table: 'requests',
+    column: 'rule_revoked_at',
+    type: 'INTEGER',
+    fill: `UPDATE requests SET rule_revoked_at = ? WHERE rule_revoked_at IS NULL
+             AND request_id IN (SELECT substr(key, 15) FROM used_tokens WHERE key LIKE 'grant-revoked:%')`,
+  },
   // When a phone's report of the request was acted on: once only, for as long as the record is
   // kept (gate/relayAnswers). Earlier versions marked it in used_tokens, forgot by the clock.
   {

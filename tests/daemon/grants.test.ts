@@ -841,4 +841,27 @@ describe('a revoke while the host clock is ahead (review rt)', () => {
     });
     await grantCoversNothing(p);
   });
+
+  it('a rule revoked with --all while its request waits never comes, though the clock went days ahead and back', async () => {
+    const { p, clock } = await ownWithMovedClock(2);
+    const approval = await approveWithRule(p, 0, 'session-10');
+    expect((await runLatch(p.machine, ['policy', 'revoke', '--all'])).code).toBe(0);
+    // Three days ahead, another phone's approval uses its token (this one's held token would then
+    // be refused for its counter): the used ones past their day are forgot.
+    await clock.move(3 * 86_400_000);
+    const before = p.relay.requests.length;
+    const other = startHook(p.machine, bash('git push origin other', 'session-11'));
+    const request = await p.relay.nextRequest(before);
+    p.relay.sendApproval(
+      request.requestId,
+      (await phoneApproves(p.phones[1]!, request, p.relay.origin)).token,
+    );
+    expect((await other).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+    await clock.move(0);
+    approval.send();
+    expect((await approval.hook).output).toMatchObject({
+      hookSpecificOutput: { permissionDecision: 'allow' },
+    });
+    await grantCoversNothing(p);
+  });
 });
