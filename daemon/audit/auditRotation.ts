@@ -42,6 +42,22 @@ function lastWritten(file: RotatedFile): number {
 }
 
 /**
+ * When each rotated file (oldest first) was last written at the latest: its last line's time, but
+ * never later than a file written after it, nor than `now`. A file dated by a clock that ran
+ * ahead thus ages from the first file written after the clock was set back, instead of counting
+ * as young until the clock passes its date plus `keep_hours` (review rv10c).
+ */
+function writtenBy(rotated: RotatedFile[], now: number): number[] {
+  const latest: number[] = [];
+  let bound = now;
+  for (let index = rotated.length - 1; index >= 0; index--) {
+    bound = Math.min(bound, lastWritten(rotated[index]!));
+    latest[index] = bound;
+  }
+  return latest;
+}
+
+/**
  * How many of the kept rotated files are beyond `keep_files`, kept because their last line is
  * younger than `keep_hours`: an agent's many calls (or anything else) wrote more in that time
  * than the budget holds. `latch doctor` and `latch status` say so.
@@ -74,7 +90,10 @@ export function rotateIfFull(
   // kept, and every later one with it, so a flood of lines cannot push out what came just before.
   const overCount = rotated.slice(0, Math.max(0, rotated.length - rotation.keepFiles));
   const keepMs = (rotation.keepHours ?? 0) * HOUR_MS;
-  const young = keepMs > 0 ? overCount.findIndex((file) => lastWritten(file) > now - keepMs) : -1;
+  const young =
+    keepMs > 0
+      ? writtenBy(rotated, now).findIndex((at, index) => index < overCount.length && at > now - keepMs)
+      : -1;
   const beyond = young === -1 ? overCount : overCount.slice(0, young);
   const firstKept = (beyond.at(-1)?.lastSeq ?? 0) + 1;
   // Never lowered: a writer that keeps more files (a CLI on the defaults) cannot claim back

@@ -273,10 +273,10 @@ export class RelayAnswers {
     if (!verified) return notActed('not signed by a phone paired here, for this request of this host');
     const reportableUntil = record.details.exp + REPORTABLE_AFTER_DEADLINE_MS;
     if (Date.now() > reportableUntil) return notActed('more than a day after the request ended');
-    // Marked used once acted on, not before: a report whose handling fails (the audit cannot be
-    // written) is tried again by the event log, and must then act, not say "already reported".
-    const once = `report:${requestId}`;
-    if (store.used(once)) return notActed('already reported');
+    // Marked on the request once acted on, not before: a report whose handling fails (the audit
+    // cannot be written) is tried again by the event log, and must then act, not say "already
+    // reported". The mark lasts as long as the record a report needs, whatever the clock does.
+    if (store.requestReported(requestId)) return notActed('already reported');
     // What the person did not expect runs no more by a rule approved with it, or in its session.
     const now = Date.now();
     const revoked = [
@@ -298,19 +298,19 @@ export class RelayAnswers {
       });
       // The session's other requests still pending end now; this one, its own deny ends.
       if (reported) this.#options.sessionReported(reported.conversation, reported.until, requestId);
-      store.consume(once, reportableUntil);
+      store.noteRequestReported(requestId, Date.now());
       return;
     }
     // A freeze in force stays: a new one would void the resume votes already counted for it.
     if (store.switchState().freeze !== null) {
-      store.consume(once, reportableUntil);
+      store.noteRequestReported(requestId, Date.now());
       return notActed('the fleet is frozen already');
     }
     audit.append({ event: 'reported', requestId, device, scope, verified, acted: true });
     // Named as the phone showed it: a person reading the freeze knows a title, not an id.
     const title = keepLineStartAndEnd(record.details.title, REPORTED_TITLE_BYTES).text;
     await this.#options.freezeFleet(`reported on a phone: “${title}” was not expected`);
-    store.consume(once, reportableUntil);
+    store.noteRequestReported(requestId, Date.now());
   }
 
   /**

@@ -83,19 +83,17 @@ export function grantCovers(grant: StoredGrant, call: GrantedCall): boolean {
   );
 }
 
-const revokedMark = (requestId: string) => `grant-revoked:${requestId}`;
-/** The longest a request waits (`timeout_seconds` at most a day): its approval cannot come later. */
-const MOST_REQUEST_LIFETIME_MS = 86_400_000;
-
 /**
  * The temporary rules phones granted on this host, in the state database the CLI shares: a
  * revoke from `latch policy revoke` takes effect at the daemon's next call.
  */
 export class GrantStore {
+  readonly #db: SqliteDatabase;
   readonly #statements: PreparedStatements;
 
   constructor(db: SqliteDatabase) {
     db.exec(SCHEMA);
+    this.#db = db;
     this.#statements = new PreparedStatements(db);
   }
 
@@ -121,9 +119,8 @@ export class GrantStore {
   }
 
   /**
-   * The grants in force at `now`, oldest first: not revoked, not expired, allowed by a phone this
-   * host still trusts, and added after every grant last ended at once (`grants_ended_at`). The
-   * last two hold even when a revoke missed a grant (docs/security.md, review rt).
+   * The grants in force at `now`, oldest first: not revoked, not expired, and allowed by a phone
+   * this host still trusts (which holds even when a revoke of the phone missed a grant).
    */
   live(now: number): StoredGrant[] {
     return (
@@ -131,8 +128,6 @@ export class GrantStore {
         `SELECT * FROM grants
            WHERE revoked_at IS NULL AND expires_at > ?
              AND EXISTS (SELECT 1 FROM devices WHERE devices.id = grants.device AND devices.revoked_at IS NULL)
-             AND created_at > COALESCE(
-               (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'grants_ended_at'), -1)
            ORDER BY created_at`,
       ).all(now) as GrantRow[]
     ).map(toGrant);
@@ -164,37 +159,44 @@ export class GrantStore {
       ('requestId' in which && grant.requestId === which.requestId) ||
       ('device' in which && grant.device === which.device) ||
       ('conversation' in which && grant.similar.conversation === which.conversation);
-    const ids = (
-      this.#statement('SELECT * FROM grants WHERE revoked_at IS NULL ORDER BY created_at').all() as GrantRow[]
-    )
-      .map(toGrant)
-      .filter(chosen)
-      .map(({ id }) => id);
-    const revoke = this.#statement('UPDATE grants SET revoked_at = ? WHERE id = ?');
-    for (const id of ids) revoke.run(now, id);
-    // A rule revoked before it came (the relay holds the approval that brings it, or delivers the
-    // revoke first) must not come after: what is revoked is marked, not only what exists now. A
-    // request's own rule is marked while the request waits (its approval can come only then), so
-    // the marks are as many as the requests waiting, whatever a relay sends.
-    if (which === 'all')
-      this.#statement("INSERT OR REPLACE INTO meta (key, value) VALUES ('grants_ended_at', ?)").run(
-        String(now),
-      );
-    else if ('requestId' in which)
-      this.#statement(
-        `INSERT OR IGNORE INTO used_tokens (key, expires_at)
-           SELECT ?, ? FROM requests WHERE request_id = ? AND state = 'pending'`,
-      ).run(revokedMark(which.requestId), now + MOST_REQUEST_LIFETIME_MS, which.requestId);
-    return ids;
+    // One write transaction: a grant added meanwhile (the daemon's, beside the CLI's revoke) is
+    // either chosen here or added after the marks below, which then refuse it.
+    return this.#db.transaction(
+      () => {
+        const ids = (
+          this.#statement(
+            'SELECT * FROM grants WHERE revoked_at IS NULL ORDER BY created_at',
+          ).all() as GrantRow[]
+        )
+          .map(toGrant)
+          .filter(chosen)
+          .map(({ id }) => id);
+        const revoke = this.#statement('UPDATE grants SET revoked_at = ? WHERE id = ?');
+        for (const id of ids) revoke.run(now, id);
+        // A rule revoked before it came (the relay holds the approval that brings it, or delivers
+        // the revoke first) must not come after: the records of the waiting requests it could
+        // come with are marked. By the order of the writes, not by a clock (one set ahead at
+        // `--all` would refuse rules approved after it is set back), and kept with the record,
+        // so no clock jump forgets them; whatever a relay sends, only waiting requests are marked.
+        if (which === 'all' || 'requestId' in which) {
+          const onlyRequest = which === 'all' ? null : which.requestId;
+          this.#statement(
+            `UPDATE requests SET rule_revoked_at = ?
+               WHERE state = 'pending' AND (? IS NULL OR request_id = ?)`,
+          ).run(now, onlyRequest, onlyRequest);
+        }
+        return ids;
+      },
+      { immediate: true },
+    );
   }
 
-  /** Whether the rule a request brings was revoked before it came: by its phone, or all at once. */
-  revokedBeforeItCame(requestId: string, askedAt: number): boolean {
-    const endedAt = this.#statement("SELECT value FROM meta WHERE key = 'grants_ended_at'").get() as
-      { value: string } | undefined;
-    if (endedAt !== undefined && askedAt <= Number(endedAt.value)) return true;
+  /** Whether the rule a request brings was revoked while the request waited. */
+  revokedBeforeItCame(requestId: string): boolean {
     return (
-      this.#statement('SELECT 1 FROM used_tokens WHERE key = ?').get(revokedMark(requestId)) !== undefined
+      this.#statement('SELECT 1 FROM requests WHERE request_id = ? AND rule_revoked_at IS NOT NULL').get(
+        requestId,
+      ) !== undefined
     );
   }
 }

@@ -59,7 +59,7 @@ export class Grants {
     token: CapabilityToken & { grant: NonNullable<CapabilityToken['grant']> },
     now: number,
   ): StoredGrant | undefined {
-    if (this.store.revokedBeforeItCame(record.requestId, record.details.createdAt)) return undefined;
+    if (this.store.revokedBeforeItCame(record.requestId)) return undefined;
     const similar: SimilarCall = record.details.similar!;
     const grant: StoredGrant = {
       // Hex, not base64url: a person types it after `latch policy revoke`, where an id starting

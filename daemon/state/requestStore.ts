@@ -73,6 +73,19 @@ export class RequestStore {
     this.#statements.get('UPDATE requests SET approved_by = ? WHERE request_id = ?').run(device, requestId);
   }
 
+  /** Whether a phone's report of the request was acted on. */
+  reported(requestId: string): boolean {
+    return (
+      this.#statements
+        .get('SELECT 1 FROM requests WHERE request_id = ? AND reported_at IS NOT NULL')
+        .get(requestId) !== undefined
+    );
+  }
+
+  noteReported(requestId: string, now: number): void {
+    this.#statements.get('UPDATE requests SET reported_at = ? WHERE request_id = ?').run(now, requestId);
+  }
+
   settle(requestId: string, state: Exclude<RequestRecord['state'], 'pending'>): boolean {
     return (
       this.#statements

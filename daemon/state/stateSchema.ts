@@ -83,6 +83,25 @@ const ADDED_COLUMNS: readonly { table: string; column: string; type: string; fil
     type: 'INTEGER',
     fill: "UPDATE requests SET expires_at = COALESCE(json_extract(details, '$.exp'), ?) WHERE expires_at IS NULL",
   },
+  // When the rule a waiting request may bring was revoked (`latch policy revoke --all`, a freeze,
+  // a phone's revoke): its approval then adds none (grants/grantStore). Earlier versions marked it
+  // in used_tokens, forgot by the clock.
+  {
+    table: 'requests',
+    column: 'rule_revoked_at',
+    type: 'INTEGER',
+    fill: `UPDATE requests SET rule_revoked_at = ? WHERE rule_revoked_at IS NULL
+             AND request_id IN (SELECT substr(key, 15) FROM used_tokens WHERE key LIKE 'grant-revoked:%')`,
+  },
+  // When a phone's report of the request was acted on: once only, for as long as the record is
+  // kept (gate/relayAnswers). Earlier versions marked it in used_tokens, forgot by the clock.
+  {
+    table: 'requests',
+    column: 'reported_at',
+    type: 'INTEGER',
+    fill: `UPDATE requests SET reported_at = ? WHERE reported_at IS NULL
+             AND request_id IN (SELECT substr(key, 8) FROM used_tokens WHERE key LIKE 'report:%')`,
+  },
 ];
 
 /** Made once the columns they index exist. */

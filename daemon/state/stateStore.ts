@@ -175,6 +175,14 @@ export class StateStore implements SingleUseStore {
     this.#requests.noteApprover(requestId, device);
   }
 
+  requestReported(requestId: string): boolean {
+    return this.#requests.reported(requestId);
+  }
+
+  noteRequestReported(requestId: string, now: number): void {
+    this.#requests.noteReported(requestId, now);
+  }
+
   settleRequest(requestId: string, state: Exclude<RequestRecord['state'], 'pending'>): boolean {
     return this.#requests.settle(requestId, state);
   }

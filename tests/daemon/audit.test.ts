@@ -310,4 +310,48 @@ describe('an agent’s flood of calls and the kept audit history (review rt)', (
       await daemon.stop();
     }
   });
+
+  it('lets a file written while the clock ran ahead go keep_hours after the files written once it was set back (review rv10c)', async () => {
+    const flooded = newMachine();
+    await initMachine(flooded, {
+      relay: 'http://127.0.0.1:9',
+      policy: 'default = "allow"\n',
+      config: (text) =>
+        text
+          .replace(/^rotate_bytes = \d+$/m, 'rotate_bytes = 8192')
+          .replace(/^keep_files = \d+$/m, 'keep_files = 1'),
+    });
+    const clock = movedClock(flooded);
+    const daemon = await startDaemon(flooded);
+    try {
+      const client = await connect({ socketPath: flooded.socket, agent: 'flood' });
+      const holdingMarker = () =>
+        readdirSync(flooded.home).filter(
+          (name) =>
+            name.startsWith('audit.log') && readFileSync(join(flooded.home, name), 'utf8').includes('MARKER'),
+        );
+      const flood = async (calls: number) => {
+        for (let i = 0; i < calls; i++)
+          await client.guard({ tool: 'Bash', command: `echo ${i} ${'z'.repeat(3900)}` }, () => 0);
+      };
+      // Written with the clock a month ahead, then set back.
+      await clock.move(30 * 24 * 3_600_000);
+      await client.guard({ tool: 'Bash', command: 'echo MARKER' }, () => 0);
+      await flood(6);
+      await clock.move(0);
+      await flood(6);
+      expect(holdingMarker()).toHaveLength(1);
+      // A day and an hour after the clock was set back, not a month.
+      await clock.move(25 * 3_600_000);
+      await flood(3);
+      expect(holdingMarker()).toEqual([]);
+      const after = JSON.parse(
+        (await runLatch(flooded, ['audit', 'verify', '--json'])).stdout,
+      ) as AuditVerifyJson;
+      expect(after).toMatchObject({ ok: true });
+      expect((after as { files: string[] }).files.length).toBeLessThanOrEqual(3);
+    } finally {
+      await daemon.stop();
+    }
+  });
 });

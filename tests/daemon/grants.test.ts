@@ -737,20 +737,31 @@ describe('a revoke while the host clock is ahead (review rt)', () => {
     own = undefined;
   });
 
-  /** A daemon of its own, its host clock moved by `move`, with a half-hour grant for `git push`. */
-  async function grantedWithMovedClock(options: { phones: number; by: number }) {
-    own = await startPairedDaemon({ phones: options.phones });
+  /** A daemon of its own, its host clock moved by `move`. */
+  async function ownWithMovedClock(phones: number) {
+    own = await startPairedDaemon({ phones });
     const clock = movedClock(own.machine);
     own.daemon = await restartDaemon(own.daemon, own.machine, own.relay);
-    const p = own;
+    return { p: own, clock };
+  }
+
+  /** Asks for `git push origin main` in `session` and has phone `by` approve it, with a half-hour rule. */
+  async function approveWithRule(p: PairedDaemon, by: number, session = 'session-1') {
     const before = p.relay.requests.length;
-    const hook = startHook(p.machine, bash('git push origin main'));
+    const hook = startHook(p.machine, bash('git push origin main', session));
     const request = await p.relay.nextRequest(before);
-    const { token } = await phoneApproves(p.phones[options.by]!, request, p.relay.origin, {
-      grant: 'half_hour',
+    const { token } = await phoneApproves(p.phones[by]!, request, p.relay.origin, { grant: 'half_hour' });
+    return { hook, send: () => p.relay.sendApproval(request.requestId, token) };
+  }
+
+  /** The same, with a half-hour grant for `git push` in force. */
+  async function grantedWithMovedClock(options: { phones: number; by: number }) {
+    const { p, clock } = await ownWithMovedClock(options.phones);
+    const approval = await approveWithRule(p, options.by);
+    approval.send();
+    expect((await approval.hook).output).toMatchObject({
+      hookSpecificOutput: { permissionDecision: 'allow' },
     });
-    p.relay.sendApproval(request.requestId, token);
-    expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
     return { p, clock };
   }
 
@@ -804,7 +815,7 @@ describe('a revoke while the host clock is ahead (review rt)', () => {
     await grantCoversNothing(p);
   });
 
-  it('a grant a revoke missed still covers nothing: its phone is no longer trusted, or it came before every grant ended', async () => {
+  it('a grant a revoke missed still covers nothing once its phone is no longer trusted', async () => {
     const { p } = await grantedWithMovedClock({ phones: 2, by: 1 });
     const before = p.relay.requests.length;
     expect((await startHook(p.machine, bash('git push origin feature/x', 'session-7'))).output).toMatchObject(
@@ -816,10 +827,61 @@ describe('a revoke while the host clock is ahead (review rt)', () => {
     // As a revoke that missed it would leave it: the phone revoked, the grant not.
     withStore(p.machine, (store) => store.revokeDevice(p.phones[1]!.id, Date.now()));
     await grantCoversNothing(p);
-    withStore(p.machine, (store) => {
-      store.db.prepare('UPDATE devices SET revoked_at = NULL').run();
-      store.db.prepare('UPDATE grants SET revoked_at = NULL').run();
-      store.setMeta('grants_ended_at', String(Date.now()));
+  });
+
+  it('a rule approved after the clock is set back covers calls, though every rule ended while it was ahead (review rv10c)', async () => {
+    const { p, clock } = await grantedWithMovedClock({ phones: 1, by: 0 });
+    await clock.move(HOUR_MS);
+    expect((await runLatch(p.machine, ['policy', 'revoke', '--all'])).code).toBe(0);
+    await clock.move(0);
+    const approval = await approveWithRule(p, 0, 'session-8');
+    approval.send();
+    expect((await approval.hook).output).toMatchObject({
+      hookSpecificOutput: { permissionDecision: 'allow' },
+    });
+    const listed = JSON.parse(
+      (await runLatch(p.machine, ['policy', 'grants', '--json'])).stdout,
+    ) as GrantsJson;
+    expect(listed.grants).toHaveLength(1);
+    const before = p.relay.requests.length;
+    expect((await startHook(p.machine, bash('git push origin feature/z', 'session-8'))).output).toMatchObject(
+      { hookSpecificOutput: { permissionDecision: 'allow' } },
+    );
+    expect(p.relay.requests.length).toBe(before);
+  });
+
+  it('a rule asked for while the clock was ahead, revoked with --all once it is back, never comes (review rv10c)', async () => {
+    const { p, clock } = await ownWithMovedClock(1);
+    await clock.move(HOUR_MS);
+    const approval = await approveWithRule(p, 0, 'session-9');
+    await clock.move(0);
+    expect((await runLatch(p.machine, ['policy', 'revoke', '--all'])).code).toBe(0);
+    approval.send();
+    expect((await approval.hook).output).toMatchObject({
+      hookSpecificOutput: { permissionDecision: 'allow' },
+    });
+    await grantCoversNothing(p);
+  });
+
+  it('a rule revoked with --all while its request waits never comes, though the clock went days ahead and back', async () => {
+    const { p, clock } = await ownWithMovedClock(2);
+    const approval = await approveWithRule(p, 0, 'session-10');
+    expect((await runLatch(p.machine, ['policy', 'revoke', '--all'])).code).toBe(0);
+    // Three days ahead, another phone's approval uses its token (this one's held token would then
+    // be refused for its counter): the used ones past their day are forgot.
+    await clock.move(3 * 86_400_000);
+    const before = p.relay.requests.length;
+    const other = startHook(p.machine, bash('git push origin other', 'session-11'));
+    const request = await p.relay.nextRequest(before);
+    p.relay.sendApproval(
+      request.requestId,
+      (await phoneApproves(p.phones[1]!, request, p.relay.origin)).token,
+    );
+    expect((await other).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+    await clock.move(0);
+    approval.send();
+    expect((await approval.hook).output).toMatchObject({
+      hookSpecificOutput: { permissionDecision: 'allow' },
     });
     await grantCoversNothing(p);
   });
