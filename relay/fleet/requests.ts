@@ -218,11 +218,15 @@ function pendingListed(ctx: FleetContext, device: string, now: number): ListedRo
     const room = MOST_LISTED - listed.length;
     const share = Math.floor(room / open.length);
     if (share === 0) {
-      // Fewer places than hosts: one more of each host's, the newest of them.
-      const nextTurn = open.flatMap(({ host, last }) => nextOfHost(host, last, 1));
-      nextTurn.sort(newestFirst);
-      listed.push(...nextTurn.slice(0, room));
-      break;
+      // Fewer places than hosts: one more of each host's, the newest of them. Hosts that had none
+      // left leave their places to the others' next turn (review rv1: the list came out short).
+      const nextTurn = open.flatMap(({ host, last }) =>
+        nextOfHost(host, last, 1).map((next) => ({ host, last: next })),
+      );
+      nextTurn.sort((a, b) => newestFirst(a.last, b.last));
+      listed.push(...nextTurn.slice(0, room).map(({ last }) => last));
+      open = nextTurn;
+      continue;
     }
     // Every open host gets its share; one that has fewer is done, and leaves its rest to others.
     const stillOpen: typeof open = [];

@@ -116,6 +116,23 @@ describe('the pending list over many hosts', () => {
     expect(requests.every(({ requestId, box }) => box === `box-${requestId}`)).toBe(true);
   }, 120_000);
 
+  it.each([
+    // Hosts that run out exactly at their share, when fewer places are left than hosts (review rv1).
+    ['five hosts out at their share, two at the cap', [142, 142, 142, 142, 142, 1000, 1000]],
+    ['600 hosts of one request and one at the cap', [...Array<number>(600).fill(1), 1000]],
+  ])(
+    'fills the list when hosts run out in the last turns: %s',
+    async (_shape, pendingPerHost) => {
+      const test = await newFleet({ push: false });
+      const now = Date.now();
+      const written = await fill(test, pendingPerHost, now);
+      const { requests } = await listWithReads(test, now);
+      expect(requests.map(({ requestId }) => requestId)).toEqual(expectedListing(written));
+      expect(requests).toHaveLength(MOST_LISTED);
+    },
+    300_000,
+  );
+
   it('lists a few hosts in full when they hold fewer than the list', async () => {
     const test = await newFleet({ push: false });
     const now = Date.now();
