@@ -62,8 +62,8 @@ keep_hours = 24
 [retention]
 # Days a settled request (approved, denied, expired, withdrawn) is kept in state.db; a pending
 # one is always kept. Fractions are allowed. Beyond max_requests settled requests, those with the
-# earliest deadlines go first (one whose deadline has not passed stays, up to twice as many).
-# Keeping less needs a phone's approval.
+# earliest deadlines go first (one a phone may still report, until a day past its deadline, stays
+# up to twice as many; an approval always). Keeping less needs a phone's approval.
 requests_days = 30
 max_requests = 10000
 `;

@@ -191,8 +191,9 @@ export class Asking {
         claimed !== requestId &&
         joined.state === 'pending' &&
         joined.dedupKey === dedupKey &&
-        // One that joined another was never shown to a phone: an approval of it says otherwise.
-        store.request(requestId)?.state !== 'approved'
+        // One that joined another was never shown to a phone: an approval of it says otherwise
+        // (and so does its record gone: pruned, which an approval in its day never is).
+        (store.request(requestId)?.state ?? 'approved') !== 'approved'
       : claimed === requestId;
     if (!honest) {
       fatigue.settled(requestId);

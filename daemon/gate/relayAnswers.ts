@@ -12,17 +12,11 @@ import type { RelyingParty } from '../../shared/webauthn/verifyAssertion.ts';
 import type { AuditLog } from '../audit/auditLog.ts';
 import { RelayNoise } from '../audit/relayNoise.ts';
 import type { Grants } from '../grants/grants.ts';
-import type { RequestRecord } from '../state/requestStore.ts';
+import { REPORTABLE_AFTER_DEADLINE_MS, type RequestRecord } from '../state/requestStore.ts';
 import type { StateStore } from '../state/stateStore.ts';
 import { deny, frozenDeny, reportedDeny } from './deny.ts';
 import type { PushFatigue } from './pushFatigue.ts';
 import type { Waiting } from './waiting.ts';
-
-/**
- * How long after a request's deadline a report of it still counts. Its once-only mark is kept as
- * long (used_tokens), so a report sent again is never acted on twice.
- */
-const REPORTABLE_AFTER_DEADLINE_MS = 24 * 60 * 60 * 1000;
 
 /** A reported request's title in the freeze's reason: room left for the words around it. */
 const REPORTED_TITLE_BYTES = LIMITS.reasonBytes - 64;
@@ -203,8 +197,22 @@ export class RelayAnswers {
   async onDenied(requestId: string, envelope: DenyEnvelope): Promise<void> {
     const { store, audit, fatigue, waiting } = this.#options;
     const record = store.request(requestId);
-    if (!record) return;
     const report = envelope.body.report;
+    if (!record) {
+      // A deny of a request this host does not keep needs nothing; a report of it is said not to
+      // have acted (pruned past its retention, or never ours), as often as a relay sends it.
+      if (report)
+        this.#noise.append('report not acted: unknown request', {
+          event: 'reported',
+          requestId,
+          device: envelope.signer.id,
+          scope: report.scope,
+          verified: false,
+          acted: false,
+          why: 'no such request is kept on this host',
+        });
+      return;
+    }
     const device = envelope.signer.role === 'device' ? store.activeDevice(envelope.signer.id) : undefined;
     // Signed by a phone paired here, about this very request of this host.
     const verified = async () =>

@@ -25,6 +25,13 @@ interface RequestRow {
   approved_by: string | null;
 }
 
+/**
+ * How long after a request's deadline a phone's report of it still counts (gate/relayAnswers): the
+ * record it needs, with its once-only mark, is kept at least as long unless a flood of others
+ * pushes it out (capSettled), which an approval's never is.
+ */
+export const REPORTABLE_AFTER_DEADLINE_MS = 24 * 60 * 60 * 1000;
+
 /** The daemon's own requests: what it verifies decisions against. */
 export class RequestStore {
   readonly #statements: PreparedStatements;
@@ -124,31 +131,33 @@ export class RequestStore {
 
   /**
    * Keeps at most `max` settled requests, those with the latest deadlines (`[retention]
-   * max_requests`). One whose deadline has not passed stays while it is among the latest `2 × max`:
-   * its call may still be in flight (a phone's report on it, the phone that approved a pairing,
-   * each read when its answer comes), but a flood of calls settled at once under a rule's long
-   * timeout (up to a day) must not fill the disk either. A pending one always stays. Each check
-   * walks up to `2 × max` entries of an index, so saving checks only after every hundredth of
-   * `max` saves (capSettledWhenDue): up to 1% more between.
+   * max_requests`), among those a phone's report can no longer name (a day past the deadline);
+   * the others stay while among the latest `2 × max`, since a flood of calls settled at once (a
+   * rule's timeout can be a day) must not fill the disk. An approval stays until no report can
+   * name it, however many others come: the report of it ends the rule it brought, and approvals
+   * are as few as a person gives. A pending one always stays. Each check walks up to `2 × max`
+   * entries of an index, so saving checks only after every hundredth of `max` saves
+   * (capSettledWhenDue): up to 1% more between.
    */
   capSettled(max: number, now: number): void {
     this.#savedSinceCapped = 0;
+    const reportable = now - REPORTABLE_AFTER_DEADLINE_MS;
     const latestBeyond = (kept: number) =>
       this.#statements
         .get(
           "SELECT expires_at FROM requests WHERE state != 'pending' ORDER BY expires_at DESC LIMIT 1 OFFSET ?",
         )
         .get(kept) as { expires_at: number } | undefined;
-    const pastDeadline = latestBeyond(max);
-    if (!pastDeadline) return;
+    const beyondCap = latestBeyond(max);
+    if (!beyondCap) return;
     this.#statements
       .get("DELETE FROM requests WHERE state != 'pending' AND expires_at <= ? AND expires_at < ?")
-      .run(pastDeadline.expires_at, now);
-    const anyDeadline = latestBeyond(2 * max);
-    if (anyDeadline)
+      .run(beyondCap.expires_at, reportable);
+    const beyondTwice = latestBeyond(2 * max);
+    if (beyondTwice)
       this.#statements
-        .get("DELETE FROM requests WHERE state != 'pending' AND expires_at <= ?")
-        .run(anyDeadline.expires_at);
+        .get("DELETE FROM requests WHERE state NOT IN ('pending', 'approved') AND expires_at <= ?")
+        .run(beyondTwice.expires_at);
   }
 
   /** capSettled, once this process has saved a hundredth of `max` requests since it last ran. */

@@ -168,28 +168,28 @@ describe('request retention', () => {
         .all() as { request_id: string }[]
     ).map(({ request_id }) => request_id);
 
-  it('keeps the max_requests settled requests with the latest deadlines, every pending one and every one whose deadline has not passed', async () => {
+  it('keeps the max_requests settled requests with the latest deadlines, every pending one and every one a report can still name', async () => {
     const ids = (prefix: string, count: number) =>
       Array.from({ length: count }, (_, index) => `${prefix}-${String(index).padStart(3, '0')}`);
-    // 150 settled and past their deadlines (created 10 min before NOW, 5 min to answer), in order.
+    // 150 settled more than a day past their deadlines (no report names them), in order.
     const past = ids('past', 150);
     for (const [index, id] of past.entries())
-      save(store, await pendingRequest(id, NOW - 600_000 + index), index % 2 ? 'denied' : 'withdrawn');
-    // One pending since long ago; one settled whose deadline is still to come.
-    save(store, await pendingRequest('pending-long-ago', NOW - DAY_MS), 'pending');
-    save(store, await pendingRequest('in-flight', NOW - 299_000), 'approved');
+      save(store, await pendingRequest(id, NOW - 2 * DAY_MS + index), index % 2 ? 'denied' : 'withdrawn');
+    // One pending since long ago; one settled whose deadline passed an hour ago.
+    save(store, await pendingRequest('pending-long-ago', NOW - 2 * DAY_MS), 'pending');
+    save(store, await pendingRequest('in-flight', NOW - 3_900_000), 'denied');
 
     pruneState(store, { ...RETENTION, maxRequests: 100 }, NOW);
 
-    // A hundred settled in all, the one in flight among them.
+    // A hundred settled in all, the one a report can name among them.
     expect(settledIds()).toEqual([...past.slice(51), 'in-flight']);
     expect(store.pendingRequestIds()).toEqual(['pending-long-ago']);
   });
 
-  it('prunes by max_requests no settled request whose deadline has not passed, up to twice the cap', async () => {
-    // Its call may still be in flight: an early approval to undo, a report on it to take.
+  it('prunes by max_requests no settled request a report can still name, up to twice the cap', async () => {
+    // Its call may still be in flight, or a phone's report of it still come (a day after).
     for (let index = 0; index < 120; index++)
-      save(store, await pendingRequest(`in-flight-${String(index)}`, NOW - 299_000 + index), 'withdrawn');
+      save(store, await pendingRequest(`in-flight-${String(index)}`, NOW - DAY_MS + index), 'withdrawn');
     pruneState(store, { ...RETENTION, maxRequests: 100 }, NOW);
     expect(settledIds()).toHaveLength(120);
   });
@@ -202,6 +202,22 @@ describe('request retention', () => {
     store.db.prepare('UPDATE requests SET expires_at = expires_at + ?').run(DAY_MS);
     pruneState(store, { ...RETENTION, maxRequests: 100 }, NOW);
     expect(settledIds()).toEqual(flood.slice(50));
+  });
+
+  it('keeps an approval a report can still name, however many others come after it', async () => {
+    // The report of it ends the rule it brought (review rv1): an agent's flood must not push it out.
+    save(store, await pendingRequest('approved-an-hour-ago', NOW - 3_900_000), 'approved');
+    save(store, await pendingRequest('approved-two-days-ago', NOW - 2 * DAY_MS), 'approved');
+    for (let index = 0; index < 250; index++)
+      save(
+        store,
+        await pendingRequest(`flood-${String(index).padStart(3, '0')}`, NOW - 1000 + index),
+        'denied',
+      );
+    pruneState(store, { ...RETENTION, maxRequests: 100 }, NOW);
+    const kept = settledIds();
+    expect(kept).toHaveLength(201);
+    expect(kept[0]).toBe('approved-an-hour-ago');
   });
 
   it('takes the deadline of a request an earlier version saved from its details, at the next open', async () => {
@@ -221,10 +237,10 @@ describe('request retention', () => {
         store.capSettledRequestsWhenDue(1000, NOW);
       }
     };
-    await settleMany('first', 1009, NOW - 600_000);
+    await settleMany('first', 1009, NOW - 2 * DAY_MS);
     // 1009 saves: pruned at the 1000th (none beyond the cap yet), not since.
     expect(settledIds()).toHaveLength(1009);
-    await settleMany('next', 1, NOW - 500_000);
+    await settleMany('next', 1, NOW - 2 * DAY_MS + 100_000);
     const left = settledIds();
     expect(left).toHaveLength(1000);
     expect(left.at(0)).toBe('first-10');
@@ -311,11 +327,12 @@ describe('[retention] in a running daemon', () => {
       relay.sendApproval(request.requestId, token);
       expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
 
-      // Past its deadline, and a hundred settled requests with later deadlines saved after it.
+      // More than a day past its deadline (no report can name it), and a hundred settled
+      // requests with later deadlines saved after it.
       withStore(machine, (machineStore) => {
         machineStore.db
           .prepare('UPDATE requests SET expires_at = ? WHERE request_id = ?')
-          .run(Date.now() - 3_600_000, request.requestId);
+          .run(Date.now() - 2 * DAY_MS, request.requestId);
       });
       const later = await Promise.all(
         Array.from({ length: 100 }, (_, index) =>
@@ -351,6 +368,74 @@ describe('[retention] in a running daemon', () => {
     } finally {
       await daemon.stop();
       await relay.stop();
+    }
+  }, 120_000);
+
+  it('keeps an approval an hour past its deadline through a flood of calls, so its report still freezes and ends its rule', async () => {
+    const paired = await startPairedDaemon({
+      config: (text) => text.replace('max_requests = 10000', 'max_requests = 100'),
+    });
+    const { relay, machine } = paired;
+    const [phone] = paired.phones;
+    try {
+      const hook = startHook(machine, rmCall());
+      const request = await relay.nextRequest();
+      const { token } = await phoneApproves(phone!, request, relay.origin, { grant: 'half_hour' });
+      relay.sendApproval(request.requestId, token);
+      expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+      const rules = () =>
+        withStore(machine, (machineStore) => new GrantStore(machineStore.db).live(Date.now()));
+      expect(rules()).toHaveLength(1);
+
+      // Its deadline an hour gone; since then, 250 calls settled (an agent's flood, review rv1).
+      const flood = await Promise.all(
+        Array.from({ length: 250 }, (_, index) => pendingRequest(`flood-${String(index)}`, Date.now())),
+      );
+      withStore(machine, (machineStore) => {
+        machineStore.db
+          .prepare('UPDATE requests SET expires_at = ? WHERE request_id = ?')
+          .run(Date.now() - 3_600_000, request.requestId);
+        flood.forEach((record) => save(machineStore, record, 'withdrawn'));
+      });
+      // The next call saved applies the cap (every save, at 100).
+      const before = relay.requests.length;
+      const next = startHook(
+        machine,
+        hookInput('PreToolUse', 'Bash', { command: 'rm -rf dist', description: 'Clean the output' }),
+      );
+      const nextRequest = await relay.nextRequest(before);
+      expect(withStore(machine, (machineStore) => machineStore.request(request.requestId))?.state).toBe(
+        'approved',
+      );
+      await relay.sendDenial(phone!, nextRequest);
+      await next;
+
+      // The person reports the approved call: the fleet freezes and its rule ends.
+      await relay.sendDenial(phone!, request, 'fleet');
+      await expect.poll(() => relay.freezes.length).toBe(1);
+      expect(rules()).toEqual([]);
+      expect(
+        auditLines(machine).filter(
+          (line) => line['event'] === 'reported' && line['requestId'] === request.requestId,
+        ),
+      ).toEqual([expect.objectContaining({ acted: true })]);
+    } finally {
+      await paired.stop();
+    }
+  }, 120_000);
+
+  it('says a report of a request it no longer keeps did not act', async () => {
+    const paired = await startPairedDaemon();
+    const { relay, machine } = paired;
+    try {
+      const gone = { fleet: 'fleet-1', host: 'host-1', requestId: 'pruned-long-ago' };
+      await relay.sendDenial(paired.phones[0]!, gone, 'fleet');
+      await expect
+        .poll(() => auditLines(machine).filter((line) => line['event'] === 'reported'))
+        .toEqual([expect.objectContaining({ requestId: 'pruned-long-ago', acted: false })]);
+      expect(relay.freezes).toEqual([]);
+    } finally {
+      await paired.stop();
     }
   }, 120_000);
 });
