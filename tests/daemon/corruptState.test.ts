@@ -1,4 +1,4 @@
-import { readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DAEMON_REFUSED_EXIT } from '../../daemon/cli/exitCodes.ts';
 import { SqliteDatabase } from '../../daemon/state/sqlite.ts';
@@ -51,6 +51,21 @@ describe('a corrupt or truncated state.db', () => {
     await startDaemonForTest(machine);
     const hook = await runLatch(machine, ['hook', 'claude-code'], { input: read });
     expect(claudeCodeDecision(hook, read)).toBe('allow');
+  });
+
+  it('init --reset is refused while the daemon runs on the state, which stays as it was', async () => {
+    // The daemon would go on writing the copy put aside, unguarded until its next start (review rv1).
+    const machine = await setUp();
+    const daemon = await startDaemonForTest(machine);
+    const before = readFileSync(machine.files.state);
+    const refused = await runLatch(machine, ['init', '--reset']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('the daemon still runs on this state');
+    expect(readFileSync(machine.files.state).equals(before)).toBe(true);
+    expect(readdirSync(machine.home).filter((name) => name.includes('.replaced-'))).toEqual([]);
+
+    await daemon.stop();
+    expect((await runLatch(machine, ['init', '--reset'])).code).toBe(0);
   });
 
   it('with a garbage header: refused as not a database', async () => {

@@ -14,6 +14,7 @@ import { latchFiles, latchHome, socketPath, type LatchFiles } from '../../config
 import { createHostIdentity } from '../../identity/hostIdentity.ts';
 import { DEFAULT_POLICY } from '../../policy/defaultPolicy.ts';
 import { PolicyKeeper } from '../../policy/policyKeeper.ts';
+import { otherDaemonOf, pidFileOf } from '../../socket/daemonPidFile.ts';
 import { checkSocketPathLength } from '../../socket/securePath.ts';
 import { StateStore } from '../../state/stateStore.ts';
 import { fail } from '../home.ts';
@@ -31,8 +32,23 @@ function newState(files: LatchFiles, baselines: { policy: string; config: string
   store.close();
 }
 
-/** Moves an earlier state and audit log, rotated files too, aside (kept, never deleted); returns their new suffix. */
+/**
+ * Moves an earlier state and audit log, rotated files too, aside (kept, never deleted); returns
+ * their new suffix. Refused while a daemon runs on them: it would go on writing the copy, which
+ * it does not guard as a secret until it starts again (policy/protectedPlaces, stateCopies).
+ */
 function moveStateAside(files: LatchFiles): string {
+  let running;
+  try {
+    running = otherDaemonOf(pidFileOf(socketPath()));
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  if (running && existsSync(files.state))
+    fail(
+      `the daemon still runs on this state (pid ${running.pid}): stop it first (Ctrl-C where latch daemon runs, or systemctl --user stop latch), then try again`,
+      1,
+    );
   const aside = `replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const rotated = rotatedFiles(files.audit).map(({ path }) => path);
   for (const path of [files.state, `${files.state}-wal`, `${files.state}-shm`, ...rotated, files.audit]) {
