@@ -42,16 +42,19 @@ function lastWritten(file: RotatedFile): number {
 }
 
 /**
- * When each rotated file (oldest first) was last written at the latest: its last line's time, but
- * never later than a file written after it, nor than `now`. A file dated by a clock that ran
- * ahead thus ages from the first file written after the clock was set back, instead of counting
- * as young until the clock passes its date plus `keep_hours` (review rv10c).
+ * When each rotated file (oldest first) was last written: its last line's time, unless that lies
+ * ahead of `now`, which cannot be right; such a file was written no later than the file after it,
+ * nor than now. A file dated by a clock that ran ahead thus ages from the first file written after
+ * the clock was set back, instead of counting as young until the clock passes its date plus
+ * `keep_hours` (review rv10c). A file dated behind (a clock that ran late) shortens no other
+ * file's life: each date at or before now is taken as it is (review rv2).
  */
 function writtenBy(rotated: RotatedFile[], now: number): number[] {
   const latest: number[] = [];
   let bound = now;
   for (let index = rotated.length - 1; index >= 0; index--) {
-    bound = Math.min(bound, lastWritten(rotated[index]!));
+    const own = lastWritten(rotated[index]!);
+    bound = own <= now ? own : Math.min(bound, own);
     latest[index] = bound;
   }
   return latest;

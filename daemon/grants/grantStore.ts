@@ -95,6 +95,33 @@ export class GrantStore {
     db.exec(SCHEMA);
     this.#db = db;
     this.#statements = new PreparedStatements(db);
+    this.#endedByAnEarlierVersion();
+  }
+
+  /**
+   * A revoke of every rule by a version before 2026-12-08 recorded its time (`grants_ended_at`),
+   * which that version's `live()` compared each rule with: what it stood for is written as
+   * revokes and marks, once (review rv2: a rule a revoke missed would otherwise come back).
+   */
+  #endedByAnEarlierVersion(): void {
+    const ended = this.#statement("SELECT value FROM meta WHERE key = 'grants_ended_at'").get() as
+      { value: string } | undefined;
+    if (!ended) return;
+    const at = Number(ended.value);
+    this.#db.transaction(
+      () => {
+        this.#statement('UPDATE grants SET revoked_at = ? WHERE revoked_at IS NULL AND created_at <= ?').run(
+          at,
+          at,
+        );
+        this.#statement(
+          `UPDATE requests SET rule_revoked_at = ?
+             WHERE state = 'pending' AND rule_revoked_at IS NULL AND created_at <= ?`,
+        ).run(at, at);
+        this.#statement("DELETE FROM meta WHERE key = 'grants_ended_at'").run();
+      },
+      { immediate: true },
+    );
   }
 
   #statement(sql: string): SqliteStatement {

@@ -36,4 +36,40 @@ describe('a state.db from before marks were kept on the request they belong to',
     expect(grants.revokedBeforeItCame('denied-only')).toBe(false);
     store.close();
   });
+
+  it('makes an earlier revoke of every rule (grants_ended_at) into the revokes and marks it stood for (review rv2)', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'latch-state-')), 'state.db');
+    const now = Date.now();
+    const before = new StateStore(path);
+    before.db
+      .prepare(
+        `INSERT INTO devices (id, name, device_key, ecdh_key, credential_id, credential_key, counter, paired_at)
+         VALUES ('phone', 'Phone', 'k', 'e', 'cred', 'ck', 0, ?)`,
+      )
+      .run(now);
+    const rule = JSON.stringify({ tool: 'Bash', words: ['git', 'push'], folder: '/w', policyRule: 'r' });
+    new GrantStore(before.db); // its table
+    const grant = before.db.prepare(
+      `INSERT INTO grants (id, kind, rule, risk, device, request_id, created_at, expires_at)
+       VALUES (?, 'half_hour', ?, 'medium', 'phone', ?, ?, ?)`,
+    );
+    // One an earlier revoke --all missed (added while it ran), which its time kept dead; one after.
+    grant.run('missed', rule, 'asked-before', now - 60_000, now + 20 * 60_000);
+    grant.run('after', rule, 'asked-after', now - 10_000, now + 20 * 60_000);
+    const request = before.db.prepare(
+      "INSERT INTO requests (request_id, dedup_key, details, binding, state, created_at) VALUES (?, ?, '{}', '{}', 'pending', ?)",
+    );
+    request.run('waiting-before', 'k1', now - 40_000);
+    request.run('waiting-after', 'k2', now - 5_000);
+    before.setMeta('grants_ended_at', String(now - 30_000));
+    before.close();
+
+    const store = new StateStore(path);
+    const grants = new GrantStore(store.db);
+    expect(grants.live(now).map(({ id }) => id)).toEqual(['after']);
+    expect(grants.revokedBeforeItCame('waiting-before')).toBe(true);
+    expect(grants.revokedBeforeItCame('waiting-after')).toBe(false);
+    expect(store.meta('grants_ended_at')).toBeUndefined();
+    store.close();
+  });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { detailsBinding } from '../../shared/approvals/approvalBinding.ts';
-import type { RequestDetails } from '../../shared/messages/approvals.ts';
+import type { Grant, RequestDetails } from '../../shared/messages/approvals.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { GrantStore, type StoredGrant } from '../../daemon/grants/grantStore.ts';
 import type { RequestRecord } from '../../daemon/state/requestStore.ts';
@@ -19,7 +19,7 @@ import {
   withStore,
   type LatchMachine,
 } from '../support/latchMachine.ts';
-import { restartDaemon, startPairedDaemon } from '../support/pairedDaemon.ts';
+import { restartDaemon, startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 import { phoneApproves } from '../support/phoneApproves.ts';
 
 const NOW = Date.UTC(2026, 5, 1);
@@ -278,6 +278,21 @@ describe('[retention] in a running daemon', () => {
         .run(Date.now() - ageMs, requestId),
     );
 
+  /** The agent's `rm -rf build`, approved on the paired phone (with a rule, given `grant`). */
+  const approveOne = async (paired: PairedDaemon, grant?: Grant) => {
+    const hook = startHook(paired.machine, rmCall());
+    const request = await paired.relay.nextRequest();
+    const { token } = await phoneApproves(
+      paired.phones[0]!,
+      request,
+      paired.relay.origin,
+      grant ? { grant } : {},
+    );
+    paired.relay.sendApproval(request.requestId, token);
+    expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+    return { request, token };
+  };
+
   it('prunes again every tenth of the retention, and a token for a pruned request is refused as unknown_request', async () => {
     const paired = await startPairedDaemon({
       config: (text) => text.replace('requests_days = 30', 'requests_days = 0.001'),
@@ -285,11 +300,7 @@ describe('[retention] in a running daemon', () => {
     const { relay, machine } = paired;
     let daemon = paired.daemon;
     try {
-      const hook = startHook(machine, rmCall());
-      const request = await relay.nextRequest();
-      const { token } = await phoneApproves(paired.phones[0], request, relay.origin);
-      relay.sendApproval(request.requestId, token);
-      expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+      const { request, token } = await approveOne(paired);
 
       // Older than 86.4 s: the next prune, at most 8.64 s away, forgets it.
       age(machine, request.requestId, 3_600_000);
@@ -321,11 +332,7 @@ describe('[retention] in a running daemon', () => {
     const { relay, machine } = paired;
     const daemon = paired.daemon;
     try {
-      const hook = startHook(machine, rmCall());
-      const request = await relay.nextRequest();
-      const { token } = await phoneApproves(paired.phones[0], request, relay.origin);
-      relay.sendApproval(request.requestId, token);
-      expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+      const { request, token } = await approveOne(paired);
 
       // More than a day past its deadline (no report can name it), and a hundred settled
       // requests with later deadlines saved after it.
@@ -378,11 +385,7 @@ describe('[retention] in a running daemon', () => {
     const { relay, machine } = paired;
     const [phone] = paired.phones;
     try {
-      const hook = startHook(machine, rmCall());
-      const request = await relay.nextRequest();
-      const { token } = await phoneApproves(phone!, request, relay.origin, { grant: 'half_hour' });
-      relay.sendApproval(request.requestId, token);
-      expect((await hook).output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+      const { request } = await approveOne(paired, 'half_hour');
       const rules = () =>
         withStore(machine, (machineStore) => new GrantStore(machineStore.db).live(Date.now()));
       expect(rules()).toHaveLength(1);

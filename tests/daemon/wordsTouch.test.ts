@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandWords } from '../../daemon/policy/commandWords.ts';
 import { realPath } from '../../daemon/policy/realPath.ts';
 import { wordsTouch } from '../../daemon/policy/wordsTouch.ts';
-import { home, makeProtectedHome, places, project, removeProtectedHome } from '../support/protectedHome.ts';
+import {
+  home,
+  makeProtectedHome,
+  places,
+  project,
+  removeProtectedHome,
+  STATE_COPY,
+} from '../support/protectedHome.ts';
 
 beforeAll(makeProtectedHome);
 afterAll(removeProtectedHome);
@@ -30,6 +37,7 @@ const ABOVE_ITS_PLACES = [
   'state.db',
   'state.db-shm',
   'state.db-wal',
+  STATE_COPY,
   'totp.json',
 ].map((target) => `files ${target}`);
 const latchHomeAnd = (...notes: string[]) => ['files .latch', ...ABOVE_ITS_PLACES, ...notes].sort();

@@ -1,5 +1,6 @@
 import { env, runInDurableObject, SELF } from 'cloudflare:test';
 import { beforeAll, expect, inject } from 'vitest';
+import type { FleetContext } from '../../relay/fleet/context.ts';
 import type { Fleet } from '../../relay/fleet/Fleet.ts';
 import type { OfferIndex } from '../../relay/offers/OfferIndex.ts';
 import { revokeChallenge } from '../../shared/device-auth/revokeChallenge.ts';
@@ -167,4 +168,33 @@ export async function setClock(fleet: string, now: number): Promise<void> {
   await runInDurableObject(fleetStub(fleet), (instance: Fleet) => {
     instance.now = () => now;
   });
+}
+
+/**
+ * A fleet's context over `sql` at a fixed `now`, that counts the rows its statements read
+ * (SQLite's own count, the one Cloudflare bills): for steps run inside the fleet's object.
+ */
+export function countingContext(
+  sql: SqlStorage,
+  fleet: string,
+  now: number,
+): { ctx: FleetContext; rowsRead: () => number } {
+  const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+  const counting = {
+    exec: (query: string, ...bindings: unknown[]) => {
+      const cursor = sql.exec(query, ...bindings);
+      cursors.push(cursor);
+      return cursor;
+    },
+  } as SqlStorage;
+  const ctx: FleetContext = {
+    sql: counting,
+    env,
+    fleet,
+    now: () => now,
+    emit: () => {},
+    closeConnections: () => {},
+    background: () => {},
+  };
+  return { ctx, rowsRead: () => cursors.reduce((read, cursor) => read + cursor.rowsRead, 0) };
 }

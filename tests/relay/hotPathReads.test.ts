@@ -1,11 +1,11 @@
-import { env, runInDurableObject } from 'cloudflare:test';
+import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import type { FleetContext } from '../../relay/fleet/context.ts';
 import { consumeNonce } from '../../relay/fleet/deviceAuth.ts';
 import type { Fleet } from '../../relay/fleet/Fleet.ts';
 import { notifyNewRequest } from '../../relay/fleet/notify.ts';
 import { scheduleAlarm } from '../../relay/fleet/retention.ts';
-import { fleetStub, newFleet, type TestFleet } from './harness.ts';
+import { countingContext, fleetStub, newFleet, type TestFleet } from './harness.ts';
 
 /** Rows in each table the hot path reads: what a busy fleet holds after minutes of traffic. */
 const FLOOD = 5000;
@@ -47,25 +47,9 @@ async function rowsReadBy(
         now + 300_000,
       );
     }
-    const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-    const counting = {
-      exec: (query: string, ...bindings: unknown[]) => {
-        const cursor = sql.exec(query, ...bindings);
-        cursors.push(cursor);
-        return cursor;
-      },
-    } as SqlStorage;
-    const ctx: FleetContext = {
-      sql: counting,
-      env,
-      fleet: test.fleet,
-      now: () => now,
-      emit: () => {},
-      closeConnections: () => {},
-      background: () => {},
-    };
+    const { ctx, rowsRead } = countingContext(sql, test.fleet, now);
     await step(ctx, state.storage);
-    return cursors.reduce((read, cursor) => read + cursor.rowsRead, 0);
+    return rowsRead();
   });
 }
 

@@ -1,10 +1,9 @@
-import { env, runInDurableObject } from 'cloudflare:test';
+import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import type { FleetContext } from '../../relay/fleet/context.ts';
 import type { Fleet } from '../../relay/fleet/Fleet.ts';
 import { listRequests, MOST_PENDING_PER_HOST } from '../../relay/fleet/requests.ts';
 import { MOST_LISTED } from '../../shared/messages/relayViews.ts';
-import { fleetStub, newFleet, type TestFleet } from './harness.ts';
+import { countingContext, fleetStub, newFleet, type TestFleet } from './harness.ts';
 
 /** One pending request as the test wrote it: `seq` is its insertion order, as the rowid is. */
 interface Written {
@@ -83,25 +82,9 @@ function expectedListing(written: readonly Written[]): string[] {
 /** The phone's pending list, read in the fleet's object, with the rows its statements read. */
 async function listWithReads(test: TestFleet, now: number) {
   return runInDurableObject(fleetStub(test.fleet), async (_fleet: Fleet, state) => {
-    const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-    const counting = {
-      exec: (query: string, ...bindings: unknown[]) => {
-        const cursor = state.storage.sql.exec(query, ...bindings);
-        cursors.push(cursor);
-        return cursor;
-      },
-    } as SqlStorage;
-    const ctx: FleetContext = {
-      sql: counting,
-      env,
-      fleet: test.fleet,
-      now: () => now,
-      emit: () => {},
-      closeConnections: () => {},
-      background: () => {},
-    };
+    const { ctx, rowsRead } = countingContext(state.storage.sql, test.fleet, now);
     const { requests } = listRequests(ctx, test.phones[0]!.phone.id, 'pending');
-    return { requests, rowsRead: cursors.reduce((read, cursor) => read + cursor.rowsRead, 0) };
+    return { requests, rowsRead: rowsRead() };
   });
 }
 

@@ -48,6 +48,9 @@ export async function newHost(options: { policy?: string; init?: boolean } = {})
     project: join(root, 'project'),
   };
   mkdirSync(host.project);
+  // Made here, not by whatever runs first: fish makes its config folder in it, but not every
+  // machine has fish.
+  mkdirSync(host.user, { recursive: true });
   machine.env = { ...machine.env, CLAUDE_CONFIG_DIR: host.claude, CODEX_HOME: host.codex };
   return {
     ...host,
