@@ -48,6 +48,8 @@ export class KillSwitch {
   readonly #listeners = new Set<(state: SwitchState) => void>();
   readonly #noise: RelayNoise;
   readonly #grants: GrantStore;
+  /** The state the listeners last heard; none until one listens. */
+  #announced: SwitchState | undefined;
 
   constructor(options: KillSwitchOptions) {
     this.#options = options;
@@ -55,16 +57,29 @@ export class KillSwitch {
     this.#grants = new GrantStore(options.store.db);
   }
 
+  /**
+   * Read from state.db, where `latch panic` also writes when this daemon does not answer it (a
+   * busy or stopped daemon): a freeze made there is announced to the listeners the first time it
+   * is read here (the relay's echo of it, the next call), so that it refuses the calls waiting and
+   * stops what `latch exec` runs, as one made here does (review rv2).
+   */
   get state(): SwitchState {
-    return this.#options.store.switchState();
+    const state = this.#options.store.switchState();
+    const announced = this.#announced;
+    if (announced && (state.frozen !== announced.frozen || state.epoch !== announced.epoch))
+      this.#changed(state);
+    return state;
   }
 
   onChange(listener: (state: SwitchState) => void): () => void {
+    // The state as this process starts is the listeners' first: changes are told from then on.
+    this.#announced ??= this.#options.store.switchState();
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
 
   #changed(state: SwitchState): SwitchState {
+    this.#announced = state;
     for (const listener of this.#listeners) listener(state);
     return state;
   }

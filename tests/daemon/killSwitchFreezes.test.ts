@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { StateStore } from '../../daemon/state/stateStore.ts';
 import type { SwitchState } from '../../daemon/state/switchStore.ts';
 import { UNVERIFIED_FREEZE_REASON } from '../../daemon/kill-switch/killSwitch.ts';
 import { signEnvelope } from '../../shared/envelopes/signEnvelope.ts';
@@ -57,6 +58,31 @@ describe('a freeze on the host', () => {
       expect.objectContaining({ event: 'freeze', cause: 'panic', verified: true }),
     ]);
     expect(rig.auditEvents()[0]).not.toHaveProperty('via');
+  });
+
+  it('made by latch panic on the state while this daemon did not answer, is told to the listeners when first read, once (review rv2)', async () => {
+    const envelope = await signEnvelope(
+      'freeze',
+      { fleet: rig.fleet.fleet, reason: 'panic from a terminal' },
+      { role: 'host', id: rig.fleet.host.id },
+      rig.fleet.host.hostKeys.privateKey,
+    );
+    const id = await freezeId(envelope);
+    // The CLI's own connection to the same state.db, as `latch panic` opens it.
+    const cli = new StateStore(rig.statePath);
+    cli.applyFreeze(
+      { id, reason: 'panic from a terminal', cause: 'panic', signedAt: Date.now() },
+      Date.now(),
+    );
+    cli.close();
+    expect(rig.changes).toEqual([]);
+
+    // Read by the next call's decision, or the relay's echo of the freeze: told once.
+    const held = rig.killSwitch.state;
+    expect(held).toMatchObject({ frozen: true, freeze: id });
+    expect(rig.changes).toEqual([held]);
+    await rig.killSwitch.applyFreeze(envelope, 'relay', 'the relay echoes it');
+    expect(rig.changes).toEqual([held]);
   });
 
   it.each([

@@ -1,8 +1,11 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freezeId } from '../../shared/kill-switch/freezeId.ts';
 import { PROTOCOL_VERSION } from '../../shared/version.ts';
 import { KILL_SWITCH_POLICY, sendVotes, statusCode, vote } from '../support/killSwitchRelay.ts';
-import { auditLines, runLatch, withStore } from '../support/latchMachine.ts';
+import { auditLines, hookInput, runLatch, startHook, withStore } from '../support/latchMachine.ts';
 import { framesHandled, startPairedDaemon, type PairedDaemon } from '../support/pairedDaemon.ts';
 
 /**
@@ -56,5 +59,31 @@ describe('a panic the relay said it did not take', () => {
     expect(
       auditLines(machine).filter((line) => line['via'] === 'told late: the relay was out of reach'),
     ).toEqual([]);
+  });
+});
+
+describe('a panic made by latch panic itself, where it found no daemon to ask', () => {
+  it('refuses the call waiting for a phone once the daemon reads the freeze (review rv2)', async () => {
+    const { machine, relay } = paired;
+    const waiting = startHook(machine, hookInput('PreToolUse', 'Bash', { command: 'rm -rf build' }));
+    await relay.nextRequest();
+    // A terminal whose runtime folder names no socket: the CLI freezes this host's state itself.
+    const elsewhere = mkdtempSync(join(tmpdir(), 'latch-no-daemon-'));
+    const panicked = await runLatch(machine, ['panic', 'incident'], { env: { XDG_RUNTIME_DIR: elsewhere } });
+    expect(panicked.stdout).toContain('froze');
+    // The next call reads it: refused, and so is the call that was waiting.
+    const next = await runLatch(machine, ['hook', 'claude-code'], {
+      input: hookInput('PreToolUse', 'Bash', { command: 'rm -rf dist' }),
+    });
+    expect({ code: next.code, stderr: next.stderr }).toEqual({
+      code: 2,
+      stderr: expect.stringContaining('kill_switch'),
+    });
+    expect((await waiting).output).toMatchObject({
+      hookSpecificOutput: {
+        permissionDecision: 'deny',
+        permissionDecisionReason: expect.stringContaining('kill_switch'),
+      },
+    });
   });
 });

@@ -24,6 +24,8 @@ import { TEST_ORIGIN, TEST_RP_ID } from '../../scripts/lib/softwarePhone.ts';
 export interface InProcessKillSwitch {
   fleet: PairedFleet;
   store: StateStore;
+  /** Where the state database is, for another connection to it (`latch panic`'s). */
+  statePath: string;
   killSwitch: KillSwitch;
   /** Every state the kill switch told its listener, in order. */
   changes: SwitchState[];
@@ -82,11 +84,15 @@ export function inProcessKillSwitchForEachTest(): InProcessKillSwitch {
       await rig.killSwitch.applyFreeze(envelope, 'relay');
       return freezeId(envelope);
     },
-  } satisfies Omit<InProcessKillSwitch, 'fleet' | 'store' | 'killSwitch' | 'changes' | 'quorum'>);
+  } satisfies Omit<
+    InProcessKillSwitch,
+    'fleet' | 'store' | 'statePath' | 'killSwitch' | 'changes' | 'quorum'
+  >);
   beforeEach(async () => {
     rig.fleet = await pairedFleet();
     const directory = mkdtempSync(join(tmpdir(), 'latch-kill-switch-'));
-    rig.store = new StateStore(join(directory, 'state.db'));
+    rig.statePath = join(directory, 'state.db');
+    rig.store = new StateStore(rig.statePath);
     rig.store.addDevice(rig.fleet.device, NOW);
     auditPath = join(directory, 'audit.log');
     rig.quorum = 1;
